@@ -1,0 +1,88 @@
+"""What a reader hands to the rules, and what a writer hands back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from shardshift.source import Node, find_member, find_node
+
+if TYPE_CHECKING:
+    from shardshift.plan import Plan
+
+MappingStatus = Literal["exact", "approximate", "dropped"]
+
+
+@dataclass(slots=True)
+class SyntaxProblem:
+    """The file could not be parsed at all."""
+
+    message: str
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class Document:
+    """One configuration file as read: its text, positioned tree, Plan and format-level data.
+
+    `data` is the plain value the framework's own loader would see (json.load semantics);
+    `root` is the positioned tree of the same text; `plan` is None when the file did not parse.
+    """
+
+    path: str
+    format: str
+    text: str
+    root: Node | None = None
+    data: Any = None
+    plan: Plan | None = None
+    syntax: SyntaxProblem | None = None
+    # pointer in the normalised data -> pointer as written (legacy spellings renamed by the reader)
+    renamed: dict[str, str] = field(default_factory=dict)
+
+    def position(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
+        """Line and column of the value at `pointer` (or of its key), falling back to the
+        nearest existing parent, then to the start of the file."""
+        if self.root is None:
+            return 1, 1
+        pointer = self.renamed.get(pointer, pointer)
+        probe = pointer
+        while True:
+            if key and probe == pointer:
+                member = find_member(self.root, probe)
+                if member is not None:
+                    return member.line, member.column
+            node = find_node(self.root, probe)
+            if node is not None:
+                return node.line, node.column
+            if not probe:
+                return 1, 1
+            probe = probe.rsplit("/", 1)[0]
+
+
+@dataclass(slots=True)
+class MappingEntry:
+    """How one source setting carried over to the target."""
+
+    source: str
+    line: int
+    column: int
+    status: MappingStatus
+    target: str | None
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "line": self.line, "column": self.column, "status": self.status,
+                "target": self.target, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class Conversion:
+    """A writer's result: the target text and what happened to every source setting."""
+
+    text: str
+    entries: list[MappingEntry] = field(default_factory=list)
+
+    @property
+    def dropped(self) -> list[MappingEntry]:
+        return [e for e in self.entries if e.status == "dropped"]

@@ -1,0 +1,422 @@
+"""DeepSpeed ds_config.json: reader (text -> Document with Plan) and writer (Plan -> text).
+
+The reader parses JSON with comments (DeepSpeed loads files with hjson), renames legacy
+spellings the way DeepSpeed itself migrates them, lifts every value with a neutral meaning into
+the Plan, and keeps the rest, untouched, in ``plan.passthrough["deepspeed"]``. A value is lifted
+only when its JSON type is the one DeepSpeed expects: anything else stays in the passthrough and
+is written back verbatim, so a round trip never changes what DeepSpeed sees.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from shardshift.document import Conversion, Document, MappingEntry, SyntaxProblem
+from shardshift.formats.deepspeed_keys import KEYS, Key, key_index
+from shardshift.jsonc import ParseError, parse_jsonc
+from shardshift.plan import Optimizer, Plan, Scheduler
+from shardshift.source import join_pointer, split_pointer
+
+FORMAT = "deepspeed"
+
+# Keys whose presence marks a JSON object as a ds_config.
+MARKER_KEYS = frozenset({
+    "zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+    "fp16", "bf16", "bfloat16", "gradient_clipping", "steps_per_print", "wall_clock_breakdown", "zero_allow_untested_optimizer",
+})
+NAME_PATTERN = re.compile(r"(^|[_\-./])(ds|deepspeed|zero[0-3_\-]?|zero_stage|ds_config)", re.IGNORECASE)
+
+# Scheduler params lifted into the Plan, per DeepSpeed scheduler type.
+SCHEDULER_FIELDS: dict[str, dict[str, str]] = {
+    "WarmupLR": {"warmup_min_lr": "min_lr", "warmup_max_lr": "max_lr", "warmup_num_steps": "warmup_steps",
+                 "warmup_type": "warmup_type"},
+    "WarmupDecayLR": {"warmup_min_lr": "min_lr", "warmup_max_lr": "max_lr", "warmup_num_steps": "warmup_steps",
+                      "total_num_steps": "total_steps", "warmup_type": "warmup_type"},
+    "WarmupCosineLR": {"warmup_num_steps": "warmup_steps", "total_num_steps": "total_steps",
+                       "warmup_type": "warmup_type"},
+    "OneCycle": {"cycle_min_lr": "min_lr", "cycle_max_lr": "max_lr"},
+    "LRRangeTest": {"lr_range_test_min_lr": "min_lr"},
+}
+OPTIMIZER_FIELDS = ("lr", "betas", "eps", "weight_decay")
+
+
+def looks_like(path: str, text: str) -> bool:
+    """Whether a file is probably a ds_config, by name or by content."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if not name.lower().endswith((".json", ".jsonc", ".hjson", ".conf")):
+        return False
+    if NAME_PATTERN.search(name):
+        return True
+    return any(f'"{k}"' in text for k in MARKER_KEYS)
+
+
+# --- helpers over nested dicts ------------------------------------------------------------
+
+
+def _get(data: Any, pointer: str) -> Any:
+    for token in split_pointer(pointer):
+        if not isinstance(data, dict) or token not in data:
+            return _MISSING
+        data = data[token]
+    return data
+
+
+def _set(data: dict, pointer: str, value: Any) -> None:
+    tokens = split_pointer(pointer)
+    for token in tokens[:-1]:
+        if not isinstance(data.get(token), dict):
+            data[token] = {}
+        data = data[token]
+    data[tokens[-1]] = value
+
+
+def _delete(data: dict, pointer: str) -> None:
+    """Remove the value at `pointer` and the parents that this leaves empty."""
+    tokens = split_pointer(pointer)
+    chain = [data]
+    for token in tokens[:-1]:
+        chain.append(chain[-1][token])
+    del chain[-1][tokens[-1]]
+    for depth in range(len(tokens) - 1, 0, -1):
+        if chain[depth] == {}:
+            del chain[depth - 1][tokens[depth - 1]]
+        else:
+            break
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _json_type_ok(key: Key, value: Any) -> Any:
+    """The value to lift if its JSON type is what DeepSpeed expects for `key`, else _MISSING."""
+    if value == "auto":
+        return value
+    if key.type == "int":
+        if isinstance(value, bool):
+            return _MISSING
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return _MISSING
+    if key.type == "number":
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else _MISSING
+    if key.type == "bool":
+        return value if isinstance(value, bool) else _MISSING
+    if key.type == "str":
+        return value if isinstance(value, str) else _MISSING
+    if key.type == "enum":
+        return value if key.choices and value in key.choices else _MISSING
+    return _MISSING
+
+
+def _assign(plan: Plan, dotted: str, value: Any) -> bool:
+    """Set a Plan field by dotted path; False when the Plan's type rejects the value."""
+    *parents, name = dotted.split(".")
+    target: Any = plan
+    for part in parents:
+        child = getattr(target, part)
+        if child is None:
+            setattr(target, part, _section_class(type(target), part)())
+            child = getattr(target, part)
+        target = child
+    try:
+        setattr(target, name, value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _section_class(model: type, name: str) -> type:
+    """The model class of an optional section field (`X | None` -> X)."""
+    annotation = model.model_fields[name].annotation
+    for candidate in typing.get_args(annotation) or (annotation,):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    raise TypeError(f"{model.__name__}.{name} is not a section")
+
+
+def _dotted_get(plan: Plan, dotted: str) -> Any:
+    target: Any = plan
+    for part in dotted.split("."):
+        if target is None:
+            return None
+        target = getattr(target, part)
+    return target
+
+
+SIMPLE_KEYS: tuple[Key, ...] = tuple(
+    k for k in KEYS if k.field and not k.renamed_to and k.path not in ("/fp16/enabled", "/bf16/enabled")
+    and not k.path.startswith(("/optimizer/", "/scheduler/"))
+)
+
+
+# --- normalisation of legacy spellings ----------------------------------------------------
+
+
+def _normalise(data: dict) -> tuple[dict, dict[str, str]]:
+    """Rename legacy keys the way DeepSpeed migrates them. Returns (data, renamed) where renamed
+    maps each new pointer to the pointer as written."""
+    data = copy.deepcopy(data)
+    renamed: dict[str, str] = {}
+    zero = data.get("zero_optimization")
+    if isinstance(zero, bool):  # legacy `zero_optimization: true` -> stage 1
+        data["zero_optimization"] = {"stage": 1 if zero else 0}
+        renamed["/zero_optimization/stage"] = "/zero_optimization"
+        if zero and "allgather_size" in data:
+            data["zero_optimization"]["allgather_bucket_size"] = data.pop("allgather_size")
+            renamed["/zero_optimization/allgather_bucket_size"] = "/allgather_size"
+    if "bfloat16" in data and "bf16" not in data:
+        data["bf16"] = data.pop("bfloat16")
+        renamed["/bf16"] = "/bfloat16"
+        if isinstance(data["bf16"], dict):
+            for name in data["bf16"]:
+                renamed[f"/bf16/{name}"] = f"/bfloat16/{name}"
+    zero = data.get("zero_optimization")
+    if isinstance(zero, dict):
+        for key in KEYS:
+            if not (key.renamed_to and key.path.startswith("/zero_optimization/") and not key.inert):
+                continue
+            name = key.path.rsplit("/", 1)[1]
+            if name not in zero or _get(data, key.renamed_to) is not _MISSING:
+                continue
+            value = zero[name]
+            if name in ("cpu_offload", "cpu_offload_param"):
+                if not isinstance(value, bool):
+                    continue
+                del zero[name]
+                if value:
+                    _set(data, key.renamed_to, "cpu")
+                    renamed[key.renamed_to] = key.path
+                continue
+            target_name = split_pointer(key.renamed_to)[-1]
+            zero[target_name] = zero.pop(name)
+            renamed[key.renamed_to] = key.path
+    return data, renamed
+
+
+# --- reader -------------------------------------------------------------------------------
+
+
+def read(text: str, path: str = "<string>") -> Document:
+    """Parse a ds_config and build its Plan. Never raises for bad input: a syntax problem is
+    recorded on the Document."""
+    document = Document(path=path, format=FORMAT, text=text)
+    try:
+        root = parse_jsonc(text)
+    except ParseError as error:
+        document.syntax = SyntaxProblem(error.message, error.line, error.column)
+        return document
+    document.root = root
+    document.data = root.to_python()
+    if not isinstance(document.data, dict):
+        document.syntax = SyntaxProblem(f"a ds_config is a JSON object, not {root.kind}", root.line, root.column)
+        return document
+    document.plan, document.renamed = plan_from_dict(document.data)
+    return document
+
+
+def plan_from_dict(raw: dict) -> tuple[Plan, dict[str, str]]:
+    """The Plan of a ds_config given as a dict (json.load semantics)."""
+    data, renamed = _normalise(raw)
+    rest = copy.deepcopy(data)
+    plan = Plan()
+    consumed: list[str] = []
+
+    for key in SIMPLE_KEYS:
+        value = _json_type_ok(key, _get(data, key.path))
+        if value is not _MISSING and _assign(plan, key.field, value):
+            consumed.append(key.path)
+
+    _read_precision(data, plan, consumed)
+    _read_optimizer(data, plan, consumed)
+    _read_scheduler(data, plan, consumed)
+
+    for pointer in consumed:
+        if _get(rest, pointer) is not _MISSING:
+            _delete(rest, pointer)
+    if rest:
+        plan.passthrough[FORMAT] = rest
+    return plan, renamed
+
+
+def _read_precision(data: dict, plan: Plan, consumed: list[str]) -> None:
+    fp16 = _get(data, "/fp16/enabled")
+    bf16 = _get(data, "/bf16/enabled")
+    flags = [v for v in (fp16, bf16) if v is not _MISSING]
+    if not flags or not all(isinstance(v, bool) for v in flags):
+        return  # "auto", a string or nothing: leave it to the passthrough
+    if fp16 is True and bf16 is True:
+        return  # contradictory; DeepSpeed rejects it, keep it as written
+    plan.precision.param_dtype = "fp16" if fp16 is True else "bf16" if bf16 is True else "fp32"
+    consumed.extend(p for p, v in (("/fp16/enabled", fp16), ("/bf16/enabled", bf16)) if v is not _MISSING)
+
+
+def _is_number_or_auto(value: Any) -> bool:
+    return value == "auto" or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _read_optimizer(data: dict, plan: Plan, consumed: list[str]) -> None:
+    block = data.get("optimizer")
+    if not isinstance(block, dict):
+        return
+    optimizer = Optimizer()
+    if isinstance(block.get("type"), str):
+        optimizer.name = block["type"]
+        consumed.append("/optimizer/type")
+    params = block.get("params")
+    if isinstance(params, dict):
+        for name, value in params.items():
+            pointer = f"/optimizer/params/{name}"
+            if name in OPTIMIZER_FIELDS and name != "betas" and _is_number_or_auto(value):
+                setattr(optimizer, name, value)
+            elif name == "betas" and (value == "auto" or (isinstance(value, list) and all(map(_is_number_or_auto, value)))):
+                optimizer.betas = value
+            else:
+                optimizer.params[name] = copy.deepcopy(value)
+            consumed.append(pointer)
+        consumed.append("/optimizer/params")
+    if optimizer.name and optimizer.name.lower() in ("adam", "adamw"):
+        mode = optimizer.params.get("adam_w_mode", True)
+        if isinstance(mode, bool):
+            optimizer.decoupled_weight_decay = optimizer.name.lower() == "adamw" or mode
+    plan.optimizer = optimizer
+
+
+def _read_scheduler(data: dict, plan: Plan, consumed: list[str]) -> None:
+    block = data.get("scheduler")
+    if not isinstance(block, dict):
+        return
+    scheduler = Scheduler()
+    if isinstance(block.get("type"), str):
+        scheduler.name = block["type"]
+        consumed.append("/scheduler/type")
+    fields = SCHEDULER_FIELDS.get(scheduler.name or "", {})
+    params = block.get("params")
+    if isinstance(params, dict):
+        for name, value in params.items():
+            target = fields.get(name)
+            if target is None or not _assign(scheduler, target, value):  # type: ignore[arg-type]
+                scheduler.params[name] = copy.deepcopy(value)
+        consumed.append("/scheduler/params")
+    plan.scheduler = scheduler
+
+
+# --- writer -------------------------------------------------------------------------------
+
+
+def write_dict(plan: Plan) -> dict:
+    """The ds_config (as a dict, in stable key order) that expresses `plan`."""
+    out: dict = copy.deepcopy(plan.passthrough.get(FORMAT, {}))
+    for key in SIMPLE_KEYS:
+        value = _dotted_get(plan, key.field)  # type: ignore[arg-type]
+        if value is not None:
+            _set(out, key.path, value)
+    dtype = plan.precision.param_dtype
+    if dtype == "fp16":
+        _set(out, "/fp16/enabled", True)
+    elif dtype == "bf16":
+        _set(out, "/bf16/enabled", True)
+    elif dtype == "fp32":
+        _set(out, "/fp16/enabled", False)
+        if "bf16" in out:
+            _set(out, "/bf16/enabled", False)
+    if plan.optimizer is not None:
+        _write_optimizer(plan.optimizer, out)
+    if plan.scheduler is not None:
+        _write_scheduler(plan.scheduler, out)
+    return _ordered(out, "")
+
+
+def _write_optimizer(optimizer: Optimizer, out: dict) -> None:
+    block = out.setdefault("optimizer", {})
+    if optimizer.name is not None:
+        block["type"] = optimizer.name
+    params = dict(optimizer.params)
+    for name in OPTIMIZER_FIELDS:
+        value = getattr(optimizer, name)
+        if value is not None:
+            params[name] = value
+    if (optimizer.name or "").lower() == "adam" and optimizer.decoupled_weight_decay is False:
+        params.setdefault("adam_w_mode", False)
+    block["params"] = {**block.get("params", {}), **params}
+
+
+def _write_scheduler(scheduler: Scheduler, out: dict) -> None:
+    block = out.setdefault("scheduler", {})
+    if scheduler.name is not None:
+        block["type"] = scheduler.name
+    params = dict(scheduler.params)
+    for source, target in SCHEDULER_FIELDS.get(scheduler.name or "", {}).items():
+        value = getattr(scheduler, target)
+        if value is not None:
+            params[source] = value
+    block["params"] = {**block.get("params", {}), **params}
+
+
+_ORDER = {key.path: index for index, key in enumerate(KEYS)}
+
+
+def _ordered(value: Any, pointer: str) -> Any:
+    """Known keys in the key table's order, then unknown keys as they came."""
+    if not isinstance(value, dict):
+        return value
+    big = len(_ORDER)
+    items = sorted(value.items(), key=lambda kv: _ORDER.get(join_pointer(pointer, kv[0]), big))
+    return {k: _ordered(v, join_pointer(pointer, k)) for k, v in items}
+
+
+def write(plan: Plan) -> str:
+    """ds_config.json text for `plan`: stable key order, 2-space indent, trailing newline."""
+    return json.dumps(write_dict(plan), indent=2, ensure_ascii=False) + "\n"
+
+
+def convert(document: Document) -> Conversion:
+    """Write `document`'s Plan back as a ds_config, with a report of every source setting."""
+    assert document.plan is not None
+    text = write(document.plan)
+    entries = []
+    for pointer in _leaf_pointers(document.data, ""):
+        line, column = _source_position(document, pointer)
+        new = next((n for n, old in document.renamed.items() if old == pointer), None)
+        if new is not None and new != pointer:
+            entries.append(MappingEntry(pointer, line, column, "exact", new, f"legacy spelling written as {new}"))
+        else:
+            entries.append(MappingEntry(pointer, line, column, "exact", pointer, "same key"))
+    return Conversion(text, entries)
+
+
+def _source_position(document: Document, pointer: str) -> tuple[int, int]:
+    from shardshift.source import find_member, find_node
+
+    if document.root is None:
+        return 1, 1
+    member = find_member(document.root, pointer)
+    if member is not None:
+        return member.line, member.column
+    node = find_node(document.root, pointer)
+    return (node.line, node.column) if node is not None else (1, 1)
+
+
+def _leaf_pointers(value: Any, pointer: str):
+    if isinstance(value, dict) and value:
+        for key, child in value.items():
+            yield from _leaf_pointers(child, join_pointer(pointer, key))
+    elif pointer:
+        yield pointer
+
+
+def key_for(pointer: str) -> Key | None:
+    """The key-table row of a concrete pointer."""
+    return key_index().get(pointer)
