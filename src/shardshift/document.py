@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from shardshift.source import Node, find_member, find_node
+from shardshift.source import Node, find_member, find_node, join_pointer
 
 if TYPE_CHECKING:
     from shardshift.plan import Plan
@@ -39,6 +39,20 @@ class Document:
     syntax: SyntaxProblem | None = None
     # pointer in the normalised data -> pointer as written (legacy spellings renamed by the reader)
     renamed: dict[str, str] = field(default_factory=dict)
+
+    def settings(self) -> list[tuple[str, int, int]]:
+        """Every leaf setting as written: (pointer, line, column of its key)."""
+        found: list[tuple[str, int, int]] = []
+
+        def visit(value: Any, pointer: str) -> None:
+            if isinstance(value, dict) and value:
+                for key, child in value.items():
+                    visit(child, join_pointer(pointer, key))
+            elif pointer:
+                found.append((pointer, *self.position(pointer, key=True)))
+
+        visit(self.data, "")
+        return found
 
     def position(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
         """Line and column of the value at `pointer` (or of its key), falling back to the

@@ -384,37 +384,17 @@ def write(plan: Plan) -> str:
 
 def convert(document: Document) -> Conversion:
     """Write `document`'s Plan back as a ds_config, with a report of every source setting."""
-    assert document.plan is not None
-    text = write(document.plan)
+    if document.plan is None:
+        raise ValueError(f"{document.path} has no Plan to write")
+    renamed_from = {old: new for new, old in document.renamed.items()}
     entries = []
-    for pointer in _leaf_pointers(document.data, ""):
-        line, column = _source_position(document, pointer)
-        new = next((n for n, old in document.renamed.items() if old == pointer), None)
+    for pointer, line, column in document.settings():
+        new = renamed_from.get(pointer)
         if new is not None and new != pointer:
             entries.append(MappingEntry(pointer, line, column, "exact", new, f"legacy spelling written as {new}"))
         else:
             entries.append(MappingEntry(pointer, line, column, "exact", pointer, "same key"))
-    return Conversion(text, entries)
-
-
-def _source_position(document: Document, pointer: str) -> tuple[int, int]:
-    from shardshift.source import find_member, find_node
-
-    if document.root is None:
-        return 1, 1
-    member = find_member(document.root, pointer)
-    if member is not None:
-        return member.line, member.column
-    node = find_node(document.root, pointer)
-    return (node.line, node.column) if node is not None else (1, 1)
-
-
-def _leaf_pointers(value: Any, pointer: str):
-    if isinstance(value, dict) and value:
-        for key, child in value.items():
-            yield from _leaf_pointers(child, join_pointer(pointer, key))
-    elif pointer:
-        yield pointer
+    return Conversion(write(document.plan), entries)
 
 
 def key_for(pointer: str) -> Key | None:

@@ -1,0 +1,5 @@
+import sys
+
+from shardshift.cli import main
+
+sys.exit(main())

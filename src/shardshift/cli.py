@@ -1,0 +1,172 @@
+"""Command line: argument parsing and wiring, nothing else.
+
+Exit codes (a contract CI relies on): 0 nothing reached the fail level; 1 something did (or a
+conversion failed); 2 usage error or a path that does not exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _codes(text: str | None) -> set[str] | None:
+    if not text:
+        return None
+    return {c.strip().upper() for c in text.split(",") if c.strip()}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _version(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(p) for p in text.split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a version like 0.19.8") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from shardshift import __version__
+
+    parser = argparse.ArgumentParser(prog="shardshift", description=(
+        "Read, check and translate distributed training configs (DeepSpeed, Megatron-LM, FSDP2, Accelerate)."))
+    parser.add_argument("--version", action="version", version=f"shardshift {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="check configuration files for silent misconfigurations")
+    check.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
+    check.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    check.add_argument("--world-size", type=_positive, help="total number of processes (GPUs)")
+    check.add_argument("--nodes", type=_positive, help="number of nodes (with --gpus-per-node)")
+    check.add_argument("--gpus-per-node", type=_positive, help="GPUs per node (with --nodes)")
+    check.add_argument("--deepspeed-version", type=_version, help="DeepSpeed version to judge against (default: newest)")
+    check.add_argument("--hidden-size", type=_positive, help="the model's hidden size, for bucket sizing")
+    check.add_argument("--select", help="comma-separated rule codes or prefixes to run (default: all)")
+    check.add_argument("--ignore", help="comma-separated rule codes or prefixes to skip")
+    check.add_argument("--fail-on", choices=["error", "warning"], default="error",
+                       help="lowest severity that makes the exit status 1 (default: error)")
+
+    convert = commands.add_parser("convert", help="translate a config into another format, with a migration report")
+    convert.add_argument("source", metavar="SRC")
+    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed or plan")
+    convert.add_argument("-o", "--output", help="write the result here (default: stdout)")
+    convert.add_argument("--report", help="also write the migration report as JSON to this file")
+
+    commands.add_parser("rules", help="list the rules")
+    explain = commands.add_parser("explain", help="show one rule's documentation")
+    explain.add_argument("code")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = {"check": _check, "convert": _convert, "rules": _rules, "explain": _explain}[args.command]
+    try:
+        return handler(args, parser)
+    except BrokenPipeError:  # `shardshift check | head`
+        return EXIT_OK
+
+
+def _check(args, parser) -> int:
+    from shardshift.check import run_check
+    from shardshift.rules import all_rules
+    from shardshift.rules.base import SEVERITY_RANK, Context
+
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        parser.error(f"no such file or directory: {', '.join(missing)}")
+    if (args.nodes is None) != (args.gpus_per_node is None):
+        parser.error("--nodes and --gpus-per-node go together")
+    world = args.world_size
+    if args.nodes is not None:
+        product = args.nodes * args.gpus_per_node
+        if world is not None and world != product:
+            parser.error(f"--world-size {world} disagrees with --nodes × --gpus-per-node = {product}")
+        world = product
+    select, ignore = _codes(args.select), _codes(args.ignore)
+    known = {rule.code for rule in all_rules()}
+    for prefix in (select or set()) | (ignore or set()):
+        if not any(code.startswith(prefix) for code in known):
+            parser.error(f"unknown rule code {prefix!r} (see `shardshift rules`)")
+    context = Context(world_size=world, deepspeed_version=args.deepspeed_version, hidden_size=args.hidden_size)
+    result = run_check(args.paths, context, select, ignore)
+    reporter = importlib.import_module(f"shardshift.report.{args.format}")
+    sys.stdout.write(reporter.render(result))
+    return EXIT_FINDINGS if result.worst() >= SEVERITY_RANK[args.fail_on] else EXIT_OK
+
+
+def _convert(args, parser) -> int:
+    from shardshift import formats
+    from shardshift.check import load
+
+    if args.target not in formats.WRITERS:
+        parser.error(f"unknown target format {args.target!r}; choose from {', '.join(sorted(formats.WRITERS))}")
+    if not os.path.isfile(args.source):
+        parser.error(f"no such file: {args.source}")
+    if args.output and os.path.exists(args.output) and os.path.samefile(args.output, args.source):
+        parser.error("refusing to write over the source file; choose another --output")
+    document = load(args.source, explicit=True)
+    if document is None:
+        print(f"shardshift: {args.source}: not a configuration file of a known format", file=sys.stderr)
+        return EXIT_FINDINGS
+    if document.syntax is not None:
+        s = document.syntax
+        print(f"shardshift: {args.source}:{s.line}:{s.column}: cannot parse: {s.message}", file=sys.stderr)
+        return EXIT_FINDINGS
+    conversion = formats.writer(args.target).convert(document)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(conversion.text)
+    else:
+        sys.stdout.write(conversion.text)
+    for entry in conversion.entries:
+        target = f" -> {entry.target}" if entry.target else ""
+        print(f"{args.source}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: {entry.reason}",
+              file=sys.stderr)
+    counts = {s: sum(e.status == s for e in conversion.entries) for s in ("exact", "approximate", "dropped")}
+    print(f"{counts['exact']} exact, {counts['approximate']} approximate, {counts['dropped']} dropped", file=sys.stderr)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as handle:
+            json.dump({"source": args.source, "source_format": document.format, "target_format": args.target,
+                       "entries": [e.to_json() for e in conversion.entries], "summary": counts}, handle, indent=2)
+            handle.write("\n")
+    return EXIT_OK
+
+
+def _rules(args, parser) -> int:
+    from shardshift.rules import all_rules
+
+    for rule in all_rules():
+        formats = ",".join(rule.formats) or "all"
+        print(f"{rule.code}  {rule.name:<32} {rule.severity:<8} {formats:<10} {rule.summary()}")
+    return EXIT_OK
+
+
+def _explain(args, parser) -> int:
+    from shardshift.rules import rule_by_code
+
+    rule = rule_by_code(args.code)
+    if rule is None:
+        print(f"shardshift: unknown rule {args.code!r} (see `shardshift rules`)", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{rule.code} ({rule.name}), default severity {rule.severity}\n")
+    print(rule.documentation())
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

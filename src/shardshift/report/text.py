@@ -1,0 +1,20 @@
+"""Human-readable output, one line per finding, in the style of ruff and compilers."""
+
+from __future__ import annotations
+
+from shardshift.check import CheckResult
+
+
+def render(result: CheckResult) -> str:
+    lines = []
+    for f in result.findings:
+        where = f" [{f.pointer}]" if f.pointer else ""
+        lines.append(f"{f.file}:{f.line}:{f.column}: {f.code} {f.severity}: {f.message}{where}")
+        if f.fix is not None:
+            lines.append(f"    fix: {f.fix}")
+    counts = result.counts()
+    files = len(result.files)
+    summary = (f"{files} file{'s' if files != 1 else ''} checked: {counts['error']} error(s), "
+               f"{counts['warning']} warning(s), {counts['info']} info")
+    lines.append(summary if result.findings else f"{summary}; all clean")
+    return "\n".join(lines) + "\n"

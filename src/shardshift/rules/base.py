@@ -1,0 +1,96 @@
+"""What a rule is, what it yields, and what it may know about the run.
+
+A rule is a class with a stable `code`, a kebab-case `name` that describes the pattern it flags,
+a default `severity`, the `formats` it applies to, and a docstring that is its user
+documentation: a first line (the summary), then the sections "What it does", "Why is this bad",
+"Example" and "Use instead" (printed by `shardshift explain CODE`). `check` yields `Finding`s.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterable, Literal
+
+if TYPE_CHECKING:
+    from shardshift.document import Document
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(slots=True)
+class Finding:
+    """One problem at one place. The JSON shape of `to_json` is a public contract."""
+
+    code: str
+    severity: Severity
+    file: str
+    line: int
+    column: int
+    pointer: str | None
+    message: str
+    fix: str | None = None
+    rule: str = ""
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "severity": self.severity, "file": self.file, "line": self.line,
+                "column": self.column, "pointer": self.pointer, "message": self.message, "fix": self.fix}
+
+
+@dataclass(slots=True)
+class Context:
+    """What the run knows beyond the file: the world, the DeepSpeed version, every document."""
+
+    world_size: int | None = None
+    deepspeed_version: tuple[int, ...] | None = None
+    hidden_size: int | None = None
+    documents: list[Document] = field(default_factory=list)
+
+    @property
+    def deepspeed_version_text(self) -> str:
+        if self.deepspeed_version is None:
+            return "the newest DeepSpeed (pass --deepspeed-version to pin it)"
+        return "DeepSpeed " + ".".join(map(str, self.deepspeed_version))
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    formats: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def summary(cls) -> str:
+        return (cls.__doc__ or "").strip().splitlines()[0]
+
+    @classmethod
+    def documentation(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def finding(self, document: Document, pointer: str | None, message: str, *, fix: str | None = None,
+                severity: Severity | None = None, key: bool = False,
+                position: tuple[int, int] | None = None) -> Finding:
+        """A finding at `pointer` (the key's own position when `key`), or at `position`."""
+        line, column = position or document.position(pointer or "", key=key)
+        shown = document.renamed.get(pointer, pointer) if pointer is not None else None
+        return Finding(self.code, severity or self.severity, document.path, line, column, shown, message, fix,
+                       self.name)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """The closest candidate to a misspelled key, or None when nothing is close."""
+    candidates = list(candidates)
+    lowered = {c.lower(): c for c in candidates}
+    if word.lower() in lowered:
+        return lowered[word.lower()]
+    normalised = {c.replace("-", "_").lower(): c for c in candidates}
+    if word.replace("-", "_").lower() in normalised:
+        return normalised[word.replace("-", "_").lower()]
+    matches = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.8)
+    return lowered[matches[0]] if matches else None

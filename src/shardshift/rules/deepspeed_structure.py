@@ -1,0 +1,230 @@
+"""Structural rules for ds_config, driven by the key table (the same data as
+schemas/ds_config.schema.json): unknown keys and values of the wrong type or range."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Iterable
+
+from shardshift.document import Document
+from shardshift.formats.deepspeed_keys import Key, children_of, key_index
+from shardshift.rules.base import Context, Finding, Rule, Severity, did_you_mean
+from shardshift.source import Node, join_pointer
+
+TRUTHY_STRINGS = {"true", "yes", "on", "1"}
+FALSY_STRINGS = {"false", "no", "off", "0"}
+
+
+def _sections(document: Document) -> Iterable[tuple[Node, str, Key | None]]:
+    """Every object in the document that maps to a section of the key table (or the top
+    level), with its pointer and row. Arrays and free-form sections are not entered."""
+    if document.root is None or document.root.kind != "object":
+        return
+    stack: list[tuple[Node, str, Key | None]] = [(document.root, "", None)]
+    rows = key_index()
+    while stack:
+        node, pointer, row = stack.pop()
+        yield node, pointer, row
+        if row is not None and row.open:
+            continue
+        for member in node.members:
+            child = join_pointer(pointer, member.key)
+            child_row = rows.get(child)
+            if child_row is not None and member.value.kind == "object" and child_row.type in ("object", "any"):
+                stack.append((member.value, child, child_row))
+
+
+class UnknownKey(Rule):
+    """A key that DeepSpeed does not know: rejected in strict sections, silently ignored elsewhere.
+
+    ## What it does
+    Reports every key of a ds_config that is not a DeepSpeed key at its level, with the closest
+    known key as a "did you mean" suggestion. In sections that DeepSpeed validates strictly
+    (`zero_optimization`, offload blocks, `fp16`, `bf16`, monitors, ...) DeepSpeed rejects the
+    file at launch; everywhere else, the top level included, it ignores the key without a word.
+
+    ## Why is this bad
+    A misspelled top-level key such as `zero_optimisation` or `gradient_clippping` turns the
+    feature off: the run trains without ZeRO or with the default clipping, and nothing says so.
+    A near miss of a known key, or any unknown key in a strict section, is an error; another
+    unknown key (perhaps read by your own code) is a warning.
+
+    ## Example
+    ```json
+    {"train_batch_size": 32, "zero_optimisation": {"stage": 2}}
+    ```
+
+    ## Use instead
+    ```json
+    {"train_batch_size": 32, "zero_optimization": {"stage": 2}}
+    ```
+    """
+
+    code = "DS101"
+    name = "unknown-key"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        rows = key_index()
+        for node, pointer, row in _sections(document):
+            if row is not None and row.open:
+                continue
+            strict = row is not None and row.strict
+            known = children_of(pointer)
+            where = f"in {pointer[1:]}" if pointer else "at the top level"
+            for member in node.members:
+                child = join_pointer(pointer, member.key)
+                child_row = rows.get(child)
+                if child_row is not None and child_row.foreign:
+                    yield self.finding(document, child, f"{member.key!r} is not a DeepSpeed key: it is "
+                                       f"{child_row.foreign}; DeepSpeed ignores it", severity="warning", key=True)
+                    continue
+                if child_row is not None and child_row.removed:
+                    yield self.finding(document, child, f"{member.key!r} is {child_row.removed}; remove it",
+                                       severity="error", key=True)
+                    continue
+                if child_row is not None or member.key.startswith(("_comment", "//", "#")):
+                    continue
+                suggestion = did_you_mean(member.key, known)
+                if strict:
+                    message = f"unknown key {member.key!r} {where}: DeepSpeed rejects it at launch"
+                    severity: Severity = "error"
+                elif suggestion:
+                    message = f"unknown key {member.key!r} {where}: DeepSpeed silently ignores it"
+                    severity = "error"
+                else:
+                    message = (f"unknown key {member.key!r} {where}: DeepSpeed ignores it (fine only if your own "
+                               "code reads it)")
+                    severity = "warning"
+                if suggestion:
+                    message += f"; did you mean {suggestion!r}?"
+                else:
+                    message += "; remove it"
+                yield self.finding(document, child, message, fix=suggestion, severity=severity, key=True)
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str | None] | None:
+    """What is wrong with `node` as a value of `row`, given whether DeepSpeed coerces it
+    (strict, pydantic lax mode) or uses it raw (permissive): (severity, problem, fix)."""
+    value, kind = node.value, node.kind
+    if value == "auto" or row.type == "any":
+        return None
+    shown = node.raw if kind != "object" and kind != "array" else kind
+    if row.type in ("int", "number"):
+        if kind == "string":
+            try:
+                number = float(value)
+            except ValueError:
+                return "error", f"{shown} is not a number", None
+            if not math.isfinite(number):
+                return "error", f"{shown} is not a finite number", None
+            fix = _number_text(number)
+            if strict and (row.type == "number" or value.strip().lstrip("-").isdigit()):
+                return "warning", f"{shown} is a string; DeepSpeed converts it, other loaders may not", fix
+            why = ("DeepSpeed's strict parser rejects a string in scientific notation" if strict
+                   else "DeepSpeed uses it as a string and fails when it computes with it")
+            return "error", f"{shown} is a string, not a number: {why}", fix
+        if kind == "bool":
+            if strict:
+                return "warning", f"{shown} is a boolean where a number is expected (read as {int(value)})", str(int(value))
+            return "error", f"{shown} is a boolean where a number is expected", None
+        if kind != "number":
+            return "error", f"expected a number, found {kind}", None
+        if row.type == "int" and isinstance(value, float) and not value.is_integer():
+            return "error", (f"{shown} is not a whole number; DeepSpeed rejects fractional values for this "
+                             "element count"), str(int(value))
+        return _check_range(row, value)
+    if row.type == "bool":
+        if kind == "bool":
+            return None
+        if strict and ((kind == "string" and value.lower() in TRUTHY_STRINGS | FALSY_STRINGS) or
+                       (kind == "number" and value in (0, 1))):
+            truth = value in (1,) or (isinstance(value, str) and value.lower() in TRUTHY_STRINGS)
+            return "warning", f"{shown} is not a JSON boolean (DeepSpeed reads it as {str(truth).lower()})", \
+                str(truth).lower()
+        return "error", f"expected true or false, found {shown}", None
+    if row.type == "str":
+        return None if kind == "string" else ("error", f"expected a string, found {shown}", None)
+    if row.type == "enum":
+        choices = row.choices or ()
+        probe = value.lower() if row.case_insensitive and isinstance(value, str) else value
+        if probe in choices:
+            return None
+        suggestion = did_you_mean(str(value), [str(c) for c in choices])
+        fix = json.dumps(suggestion) if suggestion else None
+        return "error", f"{shown} is not one of {', '.join(map(json.dumps, choices))}", fix
+    if row.type == "object" and kind != "object":
+        if row.path == "/zero_optimization" and kind == "bool":
+            return "warning", (f"legacy boolean form (means stage {1 if value else 0}); write an object with "
+                               "\"stage\""), json.dumps({"stage": 1 if value else 0})
+        return "error", f"expected an object, found {shown}", None
+    if row.type == "array" and kind != "array":
+        return "error", f"expected a list, found {shown}", None
+    return None
+
+
+def _check_range(row: Key, value: float) -> tuple[Severity, str, str | None] | None:
+    if row.exclusive_minimum is not None and value <= row.exclusive_minimum:
+        return "error", f"{_number_text(value)} must be greater than {_number_text(row.exclusive_minimum)}", None
+    if row.minimum is not None and value < row.minimum:
+        return "error", f"{_number_text(value)} is below the minimum {_number_text(row.minimum)}", None
+    if row.maximum is not None and value > row.maximum:
+        return "error", f"{_number_text(value)} is above the maximum {_number_text(row.maximum)}", None
+    if row.even and int(value) % 2:
+        return "error", f"{_number_text(value)} is odd; DeepSpeed asserts it is even at initialisation", \
+            str(int(value) + 1)
+    return None
+
+
+class InvalidValue(Rule):
+    """A value of the wrong type or outside its range.
+
+    ## What it does
+    Checks every known ds_config key against the type and range DeepSpeed expects: element
+    counts are whole numbers, booleans are `true`/`false`, the ZeRO stage is 0-3, batch values
+    are positive, enumerations take one of their values.
+
+    ## Why is this bad
+    In strictly validated sections DeepSpeed rejects a bad value at launch (a bucket size written
+    as the string `"5e8"`, a fractional element count, stage 4). Elsewhere it keeps the raw value
+    and fails later, when it computes with it, or behaves differently from what was written.
+    Values DeepSpeed converts silently (a digit string, `1` for `true`) are warnings.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 4, "reduce_bucket_size": "5e8"}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "reduce_bucket_size": 500000000}}
+    ```
+    """
+
+    code = "DS102"
+    name = "invalid-value"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        rows = key_index()
+        for node, pointer, row in _sections(document):
+            if row is not None and row.open:
+                continue
+            strict = row is not None and row.strict
+            for member in node.members:
+                child = join_pointer(pointer, member.key)
+                child_row = rows.get(child)
+                if child_row is None or child_row.foreign or child_row.removed:
+                    continue
+                problem = check_value(child_row, member.value, strict)
+                if problem is None:
+                    continue
+                severity, message, fix = problem
+                yield self.finding(document, child, f"{child[1:]}: {message}", fix=fix, severity=severity)
