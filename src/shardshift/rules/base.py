@@ -17,6 +17,24 @@ if TYPE_CHECKING:
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+# How `shardshift check --fix` applies a finding's `fix` (a rule opts in by setting one):
+# "rename-key": `fix` is the new key name, same object; "replace-value": `fix` is the new value's source text.
+FixKind = Literal["rename-key", "replace-value"]
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """Another place a finding involves, e.g. the other file of a cross-file finding."""
+
+    file: str
+    line: int
+    column: int
+    pointer: str | None
+    message: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "column": self.column, "pointer": self.pointer,
+                "message": self.message}
 
 
 @dataclass(slots=True)
@@ -32,10 +50,17 @@ class Finding:
     message: str
     fix: str | None = None
     rule: str = ""
+    related: list[Related] = field(default_factory=list)
+    fix_kind: FixKind | None = None  # set when `fix` is safe to apply automatically (--fix)
 
     def to_json(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "file": self.file, "line": self.line,
-                "column": self.column, "pointer": self.pointer, "message": self.message, "fix": self.fix}
+        out = {"code": self.code, "severity": self.severity, "file": self.file, "line": self.line,
+               "column": self.column, "pointer": self.pointer, "message": self.message, "fix": self.fix}
+        if self.fix_kind is not None:
+            out["fix_kind"] = self.fix_kind
+        if self.related:
+            out["related"] = [r.to_json() for r in self.related]
+        return out
 
 
 @dataclass(slots=True)
@@ -75,12 +100,14 @@ class Rule:
 
     def finding(self, document: Document, pointer: str | None, message: str, *, fix: str | None = None,
                 severity: Severity | None = None, key: bool = False,
-                position: tuple[int, int] | None = None) -> Finding:
-        """A finding at `pointer` (the key's own position when `key`), or at `position`."""
+                position: tuple[int, int] | None = None, fix_kind: FixKind | None = None,
+                related: Iterable[Related] = ()) -> Finding:
+        """A finding at `pointer` (the key's own position when `key`), or at `position`.
+        `fix_kind` marks `fix` as safe for `--fix`; `related` lists other places involved."""
         line, column = position or document.position(pointer or "", key=key)
         shown = document.renamed.get(pointer, pointer) if pointer is not None else None
         return Finding(self.code, severity or self.severity, document.path, line, column, shown, message, fix,
-                       self.name)
+                       self.name, list(related), fix_kind if fix is not None else None)
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:

@@ -1,0 +1,10 @@
+#!/bin/sh
+# Install shardshift with its test and oracle extras into the current Python environment.
+# Order matters: the CPU build of torch first (on these machines `torch==2.13.0` is a local CPU
+# wheel; an unpinned torch would pull a CUDA build of several GB), then DeepSpeed as pure Python
+# (DS_BUILD_OPS=0) built against that torch (--no-build-isolation), then the project itself.
+set -eu
+python -m pip install --quiet "setuptools>=64" wheel
+python -m pip install --quiet "torch==2.13.0"
+DS_BUILD_OPS=0 python -m pip install --quiet --no-build-isolation "deepspeed==0.19.8"
+python -m pip install --quiet -e ".[test,oracles]"

@@ -1,0 +1,356 @@
+"""DeepSpeed's own config parser as a test oracle (tests only: needs the `oracles` extra).
+
+`import deepspeed` costs about 3.5 s, so it happens once, lazily, in `deepspeed_module()`; each
+`DeepSpeedConfig(...)` after that costs well under a millisecond. Nothing here touches a GPU or
+starts a process group: `DeepSpeedConfig.__init__` falls back to rank 0 / world 1 when dist is not
+initialised, and `deepspeed_accepts` patches `dist.get_world_size` / `dist.get_rank` to parse at
+another data-parallel size (../shared/reference/oracles.md).
+
+Hugging Face `"auto"` values are filled the way transformers' `HfTrainerDeepSpeedConfig`
+(`trainer_config_process` + `trainer_config_finalize`) fills them, from the TrainingArguments in
+`TRAINING_ARGUMENTS` adjusted to agree with the values the file states (`trainer_arguments_for`),
+because a user whose file says `"train_micro_batch_size_per_gpu": 4` runs the Trainer with
+`--per_device_train_batch_size 4` (anything else is a Trainer ValueError, not a DeepSpeed one).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+# The TrainingArguments the auto-filling starts from: transformers' defaults, except warmup
+# (default 0; DeepSpeed's WarmupLR wants a positive step count) and precision (bf16, the usual
+# choice for LLM training; fp16 when the file enables fp16 itself).
+TRAINING_ARGUMENTS: dict[str, Any] = {
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "max_grad_norm": 1.0,
+    "learning_rate": 5e-5,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.999,
+    "adam_epsilon": 1e-8,
+    "weight_decay": 0.0,
+    "fp16": False,
+    "bf16": True,
+    "fp16_opt_level": "O1",
+    "warmup_steps": 100,
+    "num_training_steps": 1000,
+}
+# model.config.hidden_size for the hidden-size-based keys (a Llama-7B-sized model).
+HIDDEN_SIZE = 4096
+
+PLAUSIBLE_WORLD_SIZES = (1, 2, 4, 8, 16)
+ALL_WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
+
+# Oracle failures that only say there is no GPU on this machine (oracles.md): not rejections.
+GPU_ONLY_MARKERS = ("cuda", "no accelerator", "cannot access accelerator", "nccl", "gpu is not available",
+                    "requires a gpu", "device-side")
+
+
+# --- loading --------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def deepspeed_module():
+    """Import DeepSpeed once, CPU accelerator, quiet logger."""
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    import logging
+
+    import deepspeed
+    import deepspeed.runtime.config  # noqa: F401
+    from deepspeed.utils import logger
+
+    logger.setLevel(logging.ERROR)
+    return deepspeed
+
+
+def load_text(text: str) -> dict:
+    """Parse ds_config text the way `DeepSpeedConfig(path)` does: hjson (comments allowed,
+    integral numbers such as 5e8 become ints), duplicate keys rejected (ValueError)."""
+    import hjson
+
+    from deepspeed.runtime.config_utils import dict_raise_error_on_duplicate_keys
+
+    deepspeed_module()
+    return hjson.loads(text, object_pairs_hook=dict_raise_error_on_duplicate_keys)
+
+
+def load_file(path: str | Path) -> dict:
+    """`load_text` of a file."""
+    return load_text(Path(path).read_text(encoding="utf-8-sig"))
+
+
+# --- Hugging Face Trainer "auto" filling ---------------------------------------------------
+
+
+def _node(config: dict, dotted: str) -> tuple[dict | None, str]:
+    *parents, key = dotted.split(".")
+    for part in parents:
+        config = config.get(part) if isinstance(config, dict) else None
+        if not isinstance(config, dict):
+            return None, key
+    return config, key
+
+
+def _get(config: dict, dotted: str, default: Any = None) -> Any:
+    node, key = _node(config, dotted)
+    return default if node is None else node.get(key, default)
+
+
+def _stated(config: dict, dotted: str) -> Any:
+    """The value the file states for `dotted`, or None when absent or "auto"."""
+    value = _get(config, dotted)
+    return None if value == "auto" else value
+
+
+def _positive_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def data_parallel_size(config: dict, world_size: int) -> int:
+    """World size divided by `sequence_parallel_size` when the file sets it (what DeepSpeed and
+    the Trainer use for the batch arithmetic)."""
+    sp = _positive_int(config.get("sequence_parallel_size")) if isinstance(config, dict) else None
+    return max(1, world_size // sp) if sp else world_size
+
+
+def trainer_arguments_for(config: dict, world_size: int) -> dict[str, Any]:
+    """TrainingArguments a user would pass with this file: the defaults, overridden by every
+    value the Trainer checks against the file ("match" keys) that the file states."""
+    args = dict(TRAINING_ARGUMENTS)
+    numbers = {"train_micro_batch_size_per_gpu": "per_device_train_batch_size",
+               "gradient_accumulation_steps": "gradient_accumulation_steps"}
+    for ds_key, arg in numbers.items():
+        value = _positive_int(_stated(config, ds_key))
+        if value is not None:
+            args[arg] = value
+    total = _positive_int(_stated(config, "train_batch_size"))
+    dp = data_parallel_size(config, world_size)
+    if total is not None:
+        micro_stated = _positive_int(_stated(config, "train_micro_batch_size_per_gpu")) is not None
+        gas_stated = _positive_int(_stated(config, "gradient_accumulation_steps")) is not None
+        if not micro_stated and total % (dp * args["gradient_accumulation_steps"]) == 0:
+            args["per_device_train_batch_size"] = max(1, total // (dp * args["gradient_accumulation_steps"]))
+        elif not gas_stated and total % (dp * args["per_device_train_batch_size"]) == 0:
+            args["gradient_accumulation_steps"] = max(1, total // (dp * args["per_device_train_batch_size"]))
+    clip = _stated(config, "gradient_clipping")
+    if isinstance(clip, (int, float)) and not isinstance(clip, bool):
+        args["max_grad_norm"] = clip
+    for ds_key, arg in (("optimizer.params.lr", "learning_rate"), ("optimizer.params.eps", "adam_epsilon"),
+                        ("optimizer.params.weight_decay", "weight_decay"),
+                        ("scheduler.params.warmup_max_lr", "learning_rate")):
+        value = _stated(config, ds_key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            args[arg] = value
+    betas = _stated(config, "optimizer.params.betas")
+    if isinstance(betas, list) and len(betas) == 2:
+        args["adam_beta1"], args["adam_beta2"] = betas
+    fp16, bf16 = _stated(config, "fp16.enabled"), _stated(config, "bf16.enabled")
+    if fp16 is True:
+        args["fp16"], args["bf16"] = True, False
+    elif bf16 is False and fp16 is None:
+        args["bf16"] = False
+    if bf16 is True:
+        args["bf16"] = True
+    for ds_key, arg in (("scheduler.params.total_num_steps", "num_training_steps"),
+                        ("scheduler.params.warmup_num_steps", "warmup_steps")):
+        value = _positive_int(_stated(config, ds_key))
+        if value is not None:
+            args[arg] = value
+    return args
+
+
+def fill_auto_like_trainer(config: dict, world_size: int, *, hidden_size: int = HIDDEN_SIZE,
+                           args: dict[str, Any] | None = None) -> dict:
+    """A copy of `config` with "auto" replaced the way transformers' HfTrainerDeepSpeedConfig
+    does (../shared/reference/deepspeed.md §2). Only those keys: any other "auto" stays, as it
+    does under the Trainer (DeepSpeed then drops it in strict sections and keeps the string in
+    permissive ones)."""
+    config = copy.deepcopy(config)
+    if not isinstance(config, dict):
+        return config
+    args = args or trainer_arguments_for(config, world_size)
+    dp = data_parallel_size(config, world_size)
+
+    def fill(dotted: str, value: Any) -> None:
+        node, key = _node(config, dotted)
+        if node is not None and node.get(key) == "auto":
+            node[key] = value
+
+    fill("train_micro_batch_size_per_gpu", args["per_device_train_batch_size"])
+    fill("gradient_accumulation_steps", args["gradient_accumulation_steps"])
+    fill("train_batch_size", dp * args["per_device_train_batch_size"] * args["gradient_accumulation_steps"])
+    fill("gradient_clipping", args["max_grad_norm"])
+    fill("optimizer.params.lr", args["learning_rate"])
+    fill("optimizer.params.betas", [args["adam_beta1"], args["adam_beta2"]])
+    fill("optimizer.params.eps", args["adam_epsilon"])
+    fill("optimizer.params.weight_decay", args["weight_decay"])
+    fill("scheduler.params.warmup_min_lr", 0)
+    fill("scheduler.params.warmup_max_lr", args["learning_rate"])
+    fill("fp16.enabled", bool(args["fp16"]))
+    fill("amp.enabled", False)
+    fill("amp.opt_level", args["fp16_opt_level"])
+    fill("bf16.enabled", bool(args["bf16"]))
+    # trainer_config_finalize
+    fill("zero_optimization.reduce_bucket_size", hidden_size * hidden_size)
+    if _get(config, "zero_optimization.stage") == 3:
+        fill("zero_optimization.stage3_prefetch_bucket_size", int(0.9 * hidden_size * hidden_size))
+        fill("zero_optimization.stage3_param_persistence_threshold", 10 * hidden_size)
+    fill("scheduler.params.total_num_steps", args["num_training_steps"])
+    fill("scheduler.params.warmup_num_steps", args["warmup_steps"])
+    return config
+
+
+# --- DeepSpeedConfig ------------------------------------------------------------------------
+
+
+@contextmanager
+def _world(world_size: int):
+    dist = deepspeed_module().runtime.config.dist
+    saved = dist.get_world_size, dist.get_rank
+    dist.get_world_size = lambda *args, **kwargs: world_size
+    dist.get_rank = lambda *args, **kwargs: 0
+    try:
+        yield
+    finally:
+        dist.get_world_size, dist.get_rank = saved
+
+
+def gpu_only(error: str) -> bool:
+    """Whether an oracle error only says that this machine has no GPU (oracles.md)."""
+    lowered = error.lower()
+    return any(marker in lowered for marker in GPU_ONLY_MARKERS)
+
+
+def deepspeed_accepts(config_dict: Any, world_size: int) -> tuple[bool, str | None, dict | None]:
+    """Run `DeepSpeedConfig(config_dict)` as if on `world_size` ranks.
+
+    Returns (ok, error, resolved): `error` is "ExceptionType: message" when DeepSpeed refused
+    the config; `resolved` is what DeepSpeed made of it (see `resolved_values`). A failure that
+    only says there is no GPU counts as acceptance (with `resolved` None)."""
+    deepspeed = deepspeed_module()
+    if not isinstance(config_dict, dict):
+        return False, f"TypeError: a ds_config is a JSON object, not {type(config_dict).__name__}", None
+    with _world(world_size):
+        try:
+            parsed = deepspeed.runtime.config.DeepSpeedConfig(copy.deepcopy(config_dict))
+        except Exception as error:  # noqa: BLE001 - every refusal is a result here
+            message = f"{type(error).__name__}: {error}".strip()
+            if gpu_only(message):
+                return True, message, None
+            return False, message, None
+    return True, None, resolved_values(parsed)
+
+
+def _offload(block: Any) -> dict | None:
+    if block is None:
+        return None
+    return {"device": str(_enum_value(block.device)), "nvme_path": None if block.nvme_path is None else str(block.nvme_path),
+            "pin_memory": block.pin_memory}
+
+
+def _enum_value(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def _dtype_name(value: Any) -> str | None:
+    return None if value is None else str(value).replace("torch.", "")
+
+
+def resolved_values(parsed: Any) -> dict:
+    """What DeepSpeed 0.19.8 resolved from a config (attribute names of `DeepSpeedConfig`)."""
+    zero = parsed.zero_config
+    fp16, bf16 = parsed.float16_config, parsed.bfloat16_config
+    return {
+        "train_batch_size": parsed.train_batch_size,
+        "train_micro_batch_size_per_gpu": parsed.train_micro_batch_size_per_gpu,
+        "gradient_accumulation_steps": parsed.gradient_accumulation_steps,
+        "zero_stage": int(_enum_value(parsed.zero_optimization_stage)),
+        "offload_optimizer": _offload(zero.offload_optimizer),
+        "offload_param": _offload(zero.offload_param),
+        "fp16_enabled": fp16.enabled,
+        "bf16_enabled": bf16.enabled,
+        "loss_scale": fp16.loss_scale,
+        "initial_scale_power": fp16.initial_scale_power,
+        "loss_scale_window": fp16.loss_scale_window,
+        "hysteresis": fp16.hysteresis,
+        "consecutive_hysteresis": fp16.consecutive_hysteresis,
+        "min_loss_scale": fp16.min_loss_scale,
+        "optimizer_name": parsed.optimizer_name,
+        "optimizer_params": parsed.optimizer_params,
+        "scheduler_name": parsed.scheduler_name,
+        "scheduler_params": parsed.scheduler_params,
+        "reduce_bucket_size": zero.reduce_bucket_size,
+        "allgather_bucket_size": zero.allgather_bucket_size,
+        "prefetch_bucket_size": zero.prefetch_bucket_size,
+        "param_persistence_threshold": zero.param_persistence_threshold,
+        "gradient_clipping": parsed.gradient_clipping,
+        "communication_data_type": _dtype_name(parsed.communication_data_type),
+        # everything else ZeRO resolved, for a stricter round-trip comparison
+        "zero_config": zero.model_dump(mode="json"),
+    }
+
+
+def _is_nan_free_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def differences(first: dict, second: dict) -> dict[str, tuple[Any, Any]]:
+    """Resolved values that differ: {name: (first, second)}."""
+    return {name: (first.get(name), second.get(name)) for name in sorted(set(first) | set(second))
+            if not _is_nan_free_equal(first.get(name), second.get(name))}
+
+
+# --- world sizes ----------------------------------------------------------------------------
+
+
+def implied_world_sizes(config: Any) -> list[int]:
+    """World sizes the batch values of a config point at (train / (micro x accumulation) and
+    the like, times sequence_parallel_size), beyond the powers of two."""
+    if not isinstance(config, dict):
+        return []
+    total = _positive_int(config.get("train_batch_size"))
+    micro = _positive_int(config.get("train_micro_batch_size_per_gpu"))
+    gas = _positive_int(config.get("gradient_accumulation_steps"))
+    sp = _positive_int(config.get("sequence_parallel_size")) or 1
+    found: set[int] = set()
+    if total:
+        for divisor in {(micro or 1) * (gas or 1), micro or 1, gas or 1, 1}:
+            if total % divisor == 0:
+                found.add(total // divisor * sp)
+    return sorted(size for size in found if 0 < size <= 65536 and size not in ALL_WORLD_SIZES)
+
+
+def first_acceptance(config: dict, world_sizes=PLAUSIBLE_WORLD_SIZES, *, fill: bool = True
+                     ) -> tuple[int | None, dict | None, list[str]]:
+    """The first world size at which DeepSpeed accepts `config` (after Trainer-style auto
+    filling when `fill`): (world_size, filled config, errors seen at each size tried)."""
+    errors: list[str] = []
+    for world in world_sizes:
+        candidate = fill_auto_like_trainer(config, world) if fill else config
+        ok, error, _ = deepspeed_accepts(candidate, world)
+        if ok:
+            return world, candidate, errors
+        errors.append(f"world {world}: {error}")
+    return None, None, errors
+
+
+def rejected_everywhere(config: Any) -> tuple[bool, list[str]]:
+    """Whether DeepSpeed rejects `config` at every plausible data-parallel world size (powers of
+    two to 64 and the sizes its batch values imply), after Trainer-style auto filling."""
+    if not isinstance(config, dict):
+        return True, ["not a JSON object"]
+    sizes = (*ALL_WORLD_SIZES, *implied_world_sizes(config))
+    world, _, errors = first_acceptance(config, sizes)
+    return world is None, errors
