@@ -152,5 +152,5 @@ def test_readme_commands_are_the_ones_ci_runs():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert "shardshift check fixtures/" in readme
-    test_command = re.search(r"```sh\n(python -m pytest[^\n]*)\n", readme).group(1)
-    assert test_command in ci
+    test_command = re.search(r"```sh\n([^\n]*python -m pytest[^\n]*)\n", readme).group(1)
+    assert test_command in ci.splitlines()
