@@ -1,0 +1,195 @@
+"""Precision and gradients: fp16 with bf16, bf16 gradient accumulation under ZeRO, a static fp16
+loss scale, and the version-dependent default of gradient clipping (DS310-DS313)."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from shardshift.document import Document
+from shardshift.rules.base import Context, Finding, Rule
+from shardshift.rules.deepspeed_facts import (
+    MISSING, accumulation, bf16_block, enabled, get, number, precision, truth, uses_auto, zero_stage)
+from shardshift.versions import at_least, default_change, version_text
+
+
+class Fp16AndBf16Enabled(Rule):
+    """fp16 and bf16 both enabled, which DeepSpeed rejects when it parses the config.
+
+    ## What it does
+    Reports `fp16.enabled` and `bf16.enabled` (or the legacy `bfloat16.enabled`) both true.
+    DeepSpeed asserts "bfloat16 and fp16 modes cannot be simultaneously enabled".
+
+    ## Why is this bad
+    The run stops at `deepspeed.initialize`; with Accelerate, `--mixed_precision` conflicting
+    with the file raises a ValueError instead. Only one 16-bit format can be the training dtype.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true}, "bf16": {"enabled": true}}
+    ```
+
+    ## Use instead
+    ```json
+    {"fp16": {"enabled": false}, "bf16": {"enabled": true}}
+    ```
+    (bf16 on GPUs that support it: Ampere and newer; fp16 with loss scaling otherwise.)
+    """
+
+    code = "DS310"
+    name = "fp16-and-bf16-enabled"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        block = bf16_block(data)
+        if enabled(data, "/fp16") is True and enabled(data, block) is True:
+            yield self.finding(
+                document, f"{block}/enabled",
+                f"fp16.enabled and {block[1:]}.enabled are both true: DeepSpeed rejects the config at launch (one "
+                "training dtype only); set one of them to false (bf16 on Ampere or newer GPUs)")
+
+
+class Bf16GradientAccumulation(Rule):
+    """bf16 with ZeRO and gradient accumulation, accumulating gradients in bf16.
+
+    ## What it does
+    Reports bf16 training with ZeRO stage 1-3 and more than one accumulation step when
+    `data_types.grad_accum_dtype` is not set. Its default is the model dtype, so every
+    micro-batch's gradient is added into a bf16 buffer (8 bits of mantissa).
+
+    ## Why is this bad
+    Small gradient contributions are rounded away, and the error grows with the number of
+    accumulation steps; the loss curve drifts from an fp32-accumulated run without any message.
+    `grad_accum_dtype: "fp32"` accumulates in fp32 (stage 1 switches to DeepSpeed's bf16
+    optimizer, stages 2-3 keep fp32 gradient partitions), at the cost of that memory.
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}, "gradient_accumulation_steps": 8}
+    ```
+
+    ## Use instead
+    ```json
+    {"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}, "gradient_accumulation_steps": 8,
+     "data_types": {"grad_accum_dtype": "fp32"}}
+    ```
+    """
+
+    code = "DS311"
+    name = "bf16-grad-accumulation-in-bf16"
+    severity = "warning"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage, steps = zero_stage(data), accumulation(data, context.world_size)
+        if precision(data) != "bf16" or stage not in (1, 2, 3) or steps is None or steps < 2:
+            return
+        if get(data, "/data_types/grad_accum_dtype") not in (MISSING, None):
+            return
+        block = bf16_block(data)
+        if truth(get(data, f"{block}/bf16_master_weights_and_grads")) is True:
+            return  # bf16 gradients on purpose
+        where = "/gradient_accumulation_steps" if "gradient_accumulation_steps" in data else f"{block}/enabled"
+        yield self.finding(
+            document, "/data_types/grad_accum_dtype",
+            f"bf16 with ZeRO stage {stage} and {steps} accumulation steps, and no data_types.grad_accum_dtype: "
+            "DeepSpeed accumulates gradients in bf16 (the model dtype), losing precision with every micro-batch; "
+            "add \"data_types\": {\"grad_accum_dtype\": \"fp32\"}", fix='"fp32"', position=document.position(where))
+
+
+class Fp16StaticLossScale(Rule):
+    """A static fp16 loss scale (`loss_scale` > 0), which never backs off after an overflow.
+
+    ## What it does
+    Reports `fp16.loss_scale` greater than 0 when fp16 is (or may be) enabled. Any value other
+    than 0 turns dynamic loss scaling off: DeepSpeed multiplies the loss by this constant.
+
+    ## Why is this bad
+    When the scaled gradients overflow, DeepSpeed skips the step and keeps the same scale, so a
+    persistent overflow skips every step and training stalls, with only an "OVERFLOW! Skipping
+    step" log line. `initial_scale_power`, `loss_scale_window`, `hysteresis` and
+    `min_loss_scale` are ignored.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 128}}
+    ```
+
+    ## Use instead
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 0, "initial_scale_power": 16}}
+    ```
+    """
+
+    code = "DS312"
+    name = "fp16-static-loss-scale"
+    severity = "warning"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if enabled(data, "/fp16") is False:
+            return
+        scale = number(get(data, "/fp16/loss_scale"))
+        if scale is None or not scale > 0 or scale == float("inf"):
+            return
+        shown = json.dumps(get(data, "/fp16/loss_scale"))
+        yield self.finding(
+            document, "/fp16/loss_scale",
+            f"fp16.loss_scale is {shown}, a static loss scale: after an overflow DeepSpeed skips the step without "
+            "lowering the scale, so training can stall, and the dynamic-scaling keys are ignored; set it to 0 for "
+            "dynamic loss scaling", fix="0")
+
+
+class GradientClippingNotSet(Rule):
+    """`gradient_clipping` not set: its default changed from no clipping to 1.0 in DeepSpeed 0.19.3.
+
+    ## What it does
+    Reports a ds_config without `gradient_clipping`, with the value the DeepSpeed version in use
+    applies (`--deepspeed-version`, else the newest): 1.0 from 0.19.3, no clipping before.
+
+    ## Why is this bad
+    The same file trains differently depending on the installed DeepSpeed, and upgrading across
+    0.19.3 silently adds clipping at 1.0. With the Hugging Face Trainer, `--max_grad_norm`
+    reaches DeepSpeed only through `"gradient_clipping": "auto"`; without the key it is not
+    used. A migration to FSDP2 has no implicit clipping at all. This is a note (info): the file
+    is valid, but its meaning is not in the file.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": 4}
+    ```
+
+    ## Use instead
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "gradient_clipping": 1.0}
+    ```
+    (`"auto"` with the Hugging Face Trainer or Accelerate; `0` for no clipping.)
+    """
+
+    code = "DS313"
+    name = "gradient-clipping-not-set"
+    severity = "info"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if "gradient_clipping" in data:
+            return
+        change = default_change("/gradient_clipping")
+        assert change is not None
+        now = at_least(context.deepspeed_version, change.since)
+        since = version_text(change.since)
+        if now:
+            what = f"{context.deepspeed_version_text} clips the global gradient norm at 1.0 (no clipping before {since})"
+        else:
+            what = f"{context.deepspeed_version_text} does not clip gradients (from {since} it clips at 1.0)"
+        value = "auto" if uses_auto(data) else ("1.0" if now else "0")
+        advice = ("\"auto\" to take the Trainer's max_grad_norm" if value == "auto" else f"{value} keeps this behaviour")
+        yield self.finding(
+            document, "/gradient_clipping",
+            f"gradient_clipping is not set: {what}; write it explicitly ({advice})",
+            fix=json.dumps(value) if value == "auto" else value)

@@ -1,0 +1,538 @@
+"""ZeRO stage and offload: settings a stage ignores, offload blocks that offload nothing or fail
+later, pipeline parallelism with ZeRO-2/3, and what ZeRO-3 saves (DS301-DS309)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from shardshift.document import Document
+from shardshift.formats.deepspeed_keys import KEYS
+from shardshift.rules.base import Context, Finding, Rule
+from shardshift.rules.deepspeed_facts import (
+    MISSING, OO, OP, Z, get, offload_device, offloading, precision, stage_pointer, truth, whole, zero_stage)
+from shardshift.versions import at_least, default_change, version_text
+
+STAGE_NAMES = {0: "stage 0 (ZeRO off)", 1: "stage 1", 2: "stage 2", 3: "stage 3"}
+
+# The key table's `stages` column, corrected where DeepSpeed reads a key in more places:
+# the stage 1/2 optimizer also asserts on unused parameters at stage 1 with CPU offload.
+STAGES_READ: dict[str, tuple[int, ...]] = {Z + "/ignore_unused_parameters": (1, 2)}
+
+
+def _on(value: Any) -> bool:
+    return truth(value) is True
+
+
+# Settings that switch a feature on: ignoring them loses what the user asked for (error), while
+# ignoring any other stage-specific setting only leaves a dead line (warning).
+FEATURES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    OO: ("optimizer-state offload", lambda v: isinstance(v, dict) and v.get("device") != "none"),
+    Z + "/zero_quantized_weights": ("ZeRO++ quantized weights (qwZ)", _on),
+    Z + "/zero_quantized_gradients": ("ZeRO++ quantized gradients (qgZ)", _on),
+    Z + "/zero_quantized_nontrainable_weights": ("quantized frozen weights", _on),
+    Z + "/zero_hpz_partition_size": ("ZeRO++ hierarchical partitioning (hpZ)", lambda v: (whole(v) or 0) > 1),
+    OO + "/super_offload": ("SuperOffload", _on),
+}
+
+
+def _stage_rows() -> list[tuple[str, tuple[int, ...]]]:
+    """Every zero_optimization key that only some stages read, with those stages."""
+    rows = []
+    for key in KEYS:
+        if key.stages and key.path.startswith(Z + "/") and not key.path.startswith(OP) and not key.removed:
+            rows.append((key.path, STAGES_READ.get(key.path, key.stages)))
+    return rows
+
+
+def _stages_text(stages: tuple[int, ...]) -> str:
+    if stages == (3,):
+        return "stage 3"
+    if len(stages) > 1 and stages == tuple(range(stages[0], stages[-1] + 1)):
+        return f"stages {stages[0]}-{stages[-1]}"
+    return "stages " + ", ".join(map(str, stages))
+
+
+class OffloadParamBelowStage3(Rule):
+    """Parameter offload at ZeRO stage 0, 1 or 2, where DeepSpeed never reads it.
+
+    ## What it does
+    Reports a `zero_optimization.offload_param` block (or the legacy `cpu_offload_param: true`)
+    that asks for offload while the ZeRO stage is below 3. Only ZeRO-3 partitions parameters,
+    so only ZeRO-3 can offload them; stages 1 and 2 never look at the block.
+
+    ## Why is this bad
+    The run keeps every parameter on the GPU and nothing says so (the Hugging Face integration
+    even logs that offload was detected). The memory plan the config was written for does not
+    hold, and the job runs out of memory or runs with a batch size tuned for the wrong budget.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}
+    ```
+    or keep stage 2 and remove `offload_param` (stage 2 can offload optimizer state with
+    `offload_optimizer`).
+    """
+
+    code = "DS301"
+    name = "offload-param-below-stage-3"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        found = offload_device(data, OP)
+        if stage is None or stage == 3 or found is None:
+            return
+        device, pointer = found
+        if device == "none" or device == "auto":
+            return
+        if stage in (1, 2) and truth(get(data, "/compile/deepcompile")) is True and offloading(data, OO):
+            return  # DeepCompile's parameter-offload pass reads it at stages 1-2
+        asked = f"device {json.dumps(device)}" if device else "no device (the docs suggest cpu)"
+        yield self.finding(
+            document, pointer,
+            f"offload_param ({asked}) needs ZeRO stage 3, but the stage is {stage}: DeepSpeed ignores parameter "
+            "offload below stage 3 and keeps every parameter on the GPU; set stage to 3 or remove offload_param",
+            key=True)
+
+
+class NvmeOffloadBelowStage3(Rule):
+    """Optimizer offload to NVMe at ZeRO stage 1 or 2, which DeepSpeed turns into CPU offload.
+
+    ## What it does
+    Reports `offload_optimizer.device: "nvme"` at ZeRO stage 1 or 2. The stage 1/2 optimizer
+    only asks whether the device is "none"; any other value means CPU offload, and `nvme_path`
+    and the NVMe buffer settings are never read.
+
+    ## Why is this bad
+    The optimizer state lands in host memory, not on the NVMe drive. A config sized for NVMe
+    (little host RAM) runs the host out of memory, or the run is simply not what it claims.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme"}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme"}}}
+    ```
+    or `"device": "cpu"` to keep stage 2 and say what actually happens.
+    """
+
+    code = "DS302"
+    name = "nvme-offload-below-stage-3"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        found = offload_device(data, OO)
+        if stage not in (1, 2) or found is None or found[0] != "nvme":
+            return
+        yield self.finding(
+            document, found[1],
+            f"offload_optimizer.device is \"nvme\" at ZeRO stage {stage}: stages 1 and 2 treat any device as CPU "
+            "offload and ignore nvme_path, so optimizer state goes to host memory; set stage to 3 for NVMe "
+            "offload, or write \"cpu\"", fix='"cpu"')
+
+
+class SettingIgnoredAtStage(Rule):
+    """A zero_optimization setting that the configured ZeRO stage never reads.
+
+    ## What it does
+    Uses the stages each key applies to (the key table): `stage3_*` keys, `sub_group_size`,
+    and ZeRO++ keys only matter at stage 3; `allgather_bucket_size`,
+    `allgather_partitions`, `round_robin_gradients` only at stages 1-2; nothing in
+    `zero_optimization` matters at stage 0. It reports each such key at the stage configured.
+    At stage 0 the dead settings are reported together, on the stage. Values left to the
+    Hugging Face integration (`"auto"`) are not reported.
+
+    ## Why is this bad
+    DeepSpeed accepts these keys and ignores them without a word. A setting that switches a
+    feature on (ZeRO++ quantization, hpZ, offload at stage 0, SuperOffload) is an error:
+    the run lacks what the config asks for. Any other ignored setting is a warning: usually a
+    leftover from a config written for another stage, which misleads whoever tunes it next.
+    A `zero_optimization` block without `stage` runs stage 0: every setting in it is ignored,
+    which is an error.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 2, "stage3_max_live_parameters": 1e9, "zero_quantized_weights": true}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 1e9, "zero_quantized_weights": true}}
+    ```
+    or remove the stage-3 settings when stage 2 is what you want.
+    """
+
+    code = "DS303"
+    name = "setting-ignored-at-zero-stage"
+    severity = "warning"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        zero = data.get("zero_optimization")
+        if stage is None or not isinstance(zero, dict):
+            return
+        dead: list[str] = []
+        reported: list[str] = []
+        for pointer, stages in _stage_rows():
+            value = get(data, pointer)
+            if value is MISSING or value == "auto" or stage in stages:
+                continue
+            if any(r.pointer == pointer and r.applies(value) for r in STAGE_REJECTIONS):
+                continue  # rejected, not ignored (DS306)
+            if any(pointer.startswith(parent + "/") for parent in reported):
+                continue  # the enclosing block is reported already
+            if pointer == Z + "/allgather_bucket_size" and stage == 0 and precision(data) in ("bf16", None):
+                continue  # the bf16 optimizer reads it without ZeRO
+            reported.append(pointer)
+            name = pointer[len(Z) + 1:]
+            feature = FEATURES.get(pointer)
+            if feature and feature[1](value):
+                yield self.finding(
+                    document, pointer,
+                    f"{name} asks for {feature[0]}, which needs ZeRO {_stages_text(stages)}, but the stage is "
+                    f"{stage}: DeepSpeed ignores it; set the stage to {stages[-1]} or remove {name}",
+                    severity="error", key=True)
+            elif stage == 0:
+                dead.append(name)
+            else:
+                yield self.finding(
+                    document, pointer,
+                    f"{name} only applies at ZeRO {_stages_text(stages)}; at stage {stage} DeepSpeed ignores it; "
+                    "remove it (or change the stage)", key=True)
+        if dead:
+            where = stage_pointer(data)
+            without_stage = "stage" not in zero
+            listed = ", ".join(dead)
+            if without_stage:
+                yield self.finding(
+                    document, Z,
+                    f"zero_optimization has no \"stage\", so DeepSpeed runs stage 0 (ZeRO off) and ignores its "
+                    f"{len(dead)} setting(s): {listed}; add the stage you want, e.g. \"stage\": 2",
+                    severity="error", key=True, fix='"stage": 2')
+            else:
+                yield self.finding(
+                    document, where,
+                    f"ZeRO is off (stage 0), so DeepSpeed ignores {len(dead)} zero_optimization setting(s): {listed}; "
+                    "remove them or set stage to 1, 2 or 3")
+
+
+class OffloadWithoutDevice(Rule):
+    """An offload block without `device`, which offloads nothing.
+
+    ## What it does
+    Reports `offload_param` or `offload_optimizer` blocks that leave out `device`. DeepSpeed's
+    default device is `"none"` (the configuration docs say `cpu`), so such a block configures
+    offload options and offloads nothing.
+
+    ## Why is this bad
+    The settings next to it (`pin_memory`, buffer sizes, `ratio`) suggest offload is on. The run
+    keeps everything on the GPU, runs out of memory, or wastes the effort spent tuning offload.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"pin_memory": true}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}}}
+    ```
+    """
+
+    code = "DS304"
+    name = "offload-without-device"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        for block, needs in ((OP, (3,)), (OO, (1, 2, 3))):
+            value = get(data, block)
+            if not isinstance(value, dict) or "device" in value:
+                continue
+            if stage is not None and stage not in needs:
+                continue  # the stage ignores the block (DS301, DS303)
+            device = "nvme" if value.get("nvme_path") not in (None, MISSING) else "cpu"
+            yield self.finding(
+                document, block,
+                f"{block[len(Z) + 1:]} has no \"device\": DeepSpeed's default is \"none\" (not cpu, as its docs say), "
+                f"so nothing is offloaded; add \"device\": \"{device}\" (or remove the block)",
+                key=True, fix=f'"device": "{device}"')
+
+
+class NvmeOffloadWithoutPath(Rule):
+    """NVMe offload without `nvme_path`, which fails when DeepSpeed sets up the swap files.
+
+    ## What it does
+    Reports an offload block with `device: "nvme"` and no `nvme_path` at ZeRO stage 3 (or an
+    unknown stage). The schema accepts it; `zero.Init` then asserts for parameters, and the
+    optimizer swapper fails joining a path to `None`.
+
+    ## Why is this bad
+    The failure comes at start-up on the cluster, after the job got its nodes, with a message
+    that does not name the missing key.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}}}
+    ```
+    """
+
+    code = "DS305"
+    name = "nvme-offload-without-path"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        if stage not in (3, None):
+            return  # below stage 3 NVMe is ignored or treated as CPU (DS301, DS302)
+        for block in (OP, OO):
+            value = get(data, block)
+            if not isinstance(value, dict) or value.get("device") != "nvme":
+                continue
+            path = value.get("nvme_path")
+            if path == "auto" or (isinstance(path, str) and path.strip()):
+                continue
+            found = "no nvme_path" if path is None else f"nvme_path {json.dumps(path)}"
+            yield self.finding(
+                document, block + "/device",
+                f"{block[len(Z) + 1:]} offloads to NVMe with {found}: DeepSpeed fails when it creates the swap "
+                "files at start-up; add \"nvme_path\": the directory on the local NVMe drive")
+
+
+@dataclass(frozen=True, slots=True)
+class StageRejection:
+    """A value DeepSpeed's zero_optimization validator rejects unless the stage is one of `stages`."""
+
+    pointer: str
+    stages: tuple[int, ...]
+    applies: Callable[[Any], bool]
+    what: str
+    assertion: str
+    fix: str
+    instead: str
+
+
+STAGE_REJECTIONS: tuple[StageRejection, ...] = (
+    StageRejection(OO + "/ratio", (3,), lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and 0 <= v < 1,
+                   "partial optimizer offload", "Partial offloading only supported for ZeRO Stage 3", "1.0",
+                   "remove ratio to offload all optimizer state"),
+    StageRejection(Z + "/compute_grad_norm", (1, 2), lambda v: truth(v) is False,
+                   "skipping the gradient-norm computation",
+                   "compute_grad_norm=false is supported only with ZeRO Stage 1 or 2", "true", "remove it"),
+)
+
+
+class SettingRejectedAtStage(Rule):
+    """A zero_optimization value that DeepSpeed rejects at the configured ZeRO stage.
+
+    ## What it does
+    Reports values that DeepSpeed's ZeRO config validator only accepts at some stages:
+    `offload_optimizer.ratio` below 1 (partial offload) needs stage 3 ("Partial offloading only
+    supported for ZeRO Stage 3"); `compute_grad_norm: false` needs stage 1 or 2.
+
+    ## Why is this bad
+    The run stops at `deepspeed.initialize`, on the cluster, after the job got its GPUs.
+    Without `ratio` (or with 1.0) stages 1 and 2 offload all optimizer state.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}}
+    ```
+    """
+
+    code = "DS306"
+    name = "setting-rejected-at-zero-stage"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        if stage is None:
+            return
+        for rejection in STAGE_REJECTIONS:
+            value = get(data, rejection.pointer)
+            if value is MISSING or stage in rejection.stages or not rejection.applies(value):
+                continue
+            yield self.finding(
+                document, rejection.pointer,
+                f"{rejection.pointer[len(Z) + 1:].replace('/', '.')} is {json.dumps(value)} ({rejection.what}) at "
+                f"ZeRO stage {stage}: DeepSpeed rejects the config at launch (\"{rejection.assertion}\"); set the "
+                f"stage to {' or '.join(map(str, rejection.stages))}, or {rejection.instead}", fix=rejection.fix)
+
+
+class PipelineWithZero2Or3(Rule):
+    """A `pipeline` section together with ZeRO stage 2 or 3, which the pipeline engine rejects.
+
+    ## What it does
+    Reports ZeRO stage 2 or 3 in a config that has a `pipeline` section. DeepSpeed's
+    `PipelineEngine` asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism" when
+    it starts. If the model is not a `PipelineModule`, the section is never read instead.
+
+    ## Why is this bad
+    Either the run stops at `deepspeed.initialize`, or the pipeline settings do nothing and the
+    model is not pipelined at all. (The number of stages and the partition method come from
+    `PipelineModule(num_stages=..., partition_method=...)`, not from this section.)
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 2}, "pipeline": {"activation_checkpoint_interval": 1}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 1}, "pipeline": {"activation_checkpoint_interval": 1}}
+    ```
+    or remove the `pipeline` section when the model is not a `PipelineModule`.
+    """
+
+    code = "DS307"
+    name = "pipeline-with-zero-stage-2-or-3"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        if stage not in (2, 3) or not isinstance(data.get("pipeline"), dict):
+            return
+        yield self.finding(
+            document, stage_pointer(data),
+            f"ZeRO stage {stage} with a pipeline section: DeepSpeed's pipeline engine asserts stage < 2 at start-up, "
+            "and without a PipelineModule the pipeline section is not read at all; use stage 1 (or 0) with pipeline "
+            "parallelism, or remove the pipeline section", fix="1")
+
+
+GATHER_SPELLINGS = (Z + "/stage3_gather_16bit_weights_on_model_save", Z + "/gather_16bit_weights_on_model_save",
+                    Z + "/stage3_gather_fp16_weights_on_model_save")
+
+
+class Zero3WithoutSixteenBitSave(Rule):
+    """ZeRO-3 without `stage3_gather_16bit_weights_on_model_save`: saving the model saves no weights.
+
+    ## What it does
+    Reports a ZeRO stage 3 config that does not set `stage3_gather_16bit_weights_on_model_save`
+    (default false). Under ZeRO-3 every GPU holds only a shard of each weight; without this
+    setting `engine.save_16bit_model()` gathers nothing and returns False.
+
+    ## Why is this bad
+    The Hugging Face Trainer's `save_model()` then writes a model file without usable weights (and
+    only logs that the full DeepSpeed checkpoint must be converted with `zero_to_fp32.py`);
+    `accelerator.get_state_dict` raises. Many runs find out at the end of training, when the
+    saved model does not load. Writing `false` on purpose (sharded checkpoints only) is not
+    reported.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": true}}
+    ```
+    """
+
+    code = "DS308"
+    name = "zero3-without-16bit-save"
+    severity = "warning"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if zero_stage(data) != 3 or any(get(data, p) is not MISSING for p in GATHER_SPELLINGS):
+            return
+        yield self.finding(
+            document, GATHER_SPELLINGS[0],
+            "ZeRO stage 3 without stage3_gather_16bit_weights_on_model_save (default false): save_16bit_model and "
+            "the Hugging Face save_model write no usable weights, only the sharded checkpoint; add "
+            "\"stage3_gather_16bit_weights_on_model_save\": true (or false to keep sharded checkpoints only)",
+            fix="true", position=document.position(stage_pointer(data)))
+
+
+class OffloadPinMemoryDefault(Rule):
+    """Offload without `pin_memory`, whose default flipped from false to true in DeepSpeed 0.19.5.
+
+    ## What it does
+    Reports an active offload block (`device` cpu or nvme, at a stage that reads it) that does
+    not set `pin_memory`, and says which default the DeepSpeed version in use applies
+    (`--deepspeed-version`, else the newest): true (page-locked host memory) from 0.19.5,
+    false before.
+
+    ## Why is this bad
+    Pinned memory is faster but cannot be swapped out and counts against the memlock limit
+    (`ulimit -l`). A config that ran on 0.19.4 can fail with host out-of-memory or memlock
+    errors after an upgrade, and one written for 0.19.5 runs slower on an older DeepSpeed.
+    This is a note: write the value you want to make the config mean the same everywhere.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}}}
+    ```
+    """
+
+    code = "DS309"
+    name = "offload-pin-memory-default"
+    severity = "info"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        if stage is None:
+            return
+        for block, needs in ((OP, (3,)), (OO, (1, 2, 3))):
+            value = get(data, block)
+            if stage not in needs or not isinstance(value, dict) or value.get("device") not in ("cpu", "nvme"):
+                continue
+            if "pin_memory" in value or "cpu_offload_use_pin_memory" in data["zero_optimization"]:
+                continue
+            change = default_change(block + "/pin_memory")
+            assert change is not None
+            version = context.deepspeed_version
+            now = at_least(version, change.since)
+            pinned = change.after if now else change.before
+            since = version_text(change.since)
+            other = (f"before {since} it was false (pageable memory, slower transfers)" if now else
+                     f"from {since} it is true (pinned memory: needs memlock limits and RAM that cannot be swapped)")
+            yield self.finding(
+                document, block + "/pin_memory",
+                f"{block[len(Z) + 1:]} does not set pin_memory: {context.deepspeed_version_text} uses "
+                f"pin_memory {json.dumps(pinned)}, {change.meaning_after if now else change.meaning_before}; {other}; "
+                "write pin_memory explicitly", fix=json.dumps(pinned), position=document.position(block + "/device"))
