@@ -7,6 +7,7 @@ The grammar is `grammars/jsonc.lark`; it is compiled ahead of time into the stan
 from __future__ import annotations
 
 import json
+import math
 
 from shardshift._parsers import jsonc as _generated
 from shardshift.source import Member, Node, join_pointer
@@ -22,12 +23,29 @@ class ParseError(Exception):
         self.column = column
 
 
-def _number(text: str) -> int | float:
+def _number(token) -> int | float:
     # hjson, DeepSpeed's loader, turns integral numbers such as 5e8 or 1.0 into ints; json.load
     # keeps them floats. The Node keeps the json.load value; `raw` keeps the text.
+    text = token.value
+    shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]}"
     if any(c in text for c in ".eE"):
-        return float(text)
-    return int(text)
+        value = float(text)
+        if math.isinf(value):  # hjson raises OverflowError on it, so DeepSpeed cannot load the file
+            raise ParseError(f"number {shown} is out of range (it overflows to infinity)", token.line, token.column)
+        return value
+    try:
+        return int(text)
+    except ValueError:  # Python's limit on digits in int(); json.load and hjson fail the same way
+        raise ParseError(f"number {shown} has {len(text.lstrip('-'))} digits, too many to read", token.line,
+                         token.column) from None
+
+
+def _string(token) -> str:
+    try:
+        return json.loads(token.value)
+    except ValueError as error:  # the grammar lets `\u` through without four hex digits
+        reason = getattr(error, "msg", error)
+        raise ParseError(f"invalid escape in string {token.value[:40]}: {reason}", token.line, token.column) from None
 
 
 class _ToNodes(_generated.Transformer):
@@ -35,11 +53,11 @@ class _ToNodes(_generated.Transformer):
 
     def string(self, children):
         token = children[0]
-        return Node("string", token.line, token.column, value=json.loads(token.value), raw=token.value)
+        return Node("string", token.line, token.column, value=_string(token), raw=token.value)
 
     def number(self, children):
         token = children[0]
-        return Node("number", token.line, token.column, value=_number(token.value), raw=token.value)
+        return Node("number", token.line, token.column, value=_number(token), raw=token.value)
 
     def true(self, children):
         token = children[0]
@@ -56,7 +74,7 @@ class _ToNodes(_generated.Transformer):
     @_generated.v_args(meta=True)
     def pair(self, meta, children):
         token, value = children
-        return Member(json.loads(token.value), token.line, token.column, value)
+        return Member(_string(token), token.line, token.column, value)
 
     @_generated.v_args(meta=True)
     def object(self, meta, children):
@@ -112,8 +130,10 @@ def parse_jsonc(text: str) -> Node:
     except _generated.UnexpectedInput as error:
         message, line, column = _describe(error)
         raise ParseError(message, line, column) from None
-    except _generated.VisitError as error:  # a string with an invalid escape
-        raise ParseError(f"invalid string: {error.orig_exc}", 1, 1) from None
+    except _generated.VisitError as error:  # a bad number or string escape, raised by _ToNodes
+        if isinstance(error.orig_exc, ParseError):
+            raise error.orig_exc from None
+        raise ParseError(f"invalid value: {error.orig_exc}", 1, 1) from None
     except RecursionError:
         raise ParseError("the document is nested too deeply", 1, 1) from None
     _assign_pointers(root, "")

@@ -13,15 +13,15 @@ import copy
 import json
 import re
 import typing
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from shardshift.document import Conversion, Document, MappingEntry, SyntaxProblem
 from shardshift.formats.deepspeed_keys import KEYS, Key, key_index
 from shardshift.jsonc import ParseError, parse_jsonc
-from shardshift.plan import Optimizer, Plan, Scheduler
 from shardshift.source import join_pointer, split_pointer
+
+if TYPE_CHECKING:  # the Plan (pydantic) is imported when a Plan is built, not to check a file
+    from shardshift.plan import Optimizer, Plan, Scheduler
 
 FORMAT = "deepspeed"
 
@@ -30,7 +30,8 @@ MARKER_KEYS = frozenset({
     "zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
     "fp16", "bf16", "bfloat16", "gradient_clipping", "steps_per_print", "wall_clock_breakdown", "zero_allow_untested_optimizer",
 })
-NAME_PATTERN = re.compile(r"(^|[_\-./])(ds|deepspeed|zero[0-3_\-]?|zero_stage|ds_config)", re.IGNORECASE)
+# File names that say "ds_config" even when the content has none of the marker keys.
+NAME_PATTERN = re.compile(r"ds_?config|deepspeed|zero[_-]?(stage)?[_-]?[0-3]|ds_z[0-3]", re.IGNORECASE)
 
 # Scheduler params lifted into the Plan, per DeepSpeed scheduler type.
 SCHEDULER_FIELDS: dict[str, dict[str, str]] = {
@@ -43,6 +44,9 @@ SCHEDULER_FIELDS: dict[str, dict[str, str]] = {
     "OneCycle": {"cycle_min_lr": "min_lr", "cycle_max_lr": "max_lr"},
     "LRRangeTest": {"lr_range_test_min_lr": "min_lr"},
 }
+# The JSON type a lifted scheduler param must have (pydantic alone would turn "1e-5" or true into numbers).
+SCHEDULER_FIELD_TYPES = {"min_lr": "number", "max_lr": "number", "warmup_steps": "int", "total_steps": "int",
+                         "warmup_type": "str"}
 OPTIMIZER_FIELDS = ("lr", "betas", "eps", "weight_decay")
 
 
@@ -123,6 +127,8 @@ def _json_type_ok(key: Key, value: Any) -> Any:
 
 def _assign(plan: Plan, dotted: str, value: Any) -> bool:
     """Set a Plan field by dotted path; False when the Plan's type rejects the value."""
+    from pydantic import ValidationError
+
     *parents, name = dotted.split(".")
     target: Any = plan
     for part in parents:
@@ -140,6 +146,8 @@ def _assign(plan: Plan, dotted: str, value: Any) -> bool:
 
 def _section_class(model: type, name: str) -> type:
     """The model class of an optional section field (`X | None` -> X)."""
+    from pydantic import BaseModel
+
     annotation = model.model_fields[name].annotation
     for candidate in typing.get_args(annotation) or (annotation,):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
@@ -163,6 +171,18 @@ SIMPLE_KEYS: tuple[Key, ...] = tuple(
 
 
 # --- normalisation of legacy spellings ----------------------------------------------------
+
+
+def _blocked(data: dict, pointer: str) -> bool:
+    """Whether a parent of `pointer` holds a non-object value (so setting it would destroy that value)."""
+    value: Any = data
+    for token in split_pointer(pointer)[:-1]:
+        if token not in value:
+            return False
+        value = value[token]
+        if not isinstance(value, dict):
+            return True
+    return False
 
 
 def _normalise(data: dict) -> tuple[dict, dict[str, str]]:
@@ -189,7 +209,7 @@ def _normalise(data: dict) -> tuple[dict, dict[str, str]]:
             if not (key.renamed_to and key.path.startswith("/zero_optimization/") and not key.inert):
                 continue
             name = key.path.rsplit("/", 1)[1]
-            if name not in zero or _get(data, key.renamed_to) is not _MISSING:
+            if name not in zero or _get(data, key.renamed_to) is not _MISSING or _blocked(data, key.renamed_to):
                 continue
             value = zero[name]
             if name in ("cpu_offload", "cpu_offload_param"):
@@ -223,12 +243,16 @@ def read(text: str, path: str = "<string>") -> Document:
     if not isinstance(document.data, dict):
         document.syntax = SyntaxProblem(f"a ds_config is a JSON object, not {root.kind}", root.line, root.column)
         return document
-    document.plan, document.renamed = plan_from_dict(document.data)
+    document.renamed = _normalise(document.data)[1]
+    data = document.data
+    document.defer_plan(lambda: plan_from_dict(data)[0])
     return document
 
 
 def plan_from_dict(raw: dict) -> tuple[Plan, dict[str, str]]:
     """The Plan of a ds_config given as a dict (json.load semantics)."""
+    from shardshift.plan import Plan
+
     data, renamed = _normalise(raw)
     rest = copy.deepcopy(data)
     plan = Plan()
@@ -271,6 +295,10 @@ def _read_optimizer(data: dict, plan: Plan, consumed: list[str]) -> None:
     block = data.get("optimizer")
     if not isinstance(block, dict):
         return
+    if not block:
+        consumed.append("/optimizer")  # the writer writes an empty block for an empty Optimizer
+    from shardshift.plan import Optimizer
+
     optimizer = Optimizer()
     if isinstance(block.get("type"), str):
         optimizer.name = block["type"]
@@ -278,7 +306,7 @@ def _read_optimizer(data: dict, plan: Plan, consumed: list[str]) -> None:
     params = block.get("params")
     if isinstance(params, dict):
         for name, value in params.items():
-            pointer = f"/optimizer/params/{name}"
+            pointer = join_pointer("/optimizer/params", name)
             if name in OPTIMIZER_FIELDS and name != "betas" and _is_number_or_auto(value):
                 setattr(optimizer, name, value)
             elif name == "betas" and (value == "auto" or (isinstance(value, list) and all(map(_is_number_or_auto, value)))):
@@ -286,7 +314,6 @@ def _read_optimizer(data: dict, plan: Plan, consumed: list[str]) -> None:
             else:
                 optimizer.params[name] = copy.deepcopy(value)
             consumed.append(pointer)
-        consumed.append("/optimizer/params")
     if optimizer.name and optimizer.name.lower() in ("adam", "adamw"):
         mode = optimizer.params.get("adam_w_mode", True)
         if isinstance(mode, bool):
@@ -298,6 +325,8 @@ def _read_scheduler(data: dict, plan: Plan, consumed: list[str]) -> None:
     block = data.get("scheduler")
     if not isinstance(block, dict):
         return
+    from shardshift.plan import Scheduler
+
     scheduler = Scheduler()
     if isinstance(block.get("type"), str):
         scheduler.name = block["type"]
@@ -307,7 +336,8 @@ def _read_scheduler(data: dict, plan: Plan, consumed: list[str]) -> None:
     if isinstance(params, dict):
         for name, value in params.items():
             target = fields.get(name)
-            if target is None or not _assign(scheduler, target, value):  # type: ignore[arg-type]
+            lifted = _MISSING if target is None else _json_type_ok(Key("", SCHEDULER_FIELD_TYPES[target]), value)
+            if lifted is _MISSING or not _assign(scheduler, target, lifted):  # type: ignore[arg-type]
                 scheduler.params[name] = copy.deepcopy(value)
         consumed.append("/scheduler/params")
     plan.scheduler = scheduler
@@ -330,7 +360,7 @@ def write_dict(plan: Plan) -> dict:
         _set(out, "/bf16/enabled", True)
     elif dtype == "fp32":
         _set(out, "/fp16/enabled", False)
-        if "bf16" in out:
+        if isinstance(out.get("bf16"), dict):
             _set(out, "/bf16/enabled", False)
     if plan.optimizer is not None:
         _write_optimizer(plan.optimizer, out)
@@ -350,7 +380,17 @@ def _write_optimizer(optimizer: Optimizer, out: dict) -> None:
             params[name] = value
     if (optimizer.name or "").lower() == "adam" and optimizer.decoupled_weight_decay is False:
         params.setdefault("adam_w_mode", False)
-    block["params"] = {**block.get("params", {}), **params}
+    _merge_params(block, params)
+
+
+def _merge_params(block: dict, params: dict, *, required: bool = False) -> None:
+    """Add `params` to the block's params; a non-object params kept in the passthrough stays as
+    written. `required`: write an empty params too (DeepSpeed calls the scheduler with **params)."""
+    existing = block.get("params")
+    if params:
+        block["params"] = {**(existing if isinstance(existing, dict) else {}), **params}
+    elif required and existing is None:
+        block["params"] = {}
 
 
 def _write_scheduler(scheduler: Scheduler, out: dict) -> None:
@@ -362,7 +402,7 @@ def _write_scheduler(scheduler: Scheduler, out: dict) -> None:
         value = getattr(scheduler, target)
         if value is not None:
             params[source] = value
-    block["params"] = {**block.get("params", {}), **params}
+    _merge_params(block, params, required=True)
 
 
 _ORDER = {key.path: index for index, key in enumerate(KEYS)}
@@ -379,7 +419,12 @@ def _ordered(value: Any, pointer: str) -> Any:
 
 def write(plan: Plan) -> str:
     """ds_config.json text for `plan`: stable key order, 2-space indent, trailing newline."""
-    return json.dumps(write_dict(plan), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(write_dict(plan), indent=2, ensure_ascii=False) + "\n"
+    # A lone surrogate (written as a \ud800 escape in the source) cannot be encoded as UTF-8: keep it escaped.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def convert(document: Document) -> Conversion:
