@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -47,9 +48,16 @@ HIDDEN_SIZE = 4096
 PLAUSIBLE_WORLD_SIZES = (1, 2, 4, 8, 16)
 ALL_WORLD_SIZES = (1, 2, 4, 8, 16, 32, 64)
 
+# Deprecated ZeRO fields: DeepSpeed copies them into their replacements and deletes them, so they
+# are absent from a dump when given and present (None/False) when not; compare the replacements.
+DEPRECATED_ZERO_FIELDS = frozenset({"cpu_offload", "cpu_offload_param", "cpu_offload_use_pin_memory",
+                                    "stage3_gather_fp16_weights_on_model_save"})
+
 # Oracle failures that only say there is no GPU on this machine (oracles.md): not rejections.
-GPU_ONLY_MARKERS = ("cuda", "no accelerator", "cannot access accelerator", "nccl", "gpu is not available",
-                    "requires a gpu", "device-side")
+# Whole phrases, so that a rejected key that merely contains "cuda" is still a rejection.
+GPU_ONLY_MARKERS = ("only supported for cuda accelerator", "cannot access accelerator device",
+                    "no cuda gpus are available", "torch not compiled with cuda enabled",
+                    "found no nvidia driver")
 
 
 # --- loading --------------------------------------------------------------------------------
@@ -83,6 +91,62 @@ def load_text(text: str) -> dict:
 def load_file(path: str | Path) -> dict:
     """`load_text` of a file."""
     return load_text(Path(path).read_text(encoding="utf-8-sig"))
+
+
+def _outside_strings(text: str, handle) -> str:
+    """Rebuild `text`, letting `handle(text, i)` rewrite what lies outside JSON strings: it
+    returns (replacement, next index) or None to keep the character."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+            continue
+        done = handle(text, i)
+        if done is None:
+            out.append(text[i])
+            i += 1
+        else:
+            out.append(done[0])
+            i = done[1]
+    return "".join(out)
+
+
+def _comment(text: str, i: int):
+    if text.startswith("//", i) or text[i] == "#":
+        end = text.find("\n", i)
+        return "", len(text) if end < 0 else end
+    if text.startswith("/*", i):
+        end = text.find("*/", i + 2)
+        return " ", len(text) if end < 0 else end + 2
+    return None
+
+
+_CLOSER_AHEAD = re.compile(r"\s*[}\]]")
+
+
+def _trailing_comma(text: str, i: int):
+    if text[i] == "," and _CLOSER_AHEAD.match(text, i + 1):
+        return "", i + 1
+    return None
+
+
+def is_json_with_comments(text: str) -> bool:
+    """Whether `text` is JSON once comments (//, /* */, #) and trailing commas are removed: the
+    part of hjson that ds_config files use. hjson also takes missing commas, unquoted strings
+    and more, which DeepSpeed then accepts from a file but `json.load` (Transformers, Accelerate)
+    refuses; such files count as rejected here."""
+    import json
+
+    try:
+        json.loads(_outside_strings(_outside_strings(text, _comment), _trailing_comma))
+    except ValueError:
+        return False
+    return True
 
 
 # --- Hugging Face Trainer "auto" filling ---------------------------------------------------
@@ -226,23 +290,29 @@ def _world(world_size: int):
 
 
 def gpu_only(error: str) -> bool:
-    """Whether an oracle error only says that this machine has no GPU (oracles.md)."""
+    """Whether an oracle error only says that this machine has no GPU (oracles.md), such as
+    `aio.use_gds: true` ("GDS currently only supported for CUDA accelerator")."""
     lowered = error.lower()
-    return any(marker in lowered for marker in GPU_ONLY_MARKERS)
+    return not lowered.startswith("validationerror") and any(marker in lowered for marker in GPU_ONLY_MARKERS)
 
 
 def deepspeed_accepts(config_dict: Any, world_size: int) -> tuple[bool, str | None, dict | None]:
-    """Run `DeepSpeedConfig(config_dict)` as if on `world_size` ranks.
+    """Run `DeepSpeedConfig(config_dict)` as if on `world_size` ranks. A `Path` is handed to
+    DeepSpeed as a file name, so DeepSpeed's own file loader reads it.
 
     Returns (ok, error, resolved): `error` is "ExceptionType: message" when DeepSpeed refused
     the config; `resolved` is what DeepSpeed made of it (see `resolved_values`). A failure that
     only says there is no GPU counts as acceptance (with `resolved` None)."""
     deepspeed = deepspeed_module()
-    if not isinstance(config_dict, dict):
+    if isinstance(config_dict, Path):
+        config: Any = str(config_dict)
+    elif isinstance(config_dict, dict):
+        config = copy.deepcopy(config_dict)
+    else:
         return False, f"TypeError: a ds_config is a JSON object, not {type(config_dict).__name__}", None
     with _world(world_size):
         try:
-            parsed = deepspeed.runtime.config.DeepSpeedConfig(copy.deepcopy(config_dict))
+            parsed = deepspeed.runtime.config.DeepSpeedConfig(config)
         except Exception as error:  # noqa: BLE001 - every refusal is a result here
             message = f"{type(error).__name__}: {error}".strip()
             if gpu_only(message):
@@ -254,8 +324,8 @@ def deepspeed_accepts(config_dict: Any, world_size: int) -> tuple[bool, str | No
 def _offload(block: Any) -> dict | None:
     if block is None:
         return None
-    return {"device": str(_enum_value(block.device)), "nvme_path": None if block.nvme_path is None else str(block.nvme_path),
-            "pin_memory": block.pin_memory}
+    nvme_path = None if block.nvme_path is None else str(block.nvme_path)
+    return {"device": str(_enum_value(block.device)), "nvme_path": nvme_path, "pin_memory": block.pin_memory}
 
 
 def _enum_value(value: Any) -> Any:
@@ -296,20 +366,60 @@ def resolved_values(parsed: Any) -> dict:
         "gradient_clipping": parsed.gradient_clipping,
         "communication_data_type": _dtype_name(parsed.communication_data_type),
         # everything else ZeRO resolved, for a stricter round-trip comparison
-        "zero_config": zero.model_dump(mode="json"),
+        "zero_config": {name: value for name, value in zero.model_dump(mode="json").items()
+                        if name not in DEPRECATED_ZERO_FIELDS},
     }
 
 
-def _is_nan_free_equal(a: Any, b: Any) -> bool:
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return type(value).__name__
+
+
+def same(a: Any, b: Any, *, exact_numbers: bool = False) -> bool:
+    """Equal values. `true` is never the number 1 here (Python says it is); `1` and `1.0` are
+    equal unless `exact_numbers`, which also tells ints from floats."""
+    kinds = {_kind(a), _kind(b)}
+    if len(kinds) > 1 and (exact_numbers or not kinds <= {"int", "float"}):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k], exact_numbers=exact_numbers) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y, exact_numbers=exact_numbers) for x, y in zip(a, b))
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return a == b
 
 
-def differences(first: dict, second: dict) -> dict[str, tuple[Any, Any]]:
-    """Resolved values that differ: {name: (first, second)}."""
+def differences(first: dict, second: dict, *, exact_numbers: bool = False) -> dict[str, tuple[Any, Any]]:
+    """Resolved values that differ: {name: (first, second)} (see `same`)."""
     return {name: (first.get(name), second.get(name)) for name in sorted(set(first) | set(second))
-            if not _is_nan_free_equal(first.get(name), second.get(name))}
+            if not same(first.get(name), second.get(name), exact_numbers=exact_numbers)}
+
+
+# Values DeepSpeed uses raw and needs as ints: a round trip must not turn them into floats
+# (e.g. WarmupLR raises for a float warmup_num_steps since 0.19.3; batch values feed range()).
+INT_SENSITIVE = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+INT_SENSITIVE_SCHEDULER_PARAMS = ("warmup_num_steps", "total_num_steps", "lr_range_test_step_size",
+                                  "cycle_first_step_size", "cycle_second_step_size", "cycle_first_stair_count",
+                                  "cycle_second_stair_count", "decay_step_size")
+
+
+def int_kind_changes(first: dict, second: dict) -> dict[str, tuple[Any, Any]]:
+    """Int-sensitive resolved values whose int/float kind differs between two resolutions."""
+    pairs = {name: (first.get(name), second.get(name)) for name in INT_SENSITIVE}
+    params = (first.get("scheduler_params") or {}, second.get("scheduler_params") or {})
+    if all(isinstance(p, dict) for p in params):
+        pairs.update({f"scheduler.params.{name}": (params[0].get(name), params[1].get(name))
+                      for name in INT_SENSITIVE_SCHEDULER_PARAMS})
+    return {name: pair for name, pair in pairs.items() if _kind(pair[0]) != _kind(pair[1])}
 
 
 # --- world sizes ----------------------------------------------------------------------------
