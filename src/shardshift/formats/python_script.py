@@ -1,0 +1,451 @@
+"""Python training scripts, read with `ast` (never imported, never executed).
+
+The reader looks for what ties a script to a ds_config: `deepspeed.initialize(...)` calls (also
+`from deepspeed import initialize`, aliases, positional arguments) with the config, optimizer and
+LR scheduler they pass, and the places that hand a ds_config to the Hugging Face integration
+(`TrainingArguments(deepspeed=...)` and the TRL `*Config` classes, `HfDeepSpeedConfig(...)`,
+Accelerate's `DeepSpeedPlugin(hf_ds_config=...)`, an argparse `--deepspeed` default). A value is
+followed through simple assignments (`cfg = "ds.json"`, `with open(p) as f: json.load(f)`,
+`os.path.join("a", "b")`); anything else is "unknown" and the rules stay quiet about it.
+
+Only files that mention deepspeed or torch.distributed are read at all, so a pre-commit run over
+ordinary Python stays cheap. A file that does not parse is reported only when it clearly is a
+training script (it calls `deepspeed.initialize` or builds `TrainingArguments`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from shardshift.document import Document, SyntaxProblem
+
+FORMAT = "python"
+
+# An unparseable .py file is worth reporting only when it contains one of these.
+MARKER_KEYS = ("deepspeed.initialize(", "TrainingArguments(", "HfDeepSpeedConfig(", "from deepspeed import initialize")
+
+# deepspeed.initialize's parameters in positional order (DeepSpeed 0.19.8 deepspeed/__init__.py).
+INITIALIZE_PARAMETERS = ("args", "model", "optimizer", "model_parameters", "training_data", "lr_scheduler",
+                         "distributed_port", "mpu", "dist_init_required", "collate_fn", "config", "mesh_param",
+                         "config_params")
+
+# Loaders that turn a path into the dict a script passes on.
+JSON_LOADERS = {"json.load": "json", "hjson.load": "hjson", "json.loads": "json", "hjson.loads": "hjson"}
+
+
+class _Unknown:
+    """A value the reader cannot know without running the script."""
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN: Any = _Unknown()
+
+
+@dataclass(slots=True)
+class Expr:
+    """What an argument is, as far as reading the source can tell.
+
+    kind: "str" (value: the string, e.g. a path), "dict" (value: a dict whose unknowable leaves
+    are UNKNOWN), "none", "call" (value: the dotted callee, e.g. "torch.optim.AdamW";
+    `keywords`: its literal keyword arguments), "callable" (a lambda or function; value: the
+    callee of its body when that is a call), "unknown". `certain` is False when a name has
+    several possible values in its scope. `loader` is "json" when a path is read with
+    `json.load` in the script (so `1e3` stays a float)."""
+
+    kind: str
+    text: str
+    line: int
+    column: int
+    value: Any = None
+    certain: bool = True
+    loader: str | None = None
+    keywords: dict[str, Any] = field(default_factory=dict)
+    bound_at: int = 0  # for a name: the line of the assignment its value comes from
+
+
+@dataclass(slots=True)
+class InitializeCall:
+    """One `deepspeed.initialize(...)` call with its arguments by parameter name; `line` and
+    `column` of each argument are in `positions` (keyword or positional argument start)."""
+
+    line: int
+    column: int
+    arguments: dict[str, Expr]
+    positions: dict[str, tuple[int, int]]
+    star_kwargs: bool = False
+
+    @property
+    def config(self) -> Expr | None:
+        return self.arguments.get("config") or self.arguments.get("config_params")
+
+    def passes(self, name: str) -> bool | None:
+        """True when the call certainly passes a non-None `name`, False when it certainly does
+        not, None when the source cannot tell."""
+        value = self.arguments.get(name)
+        if value is None:
+            return None if self.star_kwargs else False
+        if value.kind == "none":
+            return False if value.certain else None
+        if value.kind in ("call", "callable", "dict", "str") and value.certain:
+            return True
+        return None
+
+
+@dataclass(slots=True)
+class ConfigReference:
+    """A place that hands a ds_config to a consumer: "trainer" (TrainingArguments and the
+    classes built on it, or an argparse `--deepspeed` default), "hf" (HfDeepSpeedConfig),
+    "accelerate" (DeepSpeedPlugin), "deepspeed" (deepspeed.initialize or `--deepspeed_config`)."""
+
+    consumer: str
+    callee: str
+    expr: Expr
+
+
+@dataclass(slots=True)
+class ScriptFacts:
+    initialize_calls: list[InitializeCall] = field(default_factory=list)
+    references: list[ConfigReference] = field(default_factory=list)
+
+
+def looks_like(path: str, text: str) -> bool:
+    """A Python file that mentions deepspeed or torch.distributed."""
+    if not path.endswith(".py"):
+        return False
+    return "deepspeed" in text or "torch.distributed" in text
+
+
+def read(text: str, path: str = "<string>") -> Document:
+    """The facts of a script. Never raises: a file that does not parse gives no facts, and a
+    syntax problem only when it is clearly a training script."""
+    document = Document(path=path, format=FORMAT, text=text, data=ScriptFacts())
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as error:
+        if any(marker in text for marker in MARKER_KEYS):
+            document.syntax = SyntaxProblem(f"{error.msg}", error.lineno or 1, error.offset or 1)
+        return document
+    except (ValueError, RecursionError, MemoryError):
+        return document
+    try:
+        document.data = _Reader(text, tree).facts()
+    except Exception:  # noqa: BLE001 - a script we cannot follow gives no facts, never a traceback
+        document.data = ScriptFacts()
+    return document
+
+
+# --- the reader -------------------------------------------------------------------------------
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _literal(node: ast.AST) -> Any:
+    """A literal value with UNKNOWN wherever the source is not a literal."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Dict):
+        result = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                continue  # **spread: its keys are unknown
+            key_value = _literal(key)
+            if isinstance(key_value, str):
+                result[key_value] = _literal(value)
+        return result
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal(node.operand)
+        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else UNKNOWN
+    if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args:
+        return {k.arg: _literal(k.value) for k in node.keywords if k.arg}
+    return UNKNOWN
+
+
+class _Reader(ast.NodeVisitor):
+    def __init__(self, text: str, tree: ast.Module):
+        self.text = text
+        self.tree = tree
+        self.scopes: list[str] = ["<module>"]
+        # (scope, name) -> [(line, value node or None when unknowable)]
+        self.assignments: dict[tuple[str, str], list[tuple[int, ast.AST | None]]] = {}
+        self.functions: set[str] = set()
+        self.deepspeed_modules: set[str] = set()
+        self.initialize_names: set[str] = set()
+        self.calls: list[tuple[ast.Call, str]] = []
+        # names whose dict value is changed in place (`cfg["optimizer"] = ...`, `cfg.update(...)`)
+        self.mutated: set[str] = set()
+
+    # -- pass 1: what is bound where -------------------------------------------------------
+
+    def _bind(self, name: str, line: int, value: ast.AST | None) -> None:
+        self.assignments.setdefault((self.scopes[-1], name), []).append((line, value))
+
+    def _bind_target(self, target: ast.AST, line: int, value: ast.AST | None) -> None:
+        if isinstance(target, (ast.Subscript, ast.Attribute)):
+            base = target
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                self.mutated.add(base.id)
+        elif isinstance(target, ast.Name):
+            self._bind(target.id, line, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
+                else [None] * len(target.elts)
+            for element, element_value in zip(target.elts, values):
+                self._bind_target(element, line, element_value)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, line, None)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target, node.lineno, node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.lineno, node.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._bind_target(node.target, node.lineno, None)
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._bind_target(node.target, node.lineno, node.value)
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        self._bind_target(node.target, node.lineno, None)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind_target(item.optional_vars, node.lineno, item.context_expr)
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name == "deepspeed":
+                self.deepspeed_modules.add(alias.asname or "deepspeed")
+            elif alias.name.startswith("deepspeed.") and alias.asname is None:
+                self.deepspeed_modules.add("deepspeed")
+            self._bind((alias.asname or alias.name).split(".")[0], node.lineno, None)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if node.module == "deepspeed" and alias.name == "initialize":
+                self.initialize_names.add(alias.asname or "initialize")
+            self._bind(alias.asname or alias.name, node.lineno, None)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        if not isinstance(node, ast.Lambda):
+            if len(self.scopes) == 1:
+                self.functions.add(node.name)
+            self._bind(node.name, node.lineno, node)
+            for decorator in node.decorator_list:
+                self.visit(decorator)
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None:
+                self.visit(default)
+        self.scopes.append(f"{getattr(node, 'name', 'lambda')}@{node.lineno}:{node.col_offset}")
+        arguments = node.args
+        for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
+            if arg is not None:
+                self._bind(arg.arg, node.lineno, None)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        for statement in body:
+            self.visit(statement)
+        self.scopes.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._bind(node.name, node.lineno, None)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.calls.append((node, self.scopes[-1]))
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "pop", "clear", "__setitem__"):
+            base = func.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                self.mutated.add(base.id)
+        self.generic_visit(node)
+
+    # -- pass 2: what the interesting calls pass -------------------------------------------
+
+    def facts(self) -> ScriptFacts:
+        self.visit(self.tree)
+        facts = ScriptFacts()
+        for call, scope in self.calls:
+            if self._is_initialize(call.func):
+                facts.initialize_calls.append(self._initialize(call, scope))
+                found = facts.initialize_calls[-1].config
+                if found is not None:
+                    facts.references.append(ConfigReference("deepspeed", "deepspeed.initialize", found))
+            else:
+                reference = self._reference(call, scope)
+                if reference is not None:
+                    facts.references.append(reference)
+        return facts
+
+    def _is_initialize(self, func: ast.AST) -> bool:
+        if isinstance(func, ast.Name):
+            return func.id in self.initialize_names
+        name = dotted(func)
+        if name is None or not name.endswith(".initialize"):
+            return False
+        return name[: -len(".initialize")] in self.deepspeed_modules
+
+    def _initialize(self, call: ast.Call, scope: str) -> InitializeCall:
+        arguments: dict[str, Expr] = {}
+        positions: dict[str, tuple[int, int]] = {}
+        for name, value in zip(INITIALIZE_PARAMETERS, call.args):
+            if isinstance(value, ast.Starred):
+                break
+            arguments[name] = self.describe(value, scope, call.lineno)
+            positions[name] = (value.lineno, value.col_offset + 1)
+        star = any(isinstance(a, ast.Starred) for a in call.args)
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                star = True
+                continue
+            arguments[keyword.arg] = self.describe(keyword.value, scope, call.lineno)
+            positions[keyword.arg] = (keyword.lineno, keyword.col_offset + 1)
+        return InitializeCall(call.lineno, call.col_offset + 1, arguments, positions, star)
+
+    def _reference(self, call: ast.Call, scope: str) -> ConfigReference | None:
+        callee = dotted(call.func) or ""
+        last = callee.rsplit(".", 1)[-1]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        if last in ("HfDeepSpeedConfig", "HfTrainerDeepSpeedConfig"):
+            value = call.args[0] if call.args else keywords.get("config_file_or_dict")
+            return ConfigReference("hf", last, self.describe(value, scope, call.lineno)) if value is not None else None
+        if last == "DeepSpeedPlugin" and "hf_ds_config" in keywords:
+            return ConfigReference("accelerate", last, self.describe(keywords["hf_ds_config"], scope, call.lineno))
+        if "deepspeed" in keywords and (last.endswith("Arguments") or last.endswith("Config")):
+            return ConfigReference("trainer", last, self.describe(keywords["deepspeed"], scope, call.lineno))
+        if last == "add_argument" and call.args and isinstance(call.args[0], ast.Constant) and "default" in keywords:
+            flag = call.args[0].value
+            consumer = {"--deepspeed": "trainer", "--deepspeed_config": "deepspeed"}.get(flag)
+            if consumer is not None:
+                return ConfigReference(consumer, f"add_argument({flag!r})",
+                                       self.describe(keywords["default"], scope, call.lineno))
+        return None
+
+    # -- values ----------------------------------------------------------------------------
+
+    def _text(self, node: ast.AST) -> str:
+        text = ast.get_source_segment(self.text, node) or ""
+        text = " ".join(text.split())
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    def _lookup(self, name: str, scope: str, line: int) -> tuple[ast.AST | None, bool] | None:
+        """The value node bound to `name` for a use at `line` in `scope`: the last binding on an
+        earlier line (a binding on the same line is the call's own result, as in `engine,
+        optimizer, _, _ = deepspeed.initialize(optimizer=optimizer)`), else the last one; and
+        whether that binding is the only candidate."""
+        for where in (scope, "<module>"):
+            bound = self.assignments.get((where, name))
+            if bound:
+                before = [b for b in bound if b[0] < line] or bound
+                return before[-1][1], len(before) == 1
+        return None
+
+    def describe(self, node: ast.AST, scope: str, line: int, depth: int = 0) -> Expr:
+        expr = Expr("unknown", self._text(node), node.lineno, node.col_offset + 1)
+        if depth > 8:
+            return expr
+        if isinstance(node, ast.Constant):
+            if node.value is None:
+                expr.kind = "none"
+            elif isinstance(node.value, str):
+                expr.kind, expr.value = "str", node.value
+            return expr
+        if isinstance(node, ast.Dict) or (isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args):
+            expr.kind, expr.value = "dict", _literal(node)
+            spread = any(k is None for k in node.keys) if isinstance(node, ast.Dict) else \
+                any(k.arg is None for k in node.keywords)
+            expr.certain = not spread
+            return expr
+        if isinstance(node, ast.Lambda):
+            expr.kind = "callable"
+            expr.value = dotted(node.body.func) if isinstance(node.body, ast.Call) else None
+            return expr
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, scope, line)
+            if found is None:
+                return expr
+            value, only = found
+            if value is None:
+                return expr
+            if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                expr.kind, expr.value = "callable", value.name
+                return expr
+            inner = self.describe(value, scope, value.lineno, depth + 1)
+            inner.text, inner.line, inner.column = expr.text, expr.line, expr.column
+            inner.bound_at = value.lineno
+            inner.certain = inner.certain and only and not (inner.kind == "dict" and node.id in self.mutated) \
+                and not (inner.loader is not None and node.id in self.mutated)
+            return inner
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # pathlib: Path("a") / "b"
+            left, right = (self.describe(n, scope, line, depth + 1) for n in (node.left, node.right))
+            if left.kind == right.kind == "str":
+                expr.kind, expr.value = "str", os.path.join(left.value, right.value)
+            return expr
+        if isinstance(node, ast.Call):
+            return self._describe_call(node, expr, scope, line, depth)
+        return expr
+
+    def _describe_call(self, node: ast.Call, expr: Expr, scope: str, line: int, depth: int) -> Expr:
+        callee = dotted(node.func) or ""
+        args = [self.describe(a, scope, line, depth + 1) for a in node.args if not isinstance(a, ast.Starred)]
+        if callee in ("os.path.join", "path.join", "osp.join") and args and all(a.kind == "str" for a in args):
+            expr.kind, expr.value = "str", os.path.join(*(a.value for a in args))
+            return expr
+        if callee.rsplit(".", 1)[-1] in ("Path", "PurePath", "str", "abspath", "expanduser", "realpath") and \
+                len(args) == 1 and args[0].kind == "str":
+            expr.kind, expr.value = "str", args[0].value
+            return expr
+        if callee in JSON_LOADERS and args:
+            source = args[0]
+            if source.kind == "call" and source.value in ("open", "io.open") and source.keywords.get("_path"):
+                expr.kind, expr.value, expr.loader = "str", source.keywords["_path"], JSON_LOADERS[callee]
+                expr.certain = source.certain
+            elif source.kind == "str" and callee.endswith(".load"):
+                pass  # json.load of a string is an error in the script, not ours to report
+            return expr
+        expr.kind, expr.value = "call", callee
+        expr.keywords = {k.arg: _literal(k.value) for k in node.keywords if k.arg}
+        if callee in ("open", "io.open") and args and args[0].kind == "str":
+            expr.keywords["_path"] = args[0].value
+        if callee.endswith(".read_text") and isinstance(node.func, ast.Attribute):
+            inner = self.describe(node.func.value, scope, line, depth + 1)
+            if inner.kind == "str":
+                expr.keywords["_path"] = inner.value
+                expr.value = "open"
+        return expr

@@ -1,0 +1,430 @@
+"""`"auto"` values in a ds_config, judged by who reads the file.
+
+Plain DeepSpeed has no `"auto"`: its strict (pydantic) sections drop the key and use the default,
+its permissive sections keep the string and fail where they use it. Only the Hugging Face
+integration fills `"auto"` in: the Trainer (`HfTrainerDeepSpeedConfig.trainer_config_process`
+and `trainer_config_finalize`) and Accelerate (`DeepSpeedPlugin.__post_init__`,
+`Accelerator._prepare_deepspeed`), which raises ValueError for any `"auto"` left after that.
+
+So the rules first find the file's consumers (`consumers_of`): an Accelerate YAML whose
+`deepspeed_config_file` names it, an Axolotl (or LLaMA-Factory) YAML with `deepspeed:`, a Python
+script that passes it to `TrainingArguments(deepspeed=...)`, `HfDeepSpeedConfig`,
+`DeepSpeedPlugin` or `deepspeed.initialize`, or a shell script with `--deepspeed <file>` /
+`--deepspeed_config <file>`. They are looked for among the documents of the run and in the
+files of the file's repository (the nearest directory with `.git`, else the file's own
+directory), with a plain text search for the file name before anything is parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from shardshift.document import Document
+from shardshift.rules.base import Context, Finding, Related, Rule
+from shardshift.source import join_pointer
+
+# "auto" keys the Hugging Face integration fills in, with where the value comes from.
+HF_FILLED: dict[str, str] = {
+    "/train_micro_batch_size_per_gpu": "per_device_train_batch_size (Trainer), the DataLoader batch size (Accelerate)",
+    "/gradient_accumulation_steps": "gradient_accumulation_steps",
+    "/train_batch_size": "micro batch × accumulation × world size",
+    "/gradient_clipping": "max_grad_norm (Trainer) or 1.0 (Accelerate)",
+    "/optimizer/params/lr": "learning_rate",
+    "/optimizer/params/betas": "adam_beta1, adam_beta2",
+    "/optimizer/params/eps": "adam_epsilon",
+    "/optimizer/params/weight_decay": "weight_decay",
+    "/scheduler/params/warmup_min_lr": "0",
+    "/scheduler/params/warmup_max_lr": "learning_rate",
+    "/scheduler/params/warmup_num_steps": "warmup_steps",
+    "/scheduler/params/total_num_steps": "the number of training steps",
+    "/fp16/enabled": "fp16 / mixed_precision",
+    "/bf16/enabled": "bf16 / mixed_precision",
+    "/amp/enabled": "fp16_backend",
+    "/amp/opt_level": "fp16_opt_level",
+    "/zero_optimization/reduce_bucket_size": "hidden_size²",
+    "/zero_optimization/stage3_prefetch_bucket_size": "0.9 × hidden_size²",
+    "/zero_optimization/stage3_param_persistence_threshold": "10 × hidden_size",
+    "/zero_optimization/stage": "Accelerate's zero_stage (default 2)",
+    "/zero_optimization/offload_optimizer/device": "Accelerate's offload_optimizer_device",
+    "/zero_optimization/offload_param/device": "Accelerate's offload_param_device",
+    "/zero_optimization/offload_optimizer/nvme_path": "Accelerate's offload_optimizer_nvme_path",
+    "/zero_optimization/offload_param/nvme_path": "Accelerate's offload_param_nvme_path",
+    "/zero_optimization/stage3_gather_16bit_weights_on_model_save": "Accelerate's zero3_save_16bit_model",
+}
+
+# Keys where "auto" is a real DeepSpeed value (its own default): fine for plain DeepSpeed.
+NATIVE_AUTO = {
+    "/pipeline/stages", "/zero_optimization/zenflow/select_strategy", "/zero_optimization/zenflow/select_interval",
+    "/zero_optimization/zenflow/update_interval", "/data_types/keep_in_fp32_modules", "/expert_parallel/top_k",
+    "/expert_parallel/score_func", "/expert_parallel/score_apply", "/expert_parallel/combine_impl",
+    "/expert_parallel/row_weighting_impl",
+}
+
+# What plain DeepSpeed does with "auto" in permissive places it checks early.
+PLAIN_FAILURE = {
+    "/train_batch_size": "fails while parsing the config (TypeError: '>' between 'str' and 'int')",
+    "/train_micro_batch_size_per_gpu": "fails while parsing the config (TypeError: '>' between 'str' and 'int')",
+    "/gradient_accumulation_steps": "fails while parsing the config (TypeError: '>' between 'str' and 'int')",
+    "/gradient_clipping": "keeps the string and fails with TypeError at the first optimizer step",
+    "/wall_clock_breakdown": "fails while parsing the config (TypeError)",
+    "/communication_data_type": "fails while parsing the config (ValueError: Invalid communication_data_type)",
+    "/scheduler/params/warmup_num_steps": "fails in deepspeed.initialize (ValueError: warmup_num_steps must be a "
+                                          "positive integer)",
+    "/optimizer/type": "fails in deepspeed.initialize (auto is not a supported DeepSpeed Optimizer)",
+    "/scheduler/type": "fails in deepspeed.initialize (DeepSpeed does not recognize LR scheduler auto)",
+}
+
+HF_KINDS = {"trainer": "the Hugging Face Trainer", "hf": "HfDeepSpeedConfig", "accelerate": "Accelerate",
+            "axolotl": "an Axolotl-style YAML (deepspeed:)", "shell": "a launcher passing --deepspeed"}
+
+SCAN_SUFFIXES = (".py", ".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".yaml", ".yml", ".args", ".cmd")
+SCAN_MAX_FILES = 20000
+SCAN_MAX_BYTES = 1_000_000
+# A flag and its value; the value is matched in a lookahead so that `--deepspeed --deepspeed_config
+# ds.json` yields both flags.
+SHELL_FLAG = re.compile(r"--(deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)\b"
+                        r"(?=(?:\s*=\s*|(?:\s|\\\n)+)([\"']?)([^\s\"'`;|&()]+)\2)")
+YAML_KEY = re.compile(r"^\s*(deepspeed_config_file|deepspeed)\s*:\s*[\"']?([^\"'#\s]+)", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    """Who reads a ds_config: kind is "trainer", "hf", "accelerate", "axolotl", "shell" (all
+    through the Hugging Face integration, json.load) or "deepspeed" (deepspeed.initialize or
+    `--deepspeed_config`). `loader` is how the file is parsed: "json" or "hjson"."""
+
+    kind: str
+    file: str
+    line: int
+    loader: str = "json"
+
+    @property
+    def hugging_face(self) -> bool:
+        return self.kind != "deepspeed"
+
+    def describe(self) -> str:
+        what = HF_KINDS.get(self.kind) or ("deepspeed.initialize" if self.file.endswith(".py") else
+                                           "a launcher passing --deepspeed_config")
+        return f"{what} ({os.path.relpath(self.file) if os.path.isabs(self.file) else self.file}:{self.line})"
+
+
+# --- finding the consumers -------------------------------------------------------------------
+
+_CACHE: dict[int, tuple[list, dict[str, list[Consumer]]]] = {}
+
+
+def consumers_of(document: Document, context: Context) -> list[Consumer]:
+    """Everything found that reads `document` (empty when it is checked alone)."""
+    documents = context.documents or [document]
+    cached = _CACHE.get(id(documents))
+    if cached is None or cached[0] is not documents:
+        _CACHE.clear()
+        cached = (documents, _index(documents))
+        _CACHE[id(documents)] = cached
+    return cached[1].get(_real(document.path), [])
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def repository_root(path: str) -> str:
+    """The nearest ancestor directory with `.git` (at most 8 levels up), else the file's directory."""
+    directory = os.path.dirname(_real(path))
+    probe = directory
+    for _ in range(8):
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    return directory
+
+
+def _index(documents: list[Document]) -> dict[str, list[Consumer]]:
+    from shardshift.check import SKIP_DIRS
+
+    targets: dict[str, list[str]] = {}
+    roots: set[str] = set()
+    for document in documents:
+        if document.format == "deepspeed" and document.path and os.path.isfile(document.path):
+            targets.setdefault(os.path.basename(document.path), []).append(_real(document.path))
+            roots.add(repository_root(document.path))
+    if not targets:
+        return {}
+    candidates: dict[str, Document | None] = {}
+    for document in documents:
+        if document.format != "deepspeed" and document.path:
+            candidates[_real(document.path)] = document
+    seen = 0
+    for root in sorted(roots):
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+            for name in files:
+                seen += 1
+                if name.endswith(SCAN_SUFFIXES) or "." not in name:
+                    candidates.setdefault(_real(os.path.join(directory, name)), None)
+            if seen > SCAN_MAX_FILES:
+                break
+    index: dict[str, list[Consumer]] = {}
+    names = tuple(targets)
+    for path, document in candidates.items():
+        for reference, consumer in _references(path, document, names):
+            for target in _resolve(reference, path, targets):
+                index.setdefault(target, [])
+                if consumer not in index[target]:
+                    index[target].append(consumer)
+    return index
+
+
+def _references(path: str, document: Document | None, names: tuple[str, ...]) -> list[tuple[str, Consumer]]:
+    """(path as written, consumer) for every ds_config reference in one file."""
+    if document is not None:
+        text = document.text
+    else:
+        try:
+            if os.path.getsize(path) > SCAN_MAX_BYTES:
+                return []
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return []
+    if not any(name in text for name in names):
+        return []
+    found: list[tuple[str, Consumer]] = []
+    if path.endswith(".py"):
+        from shardshift.formats import python_script
+
+        facts = document.data if document is not None and document.format == "python" else \
+            python_script.read(text, path).data
+        for reference in getattr(facts, "references", []):
+            if reference.expr.kind == "str":
+                loader = reference.expr.loader or ("hjson" if reference.consumer == "deepspeed" else "json")
+                found.append((reference.expr.value, Consumer(reference.consumer, path, reference.expr.line, loader)))
+        return found
+    if path.endswith((".yaml", ".yml")):
+        for match in YAML_KEY.finditer(text):
+            kind = "accelerate" if match.group(1) == "deepspeed_config_file" else "axolotl"
+            found.append((match.group(2), Consumer(kind, path, text.count("\n", 0, match.start(2)) + 1)))
+        return found
+    for match in SHELL_FLAG.finditer(text):
+        value = match.group(3)
+        if value.startswith("-"):
+            continue
+        kind = {"deepspeed": "shell", "deepspeed_config_file": "accelerate"}.get(match.group(1), "deepspeed")
+        loader = "hjson" if kind == "deepspeed" else "json"
+        found.append((value, Consumer(kind, path, text.count("\n", 0, match.start(3)) + 1, loader)))
+    return found
+
+
+def _components(path: str) -> list[str]:
+    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def _resolve(reference: str, referrer: str, targets: dict[str, list[str]]) -> list[str]:
+    """The ds_configs of this run that a path written in `referrer` names: relative to the
+    referrer's directory, any of its ancestors (scripts usually run from the repository root) or
+    the current directory; a path with `$VARIABLE` parts or an absolute path from another machine
+    by its last components (at least two: `configs/ds_config.json`)."""
+    name = os.path.basename(reference.replace("\\", "/"))
+    candidates = targets.get(name)
+    if not candidates:
+        return []
+    anchors = []
+    probe = os.path.dirname(referrer)
+    for _ in range(8):
+        anchors.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    anchors.append(os.getcwd())
+    if "$" not in reference and "{" not in reference:
+        if os.path.isabs(reference):
+            resolved = {os.path.normpath(reference)}
+        else:
+            resolved = {os.path.normpath(os.path.join(anchor, reference)) for anchor in anchors}
+        hits = [t for t in candidates if t in resolved]
+        if hits:
+            return hits
+    parts = _components(reference)
+    variable = [i for i, p in enumerate(parts) if "$" in p or "{" in p]
+    if not variable and not os.path.isabs(reference):
+        return []  # a plain relative path names the file it resolves to, and that is not one of ours
+    tail = [p for p in (parts[variable[-1] + 1:] if variable else parts) if p != ".."]
+    if len(tail) < 2:
+        return []  # "$DIR/ds_config.json" could be any ds_config.json
+    return [t for t in candidates if _components(t)[-len(tail):] == tail]
+
+
+# --- what plain DeepSpeed does with "auto" -----------------------------------------------------
+
+
+def auto_values(document: Document) -> list[str]:
+    """Pointers of every "auto" value of a ds_config key: a key of the key table, or a key inside
+    an open section (optimizer and scheduler params, apex amp kwargs). Unknown keys are left to
+    unknown-key (DS101); lists are not entered."""
+    from shardshift.formats.deepspeed_keys import key_index
+
+    rows = key_index()
+    found: list[str] = []
+
+    def visit(value: Any, pointer: str, open_section: bool) -> None:
+        if isinstance(value, dict):
+            for key, child in value.items():
+                child_pointer = join_pointer(pointer, key)
+                row = rows.get(child_pointer)
+                if row is None and not open_section:
+                    continue
+                visit(child, child_pointer, open_section or (row is not None and row.open))
+        elif value == "auto":
+            found.append(pointer)
+
+    visit(document.data, "", False)
+    return found
+
+
+def plain_deepspeed_effect(pointer: str) -> str:
+    """What plain DeepSpeed does with "auto" at `pointer`."""
+    from shardshift.formats.deepspeed_keys import key_index
+
+    if pointer in PLAIN_FAILURE:
+        return PLAIN_FAILURE[pointer]
+    rows = key_index()
+    if pointer.startswith(("/optimizer/params/", "/scheduler/params/")):
+        return ("passes the string \"auto\" to the constructor, which fails with TypeError (in deepspeed.initialize or "
+                "at the first step)")
+    parent = pointer.rsplit("/", 1)[0]
+    section = rows.get(parent)
+    if section is not None and section.strict:
+        row = rows.get(pointer)
+        default = json.dumps(row.default) if row is not None else "its default"
+        return f"drops the key (strict section) and silently uses the default {default}"
+    return "keeps the string \"auto\" and fails (TypeError) or misbehaves where it uses the value"
+
+
+def _dotted(pointer: str) -> str:
+    return pointer[1:].replace("/", ".")
+
+
+class AutoWithoutIntegration(Rule):
+    """`"auto"` in a ds_config that nothing found fills in.
+
+    ## What it does
+    Reports each `"auto"` value of a ds_config for which no consumer was found: no Accelerate
+    YAML (`deepspeed_config_file`), Axolotl YAML (`deepspeed:`), Python script
+    (`TrainingArguments(deepspeed=...)`, `HfDeepSpeedConfig`, `deepspeed.initialize`) or shell
+    script (`--deepspeed`, `--deepspeed_config`) in the run or in the file's repository names it.
+    Says what plain DeepSpeed would do with the key. Keys where `"auto"` is a real DeepSpeed value
+    (`pipeline.stages`, the ZenFlow intervals, ...) are not reported.
+
+    ## Why is this bad
+    Only the Hugging Face integration (Trainer, Accelerate) fills `"auto"` in. Given to plain
+    DeepSpeed, a strict section drops the key and uses the default without a word
+    (`"stage": "auto"` is stage 0, `"enabled": "auto"` trains in fp32), and a permissive one keeps
+    the string and fails later (`"gradient_clipping": "auto"` at the first step). This is a warning,
+    not an error: the file is fine if the Trainer or Accelerate loads it. Check it together with
+    the script or launcher config that uses it, and this warning goes away.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "gradient_clipping": "auto", "zero_optimization": {"stage": "auto"}}
+    ```
+    (checked alone, or used by `deepspeed.initialize(config=...)`)
+
+    ## Use instead
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "gradient_clipping": 1.0, "zero_optimization": {"stage": 2}}
+    ```
+    """
+
+    code = "DS420"
+    name = "auto-without-integration"
+    severity = "warning"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        if not isinstance(document.data, dict):
+            return
+        pointers = [p for p in auto_values(document) if p not in NATIVE_AUTO]
+        if not pointers or consumers_of(document, context):
+            return
+        name = os.path.basename(document.path)
+        for pointer in pointers:
+            who = ("only the Hugging Face Trainer or Accelerate fills it in" if pointer in HF_FILLED else
+                   "neither the Hugging Face Trainer nor Accelerate fills this key (Accelerate raises on it)")
+            yield self.finding(
+                document, pointer,
+                f"{_dotted(pointer)} is \"auto\": {who}, and nothing found with this run passes {name} to them; "
+                f"plain DeepSpeed {plain_deepspeed_effect(pointer)}; set a value, or check {name} together with "
+                "the script or launcher config that uses it")
+
+
+class AutoNotFilledByConsumer(Rule):
+    """`"auto"` that the tools reading this ds_config do not fill in.
+
+    ## What it does
+    Finds who reads the ds_config (see auto-without-integration) and reports each `"auto"` that
+    none of them fills: with the Hugging Face Trainer, Accelerate or Axolotl, a key outside the
+    list they fill (batch sizes, clipping, optimizer lr/betas/eps/weight_decay, scheduler warmup
+    and total steps, fp16/bf16, the ZeRO stage and offload devices, the hidden-size-based bucket
+    sizes); with plain `deepspeed.initialize`, every `"auto"`.
+
+    ## Why is this bad
+    Accelerate raises `ValueError: ... not found in kwargs. Please specify ... without auto` for
+    any `"auto"` it cannot fill, at `prepare()`; the legacy spelling `"bfloat16": {"enabled":
+    "auto"}` is one (only `bf16` is filled). Plain DeepSpeed drops the key to its default in strict
+    sections (`"stage": "auto"` is stage 0) or fails later in permissive ones.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "steps_per_print": "auto"}
+    ```
+    with `TrainingArguments(deepspeed="ds_config.json")`
+
+    ## Use instead
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "steps_per_print": 100}
+    ```
+    """
+
+    code = "DS421"
+    name = "auto-not-filled-by-consumer"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        if not isinstance(document.data, dict):
+            return
+        pointers = auto_values(document)
+        if not pointers:
+            return
+        consumers = consumers_of(document, context)
+        if not consumers:
+            return
+        hugging_face = [c for c in consumers if c.hugging_face]
+        related = [Related(c.file, c.line, 1, None, f"{c.describe().rsplit(' (', 1)[0]} reads this file")
+                   for c in (hugging_face or consumers)[:3]]
+        for pointer in pointers:
+            if hugging_face:
+                if pointer in HF_FILLED:
+                    continue
+                who = hugging_face[0].describe()
+                hint = " (the Trainer and Accelerate fill only bf16.enabled)" if pointer == "/bfloat16/enabled" else ""
+                yield self.finding(
+                    document, pointer,
+                    f"{_dotted(pointer)} is \"auto\" and this file is read by {who}, which does not fill this key"
+                    f"{hint}: Accelerate raises ValueError (\"`{_dotted(pointer)}` not found in kwargs\") when it "
+                    "prepares the model; set a value", related=related)
+            elif pointer not in NATIVE_AUTO:
+                who = consumers[0].describe()
+                yield self.finding(
+                    document, pointer,
+                    f"{_dotted(pointer)} is \"auto\" and this file is read by {who}, which does not fill \"auto\" "
+                    f"in: DeepSpeed {plain_deepspeed_effect(pointer)}; set a value, or load the file through the "
+                    "Hugging Face Trainer or Accelerate", related=related)
