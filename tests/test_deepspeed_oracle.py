@@ -44,23 +44,8 @@ CORPUS_FILES = corpus_files("deepspeed", "*.json")
 # the DeepSpeed assertion that fires, for the rule authors who will close the gap.
 KNOWN_MISSES: dict[str, str] = {}
 
-# Round trips that change what DeepSpeed resolves, by test id, with the cause.
-_BFLOAT16_RENAME = (
-    "the writer renames the legacy `bfloat16` block to `bf16`; transformers' Trainer fills only `bf16.enabled`, "
-    "so `\"enabled\": \"auto\"` becomes true after the round trip while in the original it stays \"auto\" and "
-    "DeepSpeed drops it (bf16 off). Plain DeepSpeed resolves both the same; the conversion report should say "
-    "that the rename changes what the Trainer does")
-_FLOAT_WARMUP_LIFTED = (
-    "the reader lifts scheduler.params.warmup_num_steps written as a float (1000.0) into the int field "
-    "Plan.scheduler.warmup_steps (pydantic lax mode), so the writer emits an int: the round trip silently "
-    "repairs what DS415 reports (DeepSpeed 0.19.8's WarmupLR raises ValueError for a non-int warmup_num_steps). "
-    "The reader should lift only JSON ints into int Plan fields and keep a float in the passthrough")
-ROUND_TRIP_GAPS: dict[str, str] = {
-    "corpus/deepspeed/huggingface__transformers__tests__deepspeed__ds_config_zero3_bf16.json": _BFLOAT16_RENAME,
-    "fixtures/deepspeed/rules/DS421/bad_bf16.json": _BFLOAT16_RENAME,
-    "fixtures/deepspeed/rules/DS415/bad.json": _FLOAT_WARMUP_LIFTED,
-    "fixtures/deepspeed/rules/DS415/bad_trainer.json": _FLOAT_WARMUP_LIFTED,
-}
+# Round trips that change what DeepSpeed resolves, by test id, with the cause (none known).
+ROUND_TRIP_GAPS: dict[str, str] = {}
 
 
 def _label(path: Path) -> str:

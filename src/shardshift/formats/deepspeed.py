@@ -102,8 +102,12 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def _json_type_ok(key: Key, value: Any) -> Any:
-    """The value to lift if its JSON type is what DeepSpeed expects for `key`, else _MISSING."""
+def _json_type_ok(key: Key, value: Any, strict: bool = False) -> Any:
+    """The value to lift if its JSON type is what DeepSpeed expects for `key`, else _MISSING.
+
+    A whole float (JSON `5e8`) counts as an int only in strict sections, where DeepSpeed's
+    pydantic models convert it; elsewhere DeepSpeed uses the float as it is (a float
+    `warmup_num_steps` fails at initialisation), so it stays verbatim in the passthrough."""
     if value == "auto":
         return value
     if key.type == "int":
@@ -111,7 +115,7 @@ def _json_type_ok(key: Key, value: Any) -> Any:
             return _MISSING
         if isinstance(value, int):
             return value
-        if isinstance(value, float) and value.is_integer():
+        if strict and isinstance(value, float) and value.is_integer():
             return int(value)
         return _MISSING
     if key.type == "number":
@@ -123,6 +127,11 @@ def _json_type_ok(key: Key, value: Any) -> Any:
     if key.type == "enum":
         return value if key.choices and value in key.choices else _MISSING
     return _MISSING
+
+
+def _in_strict_section(key: Key) -> bool:
+    parent = key_index().get(key.path.rsplit("/", 1)[0])
+    return parent is not None and parent.strict
 
 
 def _assign(plan: Plan, dotted: str, value: Any) -> bool:
@@ -197,7 +206,11 @@ def _normalise(data: dict) -> tuple[dict, dict[str, str]]:
         if zero and "allgather_size" in data:
             data["zero_optimization"]["allgather_bucket_size"] = data.pop("allgather_size")
             renamed["/zero_optimization/allgather_bucket_size"] = "/allgather_size"
-    if "bfloat16" in data and "bf16" not in data:
+    # The Hugging Face integration fills "auto" only under `bf16`, so renaming a `bfloat16` block
+    # that holds "auto" would change what the Trainer hands to DeepSpeed: keep such a block as is.
+    legacy_bf16 = data.get("bfloat16")
+    if legacy_bf16 is not None and "bf16" not in data and not (
+            isinstance(legacy_bf16, dict) and "auto" in legacy_bf16.values()):
         data["bf16"] = data.pop("bfloat16")
         renamed["/bf16"] = "/bfloat16"
         if isinstance(data["bf16"], dict):
@@ -259,7 +272,7 @@ def plan_from_dict(raw: dict) -> tuple[Plan, dict[str, str]]:
     consumed: list[str] = []
 
     for key in SIMPLE_KEYS:
-        value = _json_type_ok(key, _get(data, key.path))
+        value = _json_type_ok(key, _get(data, key.path), _in_strict_section(key))
         if value is not _MISSING and _assign(plan, key.field, value):
             consumed.append(key.path)
 
