@@ -316,7 +316,8 @@ class AutoWithoutIntegration(Rule):
     """`"auto"` in a ds_config that nothing found fills in.
 
     ## What it does
-    Reports each `"auto"` value of a ds_config for which no consumer was found: no Accelerate
+    Reports the `"auto"` values of a ds_config for which no consumer was found (one finding per
+    file, at the first one, with every place as a related location): no Accelerate
     YAML (`deepspeed_config_file`), Axolotl YAML (`deepspeed:`), Python script
     (`TrainingArguments(deepspeed=...)`, `HfDeepSpeedConfig`, `deepspeed.initialize`) or shell
     script (`--deepspeed`, `--deepspeed_config`) in the run or in the file's repository names it.
@@ -354,15 +355,26 @@ class AutoWithoutIntegration(Rule):
         pointers = [p for p in auto_values(document) if p not in NATIVE_AUTO]
         if not pointers or consumers_of(document, context):
             return
+        # One finding per file (at the first "auto"), the other places as related locations:
+        # a Hugging Face config checked alone has a dozen of them, all with one cause.
         name = os.path.basename(document.path)
+        unfillable = [p for p in pointers if p not in HF_FILLED]
+        keys = ", ".join(_dotted(p) for p in pointers[:6]) + (f" and {len(pointers) - 6} more" if len(pointers) > 6 else "")
+        count = f"{len(pointers)} value{'s are' if len(pointers) > 1 else ' is'} \"auto\" ({keys})"
+        who = "only the Hugging Face Trainer or Accelerate fills them in"
+        if unfillable:
+            who += f" (and not even they fill {', '.join(_dotted(p) for p in unfillable)})"
+        related = []
         for pointer in pointers:
-            who = ("only the Hugging Face Trainer or Accelerate fills it in" if pointer in HF_FILLED else
-                   "neither the Hugging Face Trainer nor Accelerate fills this key (Accelerate raises on it)")
-            yield self.finding(
-                document, pointer,
-                f"{_dotted(pointer)} is \"auto\": {who}, and nothing found with this run passes {name} to them; "
-                f"plain DeepSpeed {plain_deepspeed_effect(pointer)}; set a value, or check {name} together with "
-                "the script or launcher config that uses it")
+            line, column = document.position(pointer)
+            related.append(Related(document.path, line, column, pointer,
+                                   f"{_dotted(pointer)}: plain DeepSpeed {plain_deepspeed_effect(pointer)}"))
+        yield self.finding(
+            document, pointers[0],
+            f"{count}: {who}, and nothing found with this run passes {name} to them; plain DeepSpeed "
+            f"{plain_deepspeed_effect(pointers[0])} for {_dotted(pointers[0])} (see the related locations for the "
+            f"others); set values, or check {name} together with the script or launcher config that uses it",
+            related=related)
 
 
 class AutoNotFilledByConsumer(Rule):
