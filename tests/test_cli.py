@@ -154,3 +154,11 @@ def test_readme_commands_are_the_ones_ci_runs():
     assert "shardshift check fixtures/" in readme
     test_command = re.search(r"```sh\n([^\n]*python -m pytest[^\n]*)\n", readme).group(1)
     assert test_command in ci.splitlines()
+
+
+def test_a_json_schema_that_mentions_deepspeed_keys_is_not_taken_for_a_config(tmp_path):
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+              "properties": {"zero_optimization": {"type": "object"}, "train_batch_size": {"type": "integer"}}}
+    (tmp_path / "ds_config.schema.json").write_text(json.dumps(schema))
+    status, output = check_json(str(tmp_path))
+    assert (status, output["files"], output["findings"]) == (0, [], [])

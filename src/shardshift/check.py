@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Callable
 
 from shardshift.document import Document, SyntaxProblem
 from shardshift.rules.base import SEVERITY_RANK, Context, Finding
@@ -24,6 +25,8 @@ class CheckedFile:
 class CheckResult:
     findings: list[Finding] = field(default_factory=list)
     files: list[CheckedFile] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list, repr=False)
+    fixed: list[Finding] | None = None  # with --fix: what was fixed (the findings are what remains)
 
     def worst(self) -> int:
         return max((SEVERITY_RANK[f.severity] for f in self.findings), default=-1)
@@ -36,12 +39,16 @@ class CheckResult:
 
     def to_json(self) -> dict:
         counts = self.counts()
-        return {
+        out = {
             "findings": [f.to_json() for f in self.findings],
             "files": [{"path": f.path, "format": f.format} for f in self.files],
             "summary": {"files": len(self.files), "findings": len(self.findings), "errors": counts["error"],
                         "warnings": counts["warning"], "infos": counts["info"]},
         }
+        if self.fixed is not None:
+            out["fixed"] = [f.to_json() for f in self.fixed]
+            out["summary"]["fixed"] = len(self.fixed)
+        return out
 
 
 def discover(paths: list[str]) -> list[tuple[str, bool]]:
@@ -73,15 +80,37 @@ def load(path: str, explicit: bool) -> Document | None:
         return Document(path=path, format="unknown", text="", syntax=SyntaxProblem(f"cannot read: {error.strerror}", 1, 1))
     try:
         text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
+    except UnicodeDecodeError as error:
+        return _undecodable(path, raw, error) if explicit else None
     name = formats.detect(path, text)
     if name is None:
         return None
-    document = formats.reader(name).read(text, path)
+    module = formats.reader(name)
+    document = module.read(text, path)
     if document.syntax is not None and not _worth_reporting(name, path, text, explicit):
         return None
+    # A reader may confirm from the parsed content what the text search only guessed
+    # (a JSON Schema mentions "zero_optimization" too, but is no ds_config).
+    confirm = getattr(module, "is_config", None)
+    if document.syntax is None and confirm is not None and not confirm(document):
+        return None
     return document
+
+
+def _undecodable(path: str, raw: bytes, error: UnicodeDecodeError) -> Document | None:
+    """A file named on the command line that is not UTF-8: reported (SS001) when its name or
+    content says it is a config, so that an unreadable config never passes as clean."""
+    from shardshift import formats
+
+    text = raw.decode("utf-8-sig", errors="replace")
+    name = formats.detect(path, text)
+    if name is None:
+        return None
+    before = raw[:error.start]
+    line = before.count(b"\n") + 1
+    column = len(before[before.rfind(b"\n") + 1:].decode("utf-8-sig", errors="replace")) + 1
+    problem = SyntaxProblem(f"not UTF-8 text: byte 0x{raw[error.start]:02x} cannot be decoded", line, column)
+    return Document(path=path, format=name, text=text, syntax=problem)
 
 
 def _worth_reporting(name: str, path: str, text: str, explicit: bool) -> bool:
@@ -95,32 +124,65 @@ def _worth_reporting(name: str, path: str, text: str, explicit: bool) -> bool:
 
 
 def run_check(paths: list[str], context: Context, select: set[str] | None = None,
-              ignore: set[str] | None = None) -> CheckResult:
+              ignore: set[str] | None = None, per_file_ignores: Callable[[str], set[str]] | None = None) -> CheckResult:
     """Check every config under `paths` with the rules chosen by `select` / `ignore` (code
-    prefixes, as in ruff: "DS" selects every DS rule)."""
-    from shardshift.rules import all_rules
-
+    prefixes, as in ruff: "DS" selects every DS rule) and `per_file_ignores` (a file's path ->
+    the codes or prefixes switched off for it). Inline suppressions are applied last."""
     result = CheckResult()
-    documents: list[Document] = []
     for path, explicit in discover(paths):
         document = load(path, explicit)
         if document is not None:
-            documents.append(document)
+            result.documents.append(document)
             result.files.append(CheckedFile(path, document.format))
+    result.findings = check_documents(result.documents, context, select, ignore, per_file_ignores)
+    return result
+
+
+def check_documents(documents: list[Document], context: Context, select: set[str] | None = None,
+                    ignore: set[str] | None = None,
+                    per_file_ignores: Callable[[str], set[str]] | None = None) -> list[Finding]:
+    """Run the chosen rules over `documents` (which are all the run sees: cross-file rules look
+    at `context.documents`), then filter by per-file ignores and inline suppressions, and add an
+    unused-suppression finding (SS003) for every suppression that suppressed nothing."""
+    from shardshift import suppress
+    from shardshift.rules import all_rules
+
     context.documents = documents
-    rules = [rule() for rule in all_rules() if _chosen(rule.code, select, ignore)]
+    registered = all_rules()
+    rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]
+    switched_off: dict[str, set[str]] = {}
+
+    def off(path: str) -> set[str]:
+        if path not in switched_off:
+            switched_off[path] = per_file_ignores(path) if per_file_ignores else set()
+        return switched_off[path]
+
+    findings: list[Finding] = []
     for document in documents:
         for rule in rules:
             if rule.formats and document.format not in rule.formats:
                 continue
             if document.syntax is not None and rule.code != "SS001":
                 continue
-            result.findings.extend(rule.check(document, context))
-    result.findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
-    return result
+            findings.extend(rule.check(document, context))
+    findings = [f for f in findings if not _matches(f.code, off(f.file))]
+
+    suppressions = {d.path: suppress.scan(d.path, d.text) for d in documents}
+    findings = suppress.apply(findings, suppressions)
+    known = {rule.code for rule in registered}
+    for document in documents:
+        active = {rule.code for rule in rules if not _matches(rule.code, off(document.path))}
+        if suppressions[document.path] and document.syntax is None and "SS003" in active:
+            findings.extend(suppress.unused(suppressions[document.path], active, known, "unused-suppression"))
+    findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
+    return findings
+
+
+def _matches(code: str, prefixes: set[str] | None) -> bool:
+    return bool(prefixes) and any(code.startswith(prefix) for prefix in prefixes)
 
 
 def _chosen(code: str, select: set[str] | None, ignore: set[str] | None) -> bool:
-    if select and not any(code.startswith(prefix) for prefix in select):
+    if select and not _matches(code, select):
         return False
-    return not (ignore and any(code.startswith(prefix) for prefix in ignore))
+    return not _matches(code, ignore)

@@ -13,6 +13,7 @@ import os
 import sys
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+SCHEMA_NAMES = ("deepspeed", "accelerate", "plan")
 
 
 def _codes(text: str | None) -> set[str] | None:
@@ -39,7 +40,7 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from shardshift import __version__
+    from shardshift import __version__, report
 
     parser = argparse.ArgumentParser(prog="shardshift", description=(
         "Read, check and translate distributed training configs (DeepSpeed, Megatron-LM, FSDP2, Accelerate)."))
@@ -48,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check configuration files for silent misconfigurations")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
-    check.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    check.add_argument("--format", choices=report.FORMATS, default="text",
+                       help="output format (default: text; auto: github inside GitHub Actions, else text)")
     check.add_argument("--world-size", type=_positive, help="total number of processes (GPUs)")
     check.add_argument("--nodes", type=_positive, help="number of nodes (with --gpus-per-node)")
     check.add_argument("--gpus-per-node", type=_positive, help="GPUs per node (with --nodes)")
@@ -56,14 +58,28 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--hidden-size", type=_positive, help="the model's hidden size, for bucket sizing")
     check.add_argument("--select", help="comma-separated rule codes or prefixes to run (default: all)")
     check.add_argument("--ignore", help="comma-separated rule codes or prefixes to skip")
-    check.add_argument("--fail-on", choices=["error", "warning"], default="error",
+    check.add_argument("--fail-on", choices=["error", "warning"], default=None,
                        help="lowest severity that makes the exit status 1 (default: error)")
+    fixing = check.add_mutually_exclusive_group()
+    fixing.add_argument("--fix", action="store_true", help="apply the safe fixes in place, then report what remains")
+    fixing.add_argument("--diff", action="store_true",
+                        help="print the safe fixes as a unified diff instead of writing them (exit 1 if there are any)")
+    configuration = check.add_mutually_exclusive_group()
+    configuration.add_argument("--config", metavar="FILE",
+                               help="read options from this shardshift.toml or pyproject.toml (default: found by "
+                                    "walking up from the current directory)")
+    configuration.add_argument("--isolated", action="store_true", help="ignore every configuration file")
 
     convert = commands.add_parser("convert", help="translate a config into another format, with a migration report")
     convert.add_argument("source", metavar="SRC")
-    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed or plan")
+    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed, fsdp2 or plan")
     convert.add_argument("-o", "--output", help="write the result here (default: stdout)")
     convert.add_argument("--report", help="also write the migration report as JSON to this file")
+    convert.add_argument("--strict", action="store_true",
+                         help="exit 1 when the report drops any setting (the output is still written)")
+
+    schema = commands.add_parser("schema", help="print a JSON Schema for editors (deepspeed, accelerate, plan)")
+    schema.add_argument("name", choices=SCHEMA_NAMES, metavar="NAME", help=", ".join(SCHEMA_NAMES))
 
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="show one rule's documentation")
@@ -72,9 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A config may hold a lone surrogate (a "\\ud800" escape): print it escaped, never crash on it.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = {"check": _check, "convert": _convert, "rules": _rules, "explain": _explain}[args.command]
+    handler = {"check": _check, "convert": _convert, "rules": _rules, "explain": _explain,
+               "schema": _schema}[args.command]
     try:
         return handler(args, parser)
     except BrokenPipeError:  # `shardshift check | head`
@@ -82,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check(args, parser) -> int:
+    from shardshift import config as configuration
     from shardshift.check import run_check
+    from shardshift.report import REPORTERS, resolve
     from shardshift.rules import all_rules
     from shardshift.rules.base import SEVERITY_RANK, Context
 
@@ -91,22 +113,72 @@ def _check(args, parser) -> int:
         parser.error(f"no such file or directory: {', '.join(missing)}")
     if (args.nodes is None) != (args.gpus_per_node is None):
         parser.error("--nodes and --gpus-per-node go together")
+    try:
+        config = configuration.load(args.config, args.isolated)
+        known = {rule.code for rule in all_rules()}
+        where = config.path or "the configuration"
+        configuration.check_codes(config.select, known, f"{where} select")
+        configuration.check_codes(config.ignore, known, f"{where} ignore")
+        for pattern, codes in config.per_file_ignores.items():
+            configuration.check_codes(codes, known, f"{where} per-file-ignores {pattern!r}")
+    except configuration.ConfigError as error:
+        print(f"shardshift: {error}", file=sys.stderr)
+        return EXIT_USAGE
     world = args.world_size
     if args.nodes is not None:
         product = args.nodes * args.gpus_per_node
         if world is not None and world != product:
             parser.error(f"--world-size {world} disagrees with --nodes × --gpus-per-node = {product}")
         world = product
-    select, ignore = _codes(args.select), _codes(args.ignore)
-    known = {rule.code for rule in all_rules()}
+    if world is None:  # the command line wins; the file's world applies only when it says nothing
+        world = config.world_size or (config.nodes * config.gpus_per_node if config.nodes else None)
+    select = _codes(args.select) if args.select is not None else set(config.select or ()) or None
+    ignore = _codes(args.ignore) if args.ignore is not None else set(config.ignore or ()) or None
     for prefix in (select or set()) | (ignore or set()):
         if not any(code.startswith(prefix) for code in known):
             parser.error(f"unknown rule code {prefix!r} (see `shardshift rules`)")
-    context = Context(world_size=world, deepspeed_version=args.deepspeed_version, hidden_size=args.hidden_size)
-    result = run_check(args.paths, context, select, ignore)
-    reporter = importlib.import_module(f"shardshift.report.{args.format}")
+    fail_on = args.fail_on or config.fail_on or "error"
+    context = Context(world_size=world, deepspeed_version=args.deepspeed_version or config.deepspeed_version,
+                      hidden_size=args.hidden_size or config.hidden_size)
+    per_file = config.ignored_for if config.per_file_ignores else None
+    result = run_check(args.paths, context, select, ignore, per_file)
+    unwritten = False
+    if args.fix or args.diff:
+        changed, unwritten = _apply_fixes(result, context, select, ignore, per_file, write=args.fix)
+        if args.diff:
+            return EXIT_FINDINGS if changed else EXIT_OK
+    reporter = importlib.import_module(REPORTERS[resolve(args.format)])
     sys.stdout.write(reporter.render(result))
-    return EXIT_FINDINGS if result.worst() >= SEVERITY_RANK[args.fail_on] else EXIT_OK
+    return EXIT_FINDINGS if unwritten or result.worst() >= SEVERITY_RANK[fail_on] else EXIT_OK
+
+
+def _apply_fixes(result, context, select, ignore, per_file, *, write: bool) -> tuple[int, bool]:
+    """--fix: write the fixed files and leave in `result` what remains and what was fixed.
+    --diff: print the diff of every file that would change. Returns the number of files changed
+    and whether some file could not be written."""
+    from shardshift import fix
+    from shardshift.check import check_documents
+
+    outcome = fix.fix_documents(result.documents, context,
+                                lambda documents: check_documents(documents, context, select, ignore, per_file))
+    unwritten = False
+    for path, (before, after) in outcome.changed.items():
+        if not write:
+            sys.stdout.write(fix.unified_diff(path, before, after))
+            continue
+        try:
+            fix.write(path, after)
+        except OSError as error:
+            print(f"shardshift: {path}: cannot write the fixes: {error.strerror}", file=sys.stderr)
+            unwritten = True
+    if not write:
+        noun = "finding" if len(outcome.fixed) == 1 else "findings"
+        print(f"shardshift: {len(outcome.fixed)} {noun} fixable in {len(outcome.changed)} file(s); "
+              "run with --fix to apply", file=sys.stderr)
+    if unwritten:  # report the run as it is on disk
+        return len(outcome.changed), True
+    result.findings, result.documents, result.fixed = outcome.findings, outcome.documents, outcome.fixed
+    return len(outcome.changed), False
 
 
 def _convert(args, parser) -> int:
@@ -144,6 +216,18 @@ def _convert(args, parser) -> int:
             json.dump({"source": args.source, "source_format": document.format, "target_format": args.target,
                        "entries": [e.to_json() for e in conversion.entries], "summary": counts}, handle, indent=2)
             handle.write("\n")
+    if args.strict and counts["dropped"]:
+        print(f"shardshift: --strict: {counts['dropped']} setting(s) dropped", file=sys.stderr)
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _schema(args, parser) -> int:
+    import json
+
+    from shardshift.schemas import schema
+
+    sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
 
 

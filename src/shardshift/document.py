@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import InitVar, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from shardshift.source import Node, find_member, find_node, join_pointer
 
@@ -28,6 +28,8 @@ class Document:
 
     `data` is the plain value the framework's own loader would see (json.load semantics);
     `root` is the positioned tree of the same text; `plan` is None when the file did not parse.
+    A reader may build the Plan on first use (`defer_plan`), so that a check whose rules never
+    look at it does not import pydantic; `document.plan` reads and assigns as a plain attribute.
     """
 
     path: str
@@ -35,10 +37,19 @@ class Document:
     text: str
     root: Node | None = None
     data: Any = None
-    plan: Plan | None = None
+    plan: InitVar[Plan | None] = None
     syntax: SyntaxProblem | None = None
     # pointer in the normalised data -> pointer as written (legacy spellings renamed by the reader)
     renamed: dict[str, str] = field(default_factory=dict)
+    _plan: Plan | None = field(default=None, init=False, repr=False, compare=False)
+    _plan_builder: Callable[[], Plan | None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self, plan: Plan | None) -> None:
+        self._plan = plan
+
+    def defer_plan(self, build: Callable[[], Plan | None]) -> None:
+        """Build the Plan with `build()` when `plan` is first read."""
+        self._plan, self._plan_builder = None, build
 
     def settings(self) -> list[tuple[str, int, int]]:
         """Every leaf setting as written: (pointer, line, column of its key)."""
@@ -72,6 +83,20 @@ class Document:
             if not probe:
                 return 1, 1
             probe = probe.rsplit("/", 1)[0]
+
+
+def _get_plan(document: Document) -> Plan | None:
+    if document._plan_builder is not None:
+        build, document._plan_builder = document._plan_builder, None
+        document._plan = build()
+    return document._plan
+
+
+def _set_plan(document: Document, plan: Plan | None) -> None:
+    document._plan, document._plan_builder = plan, None
+
+
+Document.plan = property(_get_plan, _set_plan, doc="The Plan (built on first use when the reader deferred it).")  # type: ignore[assignment]
 
 
 @dataclass(slots=True)

@@ -13,10 +13,13 @@ from types import ModuleType
 
 READERS: dict[str, str] = {
     "deepspeed": "shardshift.formats.deepspeed",
+    "fsdp2": "shardshift.formats.fsdp2",  # before "python": a file that calls fully_shard is FSDP2 code
+    "python": "shardshift.formats.python_script",
 }
 
 WRITERS: dict[str, str] = {
     "deepspeed": "shardshift.formats.deepspeed",
+    "fsdp2": "shardshift.formats.fsdp2",
     "plan": "shardshift.formats.plan_yaml",
 }
 

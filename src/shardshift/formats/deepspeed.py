@@ -60,6 +60,17 @@ def looks_like(path: str, text: str) -> bool:
     return any(f'"{k}"' in text for k in MARKER_KEYS)
 
 
+def is_config(document: Document) -> bool:
+    """Whether a parsed file really is a ds_config: a marker key at the top level, or a
+    ds_config file name."""
+    if isinstance(document.data, dict) and MARKER_KEYS.intersection(document.data):
+        return True
+    if isinstance(document.data, dict) and "$schema" in document.data:
+        return False  # a JSON Schema (such as schemas/ds_config.schema.json), not a config
+    name = document.path.replace("\\", "/").rsplit("/", 1)[-1]
+    return bool(NAME_PATTERN.search(name))
+
+
 # --- helpers over nested dicts ------------------------------------------------------------
 
 

@@ -12,9 +12,20 @@ def render(result: CheckResult) -> str:
         lines.append(f"{f.file}:{f.line}:{f.column}: {f.code} {f.severity}: {f.message}{where}")
         if f.fix is not None:
             lines.append(f"    fix: {f.fix}")
+        for related in f.related:
+            lines.append(f"    see {related.file}:{related.line}:{related.column}: {related.message}")
+    if result.fixed:
+        lines.append(f"fixed {len(result.fixed)} finding(s):")
+        lines.extend(f"    {f.file}:{f.line}:{f.column}: {f.code} {_fixed(f)}" for f in result.fixed)
     counts = result.counts()
     files = len(result.files)
     summary = (f"{files} file{'s' if files != 1 else ''} checked: {counts['error']} error(s), "
                f"{counts['warning']} warning(s), {counts['info']} info")
     lines.append(summary if result.findings else f"{summary}; all clean")
     return "\n".join(lines) + "\n"
+
+
+def _fixed(f) -> str:
+    if f.fix_kind == "rename-key":
+        return f"renamed key {(f.pointer or '').rsplit('/', 1)[-1]!r} to {f.fix!r}"
+    return f"set {f.pointer} to {f.fix}"

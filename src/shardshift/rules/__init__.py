@@ -13,8 +13,18 @@ from shardshift.rules.base import Rule
 
 RULE_MODULES = (
     "shardshift.rules.syntax",
+    "shardshift.rules.suppression",
     "shardshift.rules.deepspeed_structure",
     "shardshift.rules.deepspeed_batch",
+    "shardshift.rules.deepspeed_stage",
+    "shardshift.rules.deepspeed_precision",
+    "shardshift.rules.deepspeed_legacy",
+    "shardshift.rules.deepspeed_buckets",
+    "shardshift.rules.deepspeed_optimizer",
+    "shardshift.rules.deepspeed_scheduler",
+    "shardshift.rules.deepspeed_auto",
+    "shardshift.rules.deepspeed_script",
+    "shardshift.rules.fsdp2",
 )
 
 

@@ -109,6 +109,36 @@ class Rule:
         return Finding(self.code, severity or self.severity, document.path, line, column, shown, message, fix,
                        self.name, list(related), fix_kind if fix is not None else None)
 
+    @staticmethod
+    def related(document: Document, pointer: str, message: str, *, key: bool = False) -> Related:
+        """A related location in `document` (another file of a cross-file finding, say)."""
+        line, column = document.position(pointer, key=key)
+        return Related(document.path, line, column, document.renamed.get(pointer, pointer), message)
+
+
+def clear_match(word: str, candidates: Iterable[str]) -> str | None:
+    """The one candidate `word` is an unmistakable misspelling of (safe for --fix), or None:
+    the same but for case or `-`/`_`, or the only candidate within two edits (one edit for
+    words shorter than eight characters)."""
+    candidates = list(candidates)
+    normal = word.replace("-", "_").lower()
+    for candidate in candidates:
+        if candidate.replace("-", "_").lower() == normal:
+            return candidate
+    limit = min(2, len(word) // 4)
+    close = [c for c in candidates if _edit_distance(normal, c.replace("-", "_").lower()) <= limit]
+    return close[0] if len(close) == 1 else None
+
+
+def _edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     """The closest candidate to a misspelled key, or None when nothing is close."""

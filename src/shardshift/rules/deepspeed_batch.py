@@ -13,6 +13,14 @@ def _int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def _whole(value) -> int | None:
+    """A whole JSON number as DeepSpeed's reader lifts it (5e8 and 8.0 count; booleans do not).
+    Read from the document, not the Plan, so that checking a file does not build a Plan."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 class BatchArithmetic(Rule):
     """The batch sizes do not multiply out, so DeepSpeed stops at launch.
 
@@ -49,13 +57,12 @@ class BatchArithmetic(Rule):
     formats = ("deepspeed",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        plan, data = document.plan, document.data
-        if plan is None or not isinstance(data, dict):
+        data = document.data
+        if document.syntax is not None or not isinstance(data, dict):
             return
         elastic = data.get("elasticity")
         if isinstance(elastic, dict) and elastic.get("enabled") is True:
             return  # elasticity computes the batch sizes itself
-        batch = plan.batch
         present = {name: data.get(name) for name in
                    ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")}
         if "auto" in present.values():
@@ -65,10 +72,11 @@ class BatchArithmetic(Rule):
                                "DeepSpeed asserts one of them at launch; add train_micro_batch_size_per_gpu",
                                position=(1, 1))
             return
-        total, micro, accumulation = _int(batch.global_), _int(batch.micro), _int(batch.accumulation)
+        total, micro, accumulation = (_int(_whole(value)) for value in present.values())
         if any(present[n] is not None and v is None for n, v in zip(present, (total, micro, accumulation))):
             return  # a bad value: invalid-value reports it
-        sp = plan.parallelism.context if isinstance(plan.parallelism.context, int) else 1
+        sp = _whole(data.get("sequence_parallel_size"))
+        sp = 1 if sp is None else sp
         if context.world_size is not None:
             yield from self._with_world(document, context.world_size, sp, total, micro, accumulation)
         else:

@@ -58,6 +58,8 @@ SIZES: tuple[Size, ...] = (
 def hidden_size(document: Document, context: Context) -> int | None:
     if context.hidden_size:
         return context.hidden_size
+    if document.format == "deepspeed":
+        return None  # no ds_config key holds the hidden size; and not building the Plan keeps `check` fast
     model = document.plan.model if document.plan is not None else None
     hidden = getattr(model, "hidden", None) if model is not None else None
     return hidden if isinstance(hidden, int) and hidden > 0 else None

@@ -9,8 +9,8 @@ from typing import Iterable
 
 from shardshift.document import Document
 from shardshift.formats.deepspeed_keys import Key, children_of, key_index
-from shardshift.rules.base import Context, Finding, Rule, Severity, did_you_mean
-from shardshift.source import Node, join_pointer
+from shardshift.rules.base import Context, Finding, Rule, Severity, clear_match, did_you_mean
+from shardshift.source import Member, Node, join_pointer
 
 TRUTHY_STRINGS = {"true", "yes", "on", "1"}
 FALSY_STRINGS = {"false", "no", "off", "0"}
@@ -33,6 +33,18 @@ def _sections(document: Document) -> Iterable[tuple[Node, str, Key | None]]:
             child_row = rows.get(child)
             if child_row is not None and member.value.kind == "object" and child_row.type in ("object", "any"):
                 stack.append((member.value, child, child_row))
+
+
+def _members(document: Document) -> Iterable[tuple[Node, str, Key | None, Member, str, Key | None]]:
+    """Every key of every checked (not free-form) section: (section node, section pointer,
+    section row, member, the member's pointer, the member's row or None when unknown)."""
+    rows = key_index()
+    for node, pointer, row in _sections(document):
+        if row is not None and row.open:
+            continue
+        for member in node.members:
+            child = join_pointer(pointer, member.key)
+            yield node, pointer, row, member, child, rows.get(child)
 
 
 class UnknownKey(Rule):
@@ -67,46 +79,54 @@ class UnknownKey(Rule):
     formats = ("deepspeed",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        rows = key_index()
-        for node, pointer, row in _sections(document):
-            if row is not None and row.open:
+        for node, pointer, row, member, child, child_row in _members(document):
+            if child_row is not None and child_row.foreign:
+                yield self.finding(document, child, f"{member.key!r} is not a DeepSpeed key: it is "
+                                   f"{child_row.foreign}; DeepSpeed ignores it", severity="warning", key=True)
                 continue
-            strict = row is not None and row.strict
+            if child_row is not None and child_row.removed:
+                yield self.finding(document, child, f"{member.key!r} is {child_row.removed}; remove it",
+                                   severity="error", key=True)
+                continue
+            if child_row is not None or member.key.startswith(("_comment", "//", "#")):
+                continue
             known = children_of(pointer)
             where = f"in {pointer[1:]}" if pointer else "at the top level"
-            for member in node.members:
-                child = join_pointer(pointer, member.key)
-                child_row = rows.get(child)
-                if child_row is not None and child_row.foreign:
-                    yield self.finding(document, child, f"{member.key!r} is not a DeepSpeed key: it is "
-                                       f"{child_row.foreign}; DeepSpeed ignores it", severity="warning", key=True)
-                    continue
-                if child_row is not None and child_row.removed:
-                    yield self.finding(document, child, f"{member.key!r} is {child_row.removed}; remove it",
-                                       severity="error", key=True)
-                    continue
-                if child_row is not None or member.key.startswith(("_comment", "//", "#")):
-                    continue
-                suggestion = did_you_mean(member.key, known)
-                if strict:
-                    message = f"unknown key {member.key!r} {where}: DeepSpeed rejects it at launch"
-                    severity: Severity = "error"
-                elif suggestion:
-                    message = f"unknown key {member.key!r} {where}: DeepSpeed silently ignores it"
-                    severity = "error"
-                else:
-                    message = (f"unknown key {member.key!r} {where}: DeepSpeed ignores it (fine only if your own "
-                               "code reads it)")
-                    severity = "warning"
-                if suggestion:
-                    message += f"; did you mean {suggestion!r}?"
-                else:
-                    message += "; remove it"
-                yield self.finding(document, child, message, fix=suggestion, severity=severity, key=True)
+            clear = clear_match(member.key, known)
+            suggestion = clear or did_you_mean(member.key, known)
+            if row is not None and row.strict:
+                message = f"unknown key {member.key!r} {where}: DeepSpeed rejects it at launch"
+                severity: Severity = "error"
+            elif suggestion:
+                message = f"unknown key {member.key!r} {where}: DeepSpeed silently ignores it"
+                severity = "error"
+            else:
+                message = (f"unknown key {member.key!r} {where}: DeepSpeed ignores it (fine only if your own "
+                           "code reads it)")
+                severity = "warning"
+            message += f"; did you mean {suggestion!r}?" if suggestion else "; remove it"
+            yield self.finding(document, child, message, fix=suggestion, severity=severity, key=True,
+                               fix_kind="rename-key" if clear and node.get(clear) is None else None)
 
 
 def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _same_meaning(row: Key, node: Node, fix: str | None) -> bool:
+    """Whether `fix` spells the value DeepSpeed (or its author) meant, so --fix may write it: a
+    number or boolean written as a string, 0/1 for a boolean, an enum value in the wrong case."""
+    if fix is None:
+        return False
+    if row.type in ("int", "number"):
+        if node.kind == "string":
+            return row.type == "number" or float(fix).is_integer()
+        return node.kind == "bool"
+    if row.type == "bool":
+        return node.kind in ("string", "number")
+    if row.type == "enum":
+        return isinstance(node.value, str) and json.dumps(node.value.lower()) == fix.lower()
+    return False
 
 
 def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str | None] | None:
@@ -136,9 +156,11 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
             return "error", f"{shown} is a boolean where a number is expected", None
         if kind != "number":
             return "error", f"expected a number, found {kind}", None
+        if not math.isfinite(value):  # the parser rejects 1e400 today; stay safe if that changes
+            return "error", f"{shown} is not a finite number", None
         if row.type == "int" and isinstance(value, float) and not value.is_integer():
             return "error", (f"{shown} is not a whole number; DeepSpeed rejects fractional values for this "
-                             "element count"), str(int(value))
+                             "whole-number setting"), str(int(value))
         return _check_range(row, value)
     if row.type == "bool":
         if kind == "bool":
@@ -213,18 +235,12 @@ class InvalidValue(Rule):
     formats = ("deepspeed",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        rows = key_index()
-        for node, pointer, row in _sections(document):
-            if row is not None and row.open:
+        for _, _, row, member, child, child_row in _members(document):
+            if child_row is None or child_row.foreign or child_row.removed:
                 continue
-            strict = row is not None and row.strict
-            for member in node.members:
-                child = join_pointer(pointer, member.key)
-                child_row = rows.get(child)
-                if child_row is None or child_row.foreign or child_row.removed:
-                    continue
-                problem = check_value(child_row, member.value, strict)
-                if problem is None:
-                    continue
-                severity, message, fix = problem
-                yield self.finding(document, child, f"{child[1:]}: {message}", fix=fix, severity=severity)
+            problem = check_value(child_row, member.value, row is not None and row.strict)
+            if problem is None:
+                continue
+            severity, message, fix = problem
+            yield self.finding(document, child, f"{child[1:]}: {message}", fix=fix, severity=severity,
+                               fix_kind="replace-value" if _same_meaning(child_row, member.value, fix) else None)

@@ -1,0 +1,53 @@
+"""`--format github`: GitHub Actions workflow commands, one annotation per finding.
+
+    ::error file=configs/ds.json,line=4,col=3,title=DS101 unknown-key::unknown key 'zero_optimisation' ...
+
+GitHub shows these on the pull request's changed lines. Paths are made relative to
+GITHUB_WORKSPACE when they lie under it, since annotations need repository-relative paths.
+"""
+
+from __future__ import annotations
+
+import os
+
+from shardshift.check import CheckResult
+
+LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _path(path: str) -> str:
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace:
+        absolute = os.path.abspath(path)
+        root = os.path.abspath(workspace)
+        if os.path.commonpath([absolute, root]) == root:
+            path = os.path.relpath(absolute, root)
+    path = path.replace(os.sep, "/")
+    return path[2:] if path.startswith("./") else path
+
+
+def render(result: CheckResult) -> str:
+    lines = []
+    for f in result.findings:
+        title = f"{f.code} {f.rule}".strip()
+        message = f.message + (f" [{f.pointer}]" if f.pointer else "")
+        if f.fix is not None:
+            message += f"\nfix: {f.fix}"
+        for related in f.related:
+            message += f"\nsee {_path(related.file)}:{related.line}:{related.column}: {related.message}"
+        lines.append(f"::{LEVELS[f.severity]} file={_property(_path(f.file))},line={f.line},col={f.column},"
+                     f"title={_property(title)}::{_data(message)}")
+    if result.fixed:
+        lines.append(f"shardshift fixed {len(result.fixed)} finding(s)")
+    counts = result.counts()
+    lines.append(f"shardshift: {len(result.files)} file(s) checked: {counts['error']} error(s), "
+                 f"{counts['warning']} warning(s), {counts['info']} info")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,121 @@
+"""`--format sarif`: SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+
+One run; the driver lists every rule with its documentation as help text and a help URI;
+each finding is a result with its physical location (file, line, column), its JSON pointer as a
+logical location, and related locations for findings that involve other places or files.
+Columns count Unicode code points, as the parsers do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from shardshift.check import CheckResult
+from shardshift.rules.base import Finding, Related
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://shardshift.dev"
+HELP_URI = "https://shardshift.dev/rules/{code}"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+SRCROOT = "%SRCROOT%"
+
+
+def _section(doc: str, title: str) -> str:
+    """The text of one `## title` section of a rule's documentation."""
+    lines, inside = [], False
+    for line in doc.splitlines():
+        if line.startswith("## "):
+            inside = line[3:].strip() == title
+            continue
+        if inside:
+            lines.append(line)
+    return " ".join(" ".join(lines).split())
+
+
+def _descriptor(rule) -> dict:
+    doc = rule.documentation()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary()},
+        "fullDescription": {"text": _section(doc, "What it does") or rule.summary()},
+        "help": {"text": doc, "markdown": doc},
+        "helpUri": HELP_URI.format(code=rule.code),
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"tags": list(rule.formats) or ["all"]},
+    }
+
+
+def _artifact(path: str) -> dict:
+    """A relative path stays relative to %SRCROOT% (the current directory); others are file URIs."""
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    if os.path.commonpath([absolute, cwd]) == cwd:
+        relative = os.path.relpath(absolute, cwd).replace(os.sep, "/")
+        return {"uri": quote(relative), "uriBaseId": SRCROOT}
+    return {"uri": Path(absolute).as_uri()}
+
+
+def _location(file: str, line: int, column: int, pointer: str | None) -> dict:
+    location: dict = {"physicalLocation": {"artifactLocation": _artifact(file),
+                                           "region": {"startLine": line, "startColumn": column}}}
+    if pointer:
+        location["logicalLocations"] = [{"fullyQualifiedName": pointer, "kind": "member"}]
+    return location
+
+
+def _related(index: int, related: Related) -> dict:
+    location = _location(related.file, related.line, related.column, related.pointer)
+    return {"id": index, **location, "message": {"text": related.message}}
+
+
+def _fingerprint(finding: Finding) -> str:
+    """Stable across runs and line moves: the code, file, pointer and message."""
+    text = "\0".join((finding.code, finding.file, finding.pointer or "", finding.message))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
+    message = finding.message
+    if finding.related:
+        # SARIF viewers turn "[text](id)" into links to the related locations.
+        message += " (see " + ", ".join(f"[{r.file}:{r.line}]({i})" for i, r in enumerate(finding.related, 1)) + ")"
+    result: dict = {
+        "ruleId": finding.code,
+        "level": LEVELS[finding.severity],
+        "message": {"text": message},
+        "locations": [_location(finding.file, finding.line, finding.column, finding.pointer)],
+        "partialFingerprints": {"shardshiftFinding/v1": _fingerprint(finding)},
+    }
+    if finding.code in rule_index:
+        result["ruleIndex"] = rule_index[finding.code]
+    if finding.related:
+        result["relatedLocations"] = [_related(i, r) for i, r in enumerate(finding.related, 1)]
+    properties = {k: v for k, v in (("pointer", finding.pointer), ("fix", finding.fix), ("fixKind", finding.fix_kind))
+                  if v is not None}
+    if properties:
+        result["properties"] = properties
+    return result
+
+
+def render(result: CheckResult) -> str:
+    from shardshift import __version__
+    from shardshift.rules import all_rules
+
+    rules = all_rules()
+    rule_index = {rule.code: index for index, rule in enumerate(rules)}
+    cwd = Path(os.getcwd()).as_uri().rstrip("/") + "/"
+    run = {
+        "tool": {"driver": {"name": "shardshift", "version": __version__, "semanticVersion": __version__,
+                            "informationUri": INFORMATION_URI, "rules": [_descriptor(r) for r in rules]}},
+        "originalUriBaseIds": {SRCROOT: {"uri": cwd}},
+        "artifacts": [{"location": _artifact(f.path)} for f in result.files],
+        "results": [_result(f, rule_index) for f in result.findings],
+        "columnKind": "unicodeCodePoints",
+    }
+    log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
