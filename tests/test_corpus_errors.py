@@ -1,0 +1,135 @@
+"""Every error shardshift reports over ../shared/corpus/deepspeed, each with why it is a real
+mistake in that file (issue 3). A new error, or one that disappears, fails the test: either the
+rule changed (update the table with the justification) or it regressed.
+
+The oracle test (test_deepspeed_oracle.py) checks the other direction: every corpus file that
+DeepSpeed 0.19.8 rejects gets at least one error."""
+
+from __future__ import annotations
+
+from conftest import CORPUS, needs_corpus
+from shardshift.check import run_check
+from shardshift.rules.base import Context
+
+TEMPLATE = ("a template with unquoted placeholders (BATCH_SIZE, ${zero_stage}, ...) that a launch script fills "
+            "in with sed: not JSON, so neither json.load nor DeepSpeed can read the file as committed")
+ONEBIT_REMOVED = ("a 1-bit optimizer (OneBitAdam, ZeroOneAdam, OneBitLamb): removed from DeepSpeed, so "
+                  "deepspeed.initialize stops with 'not a supported DeepSpeed Optimizer' on the newest version")
+MAX_GRAD_NORM = ("max_grad_norm inside optimizer.params: deepspeed.initialize raises ValueError when DeepSpeed "
+                 "builds the optimizer; clipping belongs in top-level gradient_clipping")
+OFFLOAD_PARAM_BELOW_3 = ("offload_param with ZeRO stage below 3: stages 0-2 never read it, so no parameter is "
+                         "offloaded although the file asks for it")
+PIPELINE_ZERO2 = "a pipeline section with ZeRO stage 2: DeepSpeed's pipeline engine asserts stage < 2 at start-up"
+AUTOTUNING_TEMPLATE = ("an autotuner template without any batch key: DeepSpeed asserts that train_batch_size or "
+                       "train_micro_batch_size_per_gpu is given when the file is used as a config")
+NO_BATCH = ("no train_batch_size and no train_micro_batch_size_per_gpu (not even \"auto\"): DeepSpeed asserts one "
+            "of them at initialisation, and the Hugging Face integration fills only keys present as \"auto\"")
+MIN_LOSS_SCALE_FRACTION = ("fp16.min_loss_scale is fractional: DeepSpeed 0.19.8 types it as an int and rejects "
+                           "the config (ValidationError)")
+REDUCE_BUCKET_ZERO = "zero_optimization.reduce_bucket_size 0: DeepSpeed 0.19.8 requires it > 0 (ValidationError)"
+REMOVED_SECTION = ("a section DeepSpeed removed (amp, compression_training, quantize_training, eigenvalue, "
+                   "curriculum_learning, sparse_attention, progressive_layer_drop): 0.19.8 rejects the file")
+STRICT_UNKNOWN = ("an unknown key inside a strictly validated section (fp16, bf16, compile, tensor_parallel): "
+                  "DeepSpeed's pydantic model rejects the file at launch")
+TOP_LEVEL_TYPO = ("micro_batch_size_per_gpu at the top level: a misspelling of train_micro_batch_size_per_gpu that "
+                  "DeepSpeed ignores, so the intended micro batch is never applied")
+
+# (corpus file, code, pointer) -> why it is a real mistake
+EXPECTED_ERRORS = {
+    ('BabyChouSr__parallel-llms__ds_config.json', 'DS101', '/micro_batch_size_per_gpu'): TOP_LEVEL_TYPO,
+    ('CarperAI__trlx__examples__summarize_rlhf__configs__ds_config_trlx_gptj_summarize.json', 'DS102', '/fp16/min_loss_scale'): MIN_LOSS_SCALE_FRACTION,
+    ('CarperAI__trlx__examples__summarize_rlhf__configs__ds_config_trlx_gptj_summarize.json', 'DS101', '/fp16/fp16_scale_tolerance'): STRICT_UNKNOWN,
+    ('CarperAI__trlx__examples__summarize_rlhf__configs__ds_config_trlx_gptj_summarize.json', 'DS101', '/fp16/opt_level'): STRICT_UNKNOWN,
+    ('CarperAI__trlx__examples__summarize_rlhf__configs__ds_config_trlx_gptj_summarize.json', 'DS301', '/zero_optimization/offload_param/device'): OFFLOAD_PARAM_BELOW_3,
+    ('CarperAI__trlx__examples__summarize_rlhf__reward_model__ds_config_gpt_j.json', 'DS101', '/fp16/opt_level'): STRICT_UNKNOWN,
+    ('CarperAI__trlx__examples__summarize_rlhf__reward_model__ds_config_gpt_j.json', 'DS301', '/zero_optimization/offload_param/device'): OFFLOAD_PARAM_BELOW_3,
+    ('CarperAI__trlx__examples__summarize_rlhf__sft__ds_config_gptj.json', 'DS101', '/fp16/opt_level'): STRICT_UNKNOWN,
+    ('CarperAI__trlx__examples__summarize_rlhf__sft__ds_config_gptj.json', 'DS301', '/zero_optimization/offload_param/device'): OFFLOAD_PARAM_BELOW_3,
+    ('DannyMeb__BERT-Parallelism-Efficiency__ds_config.json', 'DS307', '/zero_optimization/stage'): PIPELINE_ZERO2,
+    ('Fahad-Touseef__DistributingHybridLLMs__ds_config.json', 'DS101', '/tensor_parallel/enabled'): STRICT_UNKNOWN,
+    ('Fahad-Touseef__DistributingHybridLLMs__ds_config.json', 'DS101', '/tensor_parallel/tp_size'): STRICT_UNKNOWN,
+    ('KimMeen__Time-LLM__ds_config_zero2.json', 'DS101', '/bf16/auto_cast'): STRICT_UNKNOWN,
+    ('OpenGVLab__InternVL__segmentation__zero_configs__adam_zero1_amp.json', 'DS101', '/amp'): REMOVED_SECTION,
+    ('OpenGVLab__InternVL__segmentation__zero_configs__adam_zero3_fp16.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('alibaba__Pai-Megatron-Patch__examples__baichuan__ds_config_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('axolotl-ai-cloud__axolotl__deepspeed_configs__zero1_torch_compile.json', 'DS101', '/compile/disable'): STRICT_UNKNOWN,
+    ('axolotl-ai-cloud__axolotl__deepspeed_configs__zero1_torch_compile.json', 'DS101', '/compile/backend'): STRICT_UNKNOWN,
+    ('axolotl-ai-cloud__axolotl__deepspeed_configs__zero2_torch_compile.json', 'DS101', '/compile/disable'): STRICT_UNKNOWN,
+    ('axolotl-ai-cloud__axolotl__deepspeed_configs__zero2_torch_compile.json', 'DS101', '/compile/backend'): STRICT_UNKNOWN,
+    ('bigscience-workshop__Megatron-DeepSpeed__examples__curriculum_learning__ds_config_cl.json', 'DS404', '/optimizer/params/max_grad_norm'): MAX_GRAD_NORM,
+    ('bigscience-workshop__Megatron-DeepSpeed__examples__curriculum_learning__ds_config_cl.json', 'DS101', '/curriculum_learning'): REMOVED_SECTION,
+    ('bigscience-workshop__Megatron-DeepSpeed__tests__ds_config_cl.json', 'DS101', '/curriculum_learning'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__XTC__ds_config_W1A8_Qgroup1_fp32.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__XTC__ds_config_layer_reduction_W1Q8_fp32.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__XTC__ds_config_layer_reduction_fp16.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ZeroQuant__ds_config_W48A8_Qgroup48_lkd_fp32.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ZeroQuant__ds_config_W8A8_Qgroup48_fp32.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ds_config.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ds_config_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ds_config_W1A8_Qgroup64_fp16.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ds_config_W1A8_Qgroup64_fp32.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ds_config_W1or2A8_Qgroup64_fp16.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__bert__config__ds_config_structural_pruning_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__DeepSpeedExamples__compression__cifar__config__ds_config_channel_prune.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__gpt2__config__ds_config_W4or8A8_Qgroup64_fp16.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__gpt2__config__ds_config_W4or8A8_Qgroup64_fp32.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__gpt2__config__ds_config_W8A8_Qgroup64_fp16.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__compression__gpt2__config__ds_config_W8A8_Qgroup64_fp32.json', 'DS101', '/compression_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__training__BingBertSquad__1-bit_adam__mpi_ethernet__deepspeed_onebitadam_bsz96_config.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__BingBertSquad__1-bit_adam__mpi_infiniband__deepspeed_onebitadam_bsz96_config.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__BingBertSquad__1-bit_adam__nccl__deepspeed_onebitadam_bsz96_config.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__MoQ__test.json', 'DS201', ''): NO_BATCH,
+    ('deepspeedai__DeepSpeedExamples__training__MoQ__test.json', 'DS101', '/quantize_training'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__01_adam__mpi_ethernet__deepspeed_bsz4k_01adam_config_seq128_mpi_ethernet.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__01_adam__mpi_ethernet__deepspeed_bsz4k_01adam_config_seq512_mpi_ethernet.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_adam__mpi_ethernet__deepspeed_bsz4k_onebitadam_config_seq128_mpi_ethernet.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_adam__mpi_infiniband__deepspeed_bsz4k_onebitadam_config_seq128_mpi_infiniband.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_adam__nccl__deepspeed_bsz4k_onebitadam_config_seq128_nccl.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_lamb__mpi_ethernet__deepspeed_bsz32k_onebitlamb_config_seq512_mpi_ethernet.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_lamb__mpi_ethernet__deepspeed_bsz64k_onebitlamb_config_seq128_mpi_ethernet.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_lamb__mpi_infiniband__deepspeed_bsz32k_onebitlamb_config_seq512_mpi_infiniband.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_lamb__mpi_infiniband__deepspeed_bsz64k_onebitlamb_config_seq128_mpi_infiniband.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_lamb__nccl__deepspeed_bsz32k_onebitlamb_config_seq512_nccl.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__1-bit_lamb__nccl__deepspeed_bsz64k_onebitlamb_config_seq128_nccl.json', 'DS401', '/optimizer/type'): ONEBIT_REMOVED,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__deepspeed_bsz4k_progressive_layer_drop_config_seq128.json', 'DS101', '/progressive_layer_drop'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__training__bing_bert__deepspeed_bsz64k_lamb_config_seq128.json', 'DS101', '/sparse_attention'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeedExamples__training__data_efficiency__gpt_finetuning__finetune__ds_config_gpt2-medium_1clmetric_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__DeepSpeedExamples__training__data_efficiency__gpt_finetuning__finetune__ds_config_gpt2-medium_2clmetrics_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__DeepSpeedExamples__training__data_efficiency__gpt_finetuning__finetune__ds_config_gpt2_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__DeepSpeedExamples__training__tensor_parallel__hf_integration__configs__ds_config_temp.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__DeepSpeed__deepspeed__autotuning__config_templates__template_zero0.json', 'DS201', ''): AUTOTUNING_TEMPLATE,
+    ('deepspeedai__DeepSpeed__deepspeed__autotuning__config_templates__template_zero1.json', 'DS201', ''): AUTOTUNING_TEMPLATE,
+    ('deepspeedai__DeepSpeed__deepspeed__autotuning__config_templates__template_zero2.json', 'DS201', ''): AUTOTUNING_TEMPLATE,
+    ('deepspeedai__DeepSpeed__deepspeed__autotuning__config_templates__template_zero3.json', 'DS201', ''): AUTOTUNING_TEMPLATE,
+    ('deepspeedai__DeepSpeed__tests__hybrid_engine__hybrid_engine_config.json', 'DS301', '/zero_optimization/offload_param/device'): OFFLOAD_PARAM_BELOW_3,
+    ('deepspeedai__DeepSpeed__tests__model__BingBertSquad__deepspeed_bsz24_fp16_eigenvalue_quantize_config.json', 'DS101', '/eigenvalue'): REMOVED_SECTION,
+    ('deepspeedai__DeepSpeed__tests__model__BingBertSquad__deepspeed_bsz24_fp16_eigenvalue_quantize_config.json', 'DS101', '/quantize_training'): REMOVED_SECTION,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__MoE__ds_config_gpt_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__MoE__ds_config_gpt_Zero2_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__bert_with_pile__ds_config_bert_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__compression__ds_config_gpt_TEMPLATE_compression.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__curriculum_learning__ds_config_gpt_slw_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__curriculum_learning__ds_zero_stage_1_config_baseline.json', 'DS404', '/optimizer/params/max_grad_norm'): MAX_GRAD_NORM,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__curriculum_learning__ds_zero_stage_1_config_curriculum_fixed_linear.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__bert__finetune__ds_config_bert_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__bert__pretrain__ds_config_bert_1clmetric_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__bert__pretrain__ds_config_bert_2clmetrics_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__gpt__pretrain__ds_config_gpt_1clmetric_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__gpt__pretrain__ds_config_gpt_2clmetrics_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__deepspeed4science__megatron_long_seq_support__ds_config_gpt_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__offload_pp__ds_config_gpt_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__rebase__ds_config_gpt_TEMPLATE.json', 'SS001', None): TEMPLATE,
+    ('huggingface__transformers__tests__deepspeed__ds_config_zero3.json', 'DS201', ''): NO_BATCH,
+    ('huggingface__transformers__tests__deepspeed__ds_config_zero3.json', 'DS102', '/zero_optimization/reduce_bucket_size'): REDUCE_BUCKET_ZERO,
+    ('ymcui__Chinese-LLaMA-Alpaca__scripts__training__ds_zero2_no_offload.json', 'DS102', '/fp16/min_loss_scale'): MIN_LOSS_SCALE_FRACTION,
+}
+
+
+@needs_corpus
+def test_every_corpus_error_is_a_justified_real_mistake():
+    result = run_check([str(CORPUS / "deepspeed")], Context())
+    found = {(f.file.rsplit("/", 1)[-1], f.code, f.pointer) for f in result.findings if f.severity == "error"}
+    unexpected = sorted(found - EXPECTED_ERRORS.keys(), key=str)
+    gone = sorted(EXPECTED_ERRORS.keys() - found, key=str)
+    assert not unexpected, f"new errors over the corpus: justify each in EXPECTED_ERRORS or fix the rule: {unexpected}"
+    assert not gone, f"errors no longer reported (a rule regressed, or update the table): {gone}"
