@@ -13,7 +13,7 @@ environment sets PYTHONDONTWRITEBYTECODE.
   ... over the corpus                  every corpus ds_config in one process, each tool
 
 Also reports whether `check` imported pydantic (it should not: the Plan is built only when a
-rule reads it). Usage: python bench/bench_vs_deepspeed.py [--runs N] [--file PATH] [--corpus DIR]
+rule reads it). Usage: python bench/bench_check.py [--runs N] [--file PATH] [--corpus DIR]
 """
 
 from __future__ import annotations
