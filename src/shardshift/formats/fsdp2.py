@@ -1,0 +1,33 @@
+"""PyTorch FSDP2 (`torch.distributed.fsdp.fully_shard`) wrapper code.
+
+Reader: fsdp2_reader.py (ast, never imports the file). Writer: fsdp2_writer.py (a Plan -> one
+self-contained setup module). DeepSpeed -> FSDP2 key mapping and migration report:
+fsdp2_mapping.py.
+"""
+
+from __future__ import annotations
+
+from shardshift.formats.fsdp2_reader import FORMAT, MARKER_KEYS, analysis_of, looks_like, read
+
+
+def write(plan) -> str:
+    """The FSDP2 setup module for `plan`."""
+    from shardshift.formats.fsdp2_writer import write as write_module
+
+    return write_module(plan)
+
+
+def settings_from_plan(plan, **options):
+    from shardshift.formats.fsdp2_writer import settings_from_plan as resolve
+
+    return resolve(plan, **options)
+
+
+def convert(document):
+    """The FSDP2 setup module for `document`, with what happened to every source setting."""
+    from shardshift.formats.fsdp2_mapping import convert as convert_with_report
+
+    return convert_with_report(document)
+
+
+__all__ = ["FORMAT", "MARKER_KEYS", "analysis_of", "convert", "looks_like", "read", "settings_from_plan", "write"]

@@ -1,0 +1,1340 @@
+"""FSDP2 reader: Python wrapper code -> Plan, read with `ast` (the file is never imported or run).
+
+A small abstract interpreter walks the module: it follows assignments (policies built once and
+reused, dicts of keyword arguments, meshes sliced by name), inlines calls to the file's own
+functions and methods with their arguments bound, runs loop bodies once with the loop variable
+standing for "each element", and takes both branches of an `if` it cannot decide. Every call
+it recognises (`fully_shard`, `FullyShardedDataParallel`, `init_device_mesh`, the policies,
+optimizers, schedulers, `GradScaler`, activation checkpointing, ...) becomes an `Event` with its
+position, resolved arguments and its order in the flow it ran in. The Plan is read from the
+events; the FSDP2 rules (rules/fsdp2.py) judge the events.
+
+Module objects are tracked as paths ("model", "model.layers[*]", "self.model"), which is what
+the rules need to tell the root from its blocks.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Iterator
+
+from shardshift.document import Document, SyntaxProblem
+from shardshift.source import Member, Node, join_pointer
+
+if TYPE_CHECKING:  # pydantic is imported when a Plan is built, not when the rules are loaded
+    from shardshift.plan import Optimizer, Plan, Scheduler
+
+FORMAT = "fsdp2"
+MARKER_KEYS = ("fully_shard", "FullyShardedDataParallel")
+
+
+def looks_like(path: str, text: str) -> bool:
+    """A Python file that mentions fully_shard or FullyShardedDataParallel."""
+    return path.lower().endswith(".py") and any(marker in text for marker in MARKER_KEYS)
+
+
+# --- abstract values ------------------------------------------------------------------------
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "?"
+
+
+UNKNOWN = _Unknown()
+NOT_KNOWN = _Unknown()  # what _known returns for a call it does not recognise
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Dtype:
+    name: str  # fp32, bf16, fp16, fp64, ...
+
+
+@dataclass(frozen=True)
+class Qual:
+    """A name from an import: torch.distributed.fsdp.fully_shard, torch.optim, ..."""
+
+    name: str
+
+    @property
+    def last(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Path:
+    """A module object (or another object the code only passes around) by how it was reached."""
+
+    path: str
+
+
+@dataclass
+class Mesh:
+    dims: tuple[tuple[str | None, int | None], ...]
+    device: str | None
+    line: int
+    column: int
+    names_given: bool = True
+
+    @property
+    def size(self) -> int | None:
+        sizes = [s for _, s in self.dims]
+        return math.prod(sizes) if all(s is not None for s in sizes) else None
+
+
+@dataclass
+class Policy:
+    kind: str  # mp, offload, cpu_offload, fsdp1_mp, fsdp1_offload
+    kwargs: dict[str, Any]
+    line: int
+    column: int
+
+
+@dataclass
+class DictVal:
+    items: dict[str, Any]
+
+
+@dataclass
+class ListVal:
+    items: list[Any]
+
+
+@dataclass(frozen=True)
+class ParamsOf:
+    """model.parameters(): the parameters of a module path."""
+
+    path: str
+
+
+@dataclass
+class Func:
+    node: Any  # ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    env: "Env"
+    bound_self: Any = None
+
+
+@dataclass
+class Ref:
+    """The object an event created (an optimizer, a scheduler, a scaler)."""
+
+    event: "Event"
+
+
+# --- events -------------------------------------------------------------------------------
+
+
+@dataclass
+class Event:
+    kind: str
+    line: int
+    column: int
+    flow: int
+    seq: int
+    in_loop: bool
+    name: str = ""
+    targets: list[str] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    given: frozenset[str] = frozenset()  # argument names written explicitly
+
+    def value(self, name: str, default: Any = None) -> Any:
+        """A resolved plain argument value (Const unwrapped), or `default`."""
+        found = self.kwargs.get(name, UNKNOWN)
+        if isinstance(found, Const):
+            return found.value
+        return default
+
+
+@dataclass
+class Analysis:
+    events: list[Event] = field(default_factory=list)
+    constants: dict[str, tuple[Any, int, int]] = field(default_factory=dict)
+    text: str = ""
+
+    def of(self, *kinds: str) -> list[Event]:
+        return [e for e in self.events if e.kind in kinds]
+
+    def flows(self) -> Iterator[list[Event]]:
+        """The events of each flow (module level, or one entry function), in order."""
+        by_flow: dict[int, list[Event]] = {}
+        for event in self.events:
+            by_flow.setdefault(event.flow, []).append(event)
+        for flow in sorted(by_flow):
+            yield sorted(by_flow[flow], key=lambda e: e.seq)
+
+
+# --- what calls mean ----------------------------------------------------------------------
+
+DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
+          "float64": "fp64", "double": "fp64", "float8_e4m3fn": "fp8", "float8_e5m2": "fp8"}
+TORCH_OPTIMIZERS = frozenset({"ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
+                              "NAdam", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam"})
+OPTIMIZER_POSITIONAL = {
+    "Adam": ("lr", "betas", "eps", "weight_decay", "amsgrad"), "AdamW": ("lr", "betas", "eps", "weight_decay", "amsgrad"),
+    "SGD": ("lr", "momentum", "dampening", "weight_decay", "nesterov"),
+    "Adagrad": ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"),
+    "RMSprop": ("lr", "alpha", "eps", "weight_decay", "momentum", "centered"),
+}
+SCHEDULER_POSITIONAL = {
+    "LambdaLR": ("lr_lambda",), "CosineAnnealingLR": ("T_max", "eta_min"), "StepLR": ("step_size", "gamma"),
+    "LinearLR": ("start_factor", "end_factor", "total_iters"), "ExponentialLR": ("gamma",),
+    "MultiStepLR": ("milestones", "gamma"), "OneCycleLR": ("max_lr", "total_steps"),
+    "PolynomialLR": ("total_iters", "power"), "ConstantLR": ("factor", "total_iters"),
+    "CosineAnnealingWarmRestarts": ("T_0", "T_mult", "eta_min"), "CyclicLR": ("base_lr", "max_lr", "step_size_up"),
+    "SequentialLR": ("schedulers", "milestones"),
+}
+TORCH_SCHEDULERS = frozenset(SCHEDULER_POSITIONAL) | {"MultiplicativeLR", "ChainedScheduler", "ReduceLROnPlateau"}
+HF_SCHEDULE = re.compile(r"^get_\w*schedule\w*$")
+POSITIONAL = {
+    "fully_shard": ("module",),
+    "FullyShardedDataParallel": ("module", "process_group", "sharding_strategy", "cpu_offload", "auto_wrap_policy"),
+    "init_device_mesh": ("device_type", "mesh_shape", "mesh_dim_names"),
+    "MixedPrecisionPolicy": ("param_dtype", "reduce_dtype", "output_dtype", "cast_forward_inputs"),
+    "CPUOffloadPolicy": ("pin_memory",),
+    "MixedPrecision": ("param_dtype", "reduce_dtype", "buffer_dtype"),
+    "CPUOffload": ("offload_params",),
+    "GradScaler": ("device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    "ShardedGradScaler": ("device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    "clip_grad_norm_": ("parameters", "max_norm"),
+    "init_process_group": ("backend",),
+    "DataLoader": ("dataset", "batch_size"),
+    "checkpoint_wrapper": ("module",),
+    "apply_activation_checkpointing": ("model",),
+    "register_fsdp_forward_method": ("module", "method_name"),
+}
+POLICIES = {"MixedPrecisionPolicy": "mp", "OffloadPolicy": "offload", "CPUOffloadPolicy": "cpu_offload",
+            "MixedPrecision": "fsdp1_mp", "CPUOffload": "fsdp1_offload"}
+CHECKPOINT_CALLS = frozenset({"checkpoint_wrapper", "apply_activation_checkpointing", "offload_wrapper"})
+# Names (of constants or command-line flags) whose value is a Plan setting.
+NAMED_SETTINGS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(gradient_accumulation_steps|grad(ient)?_acc(um(ulation)?)?(_steps)?|accum(ulation)?_steps)$", re.I),
+     "batch.accumulation"),
+    (re.compile(r"^(micro_batch_size|train_micro_batch_size_per_gpu|per_device_(train_)?batch_size|"
+                r"batch_size_per_(gpu|device|rank)|local_batch_size)$", re.I), "batch.micro"),
+    (re.compile(r"^(train_batch_size|global_batch_size)$", re.I), "batch.global_"),
+    (re.compile(r"^world_size$", re.I), "world.world_size"),
+    (re.compile(r"^(gradient_clipping|max_grad_norm|grad_clip(ping)?|clip_grad(_norm)?)$", re.I), "gradient_clipping"),
+)
+DS_SCHEDULE_FUNCTIONS = {"warmup_lr": "WarmupLR", "warmup_decay_lr": "WarmupDecayLR",
+                         "warmup_cosine_lr_ratio": "WarmupCosineLR", "one_cycle_lr": "OneCycle",
+                         "lr_range_test_lr": "LRRangeTest"}
+MAX_INLINE_DEPTH = 8
+MAX_STATEMENTS = 100_000  # inlining stops beyond this many statements run: helpers calling helpers stay linear
+
+
+class Env:
+    def __init__(self, parent: Env | None = None) -> None:
+        self.vars: dict[str, Any] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Any:
+        env: Env | None = self
+        while env is not None:
+            if name in env.vars:
+                return env.vars[name]
+            env = env.parent
+        return None
+
+    def set(self, name: str, value: Any) -> None:
+        self.vars[name] = value
+
+
+class _Frame:
+    def __init__(self) -> None:
+        self.returns: list[Any] = []
+
+
+class Interpreter:
+    """Runs the module body, then every function no code in the file calls, each as one flow."""
+
+    def __init__(self, tree: ast.Module, text: str) -> None:
+        self.tree = tree
+        self.analysis = Analysis(text=text)
+        self.flow = 0
+        self.seq = 0
+        self.loop_depth = 0
+        self.stack: list[int] = []
+        self.frames: list[_Frame] = []
+        self.module_env = Env()
+        self.methods: dict[str, ast.FunctionDef] | None = None
+        self.statements = 0
+        self.ran: set[int] = set()  # ids of the function bodies that ran
+        self.refused: set[int] = set()  # ids of the functions a call could not inline
+
+    # -- driving --------------------------------------------------------------------------
+
+    def run(self) -> Analysis:
+        called = _called_names(self.tree)
+        self.frames.append(_Frame())
+        self._block(self.tree.body, self.module_env)
+        functions = list(self._functions(self.tree.body, self.module_env, None))
+        for node, env, owner in functions:
+            if node.name not in called:
+                self.flow += 1
+                self._run_function(Func(node, env, Path("self") if owner else None), [], {}, entry=True)
+        pending = True
+        while pending:  # functions a call could not inline (too deep, or past the budget) and that never ran
+            pending = False
+            for node, env, owner in functions:
+                if id(node) in self.refused and id(node) not in self.ran:
+                    self.flow += 1
+                    self._run_function(Func(node, env, Path("self") if owner else None), [], {}, entry=True)
+                    pending = True
+        return self.analysis
+
+    def _functions(self, body: list[ast.stmt], env: Env, owner: str | None):
+        for statement in body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield statement, env, owner
+            elif isinstance(statement, ast.ClassDef):
+                yield from self._functions(statement.body, env, statement.name)
+
+    def _event(self, kind: str, node: ast.AST, **kw: Any) -> Event:
+        self.seq += 1
+        event = Event(kind, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, self.flow, self.seq,
+                      self.loop_depth > 0, **kw)
+        self.analysis.events.append(event)
+        return event
+
+    # -- statements -----------------------------------------------------------------------
+
+    def _block(self, body: list[ast.stmt], env: Env) -> bool:
+        """Run statements until one certainly leaves the block (return, raise); True if one did."""
+        for statement in body:
+            if self._statement(statement, env):
+                return True
+        return False
+
+    def _statement(self, node: ast.stmt, env: Env) -> bool:
+        """Run one statement; True when it certainly leaves the enclosing function."""
+        self.statements += 1
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if node.value is None:
+                return
+            value = self._expr(node.value, env)
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                self._bind(target, value, env, node)
+        elif isinstance(node, ast.AugAssign):
+            self._expr(node.value, env)
+            if isinstance(node.target, ast.Name):
+                env.set(node.target.id, UNKNOWN)
+        elif isinstance(node, ast.Expr):
+            self._expr(node.value, env)
+        elif isinstance(node, ast.If):
+            decided = _truth(self._expr(node.test, env))
+            if decided is True:
+                return self._block(node.body, env)
+            if decided is False:
+                return self._block(node.orelse, env)
+            left = self._block(node.body, env)
+            return self._block(node.orelse, env) and left
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            element = _element_of(self._expr(node.iter, env), node.iter)
+            self._bind(node.target, element, env, node)
+            self.loop_depth += 1
+            self._block(node.body, env)
+            self.loop_depth -= 1
+            self._block(node.orelse, env)
+        elif isinstance(node, ast.While):
+            self._expr(node.test, env)
+            self.loop_depth += 1
+            self._block(node.body, env)
+            self.loop_depth -= 1
+            self._block(node.orelse, env)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                value = self._expr(item.context_expr, env)
+                if item.optional_vars is not None:
+                    self._bind(item.optional_vars, value if isinstance(value, Path) else UNKNOWN, env, node)
+            return self._block(node.body, env)
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            left = self._block(node.body, env)
+            for handler in node.handlers:
+                self._block(handler.body, env)
+            if not left:
+                self._block(node.orelse, env)
+            self._block(node.finalbody, env)
+        elif isinstance(node, ast.Match):
+            self._expr(node.subject, env)
+            for case in node.cases:
+                self._block(case.body, env)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            env.set(node.name, Func(node, env))
+        elif isinstance(node, ast.ClassDef):
+            bases = [self._expr(base, env) for base in node.bases]
+            # a subclass of a torch scheduler or optimizer is read as that class
+            known = [b for b in bases if isinstance(b, Qual) and (b.last in TORCH_SCHEDULERS or b.last in TORCH_OPTIMIZERS)]
+            env.set(node.name, known[0] if known else Path(node.name))
+        elif isinstance(node, ast.Return):
+            value = self._expr(node.value, env) if node.value is not None else Const(None)
+            if self.frames:
+                self.frames[-1].returns.append(value)
+            return True
+        elif isinstance(node, ast.Raise):
+            if node.exc is not None:
+                self._expr(node.exc, env)
+            return True
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    env.set(alias.asname, Qual(alias.name))
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    env.set(head, Qual(head))
+        elif isinstance(node, ast.ImportFrom):
+            base = ("." * node.level) + (node.module or "")
+            for alias in node.names:
+                if alias.name != "*":
+                    env.set(alias.asname or alias.name, Qual(f"{base}.{alias.name}" if base else alias.name))
+        return False
+
+    def _bind(self, target: ast.expr, value: Any, env: Env, node: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, _Unknown) or (isinstance(value, Path) and value.path == "?"):
+                value = Path(target.id)
+            env.set(target.id, value)
+            if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+                self.analysis.constants.setdefault(target.id, (value.value, node.lineno, node.col_offset + 1))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = value.items if isinstance(value, ListVal) else (
+                [Const(v) for v in value.value] if isinstance(value, Const) and isinstance(value.value, tuple) else None)
+            for index, element in enumerate(target.elts):
+                inner = element.value if isinstance(element, ast.Starred) else element
+                self._bind(inner, items[index] if items is not None and index < len(items) else UNKNOWN, env, node)
+        elif isinstance(target, ast.Subscript):
+            container = self._expr(target.value, env)
+            key = self._expr(target.slice, env)
+            if isinstance(container, DictVal) and isinstance(key, Const) and isinstance(key.value, str):
+                container.items[key.value] = value
+        elif isinstance(target, ast.Attribute):
+            dotted = _dotted(target)
+            if dotted is not None:
+                if isinstance(value, _Unknown) or (isinstance(value, Path) and value.path == "?"):
+                    value = Path(dotted)
+                env.set(dotted, value)
+                if dotted.startswith("self.") and env is not self.module_env:
+                    self.module_env.set(dotted, value)
+
+    # -- expressions ----------------------------------------------------------------------
+
+    def _expr(self, node: ast.expr | None, env: Env) -> Any:
+        if node is None:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            return Const(node.value)
+        if isinstance(node, ast.Name):
+            found = env.lookup(node.id)
+            return found if found is not None else Path(node.id)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, env)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, env)
+        if isinstance(node, ast.Call):
+            return self._call(node, env)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = []
+            for element in node.elts:
+                if isinstance(element, ast.Starred):
+                    inner = self._expr(element.value, env)
+                    items.extend(inner.items if isinstance(inner, ListVal) else [UNKNOWN])
+                else:
+                    items.append(self._expr(element, env))
+            if isinstance(node, ast.Tuple) and all(isinstance(i, Const) for i in items):
+                return Const(tuple(i.value for i in items))
+            return ListVal(items)
+        if isinstance(node, ast.Dict):
+            out: dict[str, Any] = {}
+            for key, value in zip(node.keys, node.values):
+                evaluated = self._expr(value, env)
+                if key is None:
+                    if isinstance(evaluated, DictVal):
+                        out.update(evaluated.items)
+                    continue
+                key_value = self._expr(key, env)
+                if isinstance(key_value, Const) and isinstance(key_value.value, str):
+                    out[key_value.value] = evaluated
+            return DictVal(out)
+        if isinstance(node, ast.BinOp):
+            return _binop(node.op, self._expr(node.left, env), self._expr(node.right, env))
+        if isinstance(node, ast.UnaryOp):
+            operand = self._expr(node.operand, env)
+            if isinstance(operand, Const):
+                try:
+                    if isinstance(node.op, ast.Not):
+                        return Const(not operand.value)
+                    if isinstance(node.op, ast.USub):
+                        return Const(-operand.value)
+                    if isinstance(node.op, ast.UAdd):
+                        return Const(+operand.value)
+                except TypeError:
+                    return UNKNOWN
+            return UNKNOWN
+        if isinstance(node, ast.BoolOp):
+            return _boolop(node.op, [self._expr(v, env) for v in node.values])
+        if isinstance(node, ast.Compare):
+            return _compare(self._expr(node.left, env), node.ops, [self._expr(c, env) for c in node.comparators])
+        if isinstance(node, ast.IfExp):
+            decided = _truth(self._expr(node.test, env))
+            if decided is True:
+                return self._expr(node.body, env)
+            if decided is False:
+                return self._expr(node.orelse, env)
+            body, orelse = self._expr(node.body, env), self._expr(node.orelse, env)
+            return body if not (isinstance(body, _Unknown) or body == Const(None)) else orelse
+        if isinstance(node, ast.Lambda):
+            return Func(node, env)
+        if isinstance(node, ast.NamedExpr):
+            value = self._expr(node.value, env)
+            self._bind(node.target, value, env, node)
+            return value
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            inner = Env(env)
+            for generator in node.generators:
+                self._bind(generator.target, _element_of(self._expr(generator.iter, inner), generator.iter), inner, node)
+            self.loop_depth += 1
+            element = self._expr(node.elt, inner)
+            self.loop_depth -= 1
+            return ListVal([element]) if isinstance(element, Path) else UNKNOWN
+        if isinstance(node, ast.DictComp):
+            inner = Env(env)
+            for generator in node.generators:
+                self._bind(generator.target, _element_of(self._expr(generator.iter, inner), generator.iter), inner, node)
+            self.loop_depth += 1
+            self._expr(node.key, inner)
+            self._expr(node.value, inner)
+            self.loop_depth -= 1
+            return UNKNOWN
+        if isinstance(node, ast.Await):
+            return self._expr(node.value, env)
+        return UNKNOWN
+
+    def _attribute(self, node: ast.Attribute, env: Env) -> Any:
+        dotted = _dotted(node)
+        if dotted is not None:
+            found = env.lookup(dotted)
+            if found is not None:
+                return found
+        base = self._expr(node.value, env)
+        if isinstance(base, Qual):
+            name = f"{base.name}.{node.attr}"
+            if name.startswith("torch.") and node.attr in DTYPES and name.count(".") == 1:
+                return Dtype(DTYPES[node.attr])
+            return Qual(name)
+        if isinstance(base, Path):
+            return Path(f"{base.path}.{node.attr}")
+        if isinstance(base, Mesh) and node.attr == "device_type":
+            return Const(base.device) if base.device else UNKNOWN
+        return UNKNOWN
+
+    def _subscript(self, node: ast.Subscript, env: Env) -> Any:
+        base = self._expr(node.value, env)
+        key = self._expr(node.slice, env)
+        if isinstance(base, Mesh):
+            names = key.value if isinstance(key, Const) else None
+            names = (names,) if isinstance(names, str) else names
+            if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
+                dims = tuple(d for name in names for d in base.dims if d[0] == name)
+                if len(dims) == len(names):
+                    return Mesh(dims, base.device, base.line, base.column, base.names_given)
+            return UNKNOWN
+        if isinstance(base, DictVal) and isinstance(key, Const) and isinstance(key.value, str):
+            return base.items.get(key.value, UNKNOWN)
+        if isinstance(base, ListVal) and isinstance(key, Const) and isinstance(key.value, int):
+            return base.items[key.value] if -len(base.items) <= key.value < len(base.items) else UNKNOWN
+        if isinstance(base, Const) and isinstance(base.value, (tuple, list, dict, str)):
+            try:
+                return Const(base.value[key.value]) if isinstance(key, Const) else UNKNOWN
+            except (IndexError, KeyError, TypeError):
+                return UNKNOWN
+        if isinstance(base, Path):
+            return Path(base.path + "[*]")
+        return UNKNOWN
+
+    def _arguments(self, node: ast.Call, env: Env) -> tuple[list[Any], dict[str, Any], set[str]]:
+        args: list[Any] = []
+        for argument in node.args:
+            if isinstance(argument, ast.Starred):
+                value = self._expr(argument.value, env)
+                args.extend(value.items if isinstance(value, ListVal) else [UNKNOWN])
+            else:
+                args.append(self._expr(argument, env))
+        kwargs: dict[str, Any] = {}
+        for keyword in node.keywords:
+            value = self._expr(keyword.value, env)
+            if keyword.arg is None:
+                if isinstance(value, DictVal):
+                    kwargs.update(value.items)
+            else:
+                kwargs[keyword.arg] = value
+        return args, kwargs, set(kwargs)
+
+    def _call(self, node: ast.Call, env: Env) -> Any:
+        callee = self._expr(node.func, env)
+        args, kwargs, _ = self._arguments(node, env)
+        if isinstance(callee, Func):
+            return self._run_function(callee, args, kwargs)
+        if isinstance(callee, Qual):
+            result = self._known(callee.last, callee.name, node, args, kwargs, env)
+            return UNKNOWN if result is NOT_KNOWN else result
+        if isinstance(callee, Path):
+            head, _, method = callee.path.rpartition(".")
+            if head and not head.endswith("]"):
+                result = self._method(Path(head), method, node, args, kwargs, env)
+            else:
+                result = self._known(callee.path, callee.path, node, args, kwargs, env, bare=True)
+            if result is NOT_KNOWN:
+                # calling an object: a module's forward, when the object is a module
+                self._event("call", node, name=method, targets=[callee.path])
+                return Path("?")
+            return result
+        if isinstance(callee, Mesh) or callee is UNKNOWN:
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "_flatten":
+                base = self._expr(node.func.value, env)
+                if isinstance(base, Mesh):
+                    name = args[0].value if args and isinstance(args[0], Const) else None
+                    return Mesh(((name, base.size),), base.device, base.line, base.column)
+        return UNKNOWN
+
+    def _run_function(self, func: Func, args: list[Any], kwargs: dict[str, Any], entry: bool = False) -> Any:
+        key = id(func.node)
+        if key in self.stack or len(self.stack) >= MAX_INLINE_DEPTH or (self.statements > MAX_STATEMENTS and not entry):
+            self.refused.add(key)
+            return UNKNOWN
+        env = Env(func.env)
+        parameters = func.node.args
+        positional = [*parameters.posonlyargs, *parameters.args]
+        defaults = [None] * (len(positional) - len(parameters.defaults)) + list(parameters.defaults)
+        values = list(args)
+        if func.bound_self is not None and positional:
+            values = [func.bound_self, *values]
+        for index, parameter in enumerate(positional):
+            if index < len(values):
+                value = values[index]
+            elif parameter.arg in kwargs:
+                value = kwargs[parameter.arg]
+            elif defaults[index] is not None and not entry:
+                value = self._expr(defaults[index], func.env)
+            else:
+                value = Path(parameter.arg)
+            env.set(parameter.arg, value)
+        for parameter, default in zip(parameters.kwonlyargs, parameters.kw_defaults):
+            if parameter.arg in kwargs:
+                env.set(parameter.arg, kwargs[parameter.arg])
+            elif default is not None and not entry:
+                env.set(parameter.arg, self._expr(default, func.env))
+            else:
+                env.set(parameter.arg, Path(parameter.arg))
+        if parameters.kwarg is not None:
+            rest = {k: v for k, v in kwargs.items() if k not in {p.arg for p in positional + parameters.kwonlyargs}}
+            env.set(parameters.kwarg.arg, DictVal(rest))
+        if parameters.vararg is not None:
+            env.set(parameters.vararg.arg, ListVal(values[len(positional):]))
+        self.stack.append(key)
+        self.ran.add(key)
+        self.frames.append(_Frame())
+        try:
+            if isinstance(func.node, ast.Lambda):
+                result = self._expr(func.node.body, env)
+            else:
+                self._block(func.node.body, env)
+                returns = [r for r in self.frames[-1].returns if not isinstance(r, _Unknown)]
+                result = returns[0] if returns else UNKNOWN
+        finally:
+            self.frames.pop()
+            self.stack.pop()
+        return result
+
+    def _method(self, owner: Path, method: str, node: ast.Call, args, kwargs, env: Env) -> Any:
+        if owner.path == "self" or owner.path.startswith("self."):
+            local = self._find_method(method) if owner.path == "self" else None
+            if local is not None:
+                return self._run_function(Func(local, self.module_env, owner), args, kwargs)
+        if method in ("parameters", "named_parameters"):
+            return ParamsOf(owner.path)
+        if method in ("children", "modules", "values", "named_children", "named_modules", "items"):
+            return Path(owner.path + ".children()")
+        if method == "set_requires_gradient_sync":
+            self._event("gradient_sync", node, targets=[owner.path], kwargs={"value": args[0] if args else UNKNOWN})
+        elif method == "set_reshard_after_forward":
+            value = args[0] if args else kwargs.get("reshard_after_forward", UNKNOWN)
+            self._event("set_reshard_after_forward", node, targets=[owner.path], kwargs={"value": value})
+        elif method in ("forward", "generate"):
+            self._event("direct_forward", node, name=method, targets=[owner.path])
+        elif method == "gradient_checkpointing_enable":
+            self._event("hf_checkpointing", node, targets=[owner.path])
+        elif method == "add_argument":
+            self._argparse(node, args, kwargs)
+        elif method in ("to_empty",):
+            self._event("to_empty", node, targets=[owner.path])
+        return self._known(method, method, node, args, kwargs, env, receiver=owner)
+
+    def _find_method(self, name: str) -> ast.FunctionDef | None:
+        if self.methods is None:  # every method of every class in the file, by name (the first wins)
+            self.methods = {}
+            for statement in ast.walk(self.tree):
+                if isinstance(statement, ast.ClassDef):
+                    for item in statement.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            self.methods.setdefault(item.name, item)
+        return self.methods.get(name)
+
+    def _argparse(self, node: ast.Call, args: list[Any], kwargs: dict[str, Any]) -> None:
+        default = kwargs.get("default")
+        if not isinstance(default, Const) or not isinstance(default.value, (int, float)) or isinstance(default.value, bool):
+            return
+        for flag in args:
+            if isinstance(flag, Const) and isinstance(flag.value, str) and flag.value.startswith("--"):
+                name = flag.value.lstrip("-").replace("-", "_")
+                self.analysis.constants.setdefault(name, (default.value, node.lineno, node.col_offset + 1))
+
+    # -- the calls that matter ------------------------------------------------------------
+
+    def _known(self, last: str, qualified: str, node: ast.Call, args: list[Any], kwargs: dict[str, Any], env: Env,
+               bare: bool = False, receiver: Path | None = None) -> Any:
+        named = dict(kwargs)
+        for name, value in zip(POSITIONAL.get(last, ()), args):
+            named.setdefault(name, value)
+        given = frozenset(kwargs) | frozenset(POSITIONAL.get(last, ())[:len(args)])
+        if last == "fully_shard":
+            targets = _paths(named.get("module", UNKNOWN))
+            self._event("fully_shard", node, targets=targets, kwargs=named, given=given)
+            return named.get("module", UNKNOWN)
+        if last in ("FullyShardedDataParallel", "FSDP") and (not bare or last == "FullyShardedDataParallel"
+                                                            or env.lookup(last) is not None):
+            self._event("fsdp1", node, targets=_paths(named.get("module", UNKNOWN)), kwargs=named, given=given)
+            return named.get("module", UNKNOWN)
+        if last == "init_device_mesh":
+            return self._mesh(node, named)
+        if last in POLICIES:
+            self._event("policy", node, name=POLICIES[last], kwargs=named, given=given)
+            return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1)
+        if last in ("GradScaler", "ShardedGradScaler"):
+            kind = "sharded_grad_scaler" if last == "ShardedGradScaler" or "sharded_grad_scaler" in qualified else "grad_scaler"
+            return Ref(self._event(kind, node, name=qualified, kwargs=named, given=given))
+        if last in CHECKPOINT_CALLS or qualified.endswith("_composable.checkpoint"):
+            module = named.get("module", named.get("model", args[0] if args else UNKNOWN))
+            self._event("checkpoint", node, name=last, targets=_paths(module))
+            return module if last != "apply_activation_checkpointing" else UNKNOWN
+        if last == "clip_grad_norm_":
+            if receiver is not None and not receiver.path.endswith("utils"):  # FSDP1 module.clip_grad_norm_(max_norm)
+                named = {"max_norm": args[0] if args else kwargs.get("max_norm", UNKNOWN)}
+            self._event("clip", node, kwargs=named, given=given)
+            return UNKNOWN
+        if last == "register_fsdp_forward_method":
+            self._event("register_forward_method", node, targets=_paths(named.get("module", UNKNOWN)), kwargs=named)
+            return UNKNOWN
+        if last == "init_process_group":
+            self._event("process_group", node, kwargs=named, given=given)
+            return UNKNOWN
+        if last == "DataLoader":
+            self._event("dataloader", node, kwargs=named, given=given)
+            return UNKNOWN
+        if last == "getattr" and len(args) >= 2 and isinstance(args[0], Qual) and args[0].name == "torch":
+            if isinstance(args[1], Const) and args[1].value in DTYPES:
+                return Dtype(DTYPES[args[1].value])
+            return UNKNOWN
+        if last == "dict" and bare:
+            return DictVal(dict(kwargs))
+        if last in ("list", "tuple", "reversed", "sorted") and bare and args:
+            return args[0]
+        if _is_scheduler(last, qualified, args):
+            named = dict(kwargs)
+            for name, value in zip(("optimizer", *SCHEDULER_POSITIONAL.get(last, ())), args):
+                named.setdefault(name, value)
+            functions = [v for v in [*args, *kwargs.values()] if isinstance(v, Func)]
+            if functions and not isinstance(named.get("lr_lambda"), Func):
+                named["lr_lambda"] = functions[0]
+            return Ref(self._event("scheduler", node, name=last, kwargs=named, given=frozenset(named)))
+        if _is_optimizer(last, qualified, args, kwargs):
+            named = dict(kwargs)
+            for name, value in zip(("params", *OPTIMIZER_POSITIONAL.get(last, ())), args):
+                named.setdefault(name, value)
+            params = named.get("params", UNKNOWN)
+            targets = [params.path] if isinstance(params, ParamsOf) else []
+            return Ref(self._event("optimizer", node, name=last, targets=targets, kwargs=named,
+                                   given=frozenset(named)))
+        return NOT_KNOWN
+
+    def _mesh(self, node: ast.Call, named: dict[str, Any]) -> Mesh:
+        shape = named.get("mesh_shape", UNKNOWN)
+        names = named.get("mesh_dim_names", UNKNOWN)
+        sizes: list[int | None]
+        if isinstance(shape, Const) and isinstance(shape.value, tuple):
+            sizes = [v if isinstance(v, int) and not isinstance(v, bool) else None for v in shape.value]
+        elif isinstance(shape, ListVal):
+            sizes = [i.value if isinstance(i, Const) and isinstance(i.value, int) else None for i in shape.items]
+        elif isinstance(shape, Const) and isinstance(shape.value, int):
+            sizes = [shape.value]
+        else:
+            sizes = [None]
+        dim_names: list[str | None] = [None] * len(sizes)
+        if isinstance(names, Const) and isinstance(names.value, tuple):
+            dim_names = [n if isinstance(n, str) else None for n in names.value][:len(sizes)]
+            dim_names += [None] * (len(sizes) - len(dim_names))
+        device = named.get("device_type", UNKNOWN)
+        mesh = Mesh(tuple(zip(dim_names, sizes)), device.value if isinstance(device, Const) else None, node.lineno,
+                    node.col_offset + 1, names_given="mesh_dim_names" in named)
+        self._event("mesh", node, kwargs={"mesh": mesh, **named})
+        return mesh
+
+
+def _called_names(tree: ast.Module) -> set[str]:
+    """Names of functions and methods some code in the file calls (or passes as a callback)."""
+    called: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                called.add(func.id)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+                called.add(func.attr)
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                if isinstance(argument, ast.Name):
+                    called.add(argument.id)
+    return called
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _paths(value: Any) -> list[str]:
+    if isinstance(value, Path):
+        return [value.path]
+    if isinstance(value, ListVal):
+        return [p for item in value.items for p in _paths(item)]
+    return []
+
+
+def _element_of(value: Any, node: ast.expr) -> Any:
+    """What a loop variable stands for: one element of `value`."""
+    if isinstance(value, ListVal) and value.items:
+        first = value.items[0]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "enumerate":
+            return ListVal([UNKNOWN, first])
+        return first
+    if isinstance(value, Path):
+        if value.path.endswith(".children()"):  # model.modules(), .children(), .items(), ...
+            element = Path(value.path[:-len(".children()")] + ".<child>[*]")
+        else:
+            element = Path(value.path + "[*]")
+        if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Name) and node.func.id == "enumerate")
+                or (isinstance(node.func, ast.Attribute) and node.func.attr in ("items", "named_children",
+                                                                                "named_modules"))):
+            return ListVal([UNKNOWN, element])
+        return element
+    if isinstance(value, Const) and isinstance(value.value, (tuple, list)) and value.value:
+        return Const(value.value[0])
+    return UNKNOWN
+
+
+def _truth(value: Any) -> bool | None:
+    if isinstance(value, Const):
+        try:
+            return bool(value.value)
+        except Exception:  # noqa: BLE001 - an odd constant decides nothing
+            return None
+    if isinstance(value, (Dtype, Policy, Mesh, Func)):
+        return True
+    return None
+
+
+def _binop(op: ast.operator, left: Any, right: Any) -> Any:
+    if not (isinstance(left, Const) and isinstance(right, Const)):
+        return UNKNOWN
+    a, b = left.value, right.value
+    numbers = (int, float)
+    if not (isinstance(a, numbers) and isinstance(b, numbers)) or isinstance(a, bool) or isinstance(b, bool):
+        return UNKNOWN
+    try:
+        if isinstance(op, ast.Add):
+            return Const(a + b)
+        if isinstance(op, ast.Sub):
+            return Const(a - b)
+        if isinstance(op, ast.Mult):
+            return Const(a * b)
+        if isinstance(op, ast.Div):
+            return Const(a / b)
+        if isinstance(op, ast.FloorDiv):
+            return Const(a // b)
+        if isinstance(op, ast.Mod):
+            return Const(a % b)
+        if isinstance(op, ast.Pow) and abs(b) <= 64 and abs(a) <= 2**32:
+            return Const(a ** b)
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return UNKNOWN
+    return UNKNOWN
+
+
+def _boolop(op: ast.boolop, values: list[Any]) -> Any:
+    known = [v for v in values if isinstance(v, Const)]
+    if isinstance(op, ast.And):
+        if any(not v.value for v in known):
+            return next(v for v in known if not v.value)
+        return known[-1] if known else UNKNOWN  # `PIN_MEMORY and torch.accelerator.is_available()`: the setting
+    if any(v.value for v in known):
+        return next(v for v in known if v.value)
+    return known[-1] if known and len(known) == len(values) else UNKNOWN
+
+
+def _compare(left: Any, ops: list[ast.cmpop], rights: list[Any]) -> Any:
+    if len(ops) != 1:
+        return UNKNOWN
+    op, right = ops[0], rights[0]
+    if isinstance(op, (ast.Is, ast.IsNot)) and right == Const(None):
+        if isinstance(left, Const):
+            same = left.value is None
+        elif isinstance(left, (Dtype, Policy, Mesh, Func, DictVal, ListVal)):
+            same = False
+        else:
+            return UNKNOWN
+        return Const(same if isinstance(op, ast.Is) else not same)
+    if isinstance(left, Dtype) and isinstance(right, Dtype) and isinstance(op, (ast.Eq, ast.NotEq, ast.Is,
+                                                                                  ast.IsNot)):
+        same = left.name == right.name
+        return Const(same if isinstance(op, (ast.Eq, ast.Is)) else not same)
+    if isinstance(left, Const) and isinstance(right, Const):
+        a, b = left.value, right.value
+        try:
+            result = {ast.Eq: lambda: a == b, ast.NotEq: lambda: a != b, ast.Lt: lambda: a < b,
+                      ast.LtE: lambda: a <= b, ast.Gt: lambda: a > b, ast.GtE: lambda: a >= b,
+                      ast.In: lambda: a in b, ast.NotIn: lambda: a not in b}.get(type(op))
+            return Const(result()) if result is not None else UNKNOWN
+        except TypeError:
+            return UNKNOWN
+    return UNKNOWN
+
+
+def _is_scheduler(last: str, qualified: str, args: list[Any]) -> bool:
+    if "lr_scheduler" in qualified and last[:1].isupper():
+        return True
+    if last in TORCH_SCHEDULERS and (qualified == last or "torch" in qualified):
+        return True
+    return bool(HF_SCHEDULE.match(last)) and bool(args) and isinstance(args[0], Ref)
+
+
+def _is_optimizer(last: str, qualified: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
+    if not last[:1].isupper() or "lr_scheduler" in qualified or last in POLICIES:
+        return False
+    if qualified.startswith("torch.optim.") and last in TORCH_OPTIMIZERS:
+        return True
+    first = args[0] if args else kwargs.get("params")
+    if isinstance(first, ParamsOf):
+        return True
+    if isinstance(first, Path) and "param" in first.path.rsplit(".", 1)[-1].lower():
+        return True
+    return isinstance(first, ListVal) and any(isinstance(i, DictVal) and "params" in i.items for i in first.items)
+
+
+# --- analysis and Plan ----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def analyse(text: str) -> Analysis | SyntaxProblem:
+    """The events of a Python file, or why it cannot be read."""
+    try:
+        with warnings.catch_warnings():  # the user's invalid escapes are not our warnings to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except SyntaxError as error:
+        line = error.lineno or 1
+        return SyntaxProblem(f"invalid Python: {error.msg}", line, max(1, error.offset or 1))
+    except (ValueError, TypeError) as error:  # null bytes and the like
+        return SyntaxProblem(f"cannot read as Python: {error}", 1, 1)
+    except (RecursionError, MemoryError):
+        return SyntaxProblem("the code is nested too deeply to read", 1, 1)
+    try:
+        return Interpreter(tree, text).run()
+    except RecursionError:
+        return SyntaxProblem("the code is nested too deeply to analyse", 1, 1)
+
+
+def analysis_of(document: Document) -> Analysis | None:
+    result = analyse(document.text)
+    return result if isinstance(result, Analysis) else None
+
+
+def split_root(events: list[Event]) -> tuple[list[Event], list[Event]]:
+    """The fully_shard calls on the root module, and the others (blocks). The root is a call
+    outside loops on a module whose path is a prefix of the other calls' paths; failing that, the
+    last call outside loops on a plain name."""
+    calls = [e for e in events if e.kind == "fully_shard"]
+    if not calls:
+        return [], []
+
+    def root_like(event: Event) -> bool:
+        return (not event.in_loop and len(event.targets) == 1 and "[" not in event.targets[0]
+                and event.targets[0] != "?")
+
+    candidates = [e for e in calls if root_like(e)]
+    prefixes = [e for e in candidates if any(other is not e and any(is_below(t, e.targets[0]) for t in other.targets)
+                                             for other in calls)]
+    if prefixes:
+        roots = [e for e in candidates if e.targets[0] == prefixes[0].targets[0]]
+    else:
+        plain = [e for e in candidates if "." not in e.targets[0] or e.targets[0].startswith("self.")]
+        loops = [e for e in calls if not root_like(e)]
+        roots = [plain[-1]] if plain and loops else ([calls[-1]] if len(calls) == 1 and plain else [])
+    blocks = [e for e in calls if e not in roots]
+    return roots, blocks
+
+
+def is_below(path: str, root: str) -> bool:
+    """`path` names a submodule of `root` (model.layers[*] is below model)."""
+    return path != root and (path.startswith(root + ".") or path.startswith(root + "["))
+
+
+def _dtype_name(value: Any) -> str | None:
+    if isinstance(value, Dtype) and value.name in ("fp32", "bf16", "fp16", "fp8"):
+        return value.name
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able plain value, or None."""
+    if isinstance(value, Const):
+        inner = value.value
+        if isinstance(inner, tuple):
+            return list(inner)
+        if isinstance(inner, (int, float, str, bool)) or inner is None:
+            if isinstance(inner, float) and not math.isfinite(inner):
+                return None
+            return inner
+    if isinstance(value, Dtype):
+        return value.name
+    if isinstance(value, DictVal):
+        out = {k: _plain(v) for k, v in value.items.items()}
+        return out if all(v is not None for v in out.values()) else None
+    return None
+
+
+STATIC_GROWTH_INTERVAL = 2**31 - 1  # a GradScaler that never grows: DeepSpeed's static loss scale
+SIZE_FIELDS = frozenset({"world.world_size", "sharding.hybrid_shard_size", "batch.micro", "batch.accumulation",
+                         "batch.global_", "parallelism.data_parallel_replicate", "parallelism.data_parallel_shard",
+                         "parallelism.tensor", "parallelism.pipeline", "parallelism.context", "parallelism.expert",
+                         "precision.loss_scale_window"})
+SCHEDULER_FIELD_TYPES = {"warmup_steps": int, "total_steps": int, "min_lr": float, "max_lr": float, "warmup_type": str}
+
+
+def _fits(kind: type, value: Any) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+class _Facts:
+    """The Plan's settings as read, as plain values by dotted field (no pydantic here), with the
+    position of the call that set each."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.values: dict[str, Any] = {}
+        self.positions: dict[str, tuple[int, int]] = {}
+
+    def set(self, dotted: str, value: Any, position: tuple[int, int]) -> None:
+        if value is None or dotted in self.values:
+            return
+        if dotted in SIZE_FIELDS and not (_fits(int, value) and value >= 1):
+            return
+        self.values[dotted] = value
+        self.positions[dotted] = position
+
+    def build(self) -> _Facts:
+        events = self.analysis.events
+        roots, blocks = split_root(events)
+        self._sharding(roots, blocks)
+        fsdp1 = self.analysis.of("fsdp1")
+        if not roots and not blocks and fsdp1:
+            self._fsdp1(fsdp1[0])
+        self._meshes(roots + blocks)
+        self._optimizer()
+        self._scheduler()
+        self._scaler()
+        for event in self.analysis.of("clip"):
+            norm = event.value("max_norm")
+            if isinstance(norm, (int, float)) and not isinstance(norm, bool) and math.isfinite(norm):
+                self.set("gradient_clipping", float(norm), (event.line, event.column))
+                break
+        self._named_settings()
+        for event in self.analysis.of("checkpoint", "hf_checkpointing"):
+            self.set("activation_checkpointing.enabled", True, (event.line, event.column))
+            break
+        for event in self.analysis.of("dataloader"):
+            size = event.value("batch_size")
+            if _fits(int, size):
+                self.set("batch.micro", size, (event.line, event.column))
+        return self
+
+    def _sharding(self, roots: list[Event], blocks: list[Event]) -> None:
+        calls = blocks or roots
+        if not calls:
+            return
+        first = calls[0]
+        where = (first.line, first.column)
+        raf = first.kwargs.get("reshard_after_forward", UNKNOWN if "reshard_after_forward" in first.given else None)
+        if raf is None:
+            stage = 3 if blocks else 2  # the default: True for blocks, False for the root (torch >= 2.8)
+            self.set("sharding.stage", stage, where)
+        elif isinstance(raf, Const) and isinstance(raf.value, bool):
+            self.set("sharding.stage", 3 if raf.value else 2, where)
+        elif isinstance(raf, Const) and _fits(int, raf.value) and raf.value >= 1:
+            self.set("sharding.stage", 3, where)
+            self.set("sharding.reshard_after_forward", raf.value, where)
+        for event in calls:
+            policy = event.kwargs.get("mp_policy")
+            if isinstance(policy, Policy) and policy.kind == "mp":
+                at = (policy.line, policy.column)
+                self.set("precision.param_dtype", _dtype_name(policy.kwargs.get("param_dtype")), at)
+                self.set("precision.reduce_dtype", _dtype_name(policy.kwargs.get("reduce_dtype")), at)
+                break
+        for event in calls:
+            policy = event.kwargs.get("offload_policy")
+            if isinstance(policy, Policy) and policy.kind == "cpu_offload":
+                pin = policy.kwargs.get("pin_memory", Const(True))
+                pin_value = pin.value if isinstance(pin, Const) and isinstance(pin.value, bool) else None
+                at = (policy.line, policy.column)
+                for target in ("offload.params", "offload.optimizer"):
+                    self.set(target + ".device", "cpu", at)
+                    self.set(target + ".pin_memory", pin_value, at)
+                break
+
+    def _fsdp1(self, event: Event) -> None:
+        where = (event.line, event.column)
+        strategy = event.kwargs.get("sharding_strategy")
+        name = strategy.last if isinstance(strategy, Qual) else None
+        stages = {"FULL_SHARD": (3, False), "SHARD_GRAD_OP": (2, False), "HYBRID_SHARD": (3, True),
+                  "_HYBRID_SHARD_ZERO2": (2, True), "NO_SHARD": (0, False)}
+        stage, hybrid = stages.get(name, (3, False)) if strategy is None or name else (None, None)
+        self.set("sharding.stage", stage, where)
+        if hybrid:
+            self.set("sharding.hybrid", True, where)
+        policy = event.kwargs.get("mixed_precision")
+        if isinstance(policy, Policy):
+            at = (policy.line, policy.column)
+            self.set("precision.param_dtype", _dtype_name(policy.kwargs.get("param_dtype")), at)
+            self.set("precision.reduce_dtype", _dtype_name(policy.kwargs.get("reduce_dtype")), at)
+        offload = event.kwargs.get("cpu_offload")
+        if isinstance(offload, Policy) and offload.kwargs.get("offload_params") == Const(True):
+            for target in ("offload.params", "offload.optimizer"):
+                self.set(target + ".device", "cpu", (offload.line, offload.column))
+
+    def _meshes(self, calls: list[Event]) -> None:
+        used = next((e.kwargs["mesh"] for e in calls if isinstance(e.kwargs.get("mesh"), Mesh)), None)
+        created = [e.kwargs["mesh"] for e in self.analysis.of("mesh")]
+        if used is None and created:
+            used = created[0]
+        if used is None:
+            return
+        where = (used.line, used.column)
+        if len(used.dims) == 2:
+            self.set("sharding.hybrid", True, where)
+            self.set("sharding.hybrid_shard_size", used.dims[1][1], where)
+            self.set("parallelism.data_parallel_replicate", used.dims[0][1], where)
+            self.set("parallelism.data_parallel_shard", used.dims[1][1], where)
+        elif len(used.dims) == 1:
+            self.set("parallelism.data_parallel_shard", used.dims[0][1], where)
+        full = max(created, key=lambda m: len(m.dims)) if created else used
+        if full.size is not None:
+            self.set("world.world_size", full.size, (full.line, full.column))
+        for name, size in full.dims:
+            lowered = (name or "").lower()
+            for field_name, pattern in (("parallelism.tensor", r"^tp$|tensor"), ("parallelism.pipeline", r"^pp$|pipe"),
+                                        ("parallelism.context", r"^cp$|context"), ("parallelism.expert", r"^ep$|expert")):
+                if size is not None and re.search(pattern, lowered):
+                    self.set(field_name, size, (full.line, full.column))
+
+    def _optimizer(self) -> None:
+        events = self.analysis.of("optimizer")
+        if not events:
+            return
+        event = events[0]
+        where = (event.line, event.column)
+        self.set("optimizer.name", event.name, where)
+        for name in ("lr", "eps", "weight_decay"):
+            value = _plain(event.kwargs.get(name))
+            if _fits(float, value):
+                self.set(f"optimizer.{name}", value, where)
+        betas = _plain(event.kwargs.get("betas"))
+        if isinstance(betas, list) and all(_fits(float, b) for b in betas):
+            self.set("optimizer.betas", betas, where)
+        if event.name in ("Adam", "AdamW"):
+            decoupled = event.name == "AdamW" or event.value("decoupled_weight_decay") is True
+            self.set("optimizer.decoupled_weight_decay", decoupled, where)
+        params = {}
+        for name, value in event.kwargs.items():
+            if name not in ("params", "lr", "betas", "eps", "weight_decay") and _plain(value) is not None:
+                params[name] = _plain(value)
+        if params:
+            self.set("optimizer.params", params, where)
+
+    def _scheduler(self) -> None:
+        from shardshift.formats.deepspeed import SCHEDULER_FIELDS
+
+        events = self.analysis.of("scheduler")
+        if not events:
+            return
+        event = events[0]
+        where = (event.line, event.column)
+        name, params = event.name, {k: v for k, v in event.kwargs.items() if k not in ("optimizer", "lr_lambda")}
+        helper = _schedule_helper(event.kwargs.get("lr_lambda"))
+        if helper is not None:
+            name, params = helper
+        self.set("scheduler.name", name, where)
+        fields = SCHEDULER_FIELDS.get(name, {})
+        if HF_SCHEDULE.match(name):
+            fields = {"num_warmup_steps": "warmup_steps", "num_training_steps": "total_steps"}
+        rest = {}
+        for key, value in params.items():
+            plain = _plain(value)
+            if plain is None:
+                continue
+            target = fields.get(key)
+            if target is not None and _fits(SCHEDULER_FIELD_TYPES[target], plain):
+                self.set(f"scheduler.{target}", plain, where)
+            else:
+                rest[key] = plain
+        if rest:
+            self.set("scheduler.params", rest, where)
+
+    def _scaler(self) -> None:
+        for event in self.analysis.of("grad_scaler", "sharded_grad_scaler"):
+            if event.value("enabled") is False:
+                continue
+            where = (event.line, event.column)
+            init = event.value("init_scale", 65536.0 if "init_scale" not in event.given else None)
+            interval = event.value("growth_interval", 2000 if "growth_interval" not in event.given else None)
+            if _fits(int, interval) and interval >= STATIC_GROWTH_INTERVAL and _fits(float, init):
+                self.set("precision.loss_scale", float(init), where)
+            else:
+                self.set("precision.loss_scale", 0.0, where)
+                if _fits(float, init) and init > 0 and math.log2(init) == int(math.log2(init)):
+                    self.set("precision.initial_scale_power", int(math.log2(init)), where)
+                if _fits(int, interval):
+                    self.set("precision.loss_scale_window", interval, where)
+            return
+
+    def _named_settings(self) -> None:
+        for name, (value, line, column) in self.analysis.constants.items():
+            for pattern, target in NAMED_SETTINGS:
+                if pattern.match(name):
+                    if target == "gradient_clipping":
+                        value = float(value)
+                    elif isinstance(value, float) and value.is_integer():
+                        value = int(value)
+                    self.set(target, value, (line, column))
+
+    def plan(self) -> Plan:
+        """The Plan of these values (imports pydantic)."""
+        from shardshift.formats.deepspeed import _assign
+        from shardshift.plan import Plan
+
+        plan = Plan()
+        for dotted, value in self.values.items():
+            _assign(plan, dotted, value)
+        return plan
+
+    def data(self) -> dict:
+        """The values as nested plain data, keyed like the Plan's JSON ("global" for batch.global_)."""
+        out: dict = {}
+        for dotted, value in self.values.items():
+            *parents, name = [("global" if part == "global_" else part) for part in dotted.split(".")]
+            target = out
+            for part in parents:
+                target = target.setdefault(part, {})
+            target[name] = value
+        return out
+
+
+def _schedule_helper(value: Any) -> tuple[str, dict[str, Any]] | None:
+    """A LambdaLR whose lambda calls one of the emitted DeepSpeed schedule helpers."""
+    if not isinstance(value, Func) or not isinstance(value.node, ast.Lambda):
+        return None
+    for node in ast.walk(value.node.body):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DS_SCHEDULE_FUNCTIONS:
+            params: dict[str, Any] = {}
+            for keyword in node.keywords:
+                if keyword.arg is None and isinstance(keyword.value, ast.Name):
+                    found = value.env.lookup(keyword.value.id)
+                    if isinstance(found, DictVal):
+                        params.update(found.items)
+                elif keyword.arg is not None:
+                    params[keyword.arg] = Const(keyword.value.value) if isinstance(keyword.value, ast.Constant) else UNKNOWN
+            return DS_SCHEDULE_FUNCTIONS[node.func.id], params
+    return None
+
+
+def plan_from_analysis(analysis: Analysis) -> tuple[Plan, dict[str, tuple[int, int]]]:
+    facts = _Facts(analysis).build()
+    return facts.plan(), facts.positions
+
+
+def _tree(value: Any, pointer: str, dotted: str, positions: dict[str, tuple[int, int]],
+          fallback: tuple[int, int]) -> Node:
+    line, column = positions.get(dotted, fallback)
+    if isinstance(value, dict):
+        node = Node("object", line, column, pointer)
+        for key, child in value.items():
+            child_dotted = f"{dotted}.{key}" if dotted else key
+            child_node = _tree(child, join_pointer(pointer, key), child_dotted, positions, (line, column))
+            node.members.append(Member(key, child_node.line, child_node.column, child_node))
+        return node
+    if isinstance(value, list):
+        node = Node("array", line, column, pointer)
+        node.elements = [_tree(v, join_pointer(pointer, i), dotted, positions, (line, column))
+                         for i, v in enumerate(value)]
+        return node
+    kind = "bool" if isinstance(value, bool) else "number" if isinstance(value, (int, float)) else \
+        "null" if value is None else "string"
+    return Node(kind, line, column, pointer, value, repr(value))
+
+
+def _prune(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {k: _prune(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in (None, {}, [])}
+    return value
+
+
+def read(text: str, path: str = "<string>") -> Document:
+    """Read FSDP2 wrapper code into a Document. `data` holds the Plan's settings as read, each
+    positioned (line/column of the call that set it) in `root`; the Plan itself is built when
+    first read. Never raises for bad input."""
+    document = Document(path=path, format=FORMAT, text=text)
+    result = analyse(text)
+    if isinstance(result, SyntaxProblem):
+        document.syntax = result
+        return document
+    facts = _Facts(result).build()
+    positions = dict(facts.positions)
+    for dotted in list(positions):
+        if dotted.endswith(".global_"):
+            positions[dotted[:-1]] = positions.pop(dotted)
+    for dotted in list(positions):  # a section sits where its first field was set
+        parts = dotted.split(".")
+        for depth in range(1, len(parts)):
+            parent = ".".join(parts[:depth])
+            positions[parent] = min(positions.get(parent, positions[dotted]), positions[dotted])
+    document.data = facts.data()
+    document.root = _tree(document.data, "", "", positions, (1, 1))
+    document.defer_plan(facts.plan)
+    return document

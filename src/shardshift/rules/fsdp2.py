@@ -1,0 +1,972 @@
+"""Rules for FSDP2 wrapper code (fsdp2.md §9-10), judged from the reader's events.
+
+Every finding points at the call it is about (line and column; the pointer is null, as Python
+has no JSON pointer). The reader follows helper functions, loops and reused policies, so a rule
+sees `fully_shard` calls in the order they run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from shardshift.document import Document
+from shardshift.formats.fsdp2_reader import (
+    Analysis, Const, Dtype, Event, Mesh, Policy, analysis_of, is_below, split_root,
+)
+from shardshift.rules.base import Context, Finding, Rule
+
+LOW_PRECISION = {"bf16": "torch.bfloat16", "fp16": "torch.float16"}
+ACCUMULATION_THRESHOLD = 4
+ACCUMULATION_NAMES = re.compile(
+    r"^(gradient_accumulation_steps|grad(ient)?_acc(um(ulation)?)?(_steps)?|accum(ulation)?_steps)$", re.I)
+
+
+class _Fsdp2Rule(Rule):
+    formats = ("fsdp2",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        analysis = analysis_of(document)
+        if analysis is None:
+            return
+        seen: set[tuple[int, int]] = set()
+        for event, message, fix, *severity in self.judge(analysis, context):
+            if (event.line, event.column) in seen:
+                continue
+            seen.add((event.line, event.column))
+            yield self.finding(document, None, message, fix=fix, position=(event.line, event.column),
+                               severity=severity[0] if severity else None)
+
+    def judge(self, analysis: Analysis, context: Context) -> Iterable[tuple]:
+        raise NotImplementedError
+
+
+def _target(event: Event) -> str:
+    return ", ".join(event.targets) if event.targets else "a module"
+
+
+def _show(path: str) -> str:
+    return path.replace(".<child>", "").replace("[*]", "[i]")
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or is_below(a, b) or is_below(b, a)
+
+
+def _dtype(value) -> str | None:
+    return value.name if isinstance(value, Dtype) else None
+
+
+def _accumulation(analysis: Analysis) -> tuple[int, int] | None:
+    """(steps, line) of a gradient-accumulation constant or command-line default."""
+    for name, (value, line, _) in analysis.constants.items():
+        if ACCUMULATION_NAMES.match(name) and isinstance(value, (int, float)) and value == int(value):
+            return int(value), line
+    return None
+
+
+class OptimizerBeforeFullyShard(_Fsdp2Rule):
+    """The optimizer is built before `fully_shard` runs on the parameters it holds.
+
+    ## What it does
+    Reports an optimizer constructed (over `model.parameters()`, or over parameters the reader
+    cannot trace) before a later `fully_shard` call on the same model or one of its submodules,
+    in the same flow of the script (helper functions are followed).
+
+    ## Why is this bad
+    `fully_shard` replaces every parameter with a sharded `DTensor`. An optimizer built earlier
+    still holds the original tensors: it steps tensors the model no longer uses, so training
+    silently makes no progress (Accelerate has to patch the parameter groups for this).
+
+    ## Example
+    ```python
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    ```
+    """
+
+    code = "FS001"
+    name = "optimizer-before-fully-shard"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            for index, event in enumerate(flow):
+                if event.kind != "optimizer":
+                    continue
+                later = [e for e in flow[index + 1:] if e.kind == "fully_shard"
+                         and (not event.targets or any(_related(t, p) for t in e.targets for p in event.targets))]
+                if later:
+                    shard = later[-1]
+                    yield (event, f"the {event.name} optimizer is built at line {event.line}, before "
+                           f"fully_shard({_show(_target(shard))}) at line {shard.line}: it keeps the original "
+                           "parameters, not the sharded DTensors, so its steps never reach the model",
+                           "build the optimizer after the last fully_shard call, over model.parameters()")
+
+
+def _base(path: str) -> str | None:
+    """The module a path hangs off: model for model.layers[i], self.model for self.model.h[i]."""
+    head = path.split("[", 1)[0]
+    if "." not in head:
+        return None
+    parts = head.split(".")
+    return ".".join(parts[:2]) if parts[0] == "self" and len(parts) > 2 else parts[0]
+
+
+class RootNotSharded(_Fsdp2Rule):
+    """`fully_shard` is applied to blocks of a model but never to the model itself.
+
+    ## What it does
+    Reports `fully_shard` applied block by block (in a loop over `model.layers`, `model.modules()`,
+    ...) when no call in the file shards the module the blocks belong to. Code that checks
+    `isinstance(..., FSDPModule)` is left alone: it re-shards parts of a model sharded elsewhere.
+
+    ## Why is this bad
+    Parameters outside every FSDP group (embeddings, the final norm, the output head) stay plain
+    tensors replicated on every rank. FSDP does not reduce their gradients, so the ranks' copies
+    drift apart silently.
+
+    ## Example
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    optimizer = torch.optim.AdamW(model.parameters())
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)  # the root takes everything the blocks did not
+    optimizer = torch.optim.AdamW(model.parameters())
+    ```
+    """
+
+    code = "FS002"
+    name = "root-not-sharded"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        calls = analysis.of("fully_shard")
+        roots, blocks = split_root(analysis.events)
+        if not calls or roots or "FSDPModule" in analysis.text:
+            return
+        sharded = {t for e in calls for t in e.targets}
+        for event in (e for e in calls if e.in_loop):
+            for target in event.targets:
+                base = _base(target)
+                if base is None or any(s == base or is_below(base, s) for s in sharded):
+                    continue
+                yield (event, f"fully_shard is applied to {_show(target)} but never to {base}: parameters outside "
+                       "the blocks (embeddings, final norm, head) stay unsharded and their gradients are never "
+                       "reduced across ranks",
+                       f"call fully_shard({base}) after the blocks")
+                return
+
+
+class BlockShardedAfterRoot(_Fsdp2Rule):
+    """A block is passed to `fully_shard` after its parent was.
+
+    ## What it does
+    Reports a `fully_shard` call on a submodule that runs after a `fully_shard` call on a module
+    containing it, in the same flow of the script.
+
+    ## Why is this bad
+    `fully_shard` groups every parameter under the module that no earlier call claimed. Sharding
+    the root first puts all parameters into one group; the later block-level call then finds
+    parameters that are already sharded DTensors and fails (or, with the duplicate check of
+    torch 2.13+, the first forward raises). It must run bottom-up: blocks first, root last.
+
+    ## Example
+    ```python
+    fully_shard(model)
+    for layer in model.layers:
+        fully_shard(layer)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    ```
+    """
+
+    code = "FS003"
+    name = "block-sharded-after-root"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            done: list[Event] = []
+            for event in flow:
+                if event.kind != "fully_shard":
+                    continue
+                parent = next((d for d in done for t in event.targets for p in d.targets if is_below(t, p)), None)
+                if parent is not None:
+                    yield (event, f"fully_shard({_show(_target(event))}) runs after fully_shard({_show(_target(parent))}) "
+                           f"at line {parent.line}, which already took these parameters into its group",
+                           "apply fully_shard bottom-up: every block first, the root last")
+                done.append(event)
+
+
+class ReduceDtypeUnset(_Fsdp2Rule):
+    """`MixedPrecisionPolicy` lowers `param_dtype` but does not set `reduce_dtype`.
+
+    ## What it does
+    Reports a `MixedPrecisionPolicy` with `param_dtype` bf16 or fp16 and no `reduce_dtype` (or
+    `reduce_dtype=None`).
+
+    ## Why is this bad
+    Up to torch 2.14, an unset `reduce_dtype` falls back to `param_dtype`: gradients are
+    reduce-scattered (and accumulated between syncs) in bf16, which loses precision at large
+    data-parallel sizes and over accumulation steps. Newer torch follows the gradient's dtype
+    instead, so the same code changes numerics between versions. torchtitan reduces in fp32.
+
+    ## Example
+    ```python
+    mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16)
+    ```
+
+    ## Use instead
+    ```python
+    mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    ```
+    """
+
+    code = "FS004"
+    name = "reduce-dtype-unset"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        accumulation = _accumulation(analysis)
+        for event in analysis.of("policy"):
+            if event.name != "mp":
+                continue
+            dtype = _dtype(event.kwargs.get("param_dtype"))
+            reduce = event.kwargs.get("reduce_dtype")
+            if dtype in LOW_PRECISION and (reduce is None or reduce == Const(None)):
+                extra = (f", and over {accumulation[0]} accumulation steps" if accumulation
+                         and accumulation[0] > 1 else "")
+                yield (event, f"MixedPrecisionPolicy has param_dtype={LOW_PRECISION[dtype]} but no reduce_dtype: "
+                       f"torch up to 2.14 then reduces gradients in {dtype} across ranks{extra}, newer torch in the "
+                       "gradient's dtype",
+                       "pass reduce_dtype=torch.float32 explicitly")
+
+
+class LowPrecisionGradientAccumulation(_Fsdp2Rule):
+    """Gradients are reduced in bf16/fp16 while many micro-batches are accumulated.
+
+    ## What it does
+    Reports a `MixedPrecisionPolicy` whose `reduce_dtype` is bf16 or fp16 in a script that
+    accumulates gradients over 4 or more micro-batches (a gradient-accumulation constant or
+    command-line default).
+
+    ## Why is this bad
+    With `set_requires_gradient_sync(False)` on the non-final micro-batches, FSDP2 sums the
+    unsharded gradients in `reduce_dtype`; every addition in bf16 keeps only 8 significant bits,
+    so small contributions vanish as the sum grows. Without it, each micro-batch is still
+    reduce-scattered in bf16.
+
+    ## Example
+    ```python
+    gradient_accumulation_steps = 16
+    mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16)
+    ```
+
+    ## Use instead
+    ```python
+    gradient_accumulation_steps = 16
+    mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    ```
+    """
+
+    code = "FS005"
+    name = "low-precision-gradient-accumulation"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        accumulation = _accumulation(analysis)
+        if accumulation is None or accumulation[0] < ACCUMULATION_THRESHOLD:
+            return
+        for event in analysis.of("policy"):
+            reduce = _dtype(event.kwargs.get("reduce_dtype"))
+            if event.name == "mp" and reduce in LOW_PRECISION:
+                yield (event, f"reduce_dtype is {LOW_PRECISION[reduce]} while gradients accumulate over "
+                       f"{accumulation[0]} micro-batches (line {accumulation[1]}): the sum keeps only {reduce} "
+                       "precision, expected torch.float32",
+                       "pass reduce_dtype=torch.float32")
+
+
+def _shard_size(event: Event, context: Context) -> int | None:
+    mesh = event.kwargs.get("mesh")
+    if isinstance(mesh, Mesh) and mesh.dims:
+        return mesh.dims[-1][1]
+    if mesh is None:
+        return context.world_size
+    return None
+
+
+class ReshardAfterForwardNotDivisor(_Fsdp2Rule):
+    """An integer `reshard_after_forward` does not divide the shard group.
+
+    ## What it does
+    Reports `fully_shard(..., reshard_after_forward=N)` with an integer N when the shard group
+    size S is known (the last dim of the mesh, or `--world-size` for the default mesh) and N is
+    not a divisor of S. N equal to 1 or to S is reported as a note: torch treats them as False
+    and True.
+
+    ## Why is this bad
+    After forward, FSDP2 reshards the parameters to groups of N ranks (like ZeRO++ hpZ). N must
+    divide S: otherwise `fully_shard` raises `ValueError: If passing reshard_after_forward as an
+    int, it should be a factor of S`.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (16,), mesh_dim_names=("shard",))
+    fully_shard(layer, mesh=mesh, reshard_after_forward=6)
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (16,), mesh_dim_names=("shard",))
+    fully_shard(layer, mesh=mesh, reshard_after_forward=8)  # GPUs per node
+    ```
+    """
+
+    code = "FS006"
+    name = "reshard-after-forward-not-divisor"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("fully_shard"):
+            value = event.value("reshard_after_forward")
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            size = _shard_size(event, context)
+            if value < 1 or (size is not None and (value > size or size % value)):
+                divisors = [d for d in range(2, size) if size % d == 0] if size else []
+                within = f"a factor of the {size} ranks of the shard group" if size else "at least 1"
+                yield (event, f"reshard_after_forward is {value} but must be {within}: fully_shard raises "
+                       "ValueError", f"use one of {divisors}" if divisors else "use True or False")
+            elif value == 1:
+                yield (event, "reshard_after_forward=1 is treated as False: parameters stay gathered after forward",
+                       "write reshard_after_forward=False", "info")
+            elif size is not None and value == size:
+                yield (event, f"reshard_after_forward={value} is the whole shard group, which torch treats as True",
+                       "write reshard_after_forward=True", "info")
+
+
+FSDP1_ARGUMENTS = {
+    "sharding_strategy": "the mesh and reshard_after_forward (FULL_SHARD: True, SHARD_GRAD_OP: False, HYBRID_SHARD: "
+                         "a 2-D (replicate, shard) mesh)",
+    "mixed_precision": "mp_policy=MixedPrecisionPolicy(param_dtype=..., reduce_dtype=...)",
+    "cpu_offload": "offload_policy=CPUOffloadPolicy()",
+    "auto_wrap_policy": "call fully_shard on each block, then on the root",
+    "device_id": "nothing: the mesh's device is used",
+    "sync_module_states": "set_model_state_dict(..., StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))",
+    "process_group": "mesh=init_device_mesh(...)",
+    "device_mesh": "mesh=",
+    "use_orig_params": "nothing: FSDP2 always keeps the original parameters",
+    "limit_all_gathers": "nothing",
+    "forward_prefetch": "set_modules_to_forward_prefetch([...])",
+    "backward_prefetch": "nothing (or set_modules_to_backward_prefetch([...]))",
+    "ignored_modules": "ignored_params={...}",
+}
+
+
+class Fsdp1Wrapper(_Fsdp2Rule):
+    """`FullyShardedDataParallel` (FSDP1) is used.
+
+    ## What it does
+    Reports every `FullyShardedDataParallel(...)` call and lists where each of its arguments goes
+    in FSDP2.
+
+    ## Why is this bad
+    FSDP1 is deprecated in the PyTorch documentation since mid-2025 (PyTorch about 2.7-2.8),
+    though still shipped in 2.14. FSDP2 (`fully_shard`) shards per parameter (DTensor), mixes
+    frozen and trainable parameters, needs no flat-parameter state dict handling and is where
+    development happens.
+
+    ## Example
+    ```python
+    model = FSDP(model, sharding_strategy=ShardingStrategy.FULL_SHARD,
+                 auto_wrap_policy=transformer_auto_wrap_policy)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    ```
+    """
+
+    code = "FS007"
+    name = "fsdp1-wrapper"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("fsdp1"):
+            moves = [f"{name} -> {FSDP1_ARGUMENTS[name]}" for name in event.given if name in FSDP1_ARGUMENTS]
+            mapping = ("; ".join(sorted(moves))) if moves else "call fully_shard on each block, then on the root"
+            yield (event, "FullyShardedDataParallel is FSDP1, deprecated in the PyTorch docs since mid-2025 "
+                   "(about 2.7-2.8) and still shipped in 2.14",
+                   f"use fully_shard (torch.distributed.fsdp): {mapping}")
+
+
+def _cpu_only(analysis: Analysis) -> Event | None:
+    """The event that makes the script CPU-only, when nothing in it mentions an accelerator."""
+    if re.search(r"cuda|nccl|accelerator|xpu|hpu|mps|npu|LOCAL_RANK", analysis.text):
+        return None
+    for event in analysis.of("mesh", "process_group"):
+        device = event.value("device_type") if event.kind == "mesh" else event.value("backend")
+        if device in ("cpu", "gloo"):
+            return event
+    return None
+
+
+class CpuOffloadPinnedWithoutAccelerator(_Fsdp2Rule):
+    """`CPUOffloadPolicy()` pins memory in code that runs without an accelerator.
+
+    ## What it does
+    Reports `CPUOffloadPolicy()` with the default `pin_memory=True` (or an explicit True) in a
+    script whose mesh is on "cpu" or whose process group is gloo, and that mentions no
+    accelerator at all.
+
+    ## Why is this bad
+    Pinned memory needs an accelerator: on a CPU-only machine the first use fails with
+    "Cannot access accelerator device when none is available".
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cpu", (2,))
+    fully_shard(model, mesh=mesh, offload_policy=CPUOffloadPolicy())
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cpu", (2,))
+    fully_shard(model, mesh=mesh, offload_policy=CPUOffloadPolicy(pin_memory=False))
+    ```
+    """
+
+    code = "FS008"
+    name = "cpu-offload-pinned-without-accelerator"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        cpu = _cpu_only(analysis)
+        if cpu is None:
+            return
+        for event in analysis.of("policy"):
+            if event.name == "cpu_offload" and event.value("pin_memory", True) is True:
+                what = "init_device_mesh on \"cpu\"" if cpu.kind == "mesh" else "a gloo process group"
+                yield (event, f"CPUOffloadPolicy pins host memory (pin_memory=True), but this code runs without an "
+                       f"accelerator ({what}, line {cpu.line}): it fails with \"Cannot access accelerator device "
+                       "when none is available\"",
+                       "pass CPUOffloadPolicy(pin_memory=False), or pin_memory=torch.accelerator.is_available()")
+
+
+def _mesh_of(event: Event) -> Mesh | None:
+    mesh = event.kwargs.get("mesh")
+    return mesh if isinstance(mesh, Mesh) else None
+
+
+def _meshes_passed(analysis: Analysis) -> Iterable[tuple[Event, Mesh]]:
+    """Each distinct mesh given to fully_shard, with the first call that gets it."""
+    seen: set[tuple] = set()
+    for event in analysis.of("fully_shard"):
+        mesh = _mesh_of(event)
+        if mesh is not None and (mesh.line, mesh.column, mesh.dims) not in seen:
+            seen.add((mesh.line, mesh.column, mesh.dims))
+            yield event, mesh
+
+
+class HsdpMeshDimsSwapped(_Fsdp2Rule):
+    """The 2-D mesh passed to `fully_shard` names its dims in the wrong order.
+
+    ## What it does
+    Reports `fully_shard` with a 2-D mesh whose first dim is named like a shard dim or whose
+    second dim is named like a replicate dim.
+
+    ## Why is this bad
+    `fully_shard` picks the roles of a 2-D mesh by position: dim 0 replicates, dim 1 shards. The
+    names are not used. A `("shard", "replicate")` mesh therefore shards across what the code
+    calls replicas (usually across nodes) and replicates within a node: slower and more memory
+    than intended, with no error.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (8, 4), mesh_dim_names=("shard", "replicate"))
+    fully_shard(model, mesh=mesh)
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (4, 8), mesh_dim_names=("replicate", "shard"))
+    fully_shard(model, mesh=mesh)
+    ```
+    """
+
+    code = "FS009"
+    name = "hsdp-mesh-dims-swapped"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        for event, mesh in _meshes_passed(analysis):
+            if len(mesh.dims) != 2:
+                continue
+            first, second = ((name or "").lower() for name, _ in mesh.dims)
+            if ("shard" in first and "replicate" not in first) or "replicate" in second:
+                names = tuple(name for name, _ in mesh.dims)
+                yield (event, f"the 2-D mesh passed to fully_shard has dims {names}: fully_shard replicates over "
+                       "dim 0 and shards over dim 1 by position, whatever their names",
+                       "order the dims (replicate, shard), or pass mesh[\"replicate\", \"shard\"]-style slices")
+
+
+class MeshTooManyDims(_Fsdp2Rule):
+    """`fully_shard` gets a mesh with three or more dims.
+
+    ## What it does
+    Reports `fully_shard` called with a mesh of 3+ dims (for example the whole
+    `("dp", "cp", "tp")` mesh) and without `dp_mesh_dims`.
+
+    ## Why is this bad
+    `fully_shard` accepts a 1-D mesh (FSDP) or a 2-D mesh (HSDP) and raises `ValueError:
+    fully_shard expects a 1D or 2D DeviceMesh` for anything else.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (2, 2, 2), mesh_dim_names=("dp", "cp", "tp"))
+    fully_shard(model, mesh=mesh)
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (2, 2, 2), mesh_dim_names=("dp", "cp", "tp"))
+    fully_shard(model, mesh=mesh["dp"])
+    ```
+    """
+
+    code = "FS010"
+    name = "mesh-too-many-dims"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event, mesh in _meshes_passed(analysis):
+            if len(mesh.dims) >= 3 and "dp_mesh_dims" not in event.given:
+                names = tuple(name for name, _ in mesh.dims)
+                yield (event, f"fully_shard gets a {len(mesh.dims)}-D mesh {names}, but it takes a 1-D or 2-D mesh "
+                       "and raises ValueError",
+                       "pass the data-parallel sub-mesh, e.g. mesh[\"dp\"] (or dp_mesh_dims= on torch 2.14+)")
+
+
+class HsdpMeshWithoutNames(_Fsdp2Rule):
+    """A 2-D mesh without `mesh_dim_names` is passed to `fully_shard`.
+
+    ## What it does
+    Reports `fully_shard` with a 2-D mesh created by `init_device_mesh` without
+    `mesh_dim_names`.
+
+    ## Why is this bad
+    `fully_shard` requires named dims for hybrid sharding and fails with `AssertionError: Please
+    init the 2D mesh for HSDP with mesh_dim_names specified`.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (2, 8))
+    fully_shard(model, mesh=mesh)
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (2, 8), mesh_dim_names=("replicate", "shard"))
+    fully_shard(model, mesh=mesh)
+    ```
+    """
+
+    code = "FS011"
+    name = "hsdp-mesh-without-names"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event, mesh in _meshes_passed(analysis):
+            if len(mesh.dims) == 2 and not mesh.names_given:
+                yield (event, f"the 2-D mesh from line {mesh.line} has no mesh_dim_names, which fully_shard requires "
+                       "for hybrid sharding (AssertionError)",
+                       "create it with mesh_dim_names=(\"replicate\", \"shard\")")
+
+
+class ReshardAfterForwardTrueOnRoot(_Fsdp2Rule):
+    """The root is sharded with an explicit `reshard_after_forward=True`.
+
+    ## What it does
+    Reports the root module's `fully_shard` call when it passes `reshard_after_forward=True`.
+
+    ## Why is this bad
+    Since torch 2.8 the root's default (None) keeps its parameters after forward, because
+    backward needs them first. An explicit True frees them and gathers them again at the very
+    start of backward: one all-gather more per step for nothing. Up to torch 2.7 the value was
+    ignored on the root.
+
+    ## Example
+    ```python
+    for layer in model.layers:
+        fully_shard(layer, reshard_after_forward=True)
+    fully_shard(model, reshard_after_forward=True)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer, reshard_after_forward=True)
+    fully_shard(model)
+    ```
+    """
+
+    code = "FS012"
+    name = "reshard-after-forward-true-on-root"
+    severity = "info"
+
+    def judge(self, analysis, context):
+        roots, blocks = split_root(analysis.events)
+        if not blocks:
+            return
+        for event in roots:
+            if event.value("reshard_after_forward") is True:
+                yield (event, f"fully_shard({_show(_target(event))}) on the root passes reshard_after_forward=True: "
+                       "torch 2.8+ then gathers the root's parameters again at the start of backward",
+                       "leave reshard_after_forward at its default on the root")
+
+
+class ShardedGradScalerWithFullyShard(_Fsdp2Rule):
+    """`ShardedGradScaler` (for FSDP1) is used with `fully_shard`.
+
+    ## What it does
+    Reports `ShardedGradScaler(...)` in a file that calls `fully_shard`.
+
+    ## Why is this bad
+    `ShardedGradScaler` was written for FSDP1's flat parameters. With FSDP2 the gradients are
+    DTensors, which `torch.amp.GradScaler` handles directly (torchtitan and Accelerate use it).
+
+    ## Example
+    ```python
+    scaler = ShardedGradScaler()
+    ```
+
+    ## Use instead
+    ```python
+    scaler = torch.amp.GradScaler("cuda")
+    ```
+    """
+
+    code = "FS013"
+    name = "sharded-grad-scaler-with-fully-shard"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        if not analysis.of("fully_shard"):
+            return
+        for event in analysis.of("sharded_grad_scaler"):
+            yield (event, "ShardedGradScaler is FSDP1's loss scaler; with fully_shard the gradients are DTensors",
+                   "use torch.amp.GradScaler(device_type)")
+
+
+class Fp16WithoutGradScaler(_Fsdp2Rule):
+    """fp16 compute without a loss scaler.
+
+    ## What it does
+    Reports a `MixedPrecisionPolicy(param_dtype=torch.float16)` in a file that creates no
+    `GradScaler`.
+
+    ## Why is this bad
+    fp16 has a narrow exponent range: without loss scaling, small gradients underflow to zero
+    and training stalls or diverges without an error. (bf16 needs no scaler.)
+
+    ## Example
+    ```python
+    fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.float16, reduce_dtype=torch.float32))
+    ```
+
+    ## Use instead
+    ```python
+    fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.float16, reduce_dtype=torch.float32))
+    scaler = torch.amp.GradScaler("cuda")  # scaler.scale(loss).backward(); scaler.step(opt); scaler.update()
+    ```
+    """
+
+    code = "FS014"
+    name = "fp16-without-grad-scaler"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        if analysis.of("grad_scaler", "sharded_grad_scaler"):
+            return
+        for event in analysis.of("policy"):
+            if event.name == "mp" and _dtype(event.kwargs.get("param_dtype")) == "fp16":
+                yield (event, "param_dtype is torch.float16 but no GradScaler is created: small gradients underflow "
+                       "to zero in fp16",
+                       "scale the loss with torch.amp.GradScaler, or use torch.bfloat16")
+
+
+class ForwardBeforeOptimizer(_Fsdp2Rule):
+    """The sharded model runs forward before the optimizer is built.
+
+    ## What it does
+    Reports a call of a `fully_shard`-ed module (`model(x)`) between the `fully_shard` call and
+    the construction of the optimizer over its parameters, in the same flow.
+
+    ## Why is this bad
+    After the first forward the root module keeps its unsharded parameters registered. An
+    optimizer built then captures those tensors instead of the sharded DTensors, and some
+    parameters silently stop updating (pytorch #149205, #131965).
+
+    ## Example
+    ```python
+    fully_shard(model)
+    model(warmup_batch)
+    optimizer = torch.optim.AdamW(model.parameters())
+    ```
+
+    ## Use instead
+    ```python
+    fully_shard(model)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model(warmup_batch)
+    ```
+    """
+
+    code = "FS015"
+    name = "forward-before-optimizer"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            sharded: list[str] = []
+            pending: list[Event] = []
+            for event in flow:
+                if event.kind == "fully_shard":
+                    sharded.extend(event.targets)
+                elif event.kind == "call" and any(t in sharded for t in event.targets):
+                    pending.append(event)
+                elif event.kind == "optimizer" and pending:
+                    for call in pending:
+                        if not event.targets or any(_related(t, p) for t in call.targets for p in event.targets):
+                            yield (call, f"{_show(call.targets[0])}(...) runs forward at line {call.line}, after "
+                                   f"fully_shard and before the {event.name} optimizer is built at line {event.line}: "
+                                   "the optimizer then captures unsharded parameters and some stop updating",
+                                   "build the optimizer right after fully_shard, before any forward")
+                    pending = []
+
+
+class ForwardMethodCalledDirectly(_Fsdp2Rule):
+    """`.forward()` or `.generate()` is called on a sharded module.
+
+    ## What it does
+    Reports `model.forward(...)` on a module passed to `fully_shard` (or one of its blocks), and
+    `model.generate(...)` when `register_fsdp_forward_method(model, "generate")` is not called.
+
+    ## Why is this bad
+    FSDP2 gathers parameters in hooks that run around `module.__call__`. Calling `forward` or
+    another method directly skips them: the computation sees sharded DTensors and fails, or
+    hangs waiting for other ranks.
+
+    ## Example
+    ```python
+    fully_shard(model)
+    out = model.forward(batch)
+    ```
+
+    ## Use instead
+    ```python
+    fully_shard(model)
+    out = model(batch)
+    # for generate: register_fsdp_forward_method(model, "generate") after fully_shard
+    ```
+    """
+
+    code = "FS016"
+    name = "forward-method-called-directly"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        sharded = {t for e in analysis.of("fully_shard") for t in e.targets}
+        registered = {(t, e.value("method_name")) for e in analysis.of("register_forward_method") for t in e.targets}
+        for event in analysis.of("direct_forward"):
+            target = event.targets[0] if event.targets else "?"
+            if target not in sharded:
+                continue
+            if event.name == "generate" and (target, "generate") in registered:
+                continue
+            fix = (f"call register_fsdp_forward_method({_show(target)}, \"generate\") after fully_shard"
+                   if event.name == "generate" else f"call {_show(target)}(...) instead of .forward(...)")
+            yield (event, f"{_show(target)}.{event.name}(...) skips the FSDP hooks that gather the parameters of "
+                   "this sharded module", fix)
+
+
+class CheckpointingAfterFullyShard(_Fsdp2Rule):
+    """Activation checkpointing is applied after `fully_shard`.
+
+    ## What it does
+    Reports `checkpoint_wrapper` / `apply_activation_checkpointing` on a module that an earlier
+    `fully_shard` call (in the same flow) already sharded, or whose parent it sharded.
+
+    ## Why is this bad
+    Checkpointing belongs inside the FSDP unit: wrap each block first, then `fully_shard` it, so
+    that the recomputation in backward reuses the one all-gather. Applied afterwards, the
+    checkpoint region straddles the FSDP hooks and parameters are gathered again (redundant
+    all-gathers, pytorch #175406).
+
+    ## Example
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    apply_activation_checkpointing(model)
+    ```
+
+    ## Use instead
+    ```python
+    apply_activation_checkpointing(model)
+    for layer in model.layers:
+        fully_shard(layer)
+    ```
+    """
+
+    code = "FS017"
+    name = "checkpointing-after-fully-shard"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            sharded: list[Event] = []
+            for event in flow:
+                if event.kind == "fully_shard":
+                    sharded.append(event)
+                elif event.kind == "checkpoint" and sharded:
+                    done = next((s for s in sharded for t in event.targets for p in s.targets if _related(t, p)), None)
+                    if done is not None:
+                        yield (event, f"{event.name}({_show(_target(event))}) runs after fully_shard("
+                               f"{_show(_target(done))}) at line {done.line}: recomputation then gathers the "
+                               "parameters again",
+                               "apply activation checkpointing to the blocks before fully_shard")
+
+
+class SetReshardAfterForwardNotBool(_Fsdp2Rule):
+    """`set_reshard_after_forward` is given a number.
+
+    ## What it does
+    Reports `module.set_reshard_after_forward(N)` with an integer (or any non-bool constant).
+
+    ## Why is this bad
+    Unlike `fully_shard(reshard_after_forward=...)`, the runtime setter accepts only a bool and
+    raises `ValueError` for an int.
+
+    ## Example
+    ```python
+    model.set_reshard_after_forward(8)
+    ```
+
+    ## Use instead
+    ```python
+    fully_shard(layer, reshard_after_forward=8)  # the int form, at wrapping time
+    model.set_reshard_after_forward(True)
+    ```
+    """
+
+    code = "FS018"
+    name = "set-reshard-after-forward-not-bool"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("set_reshard_after_forward"):
+            value = event.kwargs.get("value")
+            if isinstance(value, Const) and not isinstance(value.value, bool):
+                yield (event, f"set_reshard_after_forward({value.value!r}) raises ValueError: it accepts only True or "
+                       "False", "pass a bool; an int group size goes to fully_shard(reshard_after_forward=N)")
+
+
+class MeshSizeMismatch(_Fsdp2Rule):
+    """The device mesh does not cover the world size given on the command line.
+
+    ## What it does
+    With `--world-size` (or `--nodes` and `--gpus-per-node`), reports an `init_device_mesh`
+    whose literal shape multiplies to a different number of processes.
+
+    ## Why is this bad
+    `init_device_mesh` needs the product of the mesh shape to equal the number of processes;
+    the job fails at start-up on the real cluster.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (2, 8), mesh_dim_names=("replicate", "shard"))  # run with 32 GPUs
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (4, 8), mesh_dim_names=("replicate", "shard"))
+    ```
+    """
+
+    code = "FS019"
+    name = "mesh-size-mismatch"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        if context.world_size is None:
+            return
+        for event in analysis.of("mesh"):
+            mesh = event.kwargs.get("mesh")
+            if isinstance(mesh, Mesh) and mesh.size is not None and mesh.size != context.world_size:
+                shape = tuple(size for _, size in mesh.dims)
+                yield (event, f"init_device_mesh shape {shape} covers {mesh.size} processes but the job has "
+                       f"{context.world_size}", f"make the shape multiply to {context.world_size}, or compute it from "
+                       "dist.get_world_size()")
+
+
+class DoubleActivationCheckpointing(_Fsdp2Rule):
+    """Hugging Face gradient checkpointing and checkpoint wrappers are both on.
+
+    ## What it does
+    Reports `model.gradient_checkpointing_enable()` in a file that also wraps modules with
+    `checkpoint_wrapper` / `apply_activation_checkpointing`.
+
+    ## Why is this bad
+    Each block is then checkpointed twice (nested regions): activations are recomputed more
+    than once, and the inner regions straddle FSDP units, adding all-gathers. The Transformers
+    Trainer refuses this combination.
+
+    ## Example
+    ```python
+    model.gradient_checkpointing_enable()
+    apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, LlamaDecoderLayer))
+    ```
+
+    ## Use instead
+    ```python
+    apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, LlamaDecoderLayer))
+    ```
+    """
+
+    code = "FS020"
+    name = "double-activation-checkpointing"
+    severity = "warning"
+
+    def judge(self, analysis, context):
+        wrappers = analysis.of("checkpoint")
+        if not wrappers:
+            return
+        for event in analysis.of("hf_checkpointing"):
+            yield (event, f"gradient_checkpointing_enable() and {wrappers[0].name} (line {wrappers[0].line}) both "
+                   "checkpoint the blocks: activations are recomputed twice",
+                   "keep one of them, preferably the wrapper applied before fully_shard")

@@ -1,0 +1,232 @@
+"""FSDP2 reader: real-world code styles read into the expected Plan (fixtures/fsdp2/reader), with
+positions; read(write(plan)) gives back every field FSDP2 can express; bad input never raises."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from shardshift.formats import fsdp2, fsdp2_reader
+from shardshift.formats.fsdp2_writer import DEEPSPEED_SCHEDULERS, TORCH_OPTIMIZER_DEFAULTS
+from shardshift.plan import (
+    ActivationCheckpointing, Offload, OffloadTarget, Optimizer, Plan, Precision, Scheduler, Sharding, World,
+)
+
+READER = FIXTURES / "fsdp2" / "reader"
+EXPECTED = json.loads((READER / "expected.json").read_text())
+
+
+def field(plan, dotted):
+    value = plan
+    for part in dotted.split("."):
+        if value is None:
+            return None
+        value = getattr(value, part)
+    return value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else value
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_world_styles(name):
+    document = fsdp2.read((READER / name).read_text(), str(READER / name))
+    assert document.syntax is None
+    wrong = {key: (field(document.plan, key), value) for key, value in EXPECTED[name].items()
+             if field(document.plan, key) != value}
+    assert not wrong
+
+
+def test_every_reader_sample_has_expectations():
+    assert sorted(p.name for p in READER.glob("*.py")) == sorted(EXPECTED)
+
+
+def test_settings_are_positioned_at_the_calls_that_set_them():
+    text = (READER / "list_and_positional.py").read_text()
+    document = fsdp2.read(text, "list_and_positional.py")
+    positions = {pointer: (line, column) for pointer, line, column in document.settings()}
+    lines = text.splitlines()
+    assert lines[positions["/precision/param_dtype"][0] - 1].startswith("policy = MixedPrecisionPolicy(")
+    assert "get_cosine_schedule_with_warmup" in lines[positions["/scheduler/warmup_steps"][0] - 1]
+    assert lines[positions["/batch/accumulation"][0] - 1] == "gradient_accumulation_steps = 8"
+    line, column = positions["/sharding/reshard_after_forward"]
+    assert lines[line - 1][column - 1:].startswith("fully_shard(block")
+
+
+@pytest.mark.parametrize("path,text,expected", [
+    ("train.py", "from torch.distributed.fsdp import fully_shard\n", True),
+    ("train.py", "model = FullyShardedDataParallel(model)\n", True),
+    ("train.py", "import torch.distributed as dist\n", False),
+    ("setup.cfg", "fully_shard\n", False),
+    ("shard.PY", "fully_shard(model)\n", True),
+    ("notes.md", "call fully_shard(model) on the root\n", False),
+])
+def test_looks_like(path, text, expected):
+    assert fsdp2.looks_like(path, text) is expected
+
+
+@pytest.mark.parametrize("text", [
+    "fully_shard(\n",
+    "def f(:\n    fully_shard(m)\n",
+    "fully_shard(model)\x00\n",
+    "x = " + "(" * 300 + "1" + ")" * 300 + "\nfully_shard(model)\n",
+    "fully_shard(" + "[" * 2000 + "]" * 2000 + ")\n",
+    "def f():\n    return f()\nf()\nfully_shard(f())\n",
+    "class A(A):\n    def m(self):\n        return self.m()\nfully_shard(A().m())\n",
+    "for fully_shard in fully_shard: fully_shard(fully_shard)\n",
+    "fully_shard(model, mesh=init_device_mesh('cuda', (0, -1, 2**80), mesh_dim_names=1))\n",
+])
+def test_bad_input_never_raises(text):
+    document = fsdp2.read(text, "x.py")
+    assert document.syntax is not None or document.plan is not None
+
+
+def test_helpers_calling_helpers_stay_fast():
+    """f0 calls f1 twice, f1 calls f2 twice, ...: inlining everything would run 2**40 bodies; the
+    reader's work budget keeps it linear (the number of calls it records stays bounded)."""
+    lines = ["from torch.distributed.fsdp import fully_shard", "", "def f40(model):", "    fully_shard(model)"]
+    for level in range(39, -1, -1):
+        lines += [f"def f{level}(model):", f"    f{level + 1}(model.a)", f"    f{level + 1}(model.b)"]
+    lines.append("f0(model)")
+    text = "\n".join(lines) + "\n"
+    document = fsdp2.read(text, "x.py")
+    assert document.syntax is None
+    assert 1 <= len(fsdp2_reader.analyse(text).of("fully_shard")) < 200_000
+
+
+SOURCE = (READER / "torchtitan_style.py").read_text()
+
+
+@given(st.integers(0, len(SOURCE)), st.integers(0, 40), st.text(max_size=8))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_mutated_code_never_raises(start, length, replacement):
+    text = SOURCE[:start] + replacement + SOURCE[start + length:]
+    document = fsdp2.read(text, "x.py")
+    assert (document.syntax is None) == (document.plan is not None)
+
+
+# --- read(write(plan)) ---------------------------------------------------------------------
+
+numbers = st.floats(1e-6, 10, allow_nan=False).map(lambda x: float(f"{x:.6g}"))
+positive = st.integers(1, 64)
+
+
+def optimizer_strategy():
+    def build(name, values):
+        defaults = TORCH_OPTIMIZER_DEFAULTS[name]
+        optimizer = Optimizer(name=name, lr=values["lr"], decoupled_weight_decay=(name == "AdamW") if name in (
+            "Adam", "AdamW") else None)
+        if "betas" in defaults:
+            optimizer.betas = [values["b1"], values["b2"]]
+        if "eps" in defaults:
+            optimizer.eps = values["eps"]
+        optimizer.weight_decay = values["wd"]
+        for key, default in defaults.items():
+            if key not in ("lr", "betas", "eps", "weight_decay"):
+                optimizer.params[key] = (not default) if isinstance(default, bool) else values["extra"]
+        return optimizer
+
+    values = st.fixed_dictionaries({"lr": numbers, "b1": st.sampled_from([0.8, 0.9]), "b2": st.sampled_from([0.95, 0.999]),
+                                    "eps": st.sampled_from([1e-8, 1e-6]), "wd": st.sampled_from([0.0, 0.01, 0.1]),
+                                    "extra": st.sampled_from([0.0, 0.5, 0.9])})
+    return st.builds(build, st.sampled_from(["AdamW", "Adam", "SGD", "Adagrad"]), values)
+
+
+def scheduler_strategy():
+    from shardshift.formats.deepspeed import SCHEDULER_FIELDS
+
+    def build(name, seed):
+        params = {}
+        for index, (key, default) in enumerate(DEEPSPEED_SCHEDULERS[name].items()):
+            if isinstance(default, bool):
+                params[key] = bool((seed >> index) & 1)
+            elif key == "warmup_type":
+                params[key] = "linear" if seed & 1 else "log"
+            elif "lr" in key or "ratio" in key or "mom" in key or "rate" in key:
+                params[key] = round(0.001 * (1 + (seed + index) % 7), 6)
+            else:
+                params[key] = 1 + (seed + index) % 50
+        scheduler = Scheduler(name=name)
+        for source, target in SCHEDULER_FIELDS.get(name, {}).items():
+            setattr(scheduler, target, params.pop(source))
+        scheduler.params = params
+        return scheduler
+
+    torch_cosine = st.builds(lambda t: Scheduler(name="CosineAnnealingLR", params={"T_max": t, "eta_min": 0.0}),
+                             positive)
+    return st.one_of(st.builds(build, st.sampled_from(sorted(DEEPSPEED_SCHEDULERS)), st.integers(0, 1000)),
+                     torch_cosine, st.none())
+
+
+@st.composite
+def expressible_plans(draw):
+    stage = draw(st.sampled_from([2, 3]))
+    dtype = draw(st.sampled_from(["fp32", "bf16", "fp16"]))
+    hybrid = draw(st.booleans())
+    offload = draw(st.booleans())
+    plan = Plan(
+        world=World(world_size=draw(st.none() | positive)),
+        sharding=Sharding(stage=stage, reshard_after_forward=draw(st.none() | st.sampled_from([2, 4, 8]))
+                          if stage == 3 else None, hybrid=hybrid or None,
+                          hybrid_shard_size=draw(positive) if hybrid else None),
+        precision=Precision(param_dtype=dtype, reduce_dtype=draw(st.sampled_from(["fp32", "bf16", "fp16"]))),
+        gradient_clipping=draw(st.sampled_from([0.0, 0.5, 1.0, 2.5])),
+        optimizer=draw(optimizer_strategy()),
+        scheduler=draw(scheduler_strategy()),
+        activation_checkpointing=ActivationCheckpointing(enabled=True) if draw(st.booleans()) else None,
+    )
+    plan.batch.micro, plan.batch.accumulation = draw(st.none() | positive), draw(st.none() | positive)
+    if offload:
+        pin = draw(st.booleans())
+        plan.offload = Offload(params=OffloadTarget(device="cpu", pin_memory=pin),
+                               optimizer=OffloadTarget(device="cpu", pin_memory=pin))
+    if dtype == "fp16":
+        if draw(st.booleans()):
+            plan.precision.loss_scale = 0.0
+            plan.precision.initial_scale_power = draw(st.integers(0, 24))
+            plan.precision.loss_scale_window = draw(st.integers(1, 5000))
+        else:
+            plan.precision.loss_scale = float(draw(st.sampled_from([1, 128, 1024, 3])))
+    return plan
+
+
+def expressible(plan: Plan) -> dict:
+    """The fields of a Plan that FSDP2 wrapper code states."""
+    sharding, precision, optimizer, scheduler = plan.sharding, plan.precision, plan.optimizer, plan.scheduler
+    offload = plan.offload.params
+    view = {
+        "world_size": plan.world.world_size, "stage": sharding.stage,
+        "reshard_after_forward": sharding.reshard_after_forward if isinstance(sharding.reshard_after_forward, int)
+        and not isinstance(sharding.reshard_after_forward, bool) else None,
+        "hybrid": bool(sharding.hybrid), "hybrid_shard_size": sharding.hybrid_shard_size,
+        "offload": offload.device if offload else None, "pin_memory": offload.pin_memory if offload else None,
+        "param_dtype": precision.param_dtype, "reduce_dtype": precision.reduce_dtype,
+        "micro": plan.batch.micro, "accumulation": plan.batch.accumulation,
+        "gradient_clipping": plan.gradient_clipping,
+        "activation_checkpointing": bool(plan.activation_checkpointing and plan.activation_checkpointing.enabled),
+        "optimizer": optimizer.model_dump() if optimizer else None,
+        "scheduler": scheduler.model_dump() if scheduler else None,
+    }
+    if precision.param_dtype == "fp16":
+        static = precision.loss_scale not in (None, 0.0)
+        view["loss_scale"] = precision.loss_scale
+        view["initial_scale_power"] = None if static else precision.initial_scale_power
+        view["loss_scale_window"] = None if static else precision.loss_scale_window
+    return view
+
+
+@given(expressible_plans())
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_read_of_write_gives_the_plan_back(plan):
+    text = fsdp2.write(plan)
+    document = fsdp2.read(text, "fsdp2_setup.py")
+    assert document.syntax is None
+    assert expressible(document.plan) == expressible(plan)
+
+
+def test_reader_never_imports_the_file(tmp_path):
+    marker = tmp_path / "imported"
+    text = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\nfully_shard(model)\n"
+    document = fsdp2_reader.read(text, "x.py")
+    assert document.plan is not None and not marker.exists()
