@@ -162,3 +162,25 @@ def test_a_json_schema_that_mentions_deepspeed_keys_is_not_taken_for_a_config(tm
     (tmp_path / "ds_config.schema.json").write_text(json.dumps(schema))
     status, output = check_json(str(tmp_path))
     assert (status, output["files"], output["findings"]) == (0, [], [])
+
+
+def test_convert_of_a_file_without_a_training_setup_is_a_clear_error():
+    script = FIXTURES / "deepspeed" / "rules" / "DS430" / "bad.py"
+    for target in ("deepspeed", "plan", "fsdp2"):
+        done = run_cli("convert", str(script), "--to", target)
+        assert done.returncode == 1 and "describes no training setup" in done.stderr
+        assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_convert_to_an_unwritable_place_is_a_clear_error(tmp_path):
+    done = run_cli("convert", str(DS / "zero2_bf16_adamw.json"), "--to", "deepspeed",
+                   "-o", str(tmp_path / "missing" / "out.json"))
+    assert done.returncode == 2 and "cannot write" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_convert_from_fsdp2_code_to_deepspeed_does_not_claim_exact_keys(tmp_path):
+    source = FIXTURES / "fsdp2" / "rules" / "FS001" / "good.py"
+    report = tmp_path / "report.json"
+    assert run_cli("convert", str(source), "--to", "deepspeed", "--report", str(report)).returncode == 0
+    entries = json.loads(report.read_text())["entries"]
+    assert entries and {e["status"] for e in entries} == {"approximate"}

@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     from shardshift import __version__, report
 
     parser = argparse.ArgumentParser(prog="shardshift", description=(
-        "Read, check and translate distributed training configs (DeepSpeed, Megatron-LM, FSDP2, Accelerate)."))
+        "Read, check and translate distributed training configs (DeepSpeed ds_config, FSDP2 code)."))
     parser.add_argument("--version", action="version", version=f"shardshift {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -199,10 +199,18 @@ def _convert(args, parser) -> int:
         s = document.syntax
         print(f"shardshift: {args.source}:{s.line}:{s.column}: cannot parse: {s.message}", file=sys.stderr)
         return EXIT_FINDINGS
+    if document.plan is None:
+        print(f"shardshift: {args.source}: a {document.format} file describes no training setup to convert",
+              file=sys.stderr)
+        return EXIT_FINDINGS
     conversion = formats.writer(args.target).convert(document)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(conversion.text)
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                handle.write(conversion.text)
+        except OSError as error:
+            print(f"shardshift: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     else:
         sys.stdout.write(conversion.text)
     for entry in conversion.entries:
@@ -212,10 +220,15 @@ def _convert(args, parser) -> int:
     counts = {s: sum(e.status == s for e in conversion.entries) for s in ("exact", "approximate", "dropped")}
     print(f"{counts['exact']} exact, {counts['approximate']} approximate, {counts['dropped']} dropped", file=sys.stderr)
     if args.report:
-        with open(args.report, "w", encoding="utf-8") as handle:
-            json.dump({"source": args.source, "source_format": document.format, "target_format": args.target,
-                       "entries": [e.to_json() for e in conversion.entries], "summary": counts}, handle, indent=2)
-            handle.write("\n")
+        try:
+            with open(args.report, "w", encoding="utf-8") as handle:
+                json.dump({"source": args.source, "source_format": document.format, "target_format": args.target,
+                           "entries": [e.to_json() for e in conversion.entries], "summary": counts}, handle,
+                          indent=2)
+                handle.write("\n")
+        except OSError as error:
+            print(f"shardshift: cannot write {args.report}: {error.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     if args.strict and counts["dropped"]:
         print(f"shardshift: --strict: {counts['dropped']} setting(s) dropped", file=sys.stderr)
         return EXIT_FINDINGS
@@ -223,8 +236,6 @@ def _convert(args, parser) -> int:
 
 
 def _schema(args, parser) -> int:
-    import json
-
     from shardshift.schemas import schema
 
     sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")

@@ -455,6 +455,13 @@ def convert(document: Document) -> Conversion:
     """Write `document`'s Plan back as a ds_config, with a report of every source setting."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
+    if document.format != FORMAT:
+        # No key table from other formats into ds_config yet: say so for every setting.
+        entries = [MappingEntry(pointer, line, column, "approximate", None,
+                                f"carried through the neutral Plan: shardshift has no {document.format} -> deepspeed "
+                                "key table yet; check the written config")
+                   for pointer, line, column in document.settings()]
+        return Conversion(write(document.plan), entries)
     renamed_from = {old: new for new, old in document.renamed.items()}
     entries = []
     for pointer, line, column in document.settings():
