@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,10 +126,16 @@ def read(text: str, path: str = "<string>") -> Document:
     syntax problem only when it is clearly a training script."""
     document = Document(path=path, format=FORMAT, text=text, data=ScriptFacts())
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():  # the user's invalid escapes are not our warnings to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
     except SyntaxError as error:
         if any(marker in text for marker in MARKER_KEYS):
             document.syntax = SyntaxProblem(f"{error.msg}", error.lineno or 1, error.offset or 1)
+        return document
+    except (ValueError, RecursionError, MemoryError) as error:  # null bytes, absurd nesting
+        if any(marker in text for marker in MARKER_KEYS):
+            document.syntax = SyntaxProblem(f"cannot be parsed as Python: {error}", 1, 1)
         return document
     except (ValueError, RecursionError, MemoryError):
         return document
