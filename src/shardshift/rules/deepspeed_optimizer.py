@@ -16,6 +16,7 @@ from shardshift.formats.deepspeed_optimizers import (
     resolve_optimizer,
 )
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
+from shardshift.rules.deepspeed_facts import zero_stage
 
 P = "/optimizer/params"
 
@@ -25,26 +26,6 @@ P = "/optimizer/params"
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def zero_stage(data: dict) -> int | None:
-    """The ZeRO stage plain DeepSpeed runs, or None when the file leaves it open ("auto", a
-    value DeepSpeed rejects)."""
-    zero = data.get("zero_optimization")
-    if zero is None:
-        return 0
-    if isinstance(zero, bool):
-        return int(zero)
-    if not isinstance(zero, dict):
-        return None
-    stage = zero.get("stage", 0)
-    if isinstance(stage, str) and stage.strip().isdigit():
-        stage = int(stage)
-    if isinstance(stage, float) and stage.is_integer():
-        stage = int(stage)
-    if isinstance(stage, bool):
-        stage = int(stage)
-    return stage if stage in (0, 1, 2, 3) else None
 
 
 def optimizer_offload(data: dict) -> bool | None:

@@ -18,7 +18,8 @@ from shardshift.document import Document
 from shardshift.formats.deepspeed_optimizers import TORCH_OPTIMIZERS, WARMUP_LR_MAX_FOLLOWS_OPTIMIZER_SINCE
 from shardshift.formats.python_script import UNKNOWN, Expr, InitializeCall, ScriptFacts
 from shardshift.rules.base import Context, Finding, Rule
-from shardshift.rules.deepspeed_optimizer import is_number, optimizer_offload, zero_stage
+from shardshift.rules.deepspeed_facts import zero_stage
+from shardshift.rules.deepspeed_optimizer import is_number, optimizer_offload
 
 # Client optimizers DeepSpeed accepts together with ZeRO-Offload (engine.py `_configure_optimizer`).
 CPU_OPTIMIZERS = ("DeepSpeedCPUAdam", "DeepSpeedCPULion")
