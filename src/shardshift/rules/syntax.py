@@ -9,7 +9,7 @@ from shardshift.rules.base import Context, Finding, Rule
 
 
 class UnparseableFile(Rule):
-    """The file cannot be parsed, so the framework cannot load it either.
+    """The file cannot be parsed, so the framework's loader rejects it or misreads it.
 
     ## What it does
     Reports a configuration file that is not valid in its format (for a ds_config: JSON, with the
@@ -17,7 +17,10 @@ class UnparseableFile(Rule):
     parser stopped.
 
     ## Why is this bad
-    The training job fails when it loads the file, usually after waiting in a queue. Template
+    The training job fails when it loads the file, usually after waiting in a queue: Hugging Face
+    Transformers and Accelerate read ds_config files with `json.load`. DeepSpeed's own hjson
+    loader is laxer (it reads an unquoted word as a string), which is worse: a missing comma or
+    quote then turns a value into a string without a word, and the run fails later. Template
     files with unquoted placeholders (`"train_batch_size": BATCH`) that a script fills in with
     `sed` also land here: check the filled-in file instead.
 
