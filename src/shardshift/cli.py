@@ -140,6 +140,8 @@ def _check(args, parser) -> int:
     fail_on = args.fail_on or config.fail_on or "error"
     context = Context(world_size=world, deepspeed_version=args.deepspeed_version or config.deepspeed_version,
                       hidden_size=args.hidden_size or config.hidden_size)
+    if args.nodes is not None or args.world_size is None:  # the node shape that goes with the world size
+        context.gpus_per_node = args.gpus_per_node if args.nodes is not None else config.gpus_per_node
     per_file = config.ignored_for if config.per_file_ignores else None
     result = run_check(args.paths, context, select, ignore, per_file)
     unwritten = False

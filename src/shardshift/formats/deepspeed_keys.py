@@ -41,6 +41,8 @@ class Key:
     case_insensitive: bool = False
     even: bool = False
     inert: bool = False  # DeepSpeed accepts the key but it has no effect
+    rejects_bool: bool = False  # a number field whose validator refuses true/false (no coercion to 1/0)
+    rejects_auto: bool = False  # "auto" is not filled by anyone and DeepSpeed raises when it parses it
 
 
 def _k(path, type_, default=None, doc="", **kw) -> Key:
@@ -75,13 +77,13 @@ KEYS: tuple[Key, ...] = (
     _k("/gradient_clipping", "number", 1.0, "Clip the global gradient norm to this value; 0 disables (default 1.0 since 0.19.3, 0 before).",
        field="gradient_clipping", minimum=0),
     _k("/communication_data_type", "enum", None, "dtype of gradient all-reduce / reduce-scatter (default: the training dtype).",
-       field="communication.dtype", choices=DTYPES, case_insensitive=True),
+       field="communication.dtype", choices=DTYPES, case_insensitive=True, rejects_auto=True),
     _k("/seq_parallel_communication_data_type", "enum", "fp32", "dtype of Ulysses sequence-parallel communication.",
-       choices=DTYPES, case_insensitive=True),
+       choices=DTYPES, case_insensitive=True, rejects_auto=True),
     _k("/prescale_gradients", "bool", False, "Divide gradients before the all-reduce instead of after."),
     _k("/gradient_predivide_factor", "number", 1.0, "Partial pre-division factor for gradient averaging."),
     _k("/gradient_allreduce_op", "enum", "mean", "Reduce op for gradients (DeepSpeed HEAD only).",
-       choices=("mean", "sum"), case_insensitive=True),
+       choices=("mean", "sum"), case_insensitive=True, rejects_auto=True),
     _k("/sparse_gradients", "bool", False, "Sparse gradients for embeddings (essentially deprecated).",
        removed="removed from DeepSpeed (0.19.8 rejects the file; an nn.Embedding(sparse=True) is still reduced sparsely without it)"),
     _k("/disable_allgather", "bool", False, "Disable all-gather (legacy)."),
@@ -99,13 +101,15 @@ KEYS: tuple[Key, ...] = (
     _k("/fp16", "object", None, "fp16 mixed precision with loss scaling.", strict=True),
     _k("/fp16/enabled", "bool", False, "Train in fp16.", field="precision.param_dtype"),
     _k("/fp16/auto_cast", "bool", False, "Cast forward inputs to fp16."),
-    _k("/fp16/loss_scale", "number", 0, "0: dynamic loss scaling; > 0: a static scale.", field="precision.loss_scale", minimum=0),
+    _k("/fp16/loss_scale", "number", 0, "0: dynamic loss scaling; > 0: a static scale.", field="precision.loss_scale", minimum=0,
+       rejects_bool=True),
     _k("/fp16/initial_scale_power", "int", 16, "Dynamic loss scale starts at 2**power.", field="precision.initial_scale_power"),
     _k("/fp16/loss_scale_window", "int", 1000, "Steps without overflow before the scale doubles.",
-       field="precision.loss_scale_window"),
+       field="precision.loss_scale_window", rejects_bool=True),
     _k("/fp16/hysteresis", "int", 2, "Overflows tolerated before the scale halves.", field="precision.hysteresis"),
     _k("/fp16/consecutive_hysteresis", "bool", False, "Refill hysteresis on good steps.", field="precision.consecutive_hysteresis"),
-    _k("/fp16/min_loss_scale", "int", 1, "Lowest dynamic loss scale.", field="precision.min_loss_scale"),
+    _k("/fp16/min_loss_scale", "int", 1, "Lowest dynamic loss scale.", field="precision.min_loss_scale",
+       rejects_bool=True),
     _k("/fp16/fp16_master_weights_and_grads", "bool", False, "Keep master weights and gradients in fp16 (ZeRO 1-3)."),
     _k("/bf16", "object", None, "bf16 mixed precision.", strict=True),
     _k("/bf16/enabled", "bool", False, "Train in bf16.", field="precision.param_dtype"),

@@ -71,6 +71,7 @@ class Context:
     deepspeed_version: tuple[int, ...] | None = None
     hidden_size: int | None = None
     documents: list[Document] = field(default_factory=list)
+    gpus_per_node: int | None = None  # known with --nodes/--gpus-per-node (or nodes/gpus-per-node in the config)
 
     @property
     def deepspeed_version_text(self) -> str:

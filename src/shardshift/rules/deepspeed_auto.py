@@ -440,3 +440,54 @@ class AutoNotFilledByConsumer(Rule):
                     f"{_dotted(pointer)} is \"auto\" and this file is read by {who}, which does not fill \"auto\" "
                     f"in: DeepSpeed {plain_deepspeed_effect(pointer)}; set a value, or load the file through the "
                     "Hugging Face Trainer or Accelerate", related=related)
+
+
+class ActivationCheckpointingWithHuggingFace(Rule):
+    """An `activation_checkpointing` section in a ds_config that only the Hugging Face integration reads.
+
+    ## What it does
+    Finds who reads the ds_config (as auto-without-integration does) and reports an
+    `activation_checkpointing` section when every consumer found is the Hugging Face Trainer,
+    Accelerate or Axolotl. DeepSpeed applies the section only when the model's own code calls
+    `deepspeed.checkpointing.configure(...)` and `deepspeed.checkpointing.checkpoint(...)`
+    (Megatron-DeepSpeed does); the engine never does it by itself.
+
+    ## Why is this bad
+    Hugging Face models checkpoint activations with `torch.utils.checkpoint` when
+    `gradient_checkpointing` is on (`--gradient_checkpointing`, `model.gradient_checkpointing_enable()`),
+    and ignore this section: `partition_activations`, `cpu_checkpointing` and the rest change
+    nothing, and the memory the config was sized for is not saved. Nothing says so.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "activation_checkpointing": {"partition_activations": true}}
+    ```
+    with `TrainingArguments(deepspeed="ds_config.json")`
+
+    ## Use instead
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto"}
+    ```
+    with `TrainingArguments(deepspeed="ds_config.json", gradient_checkpointing=True)`
+    """
+
+    code = "DS422"
+    name = "activation-checkpointing-with-hugging-face"
+    severity = "warning"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not isinstance(data.get("activation_checkpointing"), dict):
+            return
+        consumers = consumers_of(document, context)
+        if not consumers or any(not c.hugging_face for c in consumers):
+            return  # unknown readers, or a deepspeed.initialize caller whose model may configure it
+        related = [Related(c.file, c.line, 1, None, f"{c.describe().rsplit(' (', 1)[0]} reads this file")
+                   for c in consumers[:3]]
+        yield self.finding(
+            document, "/activation_checkpointing",
+            f"activation_checkpointing is set but this file is read by {consumers[0].describe()}: DeepSpeed applies "
+            "the section only for models that call deepspeed.checkpointing themselves, and Hugging Face models use "
+            "torch checkpointing (gradient_checkpointing), so it changes nothing; remove it and turn on "
+            "gradient_checkpointing in the training arguments", key=True, related=related)

@@ -1,5 +1,6 @@
 """Bucket and threshold sizes (reference deepspeed.md §4.1): too small to keep collectives
-bandwidth-bound, too large for the GPU memory their buffers take (DS330, DS331).
+bandwidth-bound, too large for the GPU memory their buffers take (DS330, DS331); ZeRO-3 limits
+so small that parameters are gathered again and again (DS332).
 
 All sizes are element counts; bytes = elements × 2 in fp16/bf16, × 4 in fp32. When the model's
 hidden size h is known (`--hidden-size`, or the Plan), sizes are compared with the values the
@@ -220,3 +221,75 @@ class BucketTooLarge(Rule):
                 document, pointer,
                 f"{_name(pointer)} is {size_text(value, dtype)} ({why}): {size.large_effect} takes that much GPU "
                 f"memory{total}; use {advice}", fix=fix)
+
+
+# ZeRO-3 limits that are not buffers: (spellings, the effect of a value below the limit).
+LIMITS: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((Z + "/stage3_max_live_parameters", Z + "/max_live_parameters"),
+     "ZeRO-3 prefetches only while fewer gathered elements than that are live, so it prefetches (almost) nothing "
+     "and every module waits for its own all-gather"),
+    ((Z + "/stage3_max_reuse_distance", Z + "/max_reuse_distance"),
+     "a parameter used again within that many elements (tied weights, the recompute of activation "
+     "checkpointing) is released after its first use and gathered a second time"),
+    ((Z + "/sub_group_size",),
+     "the optimizer step walks the fp32 partition in sub-groups of that many elements (0: one parameter at a "
+     "time), each with its own launch and, under NVMe offload, swap overhead"),
+)
+
+
+class Zero3LimitTooSmall(Rule):
+    """A ZeRO-3 live-parameter, reuse-distance or sub-group limit so small that it slows every step.
+
+    ## What it does
+    At ZeRO stage 3, reports `stage3_max_live_parameters` and `stage3_max_reuse_distance` below
+    one h×h weight matrix when the hidden size h is known (`--hidden-size`), else below 1e5
+    elements, and `sub_group_size` below 1e5 elements. All three are element counts.
+
+    ## Why is this bad
+    These limits trade memory for speed. ZeRO-3 prefetches the next modules' parameters only
+    while fewer than `stage3_max_live_parameters` gathered elements are live, so a tiny value
+    (0 is common in copied configs) turns prefetching off and every all-gather waits on the
+    critical path; a tiny `stage3_max_reuse_distance` releases parameters that are used again
+    soon and gathers them twice; a tiny `sub_group_size` splits the optimizer step into many
+    small steps. The run is slower than it should be and nothing says why. (How large they may
+    be depends on the free GPU memory, which no file states: lower them from the defaults when
+    ZeRO-3 runs out of memory, but not below a layer.)
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 1000, "sub_group_size": 1000}}
+    ```
+
+    ## Use instead
+    ```json
+    {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 1e9, "sub_group_size": 1e9}}
+    ```
+    """
+
+    code = "DS332"
+    name = "zero3-limit-too-small"
+    severity = "warning"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        stage = zero_stage(data)
+        if stage not in (3, None):
+            return  # ignored at this stage (DS303)
+        h = hidden_size(document, context)
+        rows = key_index()
+        for spellings, effect in LIMITS:
+            layered = spellings[0] != Z + "/sub_group_size"
+            limit = h * h if (h and layered) else SMALL
+            for pointer in spellings:
+                value = whole(get(data, pointer))
+                if value is None or value < 0 or value >= limit:
+                    continue  # absent, "auto", a bad value (DS102), or large enough
+                default = rows[spellings[0]].default
+                why = (f"less than one {h}×{h} weight matrix ({elements_text(h * h)} elements)" if h and layered
+                       else f"below {elements_text(SMALL)} elements")
+                yield self.finding(
+                    document, pointer,
+                    f"{_name(pointer)} is {elements_text(value)}, {why}: {effect}; use DeepSpeed's default "
+                    f"{elements_text(default)} (lower it on out-of-memory, but not below one layer's weights)",
+                    fix=str(default))

@@ -513,3 +513,56 @@ class OptimizerUntestedWithZero(Rule):
                            f"ZeRO stage {stage} with optimizer {type_name} ({cls}), which is not in ZeRO's tested "
                            "list: deepspeed.initialize asserts \"You are using an untested ZeRO Optimizer\"; add "
                            "\"zero_allow_untested_optimizer\": true at the top level")
+
+
+class OptimizerWeightDecayDefault(Rule):
+    """An Adam or AdamW optimizer block without `weight_decay`: DeepSpeed's default is 0, torch's AdamW 0.01.
+
+    ## What it does
+    Reports `"type": "Adam"` or `"AdamW"` (DeepSpeed's FusedAdam, or DeepSpeedCPUAdam under
+    optimizer offload) whose `params` leave out `weight_decay`. Those classes default to 0, while
+    `torch.optim.AdamW` (what `torch_adam: true` builds, and what a migration usually picks)
+    defaults to 0.01. Not reported with `torch_adam: true`, where torch's default applies.
+
+    ## Why is this bad
+    The same config trains with or without weight decay depending on an unrelated switch, and a
+    migration that writes `torch.optim.AdamW(params, lr=...)` adds decay the DeepSpeed run never
+    had. With the Hugging Face Trainer, `--weight_decay` reaches DeepSpeed only through
+    `"weight_decay": "auto"`; without the key it is silently not used. This is a note: write
+    the value you mean.
+
+    ## Example
+    ```json
+    {"optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "weight_decay": 0.0}}}
+    ```
+    (`"auto"` with the Hugging Face Trainer or Accelerate.)
+    """
+
+    code = "DS408"
+    name = "optimizer-weight-decay-default"
+    severity = "info"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        found = optimizer_block(document)
+        if found is None:
+            return
+        block, type_name = found
+        params = params_of(block)
+        if type_name.lower() not in ("adam", "adamw") or "weight_decay" in params:
+            return
+        if _flag(params.get("torch_adam", False)) is not False:
+            return  # torch.optim.Adam/AdamW: torch's defaults (or unknown)
+        cls = "DeepSpeedCPUAdam" if optimizer_offload(document.data) else "FusedAdam"
+        where = "/optimizer/params" if isinstance(block.get("params"), dict) else "/optimizer"
+        yield self.finding(
+            document, "/optimizer/params/weight_decay",
+            f"optimizer {type_name} has no weight_decay: DeepSpeed builds {cls}, whose default is 0 (no weight "
+            "decay), while torch.optim.AdamW defaults to 0.01 and the Hugging Face Trainer's --weight_decay is "
+            "used only with \"weight_decay\": \"auto\"; write the value you mean (0.0 keeps this behaviour)",
+            fix="0.0", position=document.position(where, key=True))

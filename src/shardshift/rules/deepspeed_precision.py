@@ -1,5 +1,6 @@
 """Precision and gradients: fp16 with bf16, bf16 gradient accumulation under ZeRO, a static fp16
-loss scale, and the version-dependent default of gradient clipping (DS310-DS313)."""
+loss scale, and the version-dependent default of gradient clipping (DS310-DS313); dynamic loss
+scaling settings DeepSpeed refuses, bf16 gradient reductions, the bf16 overflow check (DS314-DS316)."""
 
 from __future__ import annotations
 
@@ -193,3 +194,157 @@ class GradientClippingNotSet(Rule):
             document, "/gradient_clipping",
             f"gradient_clipping is not set: {what}; write it explicitly ({advice})",
             fix=json.dumps(value) if value == "auto" else value)
+
+
+class DynamicLossScaleSettingNotPositive(Rule):
+    """`fp16.loss_scale_window` or `fp16.min_loss_scale` at 0 or below with dynamic loss scaling.
+
+    ## What it does
+    With fp16 enabled and dynamic loss scaling (`loss_scale` 0, the default), reports
+    `loss_scale_window` or `min_loss_scale` that is 0 or negative. DeepSpeed's fp16 validator
+    requires both to be greater than 0 then (a boolean in either is refused always: DS102).
+
+    ## Why is this bad
+    DeepSpeed rejects the config at launch ("fp16.loss_scale_window must be > 0 when dynamic loss
+    scaling is enabled"). Older releases accepted it and failed later: a window of 0 is a
+    division by zero at the first scale update, a floor of 0 lets the scale collapse to nothing.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 0, "loss_scale_window": 0, "min_loss_scale": 0}}
+    ```
+
+    ## Use instead
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 0, "loss_scale_window": 1000, "min_loss_scale": 1}}
+    ```
+    """
+
+    code = "DS314"
+    name = "dynamic-loss-scale-setting-not-positive"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    DEFAULTS = {"loss_scale_window": ("1000", "the number of overflow-free steps before the scale grows"),
+                "min_loss_scale": ("1", "the lowest loss scale")}
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if enabled(data, "/fp16") is not True:
+            return
+        scale = get(data, "/fp16/loss_scale")
+        if scale is not MISSING and (isinstance(scale, bool) or number(scale) != 0):
+            return  # static scaling (DS312), or a bad value (DS102)
+        for name, (default, meaning) in self.DEFAULTS.items():
+            value = get(data, f"/fp16/{name}")
+            if value is MISSING or isinstance(value, bool):
+                continue
+            found = number(value)
+            if found is None or found > 0:
+                continue
+            yield self.finding(
+                document, f"/fp16/{name}",
+                f"fp16.{name} ({meaning}) is {json.dumps(value)} with dynamic loss scaling (fp16 on, loss_scale 0): "
+                f"DeepSpeed rejects the config at launch (\"fp16.{name} must be > 0 when dynamic loss scaling is "
+                f"enabled\"); use a positive value such as {default} (the default)", fix=default)
+
+
+class Bf16GradientsReducedInBf16(Rule):
+    """bf16 training without `communication_data_type`: gradients are reduced in bf16.
+
+    ## What it does
+    Reports a config that trains in bf16 and does not set `communication_data_type`. DeepSpeed
+    then all-reduces (or reduce-scatters) gradients in the training dtype, bf16. Skipped when
+    `--world-size` says there is a single data-parallel rank.
+
+    ## Why is this bad
+    The reduction adds the gradients of every rank in a format with 8 bits of mantissa, so small
+    contributions are rounded away, more so with more ranks; an fp32 run or an FSDP2 migration
+    with `reduce_dtype=float32` trains differently. DeepSpeed's default for this changed over its
+    history, and Accelerate sets fp32 on ROCm, so the file does not say what it does. This is a
+    note (info): write the dtype you want; `"fp32"` doubles the communication volume.
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}
+    ```
+
+    ## Use instead
+    ```json
+    {"bf16": {"enabled": true}, "zero_optimization": {"stage": 2}, "communication_data_type": "fp32"}
+    ```
+    (or `"bf16"` to keep bf16 reductions and say so).
+    """
+
+    code = "DS315"
+    name = "bf16-gradients-reduced-in-bf16"
+    severity = "info"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if precision(data) != "bf16" or data.get("communication_data_type") is not None:
+            return
+        sp = data.get("sequence_parallel_size")
+        ranks = None
+        if context.world_size is not None:
+            ranks = context.world_size // sp if isinstance(sp, int) and not isinstance(sp, bool) and sp > 0 \
+                else context.world_size
+            if ranks <= 1:
+                return
+        over = f"over {ranks} data-parallel ranks " if ranks else ""
+        yield self.finding(
+            document, "/communication_data_type",
+            f"bf16 training without communication_data_type: DeepSpeed reduces gradients {over}in bf16 (the "
+            "training dtype, 8 bits of mantissa); set \"communication_data_type\": \"fp32\" to reduce in fp32 "
+            "(twice the traffic), or \"bf16\" to keep this and say so",
+            position=document.position(f"{bf16_block(data)}/enabled"))
+
+
+class Bf16CheckGradOverflowDefault(Rule):
+    """bf16 without `check_grad_overflow`, whose default flipped from false to true in DeepSpeed 0.19.3.
+
+    ## What it does
+    Reports bf16 training whose `bf16` block does not set `check_grad_overflow`, and says which
+    default the DeepSpeed version in use applies (`--deepspeed-version`, else the newest): true
+    from 0.19.3 (a step with inf/nan gradients is skipped), false before (it is applied).
+
+    ## Why is this bad
+    The same file trains differently on either side of 0.19.3. From 0.19.3 a step with an
+    overflowing gradient is skipped, and the LR scheduler is not stepped for it, so persistent
+    overflows stall training quietly; before, the inf/nan went into the weights. The check also
+    costs a reduction and a host sync per step. This is a note: write the value you want.
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true}}
+    ```
+
+    ## Use instead
+    ```json
+    {"bf16": {"enabled": true, "check_grad_overflow": true}}
+    ```
+    """
+
+    code = "DS316"
+    name = "bf16-check-grad-overflow-default"
+    severity = "info"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        block = bf16_block(data)
+        if block is None or enabled(data, block) is not True or "check_grad_overflow" in data[block[1:]]:
+            return
+        change = default_change("/bf16/check_grad_overflow")
+        assert change is not None
+        now = at_least(context.deepspeed_version, change.since)
+        value = change.after if now else change.before
+        since = version_text(change.since)
+        other = (f"before {since} the default was false ({change.meaning_before})" if now else
+                 f"from {since} it is true ({change.meaning_after})")
+        yield self.finding(
+            document, f"{block}/check_grad_overflow",
+            f"{block[1:]} does not set check_grad_overflow: {context.deepspeed_version_text} uses "
+            f"{json.dumps(value)}: {change.meaning_after if now else change.meaning_before}; {other}; write "
+            "check_grad_overflow explicitly", fix=json.dumps(value), position=document.position(f"{block}/enabled"))

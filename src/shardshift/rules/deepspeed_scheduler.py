@@ -502,3 +502,58 @@ class UnknownWarmupType(Rule):
         safe = suggestion is not None and clear_match(str(value), WARMUP_TYPES) == suggestion
         yield self.finding(document, f"{P}/warmup_type", message, fix=json.dumps(suggestion) if suggestion else None,
                            fix_kind="replace-value" if safe else None)
+
+
+class WarmupTypeDefaultLog(Rule):
+    """A DeepSpeed warmup schedule without `warmup_type`, which warms up logarithmically.
+
+    ## What it does
+    Reports `WarmupLR`, `WarmupDecayLR` and `WarmupCosineLR` without `warmup_type`. DeepSpeed's
+    default is `"log"`: the learning rate rises as log(step)/log(warmup_num_steps). It also says
+    when the warmup starts at 0 (`warmup_min_lr` or `warmup_min_ratio` 0, their defaults): the
+    first two optimizer steps then run at learning rate 0.
+
+    ## Why is this bad
+    The Hugging Face and torch warmups are linear; a log warmup reaches half the peak after
+    √warmup_num_steps steps (22 of 500), so a config ported from them (or to FSDP2) trains with
+    a different schedule. DeepSpeed only logs the schedule at start-up. This is a note: write
+    the shape you mean.
+
+    ## Example
+    ```json
+    {"scheduler": {"type": "WarmupLR", "params": {"warmup_max_lr": 1e-4, "warmup_num_steps": 500}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"scheduler": {"type": "WarmupLR", "params": {"warmup_max_lr": 1e-4, "warmup_num_steps": 500,
+                                                  "warmup_type": "linear"}}}
+    ```
+    """
+
+    code = "DS418"
+    name = "warmup-type-default-log"
+    severity = "info"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        found = scheduler_block(document)
+        if found is None or found[1] not in ("WarmupLR", "WarmupDecayLR", "WarmupCosineLR"):
+            return
+        block, type_name = found
+        params = params_of(block)
+        if "warmup_type" in params:
+            return  # written (DS417 judges the value)
+        start = "warmup_min_ratio" if type_name == "WarmupCosineLR" else "warmup_min_lr"
+        lowest = params.get(start, 0)
+        zero = ""
+        if lowest in (0, "auto") and not isinstance(lowest, bool):
+            zero = (f"; from {start} 0{' (the default)' if start not in params else ''} its first two optimizer "
+                    "steps run at learning rate 0")
+        where = f"{P}" if isinstance(block.get("params"), dict) else "/scheduler"
+        yield self.finding(
+            document, f"{P}/warmup_type",
+            f"{type_name} has no warmup_type: DeepSpeed warms up logarithmically (\"log\": half the peak after the "
+            f"square root of warmup_num_steps steps), not linearly like the Hugging Face and torch schedules{zero}; "
+            "write \"warmup_type\": \"linear\" for a linear warmup, or \"log\" to keep this", fix='"log"',
+            position=document.position(where, key=True))

@@ -10,7 +10,7 @@ from typing import Iterable
 from shardshift.document import Document
 from shardshift.formats.deepspeed_keys import Key, children_of, key_index
 from shardshift.rules.base import Context, Finding, Rule, Severity, clear_match, did_you_mean
-from shardshift.source import Member, Node, join_pointer
+from shardshift.source import Member, Node, find_node, join_pointer
 
 TRUTHY_STRINGS = {"true", "yes", "on", "1"}
 FALSY_STRINGS = {"false", "no", "off", "0"}
@@ -133,7 +133,7 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
     """What is wrong with `node` as a value of `row`, given whether DeepSpeed coerces it
     (strict, pydantic lax mode) or uses it raw (permissive): (severity, problem, fix)."""
     value, kind = node.value, node.kind
-    if value == "auto" or row.type == "any":
+    if (value == "auto" and not row.rejects_auto) or row.type == "any":
         return None
     shown = node.raw if kind != "object" and kind != "array" else kind
     if row.type in ("int", "number"):
@@ -151,9 +151,10 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
                    else "DeepSpeed uses it as a string and fails when it computes with it")
             return "error", f"{shown} is a string, not a number: {why}", fix
         if kind == "bool":
-            if strict:
+            if strict and not row.rejects_bool:
                 return "warning", f"{shown} is a boolean where a number is expected (read as {int(value)})", str(int(value))
-            return "error", f"{shown} is a boolean where a number is expected", None
+            why = " (DeepSpeed's validator refuses booleans here)" if row.rejects_bool else ""
+            return "error", f"{shown} is a boolean where a number is expected{why}", None
         if kind != "number":
             return "error", f"expected a number, found {kind}", None
         if not math.isfinite(value):  # the parser rejects 1e400 today; stay safe if that changes
@@ -178,6 +179,10 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
         probe = value.lower() if row.case_insensitive and isinstance(value, str) else value
         if probe in choices:
             return None
+        if value == "auto":  # rows with rejects_auto: nobody fills it in, DeepSpeed's parser raises
+            return "error", (f"\"auto\" is not one of {', '.join(map(json.dumps, choices))}: neither the Hugging Face "
+                             "Trainer nor Accelerate fills it in, and DeepSpeed raises ValueError while parsing the "
+                             "config"), None
         suggestion = did_you_mean(str(value), [str(c) for c in choices])
         fix = json.dumps(suggestion) if suggestion else None
         return "error", f"{shown} is not one of {', '.join(map(json.dumps, choices))}", fix
@@ -244,3 +249,57 @@ class InvalidValue(Rule):
             severity, message, fix = problem
             yield self.finding(document, child, f"{child[1:]}: {message}", fix=fix, severity=severity,
                                fix_kind="replace-value" if _same_meaning(child_row, member.value, fix) else None)
+
+
+# List settings whose items DeepSpeed checks against a fixed set (a pydantic `List[Literal[...]]`),
+# which one type per key-table row cannot say: pointer -> the accepted items (DeepSpeed 0.19.8).
+LIST_ITEMS: dict[str, tuple[str, ...]] = {
+    "/compile/passes": ("z1", "z3", "autosp", "autotp"),  # deepspeed/compile/config.py PassName
+}
+
+
+class InvalidListItem(Rule):
+    """An item of a list setting that is not one of the values DeepSpeed accepts.
+
+    ## What it does
+    Checks each item of list settings whose items DeepSpeed validates against a fixed set:
+    `compile.passes` takes `"z1"`, `"z3"`, `"autosp"` and `"autotp"` (case-sensitive). Suggests
+    the closest one. A value that is not a list at all is reported by invalid-value (DS102).
+
+    ## Why is this bad
+    `compile` is a strictly validated section: DeepSpeed rejects the whole config at launch
+    ("Input should be 'z1', 'z3', 'autosp' or 'autotp'"), even when DeepCompile is off.
+
+    ## Example
+    ```json
+    {"compile": {"deepcompile": true, "passes": ["z2"]}}
+    ```
+
+    ## Use instead
+    ```json
+    {"compile": {"deepcompile": true, "passes": ["z1"]}}
+    ```
+    """
+
+    code = "DS103"
+    name = "invalid-list-item"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        if document.root is None:
+            return
+        for pointer, choices in LIST_ITEMS.items():
+            node = find_node(document.root, pointer)
+            if node is None or node.kind != "array":
+                continue
+            for index, item in enumerate(node.elements):
+                if item.kind == "string" and item.value in choices:
+                    continue
+                suggestion = did_you_mean(str(item.value), choices) if item.kind == "string" else None
+                shown = item.raw if item.kind not in ("object", "array") else item.kind
+                message = (f"{pointer[1:].replace('/', '.')}[{index}] is {shown}, not one of "
+                           f"{', '.join(map(json.dumps, choices))}: DeepSpeed rejects the config at launch")
+                message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else "; remove it"
+                yield self.finding(document, f"{pointer}/{index}", message,
+                                   fix=json.dumps(suggestion) if suggestion else None)
