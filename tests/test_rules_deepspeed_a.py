@@ -21,7 +21,7 @@ from shardshift.rules import all_rules
 from shardshift.versions import deepspeed_default, key_read_by
 
 RULES = FIXTURES / "deepspeed" / "rules"
-MODULES = ("deepspeed_stage", "deepspeed_precision", "deepspeed_legacy", "deepspeed_buckets")
+MODULES = ("deepspeed_stage", "deepspeed_combinations", "deepspeed_precision", "deepspeed_legacy", "deepspeed_buckets")
 OURS = {rule.code for rule in all_rules() if rule.__module__.rsplit(".", 1)[1] in MODULES} - PART_C  # C: own file
 FOLDERS = sorted(p for p in RULES.iterdir() if p.name in OURS)
 

@@ -27,7 +27,7 @@ from shardshift.document import Document, SyntaxProblem
 from shardshift.source import Member, Node, join_pointer
 
 if TYPE_CHECKING:  # pydantic is imported when a Plan is built, not when the rules are loaded
-    from shardshift.plan import Optimizer, Plan, Scheduler
+    from shardshift.plan import Plan
 
 FORMAT = "fsdp2"
 MARKER_KEYS = ("fully_shard", "FullyShardedDataParallel")

@@ -17,6 +17,7 @@ RULE_MODULES = (
     "shardshift.rules.deepspeed_structure",
     "shardshift.rules.deepspeed_batch",
     "shardshift.rules.deepspeed_stage",
+    "shardshift.rules.deepspeed_combinations",
     "shardshift.rules.deepspeed_precision",
     "shardshift.rules.deepspeed_legacy",
     "shardshift.rules.deepspeed_buckets",
