@@ -33,7 +33,7 @@ from conftest import CORPUS, FIXTURES, corpus_files
 from shardshift.check import run_check
 from shardshift.formats.deepspeed import read, write
 from shardshift.rules.base import Context
-from shardshift.source import split_pointer
+from shardshift.source import value_at
 
 pytestmark = pytest.mark.oracle
 
@@ -138,17 +138,6 @@ def _errors(result: dict) -> list[dict]:
     return [f for f in result["findings"] if f["severity"] == "error"]
 
 
-def _value_at(data: Any, pointer: str) -> Any:
-    for token in split_pointer(pointer):
-        if isinstance(data, dict) and token in data:
-            data = data[token]
-        elif isinstance(data, list) and token.isdigit() and int(token) < len(data):
-            data = data[int(token)]
-        else:
-            return None
-    return data
-
-
 # --- issue 2: read -> write keeps what DeepSpeed resolves ------------------------------------
 
 
@@ -226,7 +215,7 @@ def test_shardshift_reports_an_error_where_deepspeed_rejects(path: Path, oracle:
     data = _json_load(case.text or "", None)
     for finding in _errors(run_check([str(alone)], Context()).to_json()):
         if finding["pointer"]:
-            assert _value_at(data, finding["pointer"]) != "auto", (
+            assert value_at(data, finding["pointer"], None) != "auto", (
                 f"{case.name}: a lone \"auto\" is not an error, but {finding['code']} reports {finding['pointer']}: "
                 f"{finding['message']}")
 

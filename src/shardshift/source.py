@@ -90,6 +90,26 @@ def split_pointer(pointer: str) -> list[str]:
     return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
 
 
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()  # "no value here", distinct from a JSON null
+
+
+def value_at(data: Any, pointer: str, default: Any = MISSING) -> Any:
+    """The value at `pointer` in plain JSON-like data (dicts and lists), or `default`."""
+    for token in split_pointer(pointer):
+        if isinstance(data, dict) and token in data:
+            data = data[token]
+        elif isinstance(data, list) and token.isdigit() and int(token) < len(data):
+            data = data[int(token)]
+        else:
+            return default
+    return data
+
+
 def find_node(root: Node, pointer: str) -> Node | None:
     """The node at `pointer` (last duplicate wins), or None."""
     node: Node | None = root

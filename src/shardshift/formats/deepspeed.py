@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from shardshift.document import Conversion, Document, MappingEntry, SyntaxProblem
 from shardshift.formats.deepspeed_keys import KEYS, Key, key_index
 from shardshift.jsonc import ParseError, parse_jsonc
-from shardshift.source import join_pointer, split_pointer
+from shardshift.source import MISSING, join_pointer, split_pointer, value_at
 
 if TYPE_CHECKING:  # the Plan (pydantic) is imported when a Plan is built, not to check a file
     from shardshift.plan import Optimizer, Plan, Scheduler
@@ -74,14 +74,6 @@ def is_config(document: Document) -> bool:
 # --- helpers over nested dicts ------------------------------------------------------------
 
 
-def _get(data: Any, pointer: str) -> Any:
-    for token in split_pointer(pointer):
-        if not isinstance(data, dict) or token not in data:
-            return _MISSING
-        data = data[token]
-    return data
-
-
 def _set(data: dict, pointer: str, value: Any) -> None:
     tokens = split_pointer(pointer)
     for token in tokens[:-1]:
@@ -105,16 +97,8 @@ def _delete(data: dict, pointer: str) -> None:
             break
 
 
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-_MISSING = _Missing()
-
-
 def _json_type_ok(key: Key, value: Any, strict: bool = False) -> Any:
-    """The value to lift if its JSON type is what DeepSpeed expects for `key`, else _MISSING.
+    """The value to lift if its JSON type is what DeepSpeed expects for `key`, else MISSING.
 
     A whole float (JSON `5e8`) counts as an int only in strict sections, where DeepSpeed's
     pydantic models convert it; elsewhere DeepSpeed uses the float as it is (a float
@@ -123,21 +107,21 @@ def _json_type_ok(key: Key, value: Any, strict: bool = False) -> Any:
         return value
     if key.type == "int":
         if isinstance(value, bool):
-            return _MISSING
+            return MISSING
         if isinstance(value, int):
             return value
         if strict and isinstance(value, float) and value.is_integer():
             return int(value)
-        return _MISSING
+        return MISSING
     if key.type == "number":
-        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else _MISSING
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else MISSING
     if key.type == "bool":
-        return value if isinstance(value, bool) else _MISSING
+        return value if isinstance(value, bool) else MISSING
     if key.type == "str":
-        return value if isinstance(value, str) else _MISSING
+        return value if isinstance(value, str) else MISSING
     if key.type == "enum":
-        return value if key.choices and value in key.choices else _MISSING
-    return _MISSING
+        return value if key.choices and value in key.choices else MISSING
+    return MISSING
 
 
 def _in_strict_section(key: Key) -> bool:
@@ -175,7 +159,7 @@ def _section_class(model: type, name: str) -> type:
     raise TypeError(f"{model.__name__}.{name} is not a section")
 
 
-def _dotted_get(plan: Plan, dotted: str) -> Any:
+def _dottedvalue_at(plan: Plan, dotted: str) -> Any:
     target: Any = plan
     for part in dotted.split("."):
         if target is None:
@@ -233,7 +217,7 @@ def _normalise(data: dict) -> tuple[dict, dict[str, str]]:
             if not (key.renamed_to and key.path.startswith("/zero_optimization/") and not key.inert):
                 continue
             name = key.path.rsplit("/", 1)[1]
-            if name not in zero or _get(data, key.renamed_to) is not _MISSING or _blocked(data, key.renamed_to):
+            if name not in zero or value_at(data, key.renamed_to) is not MISSING or _blocked(data, key.renamed_to):
                 continue
             value = zero[name]
             if name in ("cpu_offload", "cpu_offload_param"):
@@ -283,8 +267,8 @@ def plan_from_dict(raw: dict) -> tuple[Plan, dict[str, str]]:
     consumed: list[str] = []
 
     for key in SIMPLE_KEYS:
-        value = _json_type_ok(key, _get(data, key.path), _in_strict_section(key))
-        if value is not _MISSING and _assign(plan, key.field, value):
+        value = _json_type_ok(key, value_at(data, key.path), _in_strict_section(key))
+        if value is not MISSING and _assign(plan, key.field, value):
             consumed.append(key.path)
 
     _read_precision(data, plan, consumed)
@@ -292,7 +276,7 @@ def plan_from_dict(raw: dict) -> tuple[Plan, dict[str, str]]:
     _read_scheduler(data, plan, consumed)
 
     for pointer in consumed:
-        if _get(rest, pointer) is not _MISSING:
+        if value_at(rest, pointer) is not MISSING:
             _delete(rest, pointer)
     if rest:
         plan.passthrough[FORMAT] = rest
@@ -300,15 +284,15 @@ def plan_from_dict(raw: dict) -> tuple[Plan, dict[str, str]]:
 
 
 def _read_precision(data: dict, plan: Plan, consumed: list[str]) -> None:
-    fp16 = _get(data, "/fp16/enabled")
-    bf16 = _get(data, "/bf16/enabled")
-    flags = [v for v in (fp16, bf16) if v is not _MISSING]
+    fp16 = value_at(data, "/fp16/enabled")
+    bf16 = value_at(data, "/bf16/enabled")
+    flags = [v for v in (fp16, bf16) if v is not MISSING]
     if not flags or not all(isinstance(v, bool) for v in flags):
         return  # "auto", a string or nothing: leave it to the passthrough
     if fp16 is True and bf16 is True:
         return  # contradictory; DeepSpeed rejects it, keep it as written
     plan.precision.param_dtype = "fp16" if fp16 is True else "bf16" if bf16 is True else "fp32"
-    consumed.extend(p for p, v in (("/fp16/enabled", fp16), ("/bf16/enabled", bf16)) if v is not _MISSING)
+    consumed.extend(p for p, v in (("/fp16/enabled", fp16), ("/bf16/enabled", bf16)) if v is not MISSING)
 
 
 def _is_number_or_auto(value: Any) -> bool:
@@ -360,8 +344,8 @@ def _read_scheduler(data: dict, plan: Plan, consumed: list[str]) -> None:
     if isinstance(params, dict):
         for name, value in params.items():
             target = fields.get(name)
-            lifted = _MISSING if target is None else _json_type_ok(Key("", SCHEDULER_FIELD_TYPES[target]), value)
-            if lifted is _MISSING or not _assign(scheduler, target, lifted):  # type: ignore[arg-type]
+            lifted = MISSING if target is None else _json_type_ok(Key("", SCHEDULER_FIELD_TYPES[target]), value)
+            if lifted is MISSING or not _assign(scheduler, target, lifted):  # type: ignore[arg-type]
                 scheduler.params[name] = copy.deepcopy(value)
         consumed.append("/scheduler/params")
     plan.scheduler = scheduler
@@ -374,7 +358,7 @@ def write_dict(plan: Plan) -> dict:
     """The ds_config (as a dict, in stable key order) that expresses `plan`."""
     out: dict = copy.deepcopy(plan.passthrough.get(FORMAT, {}))
     for key in SIMPLE_KEYS:
-        value = _dotted_get(plan, key.field)  # type: ignore[arg-type]
+        value = _dottedvalue_at(plan, key.field)  # type: ignore[arg-type]
         if value is not None:
             _set(out, key.path, value)
     dtype = plan.precision.param_dtype

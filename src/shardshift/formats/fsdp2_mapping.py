@@ -26,7 +26,7 @@ from shardshift.formats.fsdp2_writer import (
     AUTO, DEEPSPEED_ONLY_OPTIMIZER_PARAMS, DEEPSPEED_SCHEDULERS, TORCH_OPTIMIZER_ARGUMENTS, Fsdp2Settings, render,
     settings_from_plan,
 )
-from shardshift.source import split_pointer
+from shardshift.source import split_pointer, value_at
 
 Outcome = tuple[str, "str | None", str]  # status, target, reason
 E, A, X = "exact", "approximate", "dropped"
@@ -525,17 +525,6 @@ def _modern(pointer: str, renamed_from: dict[str, str]) -> str:
     return pointer
 
 
-def _value(data: Any, pointer: str) -> Any:
-    for token in split_pointer(pointer):
-        if isinstance(data, dict) and token in data:
-            data = data[token]
-        elif isinstance(data, list) and token.isdigit() and int(token) < len(data):
-            data = data[int(token)]
-        else:
-            return None
-    return data
-
-
 def report(document: Document, settings: Fsdp2Settings) -> list[MappingEntry]:
     """One entry per leaf setting of the ds_config, then the DeepSpeed defaults the module states."""
     renamed_from = {old: new for new, old in document.renamed.items()}
@@ -543,7 +532,7 @@ def report(document: Document, settings: Fsdp2Settings) -> list[MappingEntry]:
     entries: list[MappingEntry] = []
     for pointer, line, column in document.settings():
         modern = _modern(pointer, renamed_from)
-        value = _value(document.data, pointer)
+        value = value_at(document.data, pointer, None)
         if modern != pointer and ctx.get(modern) is not None:
             value = ctx.get(modern)  # cpu_offload: true is offload_optimizer.device "cpu"
         key = key_index().get(pointer)

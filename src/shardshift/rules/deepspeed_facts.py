@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from shardshift.source import split_pointer
+from shardshift.source import MISSING, value_at
 
-MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 TRUTHY = {"true", "yes", "on", "1"}
 FALSY = {"false", "no", "off", "0"}
 Z = "/zero_optimization"
@@ -22,13 +21,7 @@ OO = Z + "/offload_optimizer"
 BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
 
 
-def get(data: Any, pointer: str) -> Any:
-    """The value at `pointer`, or MISSING."""
-    for token in split_pointer(pointer):
-        if not isinstance(data, dict) or token not in data:
-            return MISSING
-        data = data[token]
-    return data
+get = value_at  # the value at a pointer, or MISSING
 
 
 def whole(value: Any) -> int | None:
