@@ -70,7 +70,8 @@ def load(path: str, explicit: bool) -> Document | None:
     from shardshift import formats
 
     try:
-        if os.path.getsize(path) > MAX_BYTES:
+        # Only regular files: reading a FIFO or a device found in a walk would block the hook.
+        if not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
             return None
         with open(path, "rb") as handle:
             raw = handle.read()
