@@ -81,7 +81,6 @@ def load_text(text: str) -> dict:
     """Parse ds_config text the way `DeepSpeedConfig(path)` does: hjson (comments allowed,
     integral numbers such as 5e8 become ints), duplicate keys rejected (ValueError)."""
     import hjson
-
     from deepspeed.runtime.config_utils import dict_raise_error_on_duplicate_keys
 
     deepspeed_module()

@@ -35,8 +35,20 @@ from hypothesis import strategies as st
 
 from shardshift.formats.deepspeed import OPTIMIZER_FIELDS, SCHEDULER_FIELDS, SIMPLE_KEYS
 from shardshift.formats.deepspeed_keys import KEYS, key_index
-from shardshift.plan import (ActivationCheckpointing, Batch, Communication, ModelShape, Offload, OffloadTarget,
-                             Optimizer, Parallelism, Plan, Precision, Scheduler, Sharding)
+from shardshift.plan import (
+    ActivationCheckpointing,
+    Batch,
+    Communication,
+    ModelShape,
+    Offload,
+    OffloadTarget,
+    Optimizer,
+    Parallelism,
+    Plan,
+    Precision,
+    Scheduler,
+    Sharding,
+)
 from shardshift.source import split_pointer
 
 AUTO = st.just("auto")

@@ -16,8 +16,9 @@ from functools import lru_cache
 
 import pytest
 
-from conftest import FIXTURES, SHARED, check_json
 from shardshift.rules import all_rules
+
+from conftest import FIXTURES, SHARED, check_json
 
 REFERENCE = SHARED / "reference" / "deepspeed.md"
 NOT_DECIDABLE = "not decidable: "

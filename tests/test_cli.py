@@ -9,8 +9,9 @@ import shutil
 
 import pytest
 
-from conftest import FIXTURES, ROOT, check_json, run_cli
 from shardshift.rules import all_rules
+
+from conftest import FIXTURES, ROOT, check_json, run_cli
 
 DS = FIXTURES / "deepspeed"
 

@@ -7,9 +7,10 @@ import shutil
 
 import pytest
 
-from conftest import FIXTURES, check_json, run_cli
 from shardshift import cli
 from shardshift.config import OPTIONS
+
+from conftest import FIXTURES, check_json, run_cli
 
 RULES = FIXTURES / "deepspeed" / "rules"
 TYPO = RULES / "DS101" / "bad.json"  # DS101 error on line 4

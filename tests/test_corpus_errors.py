@@ -7,9 +7,10 @@ DeepSpeed 0.19.8 rejects gets at least one error."""
 
 from __future__ import annotations
 
-from conftest import CORPUS, needs_corpus
 from shardshift.check import run_check
 from shardshift.rules.base import Context
+
+from conftest import CORPUS, needs_corpus
 
 TEMPLATE = ("a template with unquoted placeholders (BATCH_SIZE, ${zero_stage}, ...) that a launch script fills "
             "in with sed: not JSON, so neither json.load nor DeepSpeed can read the file as committed")

@@ -28,12 +28,13 @@ from typing import Any
 
 import pytest
 
-import oracles
-from conftest import CORPUS, FIXTURES, corpus_files
 from shardshift.check import run_check
 from shardshift.formats.deepspeed import read, write
 from shardshift.rules.base import Context
 from shardshift.source import value_at
+
+import oracles
+from conftest import CORPUS, FIXTURES, corpus_files
 
 pytestmark = pytest.mark.oracle
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conftest import FIXTURES, corpus_files, needs_corpus
 from shardshift import formats
 from shardshift.formats import deepspeed
+
+from conftest import FIXTURES, corpus_files, needs_corpus
 from strategies import deepspeed_plans
 
 

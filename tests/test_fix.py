@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from conftest import check_json, run_cli
 from shardshift.fix import apply_edits, plan_edits
 from shardshift.formats import deepspeed
 from shardshift.rules.base import Finding
+
+from conftest import check_json, run_cli
 
 ORIGINAL = """{
   // a comment that must survive

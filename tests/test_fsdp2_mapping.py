@@ -9,11 +9,12 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_cli
-from fsdp2_harness.configs import ds_config_sources
 from shardshift.formats import deepspeed, fsdp2
 from shardshift.formats.deepspeed_keys import KEYS
 from shardshift.formats.fsdp2_mapping import row_for
+
+from conftest import FIXTURES, ROOT, run_cli
+from fsdp2_harness.configs import ds_config_sources
 
 SOURCES = [p for p in ds_config_sources() if deepspeed.read(p.read_text(errors="replace"), str(p)).plan is not None]
 ALLOWED_IMPORTS = {"math", "os", "warnings", "torch"}

@@ -9,12 +9,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from shardshift.formats import fsdp2, fsdp2_reader
 from shardshift.formats.fsdp2_writer import DEEPSPEED_SCHEDULERS, TORCH_OPTIMIZER_DEFAULTS
 from shardshift.plan import (
-    ActivationCheckpointing, Offload, OffloadTarget, Optimizer, Plan, Precision, Scheduler, Sharding, World,
+    ActivationCheckpointing,
+    Offload,
+    OffloadTarget,
+    Optimizer,
+    Plan,
+    Precision,
+    Scheduler,
+    Sharding,
+    World,
 )
+
+from conftest import FIXTURES
 
 READER = FIXTURES / "fsdp2" / "reader"
 EXPECTED = json.loads((READER / "expected.json").read_text())

@@ -15,11 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, corpus_files, run_cli
 from shardshift.check import run_check
 from shardshift.formats import deepspeed
 from shardshift.formats.deepspeed_keys import KEYS, children_of
 from shardshift.rules.base import Context
+
+from conftest import FIXTURES, corpus_files, run_cli
 from strategies import FINITE, TEXT, mutated_documents
 
 FUZZ = settings(max_examples=200, deadline=None,

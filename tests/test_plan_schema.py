@@ -4,9 +4,10 @@ import json
 
 import jsonschema
 
-from conftest import ROOT
 from shardshift.formats import deepspeed
 from shardshift.plan import plan_json_schema
+
+from conftest import ROOT
 
 
 def test_checked_in_plan_schema_is_current():

@@ -14,12 +14,13 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, check_json
 from shardshift import formats
 from shardshift.check import run_check
 from shardshift.formats import deepspeed
 from shardshift.rules.base import Context
 from shardshift.source import find_member
+
+from conftest import FIXTURES, check_json
 
 POSITIONS = FIXTURES / "deepspeed" / "positions"
 

@@ -6,10 +6,11 @@ import os
 import subprocess
 import sys
 
-from conftest import FIXTURES, ROOT, check_json, run_cli
 from shardshift.check import CheckResult
 from shardshift.report import github
 from shardshift.rules.base import Finding, Related
+
+from conftest import FIXTURES, ROOT, check_json, run_cli
 
 BAD = FIXTURES / "deepspeed" / "rules" / "DS101" / "bad.json"
 

@@ -8,11 +8,12 @@ import json
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, SHARED, check_json, run_cli
 from shardshift.check import CheckedFile, CheckResult
 from shardshift.report import sarif
 from shardshift.rules import all_rules
 from shardshift.rules.base import Finding, Related
+
+from conftest import FIXTURES, SHARED, check_json, run_cli
 
 SARIF_SCHEMA = SHARED / "schemas" / "sarif-schema-2.1.0.json"
 needs_schema = pytest.mark.skipif(not SARIF_SCHEMA.is_file(), reason="../shared/schemas is not present")

@@ -13,12 +13,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from test_rules_deepspeed_c import PART_C
+
+from shardshift.rules import all_rules
+from shardshift.versions import deepspeed_default, key_read_by
 
 from conftest import FIXTURES, check_json
 from rule_cases import marker_position
-from test_rules_deepspeed_c import PART_C
-from shardshift.rules import all_rules
-from shardshift.versions import deepspeed_default, key_read_by
 
 RULES = FIXTURES / "deepspeed" / "rules"
 MODULES = ("deepspeed_stage", "deepspeed_combinations", "deepspeed_precision", "deepspeed_legacy", "deepspeed_buckets")

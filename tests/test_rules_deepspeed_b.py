@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 
 import pytest
+from test_rules_deepspeed_c import PART_C
 
 from conftest import FIXTURES, check_json
 from rule_cases import findings_with_code, marker_position
-from test_rules_deepspeed_c import PART_C
 
 RULES = FIXTURES / "deepspeed" / "rules"
 DIRECTORIES = sorted(p for p in RULES.glob("DS4*") if p.is_dir() and p.name not in PART_C)  # C: own file

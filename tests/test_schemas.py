@@ -8,9 +8,10 @@ import json
 import jsonschema
 import pytest
 
-from conftest import CORPUS, FIXTURES, ROOT, corpus_files, needs_corpus, run_cli
 from shardshift import schemas
 from shardshift.jsonc import ParseError, parse_jsonc
+
+from conftest import CORPUS, FIXTURES, ROOT, corpus_files, needs_corpus, run_cli
 
 SCHEMAS = ROOT / "schemas"
 

@@ -7,9 +7,10 @@ import shutil
 
 import pytest
 
-from conftest import FIXTURES, check_json
 from shardshift import suppress
 from shardshift.rules.base import Finding
+
+from conftest import FIXTURES, check_json
 
 RULES = FIXTURES / "deepspeed" / "rules"
 

@@ -23,7 +23,12 @@ from typing import Any, Callable
 from shardshift.document import Conversion, Document, MappingEntry
 from shardshift.formats.deepspeed_keys import key_index
 from shardshift.formats.fsdp2_writer import (
-    AUTO, DEEPSPEED_ONLY_OPTIMIZER_PARAMS, DEEPSPEED_SCHEDULERS, TORCH_OPTIMIZER_ARGUMENTS, Fsdp2Settings, render,
+    AUTO,
+    DEEPSPEED_ONLY_OPTIMIZER_PARAMS,
+    DEEPSPEED_SCHEDULERS,
+    TORCH_OPTIMIZER_ARGUMENTS,
+    Fsdp2Settings,
+    render,
     settings_from_plan,
 )
 from shardshift.source import split_pointer, value_at

@@ -18,7 +18,17 @@ from shardshift.document import Document
 from shardshift.formats.deepspeed_keys import key_index
 from shardshift.rules.base import Context, Finding, Rule
 from shardshift.rules.deepspeed_facts import (
-    BYTES, Z, bytes_text, elements_text, get, precision, size_text, truth, whole, zero_stage)
+    BYTES,
+    Z,
+    bytes_text,
+    elements_text,
+    get,
+    precision,
+    size_text,
+    truth,
+    whole,
+    zero_stage,
+)
 
 SMALL = 100_000  # below this many elements a bucket's collective is dominated by latency
 LARGE = 2_000_000_000  # above this (4 GB in bf16) one buffer takes a large share of any GPU

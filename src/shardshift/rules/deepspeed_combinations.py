@@ -10,9 +10,20 @@ from typing import Any, Callable, Iterable
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Rule
 from shardshift.rules.deepspeed_facts import (
-    MISSING, OO, Z, bf16_block, get, number, offload_device, offloading, precision, truth, whole,
-    zero_stage)
-from shardshift.versions import default_change, deepspeed_default, key_read_by, version_text
+    MISSING,
+    OO,
+    Z,
+    bf16_block,
+    get,
+    number,
+    offload_device,
+    offloading,
+    precision,
+    truth,
+    whole,
+    zero_stage,
+)
+from shardshift.versions import deepspeed_default, default_change, key_read_by, version_text
 
 
 def _python_false(value: Any) -> bool:

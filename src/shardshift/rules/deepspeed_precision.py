@@ -10,7 +10,17 @@ from typing import Iterable
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Rule
 from shardshift.rules.deepspeed_facts import (
-    MISSING, accumulation, bf16_block, enabled, get, number, precision, truth, uses_auto, zero_stage)
+    MISSING,
+    accumulation,
+    bf16_block,
+    enabled,
+    get,
+    number,
+    precision,
+    truth,
+    uses_auto,
+    zero_stage,
+)
 from shardshift.versions import at_least, default_change, version_text
 
 

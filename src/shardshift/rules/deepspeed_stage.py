@@ -11,8 +11,20 @@ from shardshift.document import Document
 from shardshift.formats.deepspeed_keys import KEYS
 from shardshift.rules.base import Context, Finding, Rule
 from shardshift.rules.deepspeed_facts import (
-    MISSING, OO, OP, Z, bf16_block, get, offload_device, offloading, precision, stage_pointer, truth, whole,
-    zero_stage)
+    MISSING,
+    OO,
+    OP,
+    Z,
+    bf16_block,
+    get,
+    offload_device,
+    offloading,
+    precision,
+    stage_pointer,
+    truth,
+    whole,
+    zero_stage,
+)
 from shardshift.versions import at_least, default_change, key_read_by, version_text
 
 STAGE_NAMES = {0: "stage 0 (ZeRO off)", 1: "stage 1", 2: "stage 2", 3: "stage 3"}

@@ -12,7 +12,14 @@ from typing import Iterable
 
 from shardshift.document import Document
 from shardshift.formats.fsdp2_reader import (
-    Analysis, Const, Dtype, Event, Mesh, analysis_of, is_below, split_root,
+    Analysis,
+    Const,
+    Dtype,
+    Event,
+    Mesh,
+    analysis_of,
+    is_below,
+    split_root,
 )
 from shardshift.rules.base import Context, Finding, Rule
 
