@@ -1,0 +1,183 @@
+"""The output of `check --format json` against the baselines recorded at 26aa8af (tests/baselines/).
+
+Every difference from a baseline must be listed in EXPECTED, one row each, with the reason; a row
+that no longer matches any difference fails too, so the table stays honest. Findings are compared
+per file, order-insensitively (duplicates kept):
+
+  added     a finding that is not in the baseline
+  removed   a baseline finding that is gone
+  changed   same file, code, line and column, but another message, severity, pointer, related, fix ...
+
+The `files` list is compared per path with code "files" (added / removed / changed format).
+A Change's file is an fnmatch pattern (an exact path is the usual case); line narrows it to one
+line; runs narrows it to some of the invocations in RUNS (default: every run that checks the file).
+NewFile(pattern) accepts every finding and files entry of a file that the baseline does not know.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+import pytest
+
+from conftest import CORPUS, ROOT, SHARED
+
+BASELINES = ROOT / "tests" / "baselines"
+
+
+@dataclass(frozen=True)
+class Change:
+    file: str
+    code: str
+    kind: str  # "added" | "removed" | "changed"
+    why: str
+    line: int | None = None
+    runs: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class NewFile:
+    pattern: str
+    why: str
+
+
+EXPECTED: list[Change | NewFile] = [
+]
+
+# name: (baseline file, arguments after `check --isolated --format json`)
+RUNS = {
+    "fixtures": ("check_fixtures.json", ["fixtures/"]),
+    "corpus": ("check_corpus_deepspeed.json", ["../shared/corpus/deepspeed/"]),
+    "corpus-world8": ("check_corpus_deepspeed_world8.json", ["--world-size", "8", "../shared/corpus/deepspeed/"]),
+}
+
+
+@dataclass(frozen=True)
+class Difference:
+    file: str
+    code: str
+    kind: str
+    line: int | None
+    detail: str
+
+
+def normalise(value):
+    """Absolute paths do not depend on where the repo is checked out (see tests/baselines/README.md)."""
+    if isinstance(value, str):
+        return value.replace(f"{SHARED}/", "<SHARED>/").replace(f"{ROOT}/", "<ROOT>/")
+    if isinstance(value, list):
+        return [normalise(item) for item in value]
+    if isinstance(value, dict):
+        return {key: normalise(item) for key, item in value.items()}
+    return value
+
+
+def run_check(arguments: list[str], monkeypatch) -> dict:
+    from shardshift.cli import main
+
+    monkeypatch.chdir(ROOT)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["check", "--isolated", "--format", "json", *arguments])
+    return normalise(json.loads(out.getvalue()))
+
+
+def by_file(output: dict) -> tuple[dict[str, list[dict]], dict[str, dict]]:
+    findings: dict[str, list[dict]] = {}
+    for finding in output["findings"]:
+        findings.setdefault(finding["file"], []).append(finding)
+    return findings, {entry["path"]: entry for entry in output["files"]}
+
+
+def canonical(value) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def shorten(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def compare_findings(path: str, before: list[dict], after: list[dict]) -> list[Difference]:
+    from deepdiff import DeepDiff
+
+    old = Counter(map(canonical, before))
+    new = Counter(map(canonical, after))
+    gone = [json.loads(text) for text in (old - new).elements()]
+    came = sorted((json.loads(text) for text in (new - old).elements()), key=canonical)
+
+    def place(finding):
+        return finding["code"], finding["line"], finding["column"]
+
+    result = []
+    for finding in sorted(gone, key=canonical):
+        partner = next((other for other in came if place(other) == place(finding)), None)
+        if partner is None:
+            result.append(Difference(path, finding["code"], "removed", finding["line"],
+                                     shorten(finding["message"])))
+        else:
+            came.remove(partner)
+            diff = DeepDiff(finding, partner, ignore_order=True, report_repetition=True, verbose_level=2)
+            result.append(Difference(path, finding["code"], "changed", finding["line"], shorten(diff.pretty(), 600)))
+    result += [Difference(path, finding["code"], "added", finding["line"], shorten(finding["message"]))
+               for finding in came]
+    return result
+
+
+def differences(baseline: dict, current: dict) -> tuple[list[Difference], set[str]]:
+    """The differences not covered by a NewFile row, and the new files that a NewFile row covers."""
+    old_findings, old_files = by_file(baseline)
+    new_findings, new_files = by_file(current)
+    found, new = [], set()
+    for path in sorted(set(old_findings) | set(new_findings) | set(old_files) | set(new_files)):
+        if path not in old_files and path not in old_findings and any(
+                isinstance(row, NewFile) and fnmatchcase(path, row.pattern) for row in EXPECTED):
+            new.add(path)
+            continue
+        before, after = old_files.get(path), new_files.get(path)
+        if before != after:
+            kind = "added" if before is None else "removed" if after is None else "changed"
+            found.append(Difference(path, "files", kind, None, f"{before} -> {after}"))
+        found += compare_findings(path, old_findings.get(path, []), new_findings.get(path, []))
+    return found, new
+
+
+def explains(row: Change, difference: Difference, run: str) -> bool:
+    return (fnmatchcase(difference.file, row.file) and row.code == difference.code and row.kind == difference.kind
+            and row.line in (None, difference.line) and (row.runs is None or run in row.runs))
+
+
+def applies(pattern: str, run: str, arguments: list[str], runs: tuple[str, ...] | None = None) -> bool:
+    """Whether a row's file pattern lies under the paths that `run` checks."""
+    paths = [a for a in arguments if a.endswith("/")]
+    return (runs is None or run in runs) and any(pattern.startswith(p) for p in paths)
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_check_output_matches_baseline(run, monkeypatch):
+    name, arguments = RUNS[run]
+    if "../shared/corpus/deepspeed/" in arguments and not CORPUS.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CORPUS} is missing under CI")
+        pytest.skip("../shared/corpus is not present")
+    baseline = json.loads((BASELINES / name).read_text(encoding="utf-8"))
+    found, new = differences(baseline, run_check(arguments, monkeypatch))
+
+    changes = [row for row in EXPECTED if isinstance(row, Change)]
+    unexplained = [d for d in found if not any(explains(row, d, run) for row in changes)]
+    stale = [row for row in changes if applies(row.file, run, arguments, row.runs)
+             and not any(explains(row, d, run) for d in found)]
+    stale += [row for row in EXPECTED if isinstance(row, NewFile) and applies(row.pattern, run, arguments)
+              and not any(fnmatchcase(path, row.pattern) for path in new)]
+    problems = [f"{d.file}  {d.code}  line {d.line}  {d.kind}:\n    {d.detail}\n"
+                f"    (if intended: Change({d.file!r}, {d.code!r}, {d.kind!r}, \"why ...\"))" for d in unexplained]
+    problems += [f"listed in EXPECTED but no longer occurs in run {run!r} (narrow it with runs=... if it occurs "
+                 f"only in some runs): {row}" for row in stale]
+    if problems:
+        pytest.fail(f"`check {' '.join(arguments)}` differs from tests/baselines/{name}:\n" + "\n".join(problems),
+                    pytrace=False)
