@@ -34,7 +34,7 @@ import math
 from hypothesis import strategies as st
 
 from shardshift.formats.deepspeed import OPTIMIZER_FIELDS, SCHEDULER_FIELDS, SIMPLE_KEYS
-from shardshift.formats.deepspeed_keys import KEYS, key_index
+from shardshift.formats.deepspeed.keys import KEYS, key_index
 from shardshift.plan import (
     ActivationCheckpointing,
     Batch,

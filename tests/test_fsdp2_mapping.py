@@ -10,8 +10,8 @@ import json
 import pytest
 
 from shardshift.formats import deepspeed, fsdp2
-from shardshift.formats.deepspeed_keys import KEYS
-from shardshift.formats.fsdp2_mapping import row_for
+from shardshift.formats.deepspeed.keys import KEYS
+from shardshift.formats.fsdp2.mapping import row_for
 
 from conftest import FIXTURES, ROOT, run_cli
 from fsdp2_harness.configs import ds_config_sources

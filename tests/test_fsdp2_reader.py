@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardshift.formats import fsdp2, fsdp2_reader
-from shardshift.formats.fsdp2_writer import DEEPSPEED_SCHEDULERS, TORCH_OPTIMIZER_DEFAULTS
+from shardshift.formats import fsdp2
+from shardshift.formats.fsdp2 import reader as fsdp2_reader
+from shardshift.formats.fsdp2.writer import DEEPSPEED_SCHEDULERS, TORCH_OPTIMIZER_DEFAULTS
 from shardshift.plan import (
     ActivationCheckpointing,
     Offload,

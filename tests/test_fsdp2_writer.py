@@ -9,7 +9,7 @@ import json
 import pytest
 
 from shardshift.formats import deepspeed, fsdp2
-from shardshift.formats.fsdp2_writer import settings_from_plan, torchrun_line
+from shardshift.formats.fsdp2.writer import settings_from_plan, torchrun_line
 
 
 def settings(config: dict):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from shardshift.check import run_check
 from shardshift.formats import deepspeed
-from shardshift.formats.deepspeed_keys import KEYS, children_of
+from shardshift.formats.deepspeed.keys import KEYS, children_of
 from shardshift.rules.base import Context
 
 from conftest import FIXTURES, corpus_files, run_cli

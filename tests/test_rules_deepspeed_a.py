@@ -22,8 +22,8 @@ from conftest import FIXTURES, check_json
 from rule_cases import marker_position
 
 RULES = FIXTURES / "deepspeed" / "rules"
-MODULES = ("deepspeed_stage", "deepspeed_combinations", "deepspeed_precision", "deepspeed_legacy", "deepspeed_buckets")
-OURS = {rule.code for rule in all_rules() if rule.__module__.rsplit(".", 1)[1] in MODULES} - PART_C  # C: own file
+MODULES = ("deepspeed.stage", "deepspeed.combinations", "deepspeed.precision", "deepspeed.legacy", "deepspeed.buckets")
+OURS = {rule.code for rule in all_rules() if rule.__module__.removeprefix("shardshift.rules.") in MODULES} - PART_C  # C: own file
 FOLDERS = sorted(p for p in RULES.iterdir() if p.name in OURS)
 
 

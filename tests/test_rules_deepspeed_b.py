@@ -92,8 +92,8 @@ def runs() -> dict[str, dict[str, list[dict]]]:
 def test_every_rule_of_part_b_has_a_bad_and_a_good_fixture():
     from shardshift.rules import all_rules
 
-    codes = {rule.code for rule in all_rules() if rule.__module__.rsplit(".", 1)[-1] in (
-        "deepspeed_optimizer", "deepspeed_scheduler", "deepspeed_auto", "deepspeed_script")} - PART_C
+    codes = {rule.code for rule in all_rules() if rule.__module__.removeprefix("shardshift.rules.") in (
+        "deepspeed.optimizer", "deepspeed.scheduler", "deepspeed.auto", "deepspeed.script")} - PART_C
     assert codes == {case[2] for case in BAD_CASES}
     assert codes == {p.parent.name for p in GOOD_FIXTURES}
     for code in codes:
@@ -197,7 +197,7 @@ def test_auto_is_judged_by_the_consumers_found_in_the_repository(tmp_path, files
 
 
 def test_a_lone_auto_is_never_an_error(tmp_path):
-    from shardshift.rules.deepspeed_auto import HF_FILLED
+    from shardshift.rules.deepspeed.auto import HF_FILLED
 
     data: dict = {}
     for pointer in HF_FILLED:
@@ -332,7 +332,7 @@ ENGINE_SET = {"deepspeed.ops.adam.FusedAdam": ("adam_w_mode",),
 
 
 def test_signature_tables_match_the_installed_classes(deepspeed):
-    from shardshift.formats import deepspeed_optimizers as tables
+    from shardshift.formats.deepspeed import optimizers as tables
 
     signatures = [tables.FUSED_ADAM, tables.CPU_ADAM, tables.FUSED_LAMB, tables.FUSED_LION, tables.CPU_LION,
                   tables.CPU_ADAGRAD, *tables.TORCH_OPTIMIZERS.values(), *tables.DEEPSPEED_SCHEDULERS.values(),
@@ -348,7 +348,7 @@ def test_signature_tables_match_the_installed_classes(deepspeed):
 def test_type_lists_match_the_installed_deepspeed(deepspeed):
     import torch
 
-    from shardshift.formats import deepspeed_optimizers as tables
+    from shardshift.formats.deepspeed import optimizers as tables
 
     config = deepspeed.runtime.config
     assert {n for n, t in tables.DEEPSPEED_OPTIMIZERS.items() if not t.one_bit} == set(config.DEEPSPEED_OPTIMIZERS)
@@ -362,7 +362,7 @@ def test_type_lists_match_the_installed_deepspeed(deepspeed):
                                        "rmsprop", "Adafactor", "FusedAdam", "OneBitAdam", "ZeroOneAdam", "AdaGrad",
                                        "MuSGD", "LBFGS", "adam_w"])
 def test_optimizer_type_verdict_matches_deepspeed(deepspeed, type_name):
-    from shardshift.formats.deepspeed_optimizers import resolve_optimizer
+    from shardshift.formats.deepspeed.optimizers import resolve_optimizer
 
     parsed = deepspeed.runtime.config.DeepSpeedConfig({"train_micro_batch_size_per_gpu": 1,
                                                        "optimizer": {"type": type_name}})
@@ -402,7 +402,7 @@ def test_scheduler_verdict_matches_constructing_it(deepspeed, runs, fixture):
 def test_optimizer_param_verdict_matches_the_constructor_signature(deepspeed, runs, fixture, offload):
     """DeepSpeed calls `Class(params, **optimizer.params)` minus the keys it pops: binding the
     same keywords to the real signature raises TypeError exactly for the reported files."""
-    from shardshift.formats import deepspeed_optimizers as tables
+    from shardshift.formats.deepspeed import optimizers as tables
 
     params = dict(json.loads((RULES / fixture).read_text())["optimizer"]["params"])
     for popped in tables.ADAM_CONSUMED:

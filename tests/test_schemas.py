@@ -61,7 +61,7 @@ def test_ds_config_schema_cases(config, valid):
 
 
 def test_ds_config_schema_carries_descriptions_and_defaults_from_the_key_table():
-    from shardshift.formats.deepspeed_keys import key_index
+    from shardshift.formats.deepspeed.keys import key_index
 
     zero = json.loads((SCHEMAS / "ds_config.schema.json").read_text())["properties"]["zero_optimization"]
     row = key_index()["/zero_optimization/reduce_bucket_size"]

@@ -1,6 +1,6 @@
 """JSON Schemas for editors (draft 2020-12): `shardshift schema deepspeed|accelerate|plan`.
 
-- deepspeed: generated from the ds_config key table (formats/deepspeed_keys.py): descriptions,
+- deepspeed: generated from the ds_config key table (formats/deepspeed/keys.py): descriptions,
   defaults, ranges; strictly validated sections reject unknown keys, permissive ones allow
   them (DeepSpeed ignores them); every scalar also accepts "auto" (the Hugging Face
   placeholder); integer fields accept `5e8` (an integer value in JSON Schema).
@@ -118,7 +118,7 @@ def _row_schema(key) -> dict:
 
 def deepspeed_schema() -> dict:
     """ds_config.schema.json, from the key table."""
-    from shardshift.formats.deepspeed_keys import KEYS
+    from shardshift.formats.deepspeed.keys import KEYS
     from shardshift.source import split_pointer
 
     root: dict[str, Any] = {

@@ -114,7 +114,7 @@ def deepspeed_default(pointer: str, version: Version | None = None) -> Any:
     change = default_change(pointer)
     if change is not None:
         return change.after if at_least(version, change.since) else change.before
-    from shardshift.formats.deepspeed_keys import key_index
+    from shardshift.formats.deepspeed.keys import key_index
 
     row = key_index().get(pointer)
     return row.default if row is not None else None

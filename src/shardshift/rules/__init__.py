@@ -12,20 +12,20 @@ from functools import lru_cache
 from shardshift.rules.base import Rule
 
 RULE_MODULES = (
-    "shardshift.rules.syntax",
-    "shardshift.rules.suppression",
-    "shardshift.rules.deepspeed_structure",
-    "shardshift.rules.deepspeed_batch",
-    "shardshift.rules.deepspeed_stage",
-    "shardshift.rules.deepspeed_combinations",
-    "shardshift.rules.deepspeed_precision",
-    "shardshift.rules.deepspeed_legacy",
-    "shardshift.rules.deepspeed_buckets",
-    "shardshift.rules.deepspeed_optimizer",
-    "shardshift.rules.deepspeed_scheduler",
-    "shardshift.rules.deepspeed_auto",
-    "shardshift.rules.deepspeed_script",
-    "shardshift.rules.fsdp2",
+    "shardshift.rules.general.syntax",
+    "shardshift.rules.general.suppression",
+    "shardshift.rules.deepspeed.structure",
+    "shardshift.rules.deepspeed.batch",
+    "shardshift.rules.deepspeed.stage",
+    "shardshift.rules.deepspeed.combinations",
+    "shardshift.rules.deepspeed.precision",
+    "shardshift.rules.deepspeed.legacy",
+    "shardshift.rules.deepspeed.buckets",
+    "shardshift.rules.deepspeed.optimizer",
+    "shardshift.rules.deepspeed.scheduler",
+    "shardshift.rules.deepspeed.auto",
+    "shardshift.rules.deepspeed.script",
+    "shardshift.rules.fsdp2.rules",
 )
 
 

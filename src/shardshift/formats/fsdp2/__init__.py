@@ -7,25 +7,25 @@ fsdp2_mapping.py.
 
 from __future__ import annotations
 
-from shardshift.formats.fsdp2_reader import FORMAT, MARKER_KEYS, analysis_of, looks_like, read
+from shardshift.formats.fsdp2.reader import FORMAT, MARKER_KEYS, analysis_of, looks_like, read
 
 
 def write(plan) -> str:
     """The FSDP2 setup module for `plan`."""
-    from shardshift.formats.fsdp2_writer import write as write_module
+    from shardshift.formats.fsdp2.writer import write as write_module
 
     return write_module(plan)
 
 
 def settings_from_plan(plan, **options):
-    from shardshift.formats.fsdp2_writer import settings_from_plan as resolve
+    from shardshift.formats.fsdp2.writer import settings_from_plan as resolve
 
     return resolve(plan, **options)
 
 
 def convert(document):
     """The FSDP2 setup module for `document`, with what happened to every source setting."""
-    from shardshift.formats.fsdp2_mapping import convert as convert_with_report
+    from shardshift.formats.fsdp2.mapping import convert as convert_with_report
 
     return convert_with_report(document)
 

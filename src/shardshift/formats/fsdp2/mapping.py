@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from shardshift.document import Conversion, Document, MappingEntry
-from shardshift.formats.deepspeed_keys import key_index
-from shardshift.formats.fsdp2_writer import (
+from shardshift.formats.deepspeed.keys import key_index
+from shardshift.formats.fsdp2.writer import (
     AUTO,
     DEEPSPEED_ONLY_OPTIMIZER_PARAMS,
     DEEPSPEED_SCHEDULERS,

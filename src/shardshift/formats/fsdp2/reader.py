@@ -7,7 +7,7 @@ standing for "each element", and takes both branches of an `if` it cannot decide
 it recognises (`fully_shard`, `FullyShardedDataParallel`, `init_device_mesh`, the policies,
 optimizers, schedulers, `GradScaler`, activation checkpointing, ...) becomes an `Event` with its
 position, resolved arguments and its order in the flow it ran in. The Plan is read from the
-events; the FSDP2 rules (rules/fsdp2.py) judge the events.
+events; the FSDP2 rules (rules/fsdp2/rules.py) judge the events.
 
 Module objects are tracked as paths ("model", "model.layers[*]", "self.model"), which is what
 the rules need to tell the root from its blocks.

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from shardshift.formats.fsdp2_reader import STATIC_GROWTH_INTERVAL
+from shardshift.formats.fsdp2.reader import STATIC_GROWTH_INTERVAL
 
 if TYPE_CHECKING:
     from shardshift.plan import Plan
@@ -949,6 +949,6 @@ def write(plan: Plan) -> str:
 
 def convert(document):  # -> Conversion
     """The module for `document` plus what happened to every source setting."""
-    from shardshift.formats.fsdp2_mapping import convert as convert_with_report
+    from shardshift.formats.fsdp2.mapping import convert as convert_with_report
 
     return convert_with_report(document)

@@ -269,7 +269,7 @@ def auto_values(document: Document) -> list[str]:
     """Pointers of every "auto" value of a ds_config key: a key of the key table, or a key inside
     an open section (optimizer and scheduler params, apex amp kwargs). Unknown keys are left to
     unknown-key (DS101); lists are not entered."""
-    from shardshift.formats.deepspeed_keys import key_index
+    from shardshift.formats.deepspeed.keys import key_index
 
     rows = key_index()
     found: list[str] = []
@@ -291,7 +291,7 @@ def auto_values(document: Document) -> list[str]:
 
 def plain_deepspeed_effect(pointer: str) -> str:
     """What plain DeepSpeed does with "auto" at `pointer`."""
-    from shardshift.formats.deepspeed_keys import key_index
+    from shardshift.formats.deepspeed.keys import key_index
 
     if pointer in PLAIN_FAILURE:
         return PLAIN_FAILURE[pointer]

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed_keys import key_index
+from shardshift.formats.deepspeed.keys import key_index
 from shardshift.rules.base import Context, Finding, Rule
-from shardshift.rules.deepspeed_facts import (
+from shardshift.rules.deepspeed.facts import (
     BYTES,
     Z,
     bytes_text,

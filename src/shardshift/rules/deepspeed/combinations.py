@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable
 
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Rule
-from shardshift.rules.deepspeed_facts import (
+from shardshift.rules.deepspeed.facts import (
     MISSING,
     OO,
     Z,

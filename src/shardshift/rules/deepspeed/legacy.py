@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed_keys import KEYS, key_index
+from shardshift.formats.deepspeed.keys import KEYS, key_index
 from shardshift.rules.base import Context, Finding, Rule, Severity
-from shardshift.rules.deepspeed_facts import MISSING, OO, OP, Z, get, zero_stage
+from shardshift.rules.deepspeed.facts import MISSING, OO, OP, Z, get, zero_stage
 from shardshift.versions import KEY_CHANGES, key_read_by, version_text
 
 

@@ -1,6 +1,6 @@
 """Rules about the `optimizer` block of a ds_config: the type, the constructor parameters, and
 combinations DeepSpeed rejects at `deepspeed.initialize` (engine.py `_configure_basic_optimizer`,
-`_do_optimizer_sanity_check`). The signatures live in formats/deepspeed_optimizers.py."""
+`_do_optimizer_sanity_check`). The signatures live in formats/deepspeed/optimizers.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from typing import Any, Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed_optimizers import (
+from shardshift.formats.deepspeed.optimizers import (
     ONE_BIT_REMOVED_IN,
     BuiltOptimizer,
     ResolvedOptimizer,
@@ -16,7 +16,7 @@ from shardshift.formats.deepspeed_optimizers import (
     resolve_optimizer,
 )
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
-from shardshift.rules.deepspeed_facts import zero_stage
+from shardshift.rules.deepspeed.facts import zero_stage
 
 P = "/optimizer/params"
 

@@ -1,7 +1,7 @@
 """Rules about the `scheduler` block of a ds_config. DeepSpeed looks the type up case-sensitively
 in `deepspeed.runtime.lr_schedules`, then in `torch.optim.lr_scheduler`, and calls it as
 `Scheduler(optimizer, **params)` (engine.py `_scheduler_from_config`). The signatures live in
-formats/deepspeed_optimizers.py; the schedules' formulas in ../shared/reference/deepspeed.md §5.3."""
+formats/deepspeed/optimizers.py; the schedules' formulas in ../shared/reference/deepspeed.md §5.3."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from typing import Any, Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed_optimizers import (
+from shardshift.formats.deepspeed.optimizers import (
     DEEPSPEED_SCHEDULERS,
     INT_STEP_PARAMS,
     STEP_COUNT_INT_CHECK_SINCE,
@@ -21,7 +21,7 @@ from shardshift.formats.deepspeed_optimizers import (
     scheduler_signature,
 )
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
-from shardshift.rules.deepspeed_optimizer import is_number, optimizer_block, optimizer_offload, params_of
+from shardshift.rules.deepspeed.optimizer import is_number, optimizer_block, optimizer_offload, params_of
 
 P = "/scheduler/params"
 
@@ -372,7 +372,7 @@ class SchedulerStepCountNotInt(Rule):
                 yield from self._float(document, context, name, pointer, raw, int(value), refusal)
 
     def _float(self, document, context, name, pointer, raw, whole, refusal) -> Iterable[Finding]:
-        from shardshift.rules.deepspeed_auto import consumers_of
+        from shardshift.rules.deepspeed.auto import consumers_of
 
         consumers = consumers_of(document, context)
         json_readers = [c for c in consumers if c.loader == "json"]

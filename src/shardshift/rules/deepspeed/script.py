@@ -1,6 +1,6 @@
 """Rules about a training script's `deepspeed.initialize(...)` call against the ds_config it loads.
 
-The script is read with `ast` (formats/python_script.py). A call's config is known when it is a
+The script is read with `ast` (formats/python_script/reader.py). A call's config is known when it is a
 path literal (or a name bound to one, `json.load(open(path))`, `os.path.join` of literals) or a
 dict literal; `args.deepspeed_config` and other runtime values are unknown, and then these rules
 say nothing. A path is looked up next to the script, in its parent directories and in the current
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed_optimizers import TORCH_OPTIMIZERS, WARMUP_LR_MAX_FOLLOWS_OPTIMIZER_SINCE
+from shardshift.formats.deepspeed.optimizers import TORCH_OPTIMIZERS, WARMUP_LR_MAX_FOLLOWS_OPTIMIZER_SINCE
 from shardshift.formats.python_script import UNKNOWN, Expr, InitializeCall, ScriptFacts
 from shardshift.rules.base import Context, Finding, Rule
-from shardshift.rules.deepspeed_facts import zero_stage
-from shardshift.rules.deepspeed_optimizer import is_number, optimizer_offload
+from shardshift.rules.deepspeed.facts import zero_stage
+from shardshift.rules.deepspeed.optimizer import is_number, optimizer_offload
 
 # Client optimizers DeepSpeed accepts together with ZeRO-Offload (engine.py `_configure_optimizer`).
 CPU_OPTIMIZERS = ("DeepSpeedCPUAdam", "DeepSpeedCPULion")

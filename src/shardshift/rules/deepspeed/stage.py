@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed_keys import KEYS
+from shardshift.formats.deepspeed.keys import KEYS
 from shardshift.rules.base import Context, Finding, Rule
-from shardshift.rules.deepspeed_facts import (
+from shardshift.rules.deepspeed.facts import (
     MISSING,
     OO,
     OP,

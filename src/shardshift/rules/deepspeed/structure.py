@@ -8,7 +8,7 @@ import math
 from typing import Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed_keys import Key, children_of, key_index
+from shardshift.formats.deepspeed.keys import Key, children_of, key_index
 from shardshift.rules.base import Context, Finding, Rule, Severity, clear_match, did_you_mean
 from shardshift.source import Member, Node, find_node, join_pointer
 

@@ -11,7 +11,7 @@ import re
 from typing import Iterable
 
 from shardshift.document import Document
-from shardshift.formats.fsdp2_reader import (
+from shardshift.formats.fsdp2.reader import (
     Analysis,
     Const,
     Dtype,

@@ -1,0 +1,1 @@
+"""DeepSpeed format rules (keys, types, spellings, versions) and DeepSpeed-specific semantics."""

@@ -1,0 +1,1 @@
+"""FSDP2 code rules."""

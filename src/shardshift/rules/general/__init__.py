@@ -1,0 +1,1 @@
+"""Rules for every format: syntax, suppressions."""
