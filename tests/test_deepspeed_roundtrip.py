@@ -42,7 +42,7 @@ CORPUS_CONFIGS = [p for p in ALL_CORPUS_CONFIGS if _read(p).plan is not None]
 
 
 def _plan_diff(a, b) -> str:
-    left, right = a.model_dump(by_alias=True), b.model_dump(by_alias=True)
+    left, right = a.to_data(), b.to_data()
     return "\n".join(f"{k}: {left[k]!r}\n  -> {right[k]!r}" for k in left if left[k] != right[k])
 
 

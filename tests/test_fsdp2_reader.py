@@ -36,7 +36,7 @@ def field(plan, dotted):
         if value is None:
             return None
         value = getattr(value, part)
-    return value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else value
+    return {k: v for k, v in value.to_data().items() if v is not None} if hasattr(value, "to_data") else value
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -215,8 +215,8 @@ def expressible(plan: Plan) -> dict:
         "micro": plan.batch.micro, "accumulation": plan.batch.accumulation,
         "gradient_clipping": plan.gradient_clipping,
         "activation_checkpointing": bool(plan.activation_checkpointing and plan.activation_checkpointing.enabled),
-        "optimizer": optimizer.model_dump() if optimizer else None,
-        "scheduler": scheduler.model_dump() if scheduler else None,
+        "optimizer": optimizer.to_data() if optimizer else None,
+        "scheduler": scheduler.to_data() if scheduler else None,
     }
     if precision.param_dtype == "fp16":
         static = precision.loss_scale not in (None, 0.0)

@@ -24,7 +24,7 @@ def test_plans_read_from_fixtures_validate_against_the_schema():
         document = deepspeed.read(path.read_text(), str(path))
         if document.plan is None:
             continue
-        errors = list(validator.iter_errors(document.plan.model_dump(mode="json", by_alias=True)))
+        errors = list(validator.iter_errors(document.plan.to_data()))
         assert not errors, (path, errors[0].message)
         checked += 1
     assert checked > 0

@@ -13,7 +13,7 @@ import io, contextlib, sys
 from shardshift import cli
 with contextlib.redirect_stdout(io.StringIO()):
     status = cli.main(["check", "--isolated", *sys.argv[1:]])
-heavy = ("pydantic", "shardshift.plan", "lark", "ruamel.yaml", "jsonschema", "deepdiff", "deepspeed", "torch",
+heavy = ("pydantic", "lark", "ruamel.yaml", "jsonschema", "deepdiff", "deepspeed", "torch",
          "tomllib", "tomli")
 print(",".join(name for name in heavy if name in sys.modules))
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from shardshift.source import Node, find_member, find_node, join_pointer
+from shardshift.source import Location, Node, find_member, find_node, join_pointer
 
 if TYPE_CHECKING:
     from shardshift.plan import Plan
@@ -20,6 +20,21 @@ class SyntaxProblem:
     message: str
     line: int
     column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A file this document refers to as part of the same training run (a training script's
+    ds_config, an Accelerate YAML's `deepspeed_config_file`, a launch script's
+    `--deepspeed_config`). `target` is the path as written; `resolved` is that path resolved from
+    the referring file's folder (None when it is not a literal: the reason is in `unknown`).
+    `role` names what the target is to the referrer ("deepspeed_config")."""
+
+    target: str
+    resolved: str | None
+    where: Location
+    role: str = "deepspeed_config"
+    unknown: str | None = None
 
 
 @dataclass(slots=True)
@@ -41,6 +56,8 @@ class Document:
     syntax: SyntaxProblem | None = None
     # pointer in the normalised data -> pointer as written (legacy spellings renamed by the reader)
     renamed: dict[str, str] = field(default_factory=dict)
+    # other files of the same training run this one refers to (see setup.py)
+    references: list[Reference] = field(default_factory=list)
     _plan: Plan | None = field(default=None, init=False, repr=False, compare=False)
     _plan_builder: Callable[[], Plan | None] | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import copy
 import re
 import typing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from shardshift.document import Document, SyntaxProblem
 from shardshift.formats.deepspeed.keys import KEYS, Key, key_index
 from shardshift.jsonc import ParseError, parse_jsonc
-from shardshift.source import MISSING, join_pointer, split_pointer, value_at
+from shardshift.source import MISSING, Location, join_pointer, split_pointer, value_at
 
 if TYPE_CHECKING:  # the Plan (pydantic) is imported when a Plan is built, not to check a file
     from shardshift.plan import Plan
@@ -128,34 +128,11 @@ def _in_strict_section(key: Key) -> bool:
     return parent is not None and parent.strict
 
 
-def _assign(plan: Plan, dotted: str, value: Any) -> bool:
-    """Set a Plan field by dotted path; False when the Plan's type rejects the value."""
-    from pydantic import ValidationError
+def _assign(section: Any, dotted: str, value: Any) -> bool:
+    """Set a Plan field by dotted path; False when the field's type rejects the value."""
+    from shardshift.plan import assign
 
-    *parents, name = dotted.split(".")
-    target: Any = plan
-    for part in parents:
-        child = getattr(target, part)
-        if child is None:
-            setattr(target, part, _section_class(type(target), part)())
-            child = getattr(target, part)
-        target = child
-    try:
-        setattr(target, name, value)
-    except ValidationError:
-        return False
-    return True
-
-
-def _section_class(model: type, name: str) -> type:
-    """The model class of an optional section field (`X | None` -> X)."""
-    from pydantic import BaseModel
-
-    annotation = model.model_fields[name].annotation
-    for candidate in typing.get_args(annotation) or (annotation,):
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-            return candidate
-    raise TypeError(f"{model.__name__}.{name} is not a section")
+    return assign(section, dotted, value)
 
 
 def _dottedvalue_at(plan: Plan, dotted: str) -> Any:
@@ -252,37 +229,48 @@ def read(text: str, path: str = "<string>") -> Document:
         return document
     document.renamed = _normalise(document.data)[1]
     data = document.data
-    document.defer_plan(lambda: plan_from_dict(data)[0])
+    document.defer_plan(lambda: plan_from_dict(data, lambda pointer: locate(document, pointer))[0])
     return document
 
 
-def plan_from_dict(raw: dict) -> tuple[Plan, dict[str, str]]:
-    """The Plan of a ds_config given as a dict (json.load semantics)."""
+def locate(document: Document, pointer: str) -> Location:
+    """Where the value at `pointer` (in the normalised data) is written in `document`."""
+    line, column = document.position(pointer)
+    return Location(document.path, line, column, document.renamed.get(pointer, pointer))
+
+
+def plan_from_dict(raw: dict, locate: Callable[[str], Location] | None = None) -> tuple[Plan, dict[str, str]]:
+    """The Plan of a ds_config given as a dict (json.load semantics). With `locate` (a pointer
+    -> its Location), every field the reader sets records where it was written."""
     from shardshift.plan import Plan
 
     data, renamed = _normalise(raw)
     rest = copy.deepcopy(data)
     plan = Plan()
     consumed: list[str] = []
+    origins: dict[str, str] = {}  # dotted Plan field -> the pointer it was read from
 
     for key in SIMPLE_KEYS:
         value = _json_type_ok(key, value_at(data, key.path), _in_strict_section(key))
         if value is not MISSING and _assign(plan, key.field, value):
             consumed.append(key.path)
+            origins[key.field] = key.path
 
-    _read_precision(data, plan, consumed)
-    _read_optimizer(data, plan, consumed)
-    _read_scheduler(data, plan, consumed)
+    _read_precision(data, plan, consumed, origins)
+    _read_optimizer(data, plan, consumed, origins)
+    _read_scheduler(data, plan, consumed, origins)
 
     for pointer in consumed:
         if value_at(rest, pointer) is not MISSING:
             _delete(rest, pointer)
     if rest:
         plan.passthrough[FORMAT] = rest
+    if locate is not None:
+        plan.provenance.update((dotted, locate(pointer)) for dotted, pointer in origins.items())
     return plan, renamed
 
 
-def _read_precision(data: dict, plan: Plan, consumed: list[str]) -> None:
+def _read_precision(data: dict, plan: Plan, consumed: list[str], origins: dict[str, str]) -> None:
     fp16 = value_at(data, "/fp16/enabled")
     bf16 = value_at(data, "/bf16/enabled")
     flags = [v for v in (fp16, bf16) if v is not MISSING]
@@ -291,6 +279,7 @@ def _read_precision(data: dict, plan: Plan, consumed: list[str]) -> None:
     if fp16 is True and bf16 is True:
         return  # contradictory; DeepSpeed rejects it, keep it as written
     plan.precision.param_dtype = "fp16" if fp16 is True else "bf16" if bf16 is True else "fp32"
+    origins["precision.param_dtype"] = "/bf16/enabled" if bf16 is True or fp16 is MISSING else "/fp16/enabled"
     consumed.extend(p for p, v in (("/fp16/enabled", fp16), ("/bf16/enabled", bf16)) if v is not MISSING)
 
 
@@ -298,7 +287,7 @@ def _is_number_or_auto(value: Any) -> bool:
     return value == "auto" or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def _read_optimizer(data: dict, plan: Plan, consumed: list[str]) -> None:
+def _read_optimizer(data: dict, plan: Plan, consumed: list[str], origins: dict[str, str]) -> None:
     block = data.get("optimizer")
     if not isinstance(block, dict):
         return
@@ -307,17 +296,22 @@ def _read_optimizer(data: dict, plan: Plan, consumed: list[str]) -> None:
     from shardshift.plan import Optimizer
 
     optimizer = Optimizer()
+    origins["optimizer"] = "/optimizer"
     if isinstance(block.get("type"), str):
         optimizer.name = block["type"]
         consumed.append("/optimizer/type")
+        origins["optimizer.name"] = "/optimizer/type"
     params = block.get("params")
     if isinstance(params, dict):
+        origins["optimizer.params"] = "/optimizer/params"
         for name, value in params.items():
             pointer = join_pointer("/optimizer/params", name)
             if name in OPTIMIZER_FIELDS and name != "betas" and _is_number_or_auto(value):
-                setattr(optimizer, name, value)
+                _assign(optimizer, name, value)
+                origins["optimizer." + name] = pointer
             elif name == "betas" and (value == "auto" or (isinstance(value, list) and all(map(_is_number_or_auto, value)))):
-                optimizer.betas = value
+                _assign(optimizer, "betas", value)
+                origins["optimizer.betas"] = pointer
             else:
                 optimizer.params[name] = copy.deepcopy(value)
             consumed.append(pointer)
@@ -328,23 +322,28 @@ def _read_optimizer(data: dict, plan: Plan, consumed: list[str]) -> None:
     plan.optimizer = optimizer
 
 
-def _read_scheduler(data: dict, plan: Plan, consumed: list[str]) -> None:
+def _read_scheduler(data: dict, plan: Plan, consumed: list[str], origins: dict[str, str]) -> None:
     block = data.get("scheduler")
     if not isinstance(block, dict):
         return
     from shardshift.plan import Scheduler
 
     scheduler = Scheduler()
+    origins["scheduler"] = "/scheduler"
     if isinstance(block.get("type"), str):
         scheduler.name = block["type"]
         consumed.append("/scheduler/type")
+        origins["scheduler.name"] = "/scheduler/type"
     fields = SCHEDULER_FIELDS.get(scheduler.name or "", {})
     params = block.get("params")
     if isinstance(params, dict):
+        origins["scheduler.params"] = "/scheduler/params"
         for name, value in params.items():
             target = fields.get(name)
             lifted = MISSING if target is None else _json_type_ok(Key("", SCHEDULER_FIELD_TYPES[target]), value)
             if lifted is MISSING or not _assign(scheduler, target, lifted):  # type: ignore[arg-type]
                 scheduler.params[name] = copy.deepcopy(value)
+            else:
+                origins["scheduler." + target] = join_pointer("/scheduler/params", name)
         consumed.append("/scheduler/params")
     plan.scheduler = scheduler

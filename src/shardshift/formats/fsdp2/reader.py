@@ -1245,12 +1245,11 @@ class _Facts:
 
     def plan(self) -> Plan:
         """The Plan of these values (imports pydantic)."""
-        from shardshift.formats.deepspeed import _assign
         from shardshift.plan import Plan
 
         plan = Plan()
         for dotted, value in self.values.items():
-            _assign(plan, dotted, value)
+            plan.set(dotted, value)
         return plan
 
     def data(self) -> dict:

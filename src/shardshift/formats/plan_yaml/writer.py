@@ -21,7 +21,7 @@ def write(plan: Plan) -> str:
     yaml = YAML()
     yaml.default_flow_style = False
     stream = io.StringIO()
-    yaml.dump(_prune(plan.model_dump(mode="json", by_alias=True)), stream)
+    yaml.dump(_prune(plan.to_data()), stream)
     return stream.getvalue()
 
 
