@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import re
-import typing
 from typing import TYPE_CHECKING, Any, Callable
 
 from shardshift.document import Document, SyntaxProblem
