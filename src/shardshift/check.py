@@ -147,10 +147,13 @@ def check_documents(documents: list[Document], context: Context, select: set[str
     unused-suppression finding (SS003) for every suppression that suppressed nothing."""
     from shardshift import suppress
     from shardshift.rules import all_rules
+    from shardshift.rules.base import PlanRule
+    from shardshift.setup import build_setups
 
     context.documents = documents
     registered = all_rules()
     rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]
+    plan_rules = [rule for rule in rules if isinstance(rule, PlanRule)]
     switched_off: dict[str, set[str]] = {}
 
     def off(path: str) -> set[str]:
@@ -166,6 +169,12 @@ def check_documents(documents: list[Document], context: Context, select: set[str
             if document.syntax is not None and rule.code != "SS001":
                 continue
             findings.extend(rule.check(document, context))
+    if plan_rules:
+        context.setups = build_setups(documents, lambda path: load(path, explicit=False))
+        for setup in context.setups:
+            for rule in plan_rules:
+                findings.extend(rule.check_setup(setup, context))
+        findings = _distinct(findings)  # a ds_config named by two files is judged in both setups
     findings = [f for f in findings if not _matches(f.code, off(f.file))]
 
     suppressions = {d.path: suppress.scan(d.path, d.text) for d in documents}
@@ -177,6 +186,17 @@ def check_documents(documents: list[Document], context: Context, select: set[str
             findings.extend(suppress.unused(suppressions[document.path], active, known, "unused-suppression"))
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return findings
+
+
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple] = set()
+    out = []
+    for finding in findings:
+        key = (finding.code, finding.file, finding.line, finding.column, finding.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out
 
 
 def _matches(code: str, prefixes: set[str] | None) -> bool:

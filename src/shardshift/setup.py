@@ -16,8 +16,16 @@ A file that no other file refers to is a setup of its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal
+
+if TYPE_CHECKING:
+    from shardshift.document import Document
+    from shardshift.plan import Plan
+    from shardshift.source import Location
 
 Outcome = Literal["refuses", "mismatch", "referrer", "referenced"]
 
@@ -30,3 +38,120 @@ class Precedence:
 
     outcome: Outcome
     says: str
+
+
+@dataclass(slots=True)
+class Conflict:
+    """One Plan field set by a referring file and by the ds_config it names."""
+
+    field: str
+    referrer: Document
+    referenced: Document
+    referrer_value: Any
+    referenced_value: Any
+    precedence: Precedence | None  # None: shardshift does not know which one the framework uses
+
+
+@dataclass(slots=True)
+class Setup:
+    """The files of one training run, the first being the one that refers to the others (or
+    the only file), their merged Plan, and the fields they disagree on."""
+
+    documents: list[Document]
+    plan: Plan
+    conflicts: list[Conflict] = field(default_factory=list)
+
+    @property
+    def referrer(self) -> Document | None:
+        """The referring file, when this setup links several."""
+        return self.documents[0] if len(self.documents) > 1 else None
+
+    def of_format(self, name: str) -> list[Document]:
+        return [d for d in self.documents if d.format == name]
+
+
+def build_setups(documents: list[Document], load: Callable[[str], Document | None]) -> list[Setup]:
+    """One setup per referring file (with the files it refers to, loaded with `load` when they
+    were not given), and one per remaining file. Files without a Plan take part only as links."""
+    by_path = {os.path.realpath(d.path): d for d in documents}
+    referred: set[int] = set()
+    setups: list[Setup] = []
+    for document in documents:
+        targets = []
+        for reference in document.references:
+            if reference.resolved is None:
+                continue
+            real = os.path.realpath(reference.resolved)
+            if real not in by_path:
+                by_path[real] = load(reference.resolved)  # type: ignore[assignment]
+            target = by_path[real]
+            if target is not None and target is not document and target.syntax is None:
+                targets.append(target)
+                referred.add(id(target))
+        if targets:
+            setups.append(merge(document, targets))
+    for document in documents:
+        if id(document) not in referred and not any(s.documents[0] is document for s in setups):
+            plan = document.plan if document.syntax is None else None
+            if plan is not None:
+                setups.append(Setup([document], plan))
+    return setups
+
+
+def merge(referrer: Document, referenced: list[Document]) -> Setup:
+    """The referring file's Plan merged with the Plans of the files it names, field by field,
+    with the referring format's PRECEDENCE."""
+    from shardshift import formats
+    from shardshift.plan import Plan, Unknown, known
+
+    table: dict[str, Precedence] = getattr(formats.reader(referrer.format), "PRECEDENCE", {})
+    own = referrer.plan
+    merged = copy.deepcopy(own) if own is not None else Plan()
+    merged.provenance = dict(own.provenance) if own is not None else {}
+    setup = Setup([referrer, *referenced], merged)
+    for target in referenced:
+        other = target.plan
+        if other is None:
+            continue
+        for name, value in other.passthrough.items():
+            merged.passthrough.setdefault(name, value)
+        mine = dict(merged.leaves())
+        for dotted, theirs in other.leaves():
+            where = other.provenance.get(dotted)
+            if dotted not in mine:
+                _put(merged, dotted, theirs, where)
+                continue
+            ours = mine[dotted]
+            rule = table.get(dotted)
+            if ours == theirs and (rule is None or rule.outcome != "refuses"):
+                continue
+            if theirs == "auto" and known(ours) is not None and rule is not None and rule.outcome != "refuses":
+                continue  # the consumer fills the ds_config's "auto" from the referring file: ours stays
+            if rule is None:
+                if known(ours) is None or known(theirs) is None:
+                    continue
+                _put(merged, dotted, Unknown(f"set to {shown(ours)} in {referrer.path} and to {shown(theirs)} in "
+                                             f"{target.path}; which one is used is not known to shardshift",
+                                             where), where)
+            elif rule.outcome in ("referenced", "refuses", "mismatch"):
+                _put(merged, dotted, theirs, where)
+            setup.conflicts.append(Conflict(dotted, referrer, target, ours, theirs, rule))
+    return setup
+
+
+def _put(plan: Plan, dotted: str, value: Any, where: Location | None) -> None:
+    from shardshift.plan import assign
+
+    assign(plan, dotted, copy.deepcopy(value))
+    if where is not None:
+        plan.provenance[dotted] = where
+    else:
+        plan.provenance.pop(dotted, None)
+
+
+def shown(value: Any) -> str:
+    from shardshift.plan import Unknown
+
+    if isinstance(value, Unknown):
+        return f"an unknown value ({value.reason})"
+    return json.dumps(value) if not isinstance(value, str) else value

@@ -26,6 +26,9 @@ RULE_MODULES = (
     "shardshift.rules.deepspeed.auto",
     "shardshift.rules.deepspeed.script",
     "shardshift.rules.fsdp2.rules",
+    "shardshift.rules.plan.batch",
+    "shardshift.rules.plan.conflict",
+    "shardshift.rules.plan.layout",
 )
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Literal
 
 if TYPE_CHECKING:
     from shardshift.document import Document
+    from shardshift.setup import Setup
+    from shardshift.source import Location
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -72,6 +74,7 @@ class Context:
     hidden_size: int | None = None
     documents: list[Document] = field(default_factory=list)
     gpus_per_node: int | None = None  # known with --nodes/--gpus-per-node (or nodes/gpus-per-node in the config)
+    setups: list[Setup] = field(default_factory=list)  # the documents linked into training runs (setup.py)
 
     @property
     def deepspeed_version_text(self) -> str:
@@ -115,6 +118,42 @@ class Rule:
         """A related location in `document` (another file of a cross-file finding, say)."""
         line, column = document.position(pointer, key=key)
         return Related(document.path, line, column, document.renamed.get(pointer, pointer), message)
+
+
+class PlanRule(Rule):
+    """A semantic rule written once over the merged Plan of a setup, for every format.
+
+    `check_setup` reads the Plan (through `plan.known`, so that "auto" and Unknown values are
+    never judged as values) and reports at the places the Plan's provenance records, in the
+    framework's own spelling of each field (`name_of`)."""
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return ()
+
+    def check_setup(self, setup: Setup, context: Context) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def finding_at(self, where: Location, message: str, *, fix: str | None = None,
+                   severity: Severity | None = None, related: Iterable[Related] = ()) -> Finding:
+        return Finding(self.code, severity or self.severity, where.file, where.line, where.column, where.pointer,
+                       message, fix, self.name, list(related))
+
+    @staticmethod
+    def related_at(where: Location, message: str) -> Related:
+        return Related(where.file, where.line, where.column, where.pointer, message)
+
+
+def name_of(where: Location | None, dotted: str) -> str:
+    """A Plan field as its source spells it: the last token of the JSON pointer (`/zero_optimization/stage`
+    -> `stage`), the flag (`--tensor-model-parallel-size`), or the dotted field when unknown."""
+    if where is None or not where.pointer:
+        return dotted
+    if where.pointer.startswith("/"):
+        from shardshift.source import split_pointer
+
+        tokens = split_pointer(where.pointer)
+        return tokens[-1] if tokens else dotted
+    return where.pointer
 
 
 def clear_match(word: str, candidates: Iterable[str]) -> str | None:

@@ -21,7 +21,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardshift.document import Document, SyntaxProblem
+from shardshift.document import Document, Reference, SyntaxProblem
+from shardshift.source import Location
 
 FORMAT = "python"
 
@@ -143,7 +144,31 @@ def read(text: str, path: str = "<string>") -> Document:
         document.data = _Reader(text, tree).facts()
     except Exception:  # noqa: BLE001 - a script we cannot follow gives no facts, never a traceback
         document.data = ScriptFacts()
+    document.references = references(document)
     return document
+
+
+def references(document: Document) -> list[Reference]:
+    """The ds_configs the script names with a literal path (deepspeed.initialize's config, or a
+    place that hands one to the Hugging Face integration). A relative path is resolved from the
+    script's folder when the file is there, else from the current directory (where a script is
+    usually started); a path that exists in neither is left unresolved."""
+    facts: ScriptFacts = document.data
+    exprs = [call.config for call in facts.initialize_calls] + [ref.expr for ref in facts.references]
+    found: list[Reference] = []
+    seen: set[str] = set()
+    for expr in exprs:
+        if expr is None or expr.kind != "str" or not expr.certain or not isinstance(expr.value, str) or not expr.value:
+            continue
+        if expr.value in seen:
+            continue
+        seen.add(expr.value)
+        candidates = [os.path.join(os.path.dirname(document.path), expr.value), expr.value]
+        resolved = next((os.path.normpath(c) for c in candidates if os.path.isfile(c)), None)
+        found.append(Reference(expr.value, resolved, Location(document.path, expr.line, expr.column, None),
+                               unknown=None if resolved else "no such file next to the script or in the current "
+                                                             "directory"))
+    return found
 
 
 # --- the reader -------------------------------------------------------------------------------

@@ -1,0 +1,81 @@
+"""One setting given in two linked files (a YAML or script and the ds_config it names)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from shardshift.plan import known
+from shardshift.rules.base import Context, Finding, PlanRule, name_of
+from shardshift.setup import Conflict, Setup, shown
+
+
+class SettingInTwoFiles(PlanRule):
+    """A setting is given both in a file and in the ds_config it names, and they disagree.
+
+    ## What it does
+    Follows the references between the files of one training run (an Accelerate config's
+    `deepspeed_config_file`, an Axolotl config's `deepspeed:`) and reports each setting both
+    files give, with what the framework does about it: some pairs it refuses at launch whatever
+    the values (Accelerate with `deepspeed_config_file`), some it refuses when the values
+    differ (the Hugging Face Trainer's "mismatch" check, which fills `"auto"` instead), and some
+    it resolves silently in favour of one file (a ds_config `optimizer` block beats the Axolotl
+    `optimizer:`). The finding is on the referring file's line, with the ds_config's place as a
+    related location. A setting the framework's precedence does not cover is reported as an info
+    that names both values: shardshift does not guess which one is used.
+
+    ## Why is this bad
+    The refusals come only at launch, after the job got its GPUs; the silent cases train with a
+    value the user did not mean to use, and nothing in either file says so.
+
+    ## Example
+    ```yaml
+    # accelerate_config.yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+      gradient_accumulation_steps: 4
+    ```
+    with `"gradient_accumulation_steps": 8` in ds_config.json
+
+    ## Use instead
+    Give each setting in one place: here, keep `gradient_accumulation_steps` in ds_config.json
+    and delete it from the YAML (or write `"auto"` in the ds_config where the framework fills it).
+    """
+
+    code = "PL001"
+    name = "setting-in-two-files"
+    severity = "error"
+
+    def check_setup(self, setup: Setup, context: Context) -> Iterable[Finding]:
+        for conflict in setup.conflicts:
+            finding = self._finding(conflict)
+            if finding is not None:
+                yield finding
+
+    def _finding(self, conflict: Conflict) -> Finding | None:
+        ours_at = conflict.referrer.plan.provenance.get(conflict.field) if conflict.referrer.plan else None
+        theirs_at = conflict.referenced.plan.provenance.get(conflict.field) if conflict.referenced.plan else None
+        if ours_at is None or theirs_at is None:
+            return None
+        ours, theirs = conflict.referrer_value, conflict.referenced_value
+        here, there = name_of(ours_at, conflict.field), name_of(theirs_at, conflict.field)
+        both = (f"{here} is {shown(ours)} in {ours_at.file} and {there} is {shown(theirs)} in {theirs_at.file}"
+                if here != there or ours != theirs else f"{here} is {shown(ours)} in both {ours_at.file} and "
+                                                        f"{theirs_at.file}")
+        related = [self.related_at(theirs_at, f"{there} is set here too")]
+        rule = conflict.precedence
+        if rule is None:
+            return self.finding_at(ours_at, f"{both}; shardshift does not know which one the framework uses: give it "
+                                            "in one file", severity="info", related=related)
+        if rule.outcome == "refuses":
+            return self.finding_at(ours_at, f"{both}: {rule.says}; remove {here} from {ours_at.file} and keep it in "
+                                            f"{theirs_at.file}", related=related)
+        if known(ours) is None or known(theirs) is None:
+            return None  # an unknown or "auto" value: nothing to compare
+        if rule.outcome == "mismatch":
+            return self.finding_at(ours_at, f"{both}: {rule.says}; make them equal, or write \"auto\" for {there} in "
+                                            f"{theirs_at.file}", related=related)
+        winner, loser = (ours_at, theirs_at) if rule.outcome == "referrer" else (theirs_at, ours_at)
+        return self.finding_at(ours_at, f"{both}: {rule.says}, so the value in {winner.file} is used and the one in "
+                                        f"{loser.file} does nothing; keep it in one file", severity="warning",
+                               related=related)
