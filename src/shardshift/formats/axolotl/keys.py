@@ -1,0 +1,51 @@
+"""Axolotl YAML: the keys with a neutral meaning, and what happens when the YAML and its
+`deepspeed:` ds_config both set one (../shared/reference/axolotl.md §2, §5, §6)."""
+
+from __future__ import annotations
+
+from shardshift.setup import Precedence
+
+# top-level key -> (Plan field, kind); "float" and "int" values may be numeric strings, which
+# Axolotl's pydantic schema converts (`learning_rate: 2e-5` is a string to PyYAML)
+KEYS: dict[str, tuple[str, str]] = {
+    "micro_batch_size": ("batch.micro", "int"),
+    "gradient_accumulation_steps": ("batch.accumulation", "int"),
+    "sequence_len": ("batch.sequence_length", "int"),
+    "learning_rate": ("optimizer.lr", "float"),
+    "optimizer": ("optimizer.name", "str"),
+    "weight_decay": ("optimizer.weight_decay", "float"),
+    "adam_epsilon": ("optimizer.eps", "float"),
+    "max_grad_norm": ("gradient_clipping", "float"),
+    "lr_scheduler": ("scheduler.name", "str"),
+    "warmup_steps": ("scheduler.warmup_steps", "int"),
+}
+
+# transformers TrainingArguments defaults, which a lone adam_beta1 / adam_beta2 is paired with
+HF_BETAS = (0.9, 0.999)
+
+# Axolotl's CustomSupportedOptimizers: built by Axolotl itself, which passes betas only when both
+# adam_beta1 and adam_beta2 are set (otherwise the optimizer class's own defaults apply)
+CUSTOM_OPTIMIZERS = frozenset({
+    "optimi_adamw", "ao_adamw_4bit", "ao_adamw_8bit", "ao_adamw_fp8", "adopt_adamw", "came_pytorch", "muon", "dion",
+    "sinkgd", "flash_adamw", "flash_adam", "flash_sgd", "flash_sgdw", "flash_lion", "q_galore_adamw8bit",
+})
+
+_MISMATCH = ('transformers fills an "auto" in the ds_config from the YAML, and raises at launch ("Please correct '
+             'the following DeepSpeed config values that mismatch TrainingArguments values") when the ds_config '
+             'holds a different value')
+_JSON_WINS = "the ds_config's {block} block wins and Axolotl silently ignores the YAML's {key}"
+
+PRECEDENCE: dict[str, Precedence] = {
+    **{field: Precedence("mismatch", _MISMATCH) for field in (
+        "batch.micro",              # train_micro_batch_size_per_gpu <- micro_batch_size
+        "batch.accumulation",       # gradient_accumulation_steps
+        "gradient_clipping",        # gradient_clipping <- max_grad_norm (HF default 1.0)
+        "optimizer.lr",             # optimizer.params.lr <- learning_rate
+        "optimizer.betas",          # optimizer.params.betas <- [adam_beta1, adam_beta2]
+        "optimizer.eps",            # optimizer.params.eps <- adam_epsilon
+        "optimizer.weight_decay",   # optimizer.params.weight_decay <- weight_decay
+        "precision.param_dtype",    # fp16.enabled / bf16.enabled <- bf16 / fp16
+    )},
+    "optimizer.name": Precedence("referenced", _JSON_WINS.format(block="optimizer", key="optimizer")),
+    "scheduler.name": Precedence("referenced", _JSON_WINS.format(block="scheduler", key="lr_scheduler")),
+}
