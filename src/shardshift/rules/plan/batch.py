@@ -119,25 +119,31 @@ class BatchArithmetic(PlanRule):
                                              f"{ranks} = {expected}; set it to {expected} or drop it",
                                       fix=str(expected), related=self._others(plan, where))
             return
+        # DeepSpeed derives the missing value by floor division and then asserts the product; the
+        # other frameworks assert divisibility directly. Name the derived field DeepSpeed's way
+        # only when a ds_config is part of the setup.
+        deepspeed = bool(setup.of_format("deepspeed"))
+        derives = "DeepSpeed derives" if deepspeed else "that gives"
+        accumulation_name = self._name(plan, "batch.accumulation", "gradient_accumulation_steps" if deepspeed
+                                       else "accumulation")
+        micro_name = self._name(plan, "batch.micro", "train_micro_batch_size_per_gpu" if deepspeed else "micro")
         if micro is not None:
             derived = total // micro // dp
-            what = f"{self._name(plan, 'batch.accumulation', 'gradient_accumulation_steps')} = {total} // {micro} // " \
-                   f"{dp} = {derived}"
+            what = f"{accumulation_name} = {total} // {micro} // {dp} = {derived}"
             result = micro * derived * dp
         elif accumulation is not None:
             derived = total // dp // accumulation
-            what = f"{self._name(plan, 'batch.micro', 'train_micro_batch_size_per_gpu')} = {total} // {dp} // " \
-                   f"{accumulation} = {derived}"
+            what = f"{micro_name} = {total} // {dp} // {accumulation} = {derived}"
             result = derived * accumulation * dp
         else:
             derived = total // dp
-            what = f"{self._name(plan, 'batch.micro', 'train_micro_batch_size_per_gpu')} = {total} // {dp} = {derived}"
+            what = f"{micro_name} = {total} // {dp} = {derived}"
             result = derived * dp
         if derived == 0:
-            yield self.finding_at(where, f"{name} {total} is too small for {ranks}: DeepSpeed derives {what} and "
-                                         "asserts it is greater than 0")
+            yield self.finding_at(where, f"{name} {total} is too small for {ranks}: {derives} {what}"
+                                         + (" and asserts it is greater than 0" if deepspeed else ""))
         elif result != total:
-            yield self.finding_at(where, f"{name} {total} does not divide evenly over {ranks}: DeepSpeed derives "
+            yield self.finding_at(where, f"{name} {total} does not divide evenly over {ranks}: {derives} "
                                          f"{what}, then the product is {result} ≠ {total}; set {name} to {result}",
                                   fix=str(result))
 

@@ -1,0 +1,114 @@
+"""The semantic rules are written once over the Plan: a Plan built as another format's reader
+would build it (provenance in a YAML file, or flags of an argument list) gets the same rules, at
+those places and in that format's spelling; "auto" and Unknown values are never judged."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardshift.document import Document
+from shardshift.plan import Alternative, Plan, Unknown
+from shardshift.rules import all_rules
+from shardshift.rules.base import Context, PlanRule
+from shardshift.setup import Setup
+from shardshift.source import Location
+
+PLAN_RULES = [rule() for rule in all_rules() if issubclass(rule, PlanRule)]
+
+
+def findings(plan: Plan, path: str, world: int | None = None, fmt: str = "axolotl") -> list:
+    document = Document(path=path, format=fmt, text="", plan=plan)
+    setup = Setup([document], plan)
+    context = Context(world_size=world, documents=[document], setups=[setup])
+    return [f for rule in PLAN_RULES for f in rule.check_setup(setup, context)]
+
+
+def yaml_plan(**fields) -> Plan:
+    """A Plan as a YAML reader builds it: every field at its own line of train.yaml."""
+    plan = Plan()
+    for line, (dotted, (key, value)) in enumerate(fields.items(), start=2):
+        assert plan.set(dotted.replace("__", "."), value, Location("train.yaml", line, len(key) + 3, "/" + key))
+    return plan
+
+
+def test_batch_arithmetic_fires_at_the_yaml_keys_in_the_yaml_spelling():
+    plan = yaml_plan(batch__global_=("global_batch_size", 64), batch__micro=("micro_batch_size", 4),
+                     batch__accumulation=("gradient_accumulation_steps", 8))
+    (finding,) = findings(plan, "train.yaml", world=8)
+    assert (finding.code, finding.file, finding.line, finding.column, finding.pointer) == \
+        ("DS201", "train.yaml", 2, 20, "/global_batch_size")
+    assert finding.message.startswith("global_batch_size is 64 but micro 4 × accumulation 8 × 8 data-parallel ranks "
+                                      "= 256")
+    assert finding.fix == "256"
+
+
+def test_the_same_plan_that_multiplies_out_is_clean():
+    plan = yaml_plan(batch__global_=("global_batch_size", 256), batch__micro=("micro_batch_size", 4),
+                     batch__accumulation=("gradient_accumulation_steps", 8))
+    assert findings(plan, "train.yaml", world=8) == []
+
+
+def test_data_parallel_size_comes_from_the_tensor_and_pipeline_flags_of_an_argument_list():
+    plan = Plan()
+    flags = [("parallelism.tensor", "--tensor-model-parallel-size", 2), ("parallelism.pipeline",
+             "--pipeline-model-parallel-size", 2), ("batch.micro", "--micro-batch-size", 2),
+             ("batch.global_", "--global-batch-size", 20)]
+    for line, (dotted, flag, value) in enumerate(flags, start=10):
+        plan.set(dotted, value, Location("pretrain_gpt.sh", line, 5, flag))
+    (finding,) = findings(plan, "pretrain_gpt.sh", world=16, fmt="megatron")
+    assert (finding.code, finding.line, finding.pointer) == ("DS201", 13, "--global-batch-size")
+    assert "4 data-parallel ranks (16 GPUs / --tensor-model-parallel-size 2 / --pipeline-model-parallel-size 2)" \
+        in finding.message
+    assert "--global-batch-size 20 does not divide evenly" in finding.message
+    assert "that gives accumulation = 20 // 2 // 4 = 2" in finding.message and "DeepSpeed" not in finding.message
+
+
+def test_parallel_degrees_and_heads_are_judged_at_their_flags():
+    plan = Plan()
+    for line, (dotted, flag, value) in enumerate([("parallelism.tensor", "--tensor-model-parallel-size", 3),
+                                                  ("parallelism.pipeline", "--pipeline-model-parallel-size", 2),
+                                                  ("model.heads", "--num-attention-heads", 32),
+                                                  ("parallelism.expert", "--expert-model-parallel-size", 3)], 1):
+        plan.set(dotted, value, Location("run.sh", line, 3, flag))
+    found = {f.code: f for f in findings(plan, "run.sh", world=16, fmt="megatron")}
+    assert set(found) == {"PL101", "PL102", "PL103"}
+    assert found["PL101"].pointer == "--tensor-model-parallel-size"
+    assert "--tensor-model-parallel-size 3 × --pipeline-model-parallel-size 2 = 6 does not divide the world size 16" \
+        in found["PL101"].message
+    assert [r.pointer for r in found["PL101"].related] == ["--pipeline-model-parallel-size"]
+    assert (found["PL103"].line, found["PL103"].pointer) == (3, "--num-attention-heads")
+    assert found["PL103"].related[0].pointer == "--tensor-model-parallel-size"
+    assert "--expert-model-parallel-size 3 does not divide 16 / --pipeline-model-parallel-size 2" \
+        in found["PL102"].message
+
+
+def test_degrees_that_multiply_to_the_world_are_clean():
+    plan = Plan()
+    for dotted, value in [("parallelism.tensor", 2), ("parallelism.pipeline", 2), ("parallelism.expert", 4),
+                          ("parallelism.data_parallel_shard", 4), ("model.heads", 32), ("model.kv_heads", 8)]:
+        plan.set(dotted, value, Location("torchtitan.toml", 1, 1, None))
+    assert findings(plan, "torchtitan.toml", world=16, fmt="torchtitan") == []
+    plan.set("parallelism.data_parallel_shard", 2, Location("torchtitan.toml", 9, 1, "/parallelism/data_parallel_shard_degree"))
+    (finding,) = findings(plan, "torchtitan.toml", world=16, fmt="torchtitan")
+    assert finding.code == "PL101" and "= 8, but the world size is 16" in finding.message
+
+
+@pytest.mark.parametrize("placeholder", ["auto", Unknown("run-time argument args.micro_batch_size"),
+                                         Unknown("undecided branch", alternatives=(Alternative(4, "args.small"),
+                                                                                  Alternative(8, "not args.small")))])
+def test_auto_and_unknown_values_are_never_judged(placeholder):
+    plan = yaml_plan(batch__global_=("global_batch_size", 64), batch__micro=("micro_batch_size", placeholder),
+                     batch__accumulation=("gradient_accumulation_steps", 8))
+    assert findings(plan, "train.yaml", world=8) == []
+    plan = Plan()
+    plan.set("parallelism.tensor", placeholder if placeholder != "auto" else Unknown("environment variable TP"),
+             Location("run.sh", 1, 1, "--tensor-model-parallel-size"))
+    plan.set("model.heads", 30, Location("run.sh", 2, 1, "--num-attention-heads"))
+    assert findings(plan, "run.sh", world=16, fmt="megatron") == []
+
+
+def test_a_world_size_the_setup_states_is_used_without_the_option():
+    plan = yaml_plan(batch__global_=("global_batch_size", 64), batch__micro=("micro_batch_size", 4),
+                     batch__accumulation=("gradient_accumulation_steps", 8), world__world_size=("num_processes", 8))
+    (finding,) = findings(plan, "train.yaml")
+    assert "× 8 data-parallel ranks = 256" in finding.message
