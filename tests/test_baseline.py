@@ -48,6 +48,11 @@ class NewFile:
 
 
 EXPECTED: list[Change | NewFile] = [
+    NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
+    NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),
+    NewFile("fixtures/axolotl/*", "Axolotl configs, read since the Axolotl reader"),
+    NewFile("fixtures/deepspeed/rules/DS421/*.y*ml", "the DS421 fixtures' Accelerate and Axolotl YAML, read since "
+            "those readers"),
 ]
 
 # name: (baseline file, arguments after `check --isolated --format json`)
