@@ -48,6 +48,7 @@ class NewFile:
 
 
 EXPECTED: list[Change | NewFile] = [
+    NewFile("fixtures/plan/*", "Plan YAML fixtures of the semantic rules over the Plan (PL101-PL103)"),
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),
     NewFile("fixtures/axolotl/*", "Axolotl configs, read since the Axolotl reader"),

@@ -13,6 +13,8 @@ from shardshift.rules.base import Context, PlanRule
 from shardshift.setup import Setup
 from shardshift.source import Location
 
+from conftest import FIXTURES, check_json
+
 PLAN_RULES = [rule() for rule in all_rules() if issubclass(rule, PlanRule)]
 
 
@@ -112,3 +114,29 @@ def test_a_world_size_the_setup_states_is_used_without_the_option():
                      batch__accumulation=("gradient_accumulation_steps", 8), world__world_size=("num_processes", 8))
     (finding,) = findings(plan, "train.yaml")
     assert "× 8 data-parallel ranks = 256" in finding.message
+
+
+PLAN_FIXTURES = sorted((FIXTURES / "plan").rglob("*.plan.yaml"))
+
+
+@pytest.mark.parametrize("path", PLAN_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_plan_fixtures_through_the_cli(path):
+    """A bad fixture of rule X gets exactly one finding, of X, at the key its comment is about;
+    a good one gets none."""
+    status, output = check_json(str(path))
+    codes = [f["code"] for f in output["findings"]]
+    if path.name.startswith("bad"):
+        assert codes == [path.parent.name] and status == 1, output["findings"]
+        (finding,) = output["findings"]
+        line = path.read_text().splitlines()[finding["line"] - 1]
+        assert line.strip().startswith(finding["pointer"].rsplit("/", 1)[-1] + ":"), (line, finding)
+    else:
+        assert codes == [] and status == 0, output["findings"]
+
+
+def test_a_plan_file_with_a_wrong_value_is_reported_not_read_as_the_default(tmp_path):
+    path = tmp_path / "x.plan.yaml"
+    path.write_text("parallelism:\n  tensor: four\n")
+    status, output = check_json(str(path))
+    assert status == 1 and [f["code"] for f in output["findings"]] == ["SS001"]
+    assert "/parallelism/tensor" in output["findings"][0]["message"]
