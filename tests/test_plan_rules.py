@@ -140,3 +140,50 @@ def test_a_plan_file_with_a_wrong_value_is_reported_not_read_as_the_default(tmp_
     status, output = check_json(str(path))
     assert status == 1 and [f["code"] for f in output["findings"]] == ["SS001"]
     assert "/parallelism/tensor" in output["findings"][0]["message"]
+
+
+SETUP_CASES = [  # (referring file, severity, its pointer, the ds_config's pointer, text of the message)
+    ("setups/accelerate_refuses/accelerate_config.yaml", "error", "/deepspeed_config/gradient_accumulation_steps",
+     "/gradient_accumulation_steps", "Accelerate raises a ValueError at launch"),
+    ("plan/PL001/bad_accelerate.yaml", "error", "/deepspeed_config/gradient_accumulation_steps",
+     "/gradient_accumulation_steps", "is 8 here and in ds_config.json"),
+    ("setups/axolotl_mismatch/axolotl.yaml", "error", "/micro_batch_size", "/train_micro_batch_size_per_gpu",
+     "mismatch TrainingArguments values"),
+    ("plan/PL001/bad_axolotl.yaml", "error", "/micro_batch_size", "/train_micro_batch_size_per_gpu",
+     "micro_batch_size is 4 here and train_micro_batch_size_per_gpu is 2 in ds_config.json"),
+    ("setups/axolotl_optimizer_ignored/axolotl.yaml", "warning", "/optimizer", "/optimizer/type",
+     "the value in ds_config.json is used and this one does nothing"),
+]
+
+
+@pytest.mark.parametrize("referrer,severity,pointer,their_pointer,text", SETUP_CASES, ids=[c[0] for c in SETUP_CASES])
+def test_two_linked_files_that_disagree_give_one_finding_with_both_places(referrer, severity, pointer, their_pointer,
+                                                                          text):
+    path = FIXTURES / referrer
+    status, output = check_json(str(path))  # the ds_config is found through the reference, not named
+    found = [f for f in output["findings"] if f["code"] == "PL001"]
+    assert len(found) == 1, output["findings"]
+    (finding,) = found
+    assert (finding["file"], finding["severity"], finding["pointer"]) == (str(path), severity, pointer)
+    assert text in finding["message"]
+    (related,) = finding["related"]
+    assert related["file"] == str(path.parent / "ds_config.json") and related["pointer"] == their_pointer
+    config = (path.parent / "ds_config.json").read_text().splitlines()
+    assert config[related["line"] - 1][related["column"] - 1:].split(",")[0].strip() != ""
+
+
+@pytest.mark.parametrize("referrer", ["setups/accelerate_clean/accelerate_config.yaml", "setups/axolotl_auto/axolotl.yaml",
+                                      "plan/PL001/good_accelerate.yaml", "plan/PL001/good_axolotl.yaml"])
+def test_linked_files_that_agree_or_leave_auto_are_clean(referrer):
+    status, output = check_json(str(FIXTURES / referrer))
+    assert [f for f in output["findings"] if f["code"] == "PL001"] == []
+
+
+def test_a_script_and_the_ds_config_it_loads_give_one_finding_with_both_places():
+    """The script side of a setup: DS430 (a client optimizer over the config's optimizer block)."""
+    folder = FIXTURES / "deepspeed" / "rules" / "DS430"
+    status, output = check_json(str(folder / "bad.py"))
+    (finding,) = [f for f in output["findings"] if f["code"] == "DS430"]
+    assert finding["file"] == str(folder / "bad.py") and finding["pointer"] is None
+    (related,) = finding["related"]
+    assert related["file"].endswith("DS430/ds_config.json") and related["pointer"] == "/optimizer"

@@ -143,6 +143,9 @@ class PlanRule(Rule):
         return Related(where.file, where.line, where.column, where.pointer, message)
 
 
+GENERIC_KEYS = frozenset({"type", "enabled", "device", "params", "name", "stage"})
+
+
 def name_of(where: Location | None, dotted: str) -> str:
     """A Plan field as its source spells it: the last token of the JSON pointer (`/zero_optimization/stage`
     -> `stage`), the flag (`--tensor-model-parallel-size`), or the dotted field when unknown."""
@@ -152,6 +155,8 @@ def name_of(where: Location | None, dotted: str) -> str:
         from shardshift.source import split_pointer
 
         tokens = split_pointer(where.pointer)
+        if len(tokens) > 1 and tokens[-1] in GENERIC_KEYS:
+            return ".".join(tokens[-2:])  # `optimizer.type`, not `type`
         return tokens[-1] if tokens else dotted
     return where.pointer
 

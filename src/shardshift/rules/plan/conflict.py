@@ -59,23 +59,33 @@ class SettingInTwoFiles(PlanRule):
             return None
         ours, theirs = conflict.referrer_value, conflict.referenced_value
         here, there = name_of(ours_at, conflict.field), name_of(theirs_at, conflict.field)
-        both = (f"{here} is {shown(ours)} in {ours_at.file} and {there} is {shown(theirs)} in {theirs_at.file}"
-                if here != there or ours != theirs else f"{here} is {shown(ours)} in both {ours_at.file} and "
-                                                        f"{theirs_at.file}")
+        other = _called(theirs_at.file, ours_at.file)
+        if here == there:
+            both = f"{here} is {shown(ours)} here and " + ("in" if ours == theirs else f"{shown(theirs)} in") + \
+                f" {other}"
+        else:
+            both = f"{here} is {shown(ours)} here and {there} is {shown(theirs)} in {other}"
         related = [self.related_at(theirs_at, f"{there} is set here too")]
         rule = conflict.precedence
         if rule is None:
             return self.finding_at(ours_at, f"{both}; shardshift does not know which one the framework uses: give it "
                                             "in one file", severity="info", related=related)
         if rule.outcome == "refuses":
-            return self.finding_at(ours_at, f"{both}: {rule.says}; remove {here} from {ours_at.file} and keep it in "
-                                            f"{theirs_at.file}", related=related)
+            return self.finding_at(ours_at, f"{both}: {rule.says}; remove {here} from this file and keep it in "
+                                            f"{other}", related=related)
         if known(ours) is None or known(theirs) is None:
             return None  # an unknown or "auto" value: nothing to compare
         if rule.outcome == "mismatch":
             return self.finding_at(ours_at, f"{both}: {rule.says}; make them equal, or write \"auto\" for {there} in "
-                                            f"{theirs_at.file}", related=related)
-        winner, loser = (ours_at, theirs_at) if rule.outcome == "referrer" else (theirs_at, ours_at)
-        return self.finding_at(ours_at, f"{both}: {rule.says}, so the value in {winner.file} is used and the one in "
-                                        f"{loser.file} does nothing; keep it in one file", severity="warning",
+                                            f"{other}", related=related)
+        used = f"the value in {other} is used and this one does nothing" if rule.outcome == "referenced" else \
+            f"this value is used and the one in {other} does nothing"
+        return self.finding_at(ours_at, f"{both}: {rule.says}, so {used}; keep it in one file", severity="warning",
                                related=related)
+
+
+def _called(path: str, beside: str) -> str:
+    """`path` as short as it stays clear: its name when it sits beside `beside`."""
+    import os
+
+    return os.path.basename(path) if os.path.dirname(path) == os.path.dirname(beside) else path
