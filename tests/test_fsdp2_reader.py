@@ -21,6 +21,7 @@ from shardshift.plan import (
     Precision,
     Scheduler,
     Sharding,
+    Unknown,
     World,
 )
 
@@ -36,6 +37,8 @@ def field(plan, dotted):
         if value is None:
             return None
         value = getattr(value, part)
+    if isinstance(value, Unknown):  # its reason and the values of the branches, not where (a path)
+        return {"unknown": value.reason, "alternatives": [a.value for a in value.alternatives]}
     return {k: v for k, v in value.to_data().items() if v is not None} if hasattr(value, "to_data") else value
 
 
@@ -206,7 +209,9 @@ def expressible(plan: Plan) -> dict:
     sharding, precision, optimizer, scheduler = plan.sharding, plan.precision, plan.optimizer, plan.scheduler
     offload = plan.offload.params
     view = {
-        "world_size": plan.world.world_size, "stage": sharding.stage,
+        # the module asks torch.distributed for the world size when the Plan did not state it
+        "world_size": None if isinstance(plan.world.world_size, Unknown) else plan.world.world_size,
+        "stage": sharding.stage,
         "reshard_after_forward": sharding.reshard_after_forward if isinstance(sharding.reshard_after_forward, int)
         and not isinstance(sharding.reshard_after_forward, bool) else None,
         "hybrid": bool(sharding.hybrid), "hybrid_shard_size": sharding.hybrid_shard_size,

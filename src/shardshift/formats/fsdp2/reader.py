@@ -48,6 +48,42 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 NOT_KNOWN = _Unknown()  # what _known returns for a call it does not recognise
+MISSING = _Unknown()  # a name or key that one branch does not set
+
+
+@dataclass(frozen=True)
+class Cond:
+    """A condition the reader cannot decide: the `if` test as written, where, and which branch."""
+
+    text: str
+    line: int
+    key: int  # id of the statement, so that two branches of one `if` can be told apart
+    positive: bool = True
+
+    def negated(self) -> Cond:
+        return Cond(self.text, self.line, self.key, not self.positive)
+
+    def describe(self) -> str:
+        return f"`{self.text}` (line {self.line})" if self.positive else f"not `{self.text}` (line {self.line})"
+
+
+def describe(conds: tuple[Cond, ...]) -> str:
+    return " and ".join(c.describe() for c in conds) if conds else "otherwise"
+
+
+@dataclass(eq=False)
+class Choice:
+    """A value an undecided branch chooses: (conditions, value) per option. Empty conditions mean
+    "otherwise" (the value before the branch); MISSING means the branch leaves it unset."""
+
+    options: tuple[tuple[tuple[Cond, ...], Any], ...]
+
+
+@dataclass(frozen=True)
+class RunTime:
+    """A value known only when the job runs: an environment variable, a command-line argument."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -85,6 +121,7 @@ class Mesh:
     line: int
     column: int
     names_given: bool = True
+    shape_text: str = ""  # the mesh_shape argument as written
 
     @property
     def size(self) -> int | None:
@@ -98,11 +135,14 @@ class Policy:
     kwargs: dict[str, Any]
     line: int
     column: int
+    texts: dict[str, str] = field(default_factory=dict)
+    conds: tuple[Cond, ...] = ()
 
 
 @dataclass
 class DictVal:
     items: dict[str, Any]
+    depth: int = 0  # undecided conditions holding when it was built
 
 
 @dataclass
@@ -146,6 +186,8 @@ class Event:
     targets: list[str] = field(default_factory=list)
     kwargs: dict[str, Any] = field(default_factory=dict)
     given: frozenset[str] = frozenset()  # argument names written explicitly
+    conds: tuple[Cond, ...] = ()  # undecided conditions under which the call runs
+    texts: dict[str, str] = field(default_factory=dict)  # argument name -> its source text
 
     def value(self, name: str, default: Any = None) -> Any:
         """A resolved plain argument value (Const unwrapped), or `default`."""
@@ -175,6 +217,16 @@ class Analysis:
 
 # --- what calls mean ----------------------------------------------------------------------
 
+TORCH_FULLY_SHARD = frozenset({"torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
+                               "torch.distributed._composable.fsdp.fully_shard.fully_shard",
+                               "torch.distributed.fsdp._fully_shard.fully_shard",
+                               "torch.distributed.fsdp._fully_shard._fully_shard.fully_shard"})
+OPTIMIZER_MODULES = ("bitsandbytes.optim.", "bitsandbytes.", "apex.optimizers.", "deepspeed.ops.adam.",
+                     "deepspeed.ops.lamb.", "deepspeed.ops.lion.", "deepspeed.ops.adagrad.", "torchao.optim.",
+                     "torchao.prototype.low_bit_optim.", "transformers.optimization.", "timm.optim.",
+                     "lion_pytorch.", "schedulefree.", "came_pytorch.", "galore_torch.", "heavyball.")
+OPTIMIZER_CLASSES = frozenset({"transformers.Adafactor", "transformers.AdamW", "apex.optimizers.FusedAdam"})
+NOT_OPTIMIZERS = frozenset({"Optimizer", "Parameter", "GatheredParameters", "OptimizerParamScheduler"})
 DTYPES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
           "float64": "fp64", "double": "fp64", "float8_e4m3fn": "fp8", "float8_e5m2": "fp8"}
 TORCH_OPTIMIZERS = frozenset({"ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
@@ -233,9 +285,10 @@ MAX_STATEMENTS = 100_000  # inlining stops beyond this many statements run: help
 
 
 class Env:
-    def __init__(self, parent: Env | None = None) -> None:
+    def __init__(self, parent: Env | None = None, depth: int = 0) -> None:
         self.vars: dict[str, Any] = {}
         self.parent = parent
+        self.depth = depth  # how many undecided conditions held when this scope was entered
 
     def lookup(self, name: str) -> Any:
         env: Env | None = self
@@ -250,8 +303,9 @@ class Env:
 
 
 class _Frame:
-    def __init__(self) -> None:
-        self.returns: list[Any] = []
+    def __init__(self, depth: int = 0) -> None:
+        self.returns: list[tuple[tuple[Cond, ...], Any]] = []
+        self.depth = depth
 
 
 class Interpreter:
@@ -266,10 +320,20 @@ class Interpreter:
         self.stack: list[int] = []
         self.frames: list[_Frame] = []
         self.module_env = Env()
+        self.module_env.set("__name__", Const("__main__"))  # a training script runs as the main module
         self.methods: dict[str, ast.FunctionDef] | None = None
         self.statements = 0
         self.ran: set[int] = set()  # ids of the function bodies that ran
+        self.conds: list[Cond] = []  # the undecided conditions the statement being run sits under
+        self.exit = ""  # how the last statement that left its block left it: "return" or "raise"
+        self.guard: Cond | None = None
+        self.loop_names: list[set[str]] = []  # the names each enclosing `for` binds
         self.refused: set[int] = set()  # ids of the functions a call could not inline
+
+    def _filters_loop(self, test: ast.expr) -> bool:
+        """A condition on the element of an enclosing loop selects elements (modules to wrap)."""
+        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        return any(names & bound for bound in self.loop_names)
 
     # -- driving --------------------------------------------------------------------------
 
@@ -302,18 +366,51 @@ class Interpreter:
     def _event(self, kind: str, node: ast.AST, **kw: Any) -> Event:
         self.seq += 1
         event = Event(kind, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, self.flow, self.seq,
-                      self.loop_depth > 0, **kw)
+                      self.loop_depth > 0, conds=tuple(self.conds), **kw)
         self.analysis.events.append(event)
         return event
 
     # -- statements -----------------------------------------------------------------------
 
     def _block(self, body: list[ast.stmt], env: Env) -> bool:
-        """Run statements until one certainly leaves the block (return, raise); True if one did."""
-        for statement in body:
-            if self._statement(statement, env):
-                return True
-        return False
+        """Run statements until one certainly leaves the block (return, raise); True if one did.
+        After an undecided `if` whose one branch returns, the rest of the block runs under the
+        other branch's condition."""
+        depth = len(self.conds)
+        try:
+            for statement in body:
+                self.guard = None
+                if self._statement(statement, env):
+                    return True
+                if self.guard is not None:
+                    self.conds.append(self.guard)
+                    self.guard = None
+            return False
+        finally:
+            del self.conds[depth:]
+
+    def _set(self, env: Env, name: str, value: Any) -> None:
+        """Bind `name` in `env`; under conditions `env` was not entered with, the value is a
+        Choice between the new value (when they hold) and the one before (otherwise)."""
+        if len(self.conds) > env.depth:
+            value = _choose(tuple(self.conds[env.depth:]), value, env.vars.get(name, MISSING))
+        env.vars[name] = value
+
+    def _branches(self, cond: Cond, body: list[ast.stmt], orelse: list[ast.stmt], env: Env) -> bool:
+        """Run both branches of an undecided condition, each under its side of it."""
+        self.conds.append(cond)
+        left = self._block(body, env)
+        left_exit = self.exit
+        self.conds.pop()
+        self.conds.append(cond.negated())
+        right = self._block(orelse, env)
+        right_exit = self.exit
+        self.conds.pop()
+        if left and not right and left_exit == "return":
+            self.guard = cond.negated()
+        elif right and not left and right_exit == "return":
+            self.guard = cond
+        return left and right
 
     def _statement(self, node: ast.stmt, env: Env) -> bool:
         """Run one statement; True when it certainly leaves the enclosing function."""
@@ -327,7 +424,7 @@ class Interpreter:
         elif isinstance(node, ast.AugAssign):
             self._expr(node.value, env)
             if isinstance(node.target, ast.Name):
-                env.set(node.target.id, UNKNOWN)
+                self._set(env, node.target.id, UNKNOWN)
         elif isinstance(node, ast.Expr):
             self._expr(node.value, env)
         elif isinstance(node, ast.If):
@@ -336,13 +433,17 @@ class Interpreter:
                 return self._block(node.body, env)
             if decided is False:
                 return self._block(node.orelse, env)
-            left = self._block(node.body, env)
-            return self._block(node.orelse, env) and left
+            if self._filters_loop(node.test):  # `if isinstance(layer, Block):` picks elements, it is no switch
+                left = self._block(node.body, env)
+                return self._block(node.orelse, env) and left
+            return self._branches(Cond(_text(node.test), node.lineno, id(node)), node.body, node.orelse, env)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             element = _element_of(self._expr(node.iter, env), node.iter)
             self._bind(node.target, element, env, node)
             self.loop_depth += 1
+            self.loop_names.append({n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)})
             self._block(node.body, env)
+            self.loop_names.pop()
             self.loop_depth -= 1
             self._block(node.orelse, env)
         elif isinstance(node, ast.While):
@@ -359,50 +460,59 @@ class Interpreter:
             return self._block(node.body, env)
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             left = self._block(node.body, env)
-            for handler in node.handlers:
+            for handler in node.handlers:  # a handler runs only when the body fails: its bindings are alternatives
+                caught = "except " + _text(handler.type) if handler.type is not None else "except"
+                self.conds.append(Cond(caught, handler.lineno, id(handler)))
                 self._block(handler.body, env)
+                self.conds.pop()
             if not left:
                 self._block(node.orelse, env)
             self._block(node.finalbody, env)
         elif isinstance(node, ast.Match):
             self._expr(node.subject, env)
             for case in node.cases:
+                self.conds.append(Cond(f"{_text(node.subject)} matches {_text(case.pattern)}", case.pattern.lineno,
+                                       id(case)))
                 self._block(case.body, env)
+                self.conds.pop()
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            env.set(node.name, Func(node, env))
+            self._set(env, node.name, Func(node, env))
         elif isinstance(node, ast.ClassDef):
             bases = [self._expr(base, env) for base in node.bases]
             # a subclass of a torch scheduler or optimizer is read as that class
             known = [b for b in bases if isinstance(b, Qual) and (b.last in TORCH_SCHEDULERS or b.last in TORCH_OPTIMIZERS)]
-            env.set(node.name, known[0] if known else Path(node.name))
+            self._set(env, node.name, known[0] if known else Path(node.name))
         elif isinstance(node, ast.Return):
             value = self._expr(node.value, env) if node.value is not None else Const(None)
             if self.frames:
-                self.frames[-1].returns.append(value)
+                frame = self.frames[-1]
+                frame.returns.append((tuple(self.conds[frame.depth:]), value))
+            self.exit = "return"
             return True
         elif isinstance(node, ast.Raise):
             if node.exc is not None:
                 self._expr(node.exc, env)
+            self.exit = "raise"
             return True
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
-                    env.set(alias.asname, Qual(alias.name))
+                    self._set(env, alias.asname, Qual(alias.name))
                 else:
                     head = alias.name.split(".", 1)[0]
-                    env.set(head, Qual(head))
+                    self._set(env, head, Qual(head))
         elif isinstance(node, ast.ImportFrom):
             base = ("." * node.level) + (node.module or "")
             for alias in node.names:
                 if alias.name != "*":
-                    env.set(alias.asname or alias.name, Qual(f"{base}.{alias.name}" if base else alias.name))
+                    self._set(env, alias.asname or alias.name, Qual(f"{base}.{alias.name}" if base else alias.name))
         return False
 
     def _bind(self, target: ast.expr, value: Any, env: Env, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, _Unknown) or (isinstance(value, Path) and value.path == "?"):
+            if (isinstance(value, _Unknown) and value is not MISSING) or (isinstance(value, Path) and value.path == "?"):
                 value = Path(target.id)
-            env.set(target.id, value)
+            self._set(env, target.id, value)
             if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
                 self.analysis.constants.setdefault(target.id, (value.value, node.lineno, node.col_offset + 1))
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -415,15 +525,17 @@ class Interpreter:
             container = self._expr(target.value, env)
             key = self._expr(target.slice, env)
             if isinstance(container, DictVal) and isinstance(key, Const) and isinstance(key.value, str):
+                if len(self.conds) > container.depth:  # set only under conditions the dict was not built under
+                    value = _choose(tuple(self.conds[container.depth:]), value, container.items.get(key.value, MISSING))
                 container.items[key.value] = value
         elif isinstance(target, ast.Attribute):
             dotted = _dotted(target)
             if dotted is not None:
                 if isinstance(value, _Unknown) or (isinstance(value, Path) and value.path == "?"):
                     value = Path(dotted)
-                env.set(dotted, value)
+                self._set(env, dotted, value)
                 if dotted.startswith("self.") and env is not self.module_env:
-                    self.module_env.set(dotted, value)
+                    self._set(self.module_env, dotted, value)
 
     # -- expressions ----------------------------------------------------------------------
 
@@ -463,7 +575,7 @@ class Interpreter:
                 key_value = self._expr(key, env)
                 if isinstance(key_value, Const) and isinstance(key_value.value, str):
                     out[key_value.value] = evaluated
-            return DictVal(out)
+            return DictVal(out, len(self.conds))
         if isinstance(node, ast.BinOp):
             return _binop(node.op, self._expr(node.left, env), self._expr(node.right, env))
         if isinstance(node, ast.UnaryOp):
@@ -489,8 +601,13 @@ class Interpreter:
                 return self._expr(node.body, env)
             if decided is False:
                 return self._expr(node.orelse, env)
-            body, orelse = self._expr(node.body, env), self._expr(node.orelse, env)
-            return body if not (isinstance(body, _Unknown) or body == Const(None)) else orelse
+            cond = Cond(_text(node.test), node.lineno, id(node))
+            self.conds.append(cond)
+            body = self._expr(node.body, env)
+            self.conds[-1] = cond.negated()
+            orelse = self._expr(node.orelse, env)
+            self.conds.pop()
+            return body if _same(body, orelse) else Choice((((cond,), body), ((cond.negated(),), orelse)))
         if isinstance(node, ast.Lambda):
             return Func(node, env)
         if isinstance(node, ast.NamedExpr):
@@ -498,7 +615,7 @@ class Interpreter:
             self._bind(node.target, value, env, node)
             return value
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
-            inner = Env(env)
+            inner = Env(env, len(self.conds))
             for generator in node.generators:
                 self._bind(generator.target, _element_of(self._expr(generator.iter, inner), generator.iter), inner, node)
             self.loop_depth += 1
@@ -506,7 +623,7 @@ class Interpreter:
             self.loop_depth -= 1
             return ListVal([element]) if isinstance(element, Path) else UNKNOWN
         if isinstance(node, ast.DictComp):
-            inner = Env(env)
+            inner = Env(env, len(self.conds))
             for generator in node.generators:
                 self._bind(generator.target, _element_of(self._expr(generator.iter, inner), generator.iter), inner, node)
             self.loop_depth += 1
@@ -525,6 +642,12 @@ class Interpreter:
             if found is not None:
                 return found
         base = self._expr(node.value, env)
+        if isinstance(base, Choice):
+            return _map(base, lambda v: self._attribute_of(v, node.attr))
+        return self._attribute_of(base, node.attr)
+
+    def _attribute_of(self, base: Any, attr: str) -> Any:
+        node = ast.Attribute(value=ast.Name(id="_"), attr=attr)
         if isinstance(base, Qual):
             name = f"{base.name}.{node.attr}"
             if name.startswith("torch.") and node.attr in DTYPES and name.count(".") == 1:
@@ -539,6 +662,13 @@ class Interpreter:
     def _subscript(self, node: ast.Subscript, env: Env) -> Any:
         base = self._expr(node.value, env)
         key = self._expr(node.slice, env)
+        if isinstance(base, Qual) and base.name == "os.environ":
+            return RunTime(_text(node))
+        if isinstance(base, Choice):
+            return _map(base, lambda v: self._item(v, key))
+        return self._item(base, key)
+
+    def _item(self, base: Any, key: Any) -> Any:
         if isinstance(base, Mesh):
             names = key.value if isinstance(key, Const) else None
             names = (names,) if isinstance(names, str) else names
@@ -581,6 +711,26 @@ class Interpreter:
     def _call(self, node: ast.Call, env: Env) -> Any:
         callee = self._expr(node.func, env)
         args, kwargs, _ = self._arguments(node, env)
+        if isinstance(callee, Choice):  # each callable option, under its conditions
+            results = []
+            for conds, option in callee.options:
+                if isinstance(option, (Func, Qual, Path)):
+                    self.conds.extend(conds)
+                    try:
+                        results.append((conds, self._call_value(option, node, args, kwargs, env)))
+                    finally:
+                        del self.conds[len(self.conds) - len(conds):]
+            if len(results) == 1 and not results[0][0]:
+                return results[0][1]
+            return Choice(tuple(results)) if results else UNKNOWN
+        return self._call_value(callee, node, args, kwargs, env)
+
+    def _call_value(self, callee: Any, node: ast.Call, args: list[Any], kwargs: dict[str, Any], env: Env) -> Any:
+        if isinstance(callee, Qual) and callee.name in ("os.getenv", "os.environ.get"):
+            return RunTime(_text(node))
+        if isinstance(callee, Path) and callee.path in ("int", "float", "str", "bool") and args \
+                and isinstance(args[0], RunTime):
+            return RunTime(_text(node))
         if isinstance(callee, Func):
             return self._run_function(callee, args, kwargs)
         if isinstance(callee, Qual):
@@ -610,7 +760,7 @@ class Interpreter:
         if key in self.stack or len(self.stack) >= MAX_INLINE_DEPTH or (self.statements > MAX_STATEMENTS and not entry):
             self.refused.add(key)
             return UNKNOWN
-        env = Env(func.env)
+        env = Env(func.env, len(self.conds))
         parameters = func.node.args
         positional = [*parameters.posonlyargs, *parameters.args]
         defaults = [None] * (len(positional) - len(parameters.defaults)) + list(parameters.defaults)
@@ -636,19 +786,23 @@ class Interpreter:
                 env.set(parameter.arg, Path(parameter.arg))
         if parameters.kwarg is not None:
             rest = {k: v for k, v in kwargs.items() if k not in {p.arg for p in positional + parameters.kwonlyargs}}
-            env.set(parameters.kwarg.arg, DictVal(rest))
+            env.set(parameters.kwarg.arg, DictVal(rest, len(self.conds)))
         if parameters.vararg is not None:
             env.set(parameters.vararg.arg, ListVal(values[len(positional):]))
         self.stack.append(key)
         self.ran.add(key)
-        self.frames.append(_Frame())
+        self.frames.append(_Frame(len(self.conds)))
         try:
             if isinstance(func.node, ast.Lambda):
                 result = self._expr(func.node.body, env)
             else:
                 self._block(func.node.body, env)
-                returns = [r for r in self.frames[-1].returns if not isinstance(r, _Unknown)]
-                result = returns[0] if returns else UNKNOWN
+                returns = [(c, r) for c, r in self.frames[-1].returns if not isinstance(r, _Unknown)]
+                if len(returns) > 1 and any(c for c, _ in returns) and not all(_same(r, returns[0][1])
+                                                                              for _, r in returns):
+                    result = Choice(tuple(returns))
+                else:
+                    result = returns[0][1] if returns else UNKNOWN
         finally:
             self.frames.pop()
             self.stack.pop()
@@ -705,10 +859,13 @@ class Interpreter:
         for name, value in zip(POSITIONAL.get(last, ()), args):
             named.setdefault(name, value)
         given = frozenset(kwargs) | frozenset(POSITIONAL.get(last, ())[:len(args)])
-        if last == "fully_shard":
+        texts = _argument_texts(node, POSITIONAL.get(last, ()))
+        if last == "fully_shard" and (qualified in TORCH_FULLY_SHARD or (bare and receiver is None)):
             targets = _paths(named.get("module", UNKNOWN))
-            self._event("fully_shard", node, targets=targets, kwargs=named, given=given)
+            self._event("fully_shard", node, targets=targets, kwargs=named, given=given, texts=texts)
             return named.get("module", UNKNOWN)
+        if last == "fully_shard":  # another library's fully_shard (or a method of that name) is not torch's
+            return NOT_KNOWN
         if last in ("FullyShardedDataParallel", "FSDP") and (not bare or last == "FullyShardedDataParallel"
                                                             or env.lookup(last) is not None):
             self._event("fsdp1", node, targets=_paths(named.get("module", UNKNOWN)), kwargs=named, given=given)
@@ -716,8 +873,8 @@ class Interpreter:
         if last == "init_device_mesh":
             return self._mesh(node, named)
         if last in POLICIES:
-            self._event("policy", node, name=POLICIES[last], kwargs=named, given=given)
-            return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1)
+            self._event("policy", node, name=POLICIES[last], kwargs=named, given=given, texts=texts)
+            return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1, texts, tuple(self.conds))
         if last in ("GradScaler", "ShardedGradScaler"):
             kind = "sharded_grad_scaler" if last == "ShardedGradScaler" or "sharded_grad_scaler" in qualified else "grad_scaler"
             return Ref(self._event(kind, node, name=qualified, kwargs=named, given=given))
@@ -728,7 +885,7 @@ class Interpreter:
         if last == "clip_grad_norm_":
             if receiver is not None and not receiver.path.endswith("utils"):  # FSDP1 module.clip_grad_norm_(max_norm)
                 named = {"max_norm": args[0] if args else kwargs.get("max_norm", UNKNOWN)}
-            self._event("clip", node, kwargs=named, given=given)
+            self._event("clip", node, kwargs=named, given=given, texts=texts)
             return UNKNOWN
         if last == "register_fsdp_forward_method":
             self._event("register_forward_method", node, targets=_paths(named.get("module", UNKNOWN)), kwargs=named)
@@ -737,14 +894,14 @@ class Interpreter:
             self._event("process_group", node, kwargs=named, given=given)
             return UNKNOWN
         if last == "DataLoader":
-            self._event("dataloader", node, kwargs=named, given=given)
+            self._event("dataloader", node, kwargs=named, given=given, texts=texts)
             return UNKNOWN
         if last == "getattr" and len(args) >= 2 and isinstance(args[0], Qual) and args[0].name == "torch":
             if isinstance(args[1], Const) and args[1].value in DTYPES:
                 return Dtype(DTYPES[args[1].value])
             return UNKNOWN
         if last == "dict" and bare:
-            return DictVal(dict(kwargs))
+            return DictVal(dict(kwargs), len(self.conds))
         if last in ("list", "tuple", "reversed", "sorted") and bare and args:
             return args[0]
         if _is_scheduler(last, qualified, args):
@@ -755,14 +912,15 @@ class Interpreter:
             if functions and not isinstance(named.get("lr_lambda"), Func):
                 named["lr_lambda"] = functions[0]
             return Ref(self._event("scheduler", node, name=last, kwargs=named, given=frozenset(named)))
-        if _is_optimizer(last, qualified, args, kwargs):
+        if not bare and receiver is None and _is_optimizer(last, qualified):
             named = dict(kwargs)
             for name, value in zip(("params", *OPTIMIZER_POSITIONAL.get(last, ())), args):
                 named.setdefault(name, value)
             params = named.get("params", UNKNOWN)
             targets = [params.path] if isinstance(params, ParamsOf) else []
             return Ref(self._event("optimizer", node, name=last, targets=targets, kwargs=named,
-                                   given=frozenset(named)))
+                                   given=frozenset(named), texts=_argument_texts(
+                                       node, ("params", *OPTIMIZER_POSITIONAL.get(last, ())))))
         return NOT_KNOWN
 
     def _mesh(self, node: ast.Call, named: dict[str, Any]) -> Mesh:
@@ -778,12 +936,15 @@ class Interpreter:
         else:
             sizes = [None]
         dim_names: list[str | None] = [None] * len(sizes)
+        if isinstance(names, ListVal):  # mesh_dim_names=["dp", "tp"]: a list reads as the tuple does
+            names = Const(tuple(i.value if isinstance(i, Const) else None for i in names.items))
         if isinstance(names, Const) and isinstance(names.value, tuple):
             dim_names = [n if isinstance(n, str) else None for n in names.value][:len(sizes)]
             dim_names += [None] * (len(sizes) - len(dim_names))
         device = named.get("device_type", UNKNOWN)
         mesh = Mesh(tuple(zip(dim_names, sizes)), device.value if isinstance(device, Const) else None, node.lineno,
-                    node.col_offset + 1, names_given="mesh_dim_names" in named)
+                    node.col_offset + 1, names_given="mesh_dim_names" in named,
+                    shape_text=_argument_texts(node, POSITIONAL["init_device_mesh"]).get("mesh_shape", ""))
         self._event("mesh", node, kwargs={"mesh": mesh, **named})
         return mesh
 
@@ -931,17 +1092,54 @@ def _is_scheduler(last: str, qualified: str, args: list[Any]) -> bool:
     return bool(HF_SCHEDULE.match(last)) and bool(args) and isinstance(args[0], Ref)
 
 
-def _is_optimizer(last: str, qualified: str, args: list[Any], kwargs: dict[str, Any]) -> bool:
-    if not last[:1].isupper() or "lr_scheduler" in qualified or last in POLICIES:
+def _is_optimizer(last: str, qualified: str) -> bool:
+    """An optimizer class, resolved through the imports: torch.optim or a known optimizer library
+    (never a bare name, `nn.Parameter`, or a context manager such as `GatheredParameters`)."""
+    if not last[:1].isupper() or "lr_scheduler" in qualified or last in POLICIES or last in NOT_OPTIMIZERS:
         return False
-    if qualified.startswith("torch.optim.") and last in TORCH_OPTIMIZERS:
+    if qualified.startswith("torch.optim."):
+        return qualified.count(".") == 2 or last in TORCH_OPTIMIZERS
+    return qualified.startswith(OPTIMIZER_MODULES) or qualified in OPTIMIZER_CLASSES
+
+
+def _argument_texts(node: ast.Call, positional: tuple[str, ...]) -> dict[str, str]:
+    """The source text of each argument of a call, by parameter name."""
+    texts = {name: _text(arg) for name, arg in zip(positional, node.args) if not isinstance(arg, ast.Starred)}
+    texts.update({k.arg: _text(k.value) for k in node.keywords if k.arg is not None})
+    return texts
+
+
+def _text(node: ast.AST | None) -> str:
+    if node is None:
+        return ""
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - an odd tree still reads
+        return "?"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
         return True
-    first = args[0] if args else kwargs.get("params")
-    if isinstance(first, ParamsOf):
-        return True
-    if isinstance(first, Path) and "param" in first.path.rsplit(".", 1)[-1].lower():
-        return True
-    return isinstance(first, ListVal) and any(isinstance(i, DictVal) and "params" in i.items for i in first.items)
+    if isinstance(a, (Const, Dtype, Qual, Path, RunTime)) and type(a) is type(b):
+        return a == b and (not isinstance(a, Const) or type(a.value) is type(b.value))
+    return False
+
+
+def _choose(conds: tuple[Cond, ...], value: Any, before: Any) -> Any:
+    """`value` when `conds` hold, `before` otherwise (options set under the same conditions are replaced)."""
+    if _same(value, before):
+        return value
+    earlier = before.options if isinstance(before, Choice) else (((), before),)
+    kept = tuple(o for o in earlier if o[0] != conds)
+    return Choice(((conds, value), *kept))
+
+
+def _map(choice: Choice, function: Any) -> Any:
+    options = tuple((conds, value if value is MISSING else function(value)) for conds, value in choice.options)
+    first = options[0][1]
+    return first if all(_same(v, first) for _, v in options) else Choice(options)
 
 
 # --- analysis and Plan ----------------------------------------------------------------------
@@ -1046,18 +1244,80 @@ class _Facts:
     """The Plan's settings as read, as plain values by dotted field (no pydantic here), with the
     position of the call that set each."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysis, path: str = "<string>") -> None:
         self.analysis = analysis
+        self.path = path
         self.values: dict[str, Any] = {}
         self.positions: dict[str, tuple[int, int]] = {}
 
-    def set(self, dotted: str, value: Any, position: tuple[int, int]) -> None:
-        if value is None or dotted in self.values:
+    def set(self, dotted: str, value: Any, position: tuple[int, int], conds: tuple[Cond, ...] = ()) -> None:
+        """Record a field once (the first setter wins). A value set by a call that runs only under
+        undecided conditions is Unknown, with those conditions as the reason."""
+        if value is None:
             return
-        if dotted in SIZE_FIELDS and not (_fits(int, value) and value >= 1):
+        if dotted in self.values:  # a stated value beats a run-time one read earlier (WORLD_SIZE = 8 vs the mesh)
+            held = self.values[dotted]
+            if not (isinstance(held, _UNKNOWN_TYPES()) and held.reason.startswith("run-time")
+                    and not isinstance(value, _UNKNOWN_TYPES()) and not conds):
+                return
+        if isinstance(value, _UNKNOWN_TYPES()):
+            pass
+        elif dotted in SIZE_FIELDS and not (_fits(int, value) and value >= 1):
             return
+        value = self.guard(value, conds, position)
         self.values[dotted] = value
         self.positions[dotted] = position
+
+    def where(self, position: tuple[int, int]):
+        from shardshift.source import Location
+
+        return Location(self.path, position[0], position[1], None)
+
+    def guard(self, value: Any, conds: tuple[Cond, ...], position: tuple[int, int]) -> Any:
+        if not conds:
+            return value
+        from shardshift.plan import Alternative, Unknown
+
+        when = describe(conds)
+        if isinstance(value, Unknown):
+            return Unknown(f"{value.reason}; and set only when {when}", value.where, value.alternatives)
+        return Unknown(f"set only when {when}", self.where(position), (Alternative(value, when),))
+
+    def pick(self, raw: Any, extract: Any, position: tuple[int, int], text: str = "") -> Any:
+        """A field's value from an abstract value: `extract(raw)` for a real value; for a Choice, an
+        Unknown naming the conditions with the alternatives; for a run-time value, an Unknown naming
+        the expression; None when not set."""
+        from shardshift.plan import Alternative, Unknown
+
+        if raw is None or raw is MISSING:
+            return None
+        if isinstance(raw, Choice):
+            options = [(conds, self.pick(v, extract, position, text)) for conds, v in raw.options]
+            values = [(c, v) for c, v in options if v is not None]
+            if not values:
+                return None
+            first = values[0][1]
+            if len(values) == len(options) and not isinstance(first, Unknown) \
+                    and all(v == first and type(v) is type(first) for _, v in values):
+                return first
+            conditioned = [c for c, _ in values if c] or [c for c, _ in options if c]
+            when = describe(conditioned[0]) if conditioned else "an undecided branch"
+            if len(values) < len(options) and len(values) == 1:
+                reason = f"set only when {when}"
+            else:
+                reason = f"depends on {when}"
+            return Unknown(reason, self.where(position),
+                           tuple(Alternative(v, describe(c)) for c, v in values if not isinstance(v, Unknown)))
+        value = extract(raw)
+        if value is not None:
+            return value
+        if isinstance(raw, RunTime):
+            return Unknown(f"run-time value `{raw.text}`", self.where(position))
+        if isinstance(raw, Path) or raw is UNKNOWN:
+            shown = text or (raw.path if isinstance(raw, Path) else "")
+            if shown and shown != "?":
+                return Unknown(f"run-time value `{shown}`", self.where(position))
+        return None
 
     def build(self) -> _Facts:
         events = self.analysis.events
@@ -1066,6 +1326,7 @@ class _Facts:
         fsdp1 = self.analysis.of("fsdp1")
         if not roots and not blocks and fsdp1:
             self._fsdp1(fsdp1[0])
+            self.conditional(fsdp1[0].conds)
         self._meshes(roots + blocks)
         self._optimizer()
         self._scheduler()
@@ -1076,8 +1337,9 @@ class _Facts:
                 self.set("gradient_clipping", float(norm), (event.line, event.column))
                 break
         self._named_settings()
-        for event in self.analysis.of("checkpoint", "hf_checkpointing"):
-            self.set("activation_checkpointing.enabled", True, (event.line, event.column))
+        checkpoints = self.analysis.of("checkpoint", "hf_checkpointing")
+        for event in sorted(checkpoints, key=lambda e: bool(e.conds)):  # one that always runs first
+            self.set("activation_checkpointing.enabled", True, (event.line, event.column), event.conds)
             break
         for event in self.analysis.of("dataloader"):
             size = event.value("batch_size")
@@ -1089,34 +1351,72 @@ class _Facts:
         calls = blocks or roots
         if not calls:
             return
-        first = calls[0]
+        # the first call that always runs, else the first call (its conditions make the fields Unknown)
+        first = next((e for e in calls if not e.conds), calls[0])
         where = (first.line, first.column)
         raf = first.kwargs.get("reshard_after_forward", UNKNOWN if "reshard_after_forward" in first.given else None)
-        if raf is None:
+        text = first.texts.get("reshard_after_forward", "")
+        if raf is None or raf is MISSING:
             stage = 3 if blocks else 2  # the default: True for blocks, False for the root (torch >= 2.8)
-            self.set("sharding.stage", stage, where)
-        elif isinstance(raf, Const) and isinstance(raf.value, bool):
-            self.set("sharding.stage", 3 if raf.value else 2, where)
-        elif isinstance(raf, Const) and _fits(int, raf.value) and raf.value >= 1:
-            self.set("sharding.stage", 3, where)
-            self.set("sharding.reshard_after_forward", raf.value, where)
-        for event in calls:
-            policy = event.kwargs.get("mp_policy")
-            if isinstance(policy, Policy) and policy.kind == "mp":
-                at = (policy.line, policy.column)
-                self.set("precision.param_dtype", _dtype_name(policy.kwargs.get("param_dtype")), at)
-                self.set("precision.reduce_dtype", _dtype_name(policy.kwargs.get("reduce_dtype")), at)
-                break
-        for event in calls:
-            policy = event.kwargs.get("offload_policy")
-            if isinstance(policy, Policy) and policy.kind == "cpu_offload":
-                pin = policy.kwargs.get("pin_memory", Const(True))
-                pin_value = pin.value if isinstance(pin, Const) and isinstance(pin.value, bool) else None
-                at = (policy.line, policy.column)
-                for target in ("offload.params", "offload.optimizer"):
-                    self.set(target + ".device", "cpu", at)
-                    self.set(target + ".pin_memory", pin_value, at)
-                break
+            self.set("sharding.stage", stage, where, first.conds)
+        else:
+            def stage_of(value: Any) -> Any:
+                if isinstance(value, Const) and isinstance(value.value, bool):
+                    return 3 if value.value else 2
+                if isinstance(value, Const) and _fits(int, value.value) and value.value >= 1:
+                    return 3
+                return None
+
+            def every(value: Any) -> Any:
+                return value.value if isinstance(value, Const) and _fits(int, value.value) and value.value >= 1 \
+                    else None
+
+            self.set("sharding.stage", self.pick(raf, stage_of, where, text), where, first.conds)
+            if not isinstance(raf, Const) or not isinstance(raf.value, bool):
+                self.set("sharding.reshard_after_forward", self.pick(raf, every, where, text), where, first.conds)
+        self._policy(calls, "mp_policy", "mp", (("precision.param_dtype", "param_dtype"),
+                                                ("precision.reduce_dtype", "reduce_dtype")))
+        self._policy(calls, "offload_policy", "cpu_offload", ())
+
+    def _policy(self, calls: list[Event], argument: str, kind: str, fields: tuple[tuple[str, str], ...]) -> None:
+        """The fields a policy argument of fully_shard sets: from the first call that passes one."""
+        event = next((e for e in calls if argument in e.kwargs and e.kwargs[argument] is not MISSING), None)
+        if event is None:
+            return
+        raw = event.kwargs[argument]
+        call_at = (event.line, event.column)
+        policies = [v for _, v in raw.options if isinstance(v, Policy)] if isinstance(raw, Choice) else [raw]
+        policy = next((p for p in policies if isinstance(p, Policy) and p.kind == kind), None)
+        at = (policy.line, policy.column) if policy is not None else call_at
+        text = event.texts.get(argument, "")
+        if kind == "cpu_offload":
+            def device(value: Any) -> Any:
+                return "cpu" if isinstance(value, Policy) and value.kind == "cpu_offload" else \
+                    "none" if isinstance(value, Policy) and value.kind == "offload" else \
+                    "none" if value == Const(None) else None
+
+            def pin(value: Any) -> Any:
+                if not (isinstance(value, Policy) and value.kind == "cpu_offload"):
+                    return None
+                found = value.kwargs.get("pin_memory", Const(True))
+                return self.pick(found, lambda v: v.value if isinstance(v, Const) and isinstance(v.value, bool)
+                                 else None, at, value.texts.get("pin_memory", ""))
+
+            offload = self.pick(raw, device, at, text)
+            if offload == "none":
+                return
+            for target in ("offload.params", "offload.optimizer"):
+                self.set(target + ".device", offload, at, event.conds)
+                self.set(target + ".pin_memory", self.pick(raw, pin, at, text), at, event.conds)
+            return
+        for dotted, name in fields:
+            def dtype(value: Any, name: str = name) -> Any:
+                if not (isinstance(value, Policy) and value.kind == kind):
+                    return None
+                found = value.kwargs.get(name)
+                return self.pick(found, _dtype_name, at, value.texts.get(name, ""))
+
+            self.set(dotted, self.pick(raw, dtype, at, text), at, event.conds)
 
     def _fsdp1(self, event: Event) -> None:
         where = (event.line, event.column)
@@ -1139,29 +1439,50 @@ class _Facts:
                 self.set(target + ".device", "cpu", (offload.line, offload.column))
 
     def _meshes(self, calls: list[Event]) -> None:
-        used = next((e.kwargs["mesh"] for e in calls if isinstance(e.kwargs.get("mesh"), Mesh)), None)
-        created = [e.kwargs["mesh"] for e in self.analysis.of("mesh")]
+        conds: tuple[Cond, ...] = ()
+        used = None
+        for event in calls:  # the mesh passed to fully_shard (one option of a branch: under its conditions)
+            passed = event.kwargs.get("mesh")
+            if isinstance(passed, Mesh):
+                used, conds = passed, event.conds
+                break
+            if isinstance(passed, Choice):
+                option = next(((c, v) for c, v in passed.options if isinstance(v, Mesh)), None)
+                if option is not None:
+                    used, conds = option[1], event.conds + option[0]
+                    break
+        created_events = self.analysis.of("mesh")
+        created = [e.kwargs["mesh"] for e in created_events]
         if used is None and created:
-            used = created[0]
+            used, conds = created[0], created_events[0].conds
         if used is None:
             return
         where = (used.line, used.column)
+        shape = self._runtime_shape(used)
         if len(used.dims) == 2:
-            self.set("sharding.hybrid", True, where)
-            self.set("sharding.hybrid_shard_size", used.dims[1][1], where)
-            self.set("parallelism.data_parallel_replicate", used.dims[0][1], where)
-            self.set("parallelism.data_parallel_shard", used.dims[1][1], where)
+            self.set("sharding.hybrid", True, where, conds)
+            self.set("sharding.hybrid_shard_size", used.dims[1][1] or shape, where, conds)
+            self.set("parallelism.data_parallel_replicate", used.dims[0][1] or shape, where, conds)
+            self.set("parallelism.data_parallel_shard", used.dims[1][1] or shape, where, conds)
         elif len(used.dims) == 1:
-            self.set("parallelism.data_parallel_shard", used.dims[0][1], where)
+            self.set("parallelism.data_parallel_shard", used.dims[0][1] or shape, where, conds)
         full = max(created, key=lambda m: len(m.dims)) if created else used
-        if full.size is not None:
-            self.set("world.world_size", full.size, (full.line, full.column))
+        full_conds = next((e.conds for e in created_events if e.kwargs["mesh"] is full), conds)
+        at = (full.line, full.column)
+        self.set("world.world_size", full.size or self._runtime_shape(full), at, full_conds)
         for name, size in full.dims:
             lowered = (name or "").lower()
             for field_name, pattern in (("parallelism.tensor", r"^tp$|tensor"), ("parallelism.pipeline", r"^pp$|pipe"),
                                         ("parallelism.context", r"^cp$|context"), ("parallelism.expert", r"^ep$|expert")):
-                if size is not None and re.search(pattern, lowered):
-                    self.set(field_name, size, (full.line, full.column))
+                if re.search(pattern, lowered):
+                    self.set(field_name, size or self._runtime_shape(full), at, full_conds)
+
+    def _runtime_shape(self, mesh: Mesh) -> Any:
+        if not mesh.shape_text:
+            return None
+        from shardshift.plan import Unknown
+
+        return Unknown(f"run-time mesh shape `{mesh.shape_text}`", self.where((mesh.line, mesh.column)))
 
     def _optimizer(self) -> None:
         events = self.analysis.of("optimizer")
@@ -1243,13 +1564,19 @@ class _Facts:
                         value = int(value)
                     self.set(target, value, (line, column))
 
+    def conditional(self, conds: tuple[Cond, ...]) -> None:
+        """Make every field read so far Unknown when the call that set them runs only under `conds`."""
+        if conds:
+            for dotted, value in list(self.values.items()):
+                self.values[dotted] = self.guard(value, conds, self.positions[dotted])
+
     def plan(self) -> Plan:
-        """The Plan of these values (imports pydantic)."""
+        """The Plan of these values, each with where it was set."""
         from shardshift.plan import Plan
 
         plan = Plan()
         for dotted, value in self.values.items():
-            plan.set(dotted, value)
+            plan.set(dotted, value, where=self.where(self.positions[dotted]))
         return plan
 
     def data(self) -> dict:
@@ -1282,8 +1609,14 @@ def _schedule_helper(value: Any) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def plan_from_analysis(analysis: Analysis) -> tuple[Plan, dict[str, tuple[int, int]]]:
-    facts = _Facts(analysis).build()
+def _UNKNOWN_TYPES() -> tuple[type, ...]:
+    from shardshift.plan import Unknown
+
+    return (Unknown,)
+
+
+def plan_from_analysis(analysis: Analysis, path: str = "<string>") -> tuple[Plan, dict[str, tuple[int, int]]]:
+    facts = _Facts(analysis, path).build()
     return facts.plan(), facts.positions
 
 
@@ -1323,7 +1656,7 @@ def read(text: str, path: str = "<string>") -> Document:
     if isinstance(result, SyntaxProblem):
         document.syntax = result
         return document
-    facts = _Facts(result).build()
+    facts = _Facts(result, path).build()
     positions = dict(facts.positions)
     for dotted in list(positions):
         if dotted.endswith(".global_"):

@@ -189,6 +189,7 @@ def settings_from_plan(plan: Plan, *, deepspeed: bool | None = None, source_name
     carries DeepSpeed passthrough settings."""
     if deepspeed is None:
         deepspeed = "deepspeed" in plan.passthrough
+    plan = without_unknowns(plan)
     s = Fsdp2Settings(source_name=source_name or ("ds_config.json" if deepspeed else "the Plan"))
     _resolve_world_and_batch(plan, s)
     _resolve_sharding(plan, s, deepspeed)
@@ -204,6 +205,22 @@ def settings_from_plan(plan: Plan, *, deepspeed: bool | None = None, source_name
         drop_last = _passthrough(plan, "/dataloader_drop_last")
         s.drop_last = drop_last if isinstance(drop_last, bool) else None
     return s
+
+
+def without_unknowns(plan: Plan) -> Plan:
+    """A copy of `plan` with every Unknown field unset: the module never states a value that is
+    not known (it uses the default, and the migration report lists the field as unknown)."""
+    unknowns = plan.unknowns()
+    if not unknowns:
+        return plan
+    import copy
+
+    from shardshift.plan import assign
+
+    plan = copy.deepcopy(plan)
+    for dotted, _ in unknowns:
+        assign(plan, dotted, None)
+    return plan
 
 
 def _resolve_world_and_batch(plan: Plan, s: Fsdp2Settings) -> None:
