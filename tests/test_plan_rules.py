@@ -13,7 +13,7 @@ from shardshift.rules.base import Context, PlanRule
 from shardshift.setup import Setup
 from shardshift.source import Location
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, run_cli
 
 PLAN_RULES = [rule() for rule in all_rules() if issubclass(rule, PlanRule)]
 
@@ -187,3 +187,19 @@ def test_a_script_and_the_ds_config_it_loads_give_one_finding_with_both_places()
     assert finding["file"] == str(folder / "bad.py") and finding["pointer"] is None
     (related,) = finding["related"]
     assert related["file"].endswith("DS430/ds_config.json") and related["pointer"] == "/optimizer"
+
+
+def test_check_lists_the_values_known_only_at_run_time_and_judges_none_of_them(tmp_path):
+    path = tmp_path / "run.plan.yaml"
+    path.write_text("world:\n  world_size: 8\nbatch:\n  global: 64\n  micro: {unknown: run-time argument args.mbs}\n"
+                    "  accumulation: 8\n")
+    status, output = check_json(str(path))
+    assert status == 0 and output["findings"] == []
+    assert output["unknowns"] == [{"file": str(path), "line": 5, "column": 10, "pointer": "/batch/micro",
+                                   "field": "batch.micro", "reason": "run-time argument args.mbs"}]
+    assert output["summary"]["unknowns"] == 1
+    text = run_cli("check", str(path)).stdout
+    assert "1 setting is known only when the job runs and was not judged" in text
+    path.write_text(path.read_text().replace("{unknown: run-time argument args.mbs}", "2"))
+    status, output = check_json(str(path))  # the same file with the value known: 2 × 8 × 8 = 128 ≠ 64
+    assert status == 1 and [f["code"] for f in output["findings"]] == ["DS201"] and output["unknowns"] == []

@@ -21,12 +21,29 @@ class CheckedFile:
     format: str
 
 
+@dataclass(frozen=True, slots=True)
+class UnknownValue:
+    """A setting a file gives but whose value is known only when the job runs: no rule judged it."""
+
+    file: str
+    line: int
+    column: int
+    pointer: str | None
+    field: str
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "column": self.column, "pointer": self.pointer,
+                "field": self.field, "reason": self.reason}
+
+
 @dataclass(slots=True)
 class CheckResult:
     findings: list[Finding] = field(default_factory=list)
     files: list[CheckedFile] = field(default_factory=list)
     documents: list[Document] = field(default_factory=list, repr=False)
     fixed: list[Finding] | None = None  # with --fix: what was fixed (the findings are what remains)
+    unknowns: list[UnknownValue] = field(default_factory=list)
 
     def worst(self) -> int:
         return max((SEVERITY_RANK[f.severity] for f in self.findings), default=-1)
@@ -43,7 +60,8 @@ class CheckResult:
             "findings": [f.to_json() for f in self.findings],
             "files": [{"path": f.path, "format": f.format} for f in self.files],
             "summary": {"files": len(self.files), "findings": len(self.findings), "errors": counts["error"],
-                        "warnings": counts["warning"], "infos": counts["info"]},
+                        "warnings": counts["warning"], "infos": counts["info"], "unknowns": len(self.unknowns)},
+            "unknowns": [u.to_json() for u in self.unknowns],
         }
         if self.fixed is not None:
             out["fixed"] = [f.to_json() for f in self.fixed]
@@ -136,7 +154,22 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
             result.documents.append(document)
             result.files.append(CheckedFile(path, document.format))
     result.findings = check_documents(result.documents, context, select, ignore, per_file_ignores)
+    result.unknowns = unknown_values(context)
     return result
+
+
+def unknown_values(context: Context) -> list[UnknownValue]:
+    """Every setting of the run's setups whose value is known only when the job runs, at the place
+    that sets it, once."""
+    found: dict[tuple, UnknownValue] = {}
+    for setup in context.setups:
+        for dotted, value in setup.plan.unknowns():
+            where = setup.plan.provenance.get(dotted) or value.where
+            if where is None:
+                continue
+            item = UnknownValue(where.file, where.line, where.column, where.pointer, dotted, value.reason)
+            found.setdefault((item.file, item.line, item.column, item.field), item)
+    return sorted(found.values(), key=lambda u: (u.file, u.line, u.column, u.field))
 
 
 def check_documents(documents: list[Document], context: Context, select: set[str] | None = None,
@@ -154,6 +187,7 @@ def check_documents(documents: list[Document], context: Context, select: set[str
     registered = all_rules()
     rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]
     plan_rules = [rule for rule in rules if isinstance(rule, PlanRule)]
+    context.setups = build_setups([d for d in documents if d.syntax is None], lambda path: load(path, explicit=False))
     switched_off: dict[str, set[str]] = {}
 
     def off(path: str) -> set[str]:
@@ -170,7 +204,6 @@ def check_documents(documents: list[Document], context: Context, select: set[str
                 continue
             findings.extend(rule.check(document, context))
     if plan_rules:
-        context.setups = build_setups(documents, lambda path: load(path, explicit=False))
         for setup in context.setups:
             for rule in plan_rules:
                 findings.extend(rule.check_setup(setup, context))

@@ -376,6 +376,29 @@ def _coerce(annotation: Any, value: Any) -> Any:
     return value
 
 
+def without_unknowns(plan: Plan) -> Plan:
+    """A copy of `plan` in which every Unknown is "not set" (None), also inside free-form
+    params: what a writer writes, since no file format can hold "known only at run time"."""
+    import copy
+
+    clean = copy.deepcopy(plan)
+    for dotted, _ in clean.unknowns():
+        *parents, name = dotted.split(".")
+        setattr(clean.get(".".join(parents)) if parents else clean, name, None)
+    for section in (clean.optimizer, clean.scheduler):
+        if section is not None:
+            section.params = _drop_unknowns(section.params)
+    return clean
+
+
+def _drop_unknowns(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_unknowns(v) for k, v in value.items() if not isinstance(v, Unknown)}
+    if isinstance(value, list):
+        return [_drop_unknowns(v) for v in value if not isinstance(v, Unknown)]
+    return value
+
+
 def _leaves(section: _Section, prefix: str) -> Iterator[tuple[str, Any]]:
     for spec in dataclasses.fields(section):  # type: ignore[arg-type]
         if spec.name in ("passthrough", "provenance"):

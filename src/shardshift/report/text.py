@@ -17,6 +17,10 @@ def render(result: CheckResult) -> str:
     if result.fixed:
         lines.append(f"fixed {len(result.fixed)} finding(s):")
         lines.extend(f"    {f.file}:{f.line}:{f.column}: {f.code} {_fixed(f)}" for f in result.fixed)
+    if result.unknowns:
+        count = len(result.unknowns)
+        lines.append(f"{count} setting{'s are' if count != 1 else ' is'} known only when the job runs and "
+                     f"{'were' if count != 1 else 'was'} not judged (listed by --format json)")
     counts = result.counts()
     files = len(result.files)
     summary = (f"{files} file{'s' if files != 1 else ''} checked: {counts['error']} error(s), "
