@@ -206,6 +206,7 @@ def _convert(args, parser) -> int:
               file=sys.stderr)
         return EXIT_FINDINGS
     conversion = formats.writer(args.target).convert(document)
+    conversion.mark_unknowns(document.plan)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:
@@ -219,8 +220,9 @@ def _convert(args, parser) -> int:
         target = f" -> {entry.target}" if entry.target else ""
         print(f"{args.source}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: {entry.reason}",
               file=sys.stderr)
-    counts = {s: sum(e.status == s for e in conversion.entries) for s in ("exact", "approximate", "dropped")}
-    print(f"{counts['exact']} exact, {counts['approximate']} approximate, {counts['dropped']} dropped", file=sys.stderr)
+    counts = {s: sum(e.status == s for e in conversion.entries) for s in ("exact", "approximate", "dropped", "unknown")}
+    print(f"{counts['exact']} exact, {counts['approximate']} approximate, {counts['dropped']} dropped, "
+          f"{counts['unknown']} unknown", file=sys.stderr)
     if args.report:
         try:
             with open(args.report, "w", encoding="utf-8") as handle:
@@ -231,8 +233,9 @@ def _convert(args, parser) -> int:
         except OSError as error:
             print(f"shardshift: cannot write {args.report}: {error.strerror}", file=sys.stderr)
             return EXIT_USAGE
-    if args.strict and counts["dropped"]:
-        print(f"shardshift: --strict: {counts['dropped']} setting(s) dropped", file=sys.stderr)
+    if args.strict and (counts["dropped"] or counts["unknown"]):
+        print(f"shardshift: --strict: {counts['dropped']} setting(s) dropped, {counts['unknown']} unknown",
+              file=sys.stderr)
         return EXIT_FINDINGS
     return EXIT_OK
 

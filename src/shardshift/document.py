@@ -10,7 +10,9 @@ from shardshift.source import Location, Node, find_member, find_node, join_point
 if TYPE_CHECKING:
     from shardshift.plan import Plan
 
-MappingStatus = Literal["exact", "approximate", "dropped"]
+# unknown: the source sets it to a value not known before the job runs; the target states the default
+MappingStatus = Literal["exact", "approximate", "dropped", "unknown"]
+MAPPING_STATUSES: tuple[str, ...] = ("exact", "approximate", "dropped", "unknown")
 
 
 @dataclass(slots=True)
@@ -142,3 +144,23 @@ class Conversion:
     @property
     def dropped(self) -> list[MappingEntry]:
         return [e for e in self.entries if e.status == "dropped"]
+
+    @property
+    def unknown(self) -> list[MappingEntry]:
+        return [e for e in self.entries if e.status == "unknown"]
+
+    def mark_unknowns(self, plan: Plan | None) -> None:
+        """Give every Unknown field of the source's Plan the status `unknown` with its reason: the
+        entry of that setting when there is one, else a new entry at the place the Plan records."""
+        if plan is None:
+            return
+        for dotted, value in plan.unknowns():
+            pointer = "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
+            reason = f"not known before the job runs: {value.reason}; the target states the default"
+            entry = next((e for e in self.entries if e.source == pointer), None)
+            if entry is not None:
+                entry.status, entry.reason = "unknown", reason
+                continue
+            where = plan.origin(dotted) or value.where
+            self.entries.append(MappingEntry(pointer, where.line if where else 1, where.column if where else 1,
+                                             "unknown", None, reason))

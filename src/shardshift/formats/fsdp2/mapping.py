@@ -627,9 +627,12 @@ def convert(document: Document) -> Conversion:
     plan = copy.deepcopy(document.plan)
     if document.format == "deepspeed":
         settings = settings_from_plan(plan, deepspeed=True, source_name=name)
-        return Conversion(render(settings), report(document, settings))
-    settings = settings_from_plan(plan, deepspeed=False, source_name=name)
-    entries = [MappingEntry(pointer, line, column, A, None, f"carried through the neutral Plan: shardshift has no "
-                            f"{document.format} -> FSDP2 key table yet; check the module")
-               for pointer, line, column in document.settings()]
-    return Conversion(render(settings), entries)
+        conversion = Conversion(render(settings), report(document, settings))
+    else:
+        settings = settings_from_plan(plan, deepspeed=False, source_name=name)
+        entries = [MappingEntry(pointer, line, column, A, None, f"carried through the neutral Plan: shardshift has "
+                                f"no {document.format} -> FSDP2 key table yet; check the module")
+                   for pointer, line, column in document.settings()]
+        conversion = Conversion(render(settings), entries)
+    conversion.mark_unknowns(plan)  # Unknown fields: status `unknown`, the module states the default
+    return conversion

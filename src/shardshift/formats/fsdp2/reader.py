@@ -143,6 +143,7 @@ class Policy:
 class DictVal:
     items: dict[str, Any]
     depth: int = 0  # undecided conditions holding when it was built
+    texts: dict[str, str] = field(default_factory=dict)  # key -> the value's source text
 
 
 @dataclass
@@ -329,6 +330,7 @@ class Interpreter:
         self.guard: Cond | None = None
         self.loop_names: list[set[str]] = []  # the names each enclosing `for` binds
         self.refused: set[int] = set()  # ids of the functions a call could not inline
+        self.spread_texts: dict[int, dict[str, str]] = {}  # call -> source texts of its **kwargs items
 
     def _filters_loop(self, test: ast.expr) -> bool:
         """A condition on the element of an enclosing loop selects elements (modules to wrap)."""
@@ -566,6 +568,7 @@ class Interpreter:
             return ListVal(items)
         if isinstance(node, ast.Dict):
             out: dict[str, Any] = {}
+            texts: dict[str, str] = {}
             for key, value in zip(node.keys, node.values):
                 evaluated = self._expr(value, env)
                 if key is None:
@@ -575,7 +578,8 @@ class Interpreter:
                 key_value = self._expr(key, env)
                 if isinstance(key_value, Const) and isinstance(key_value.value, str):
                     out[key_value.value] = evaluated
-            return DictVal(out, len(self.conds))
+                    texts[key_value.value] = _text(value)
+            return DictVal(out, len(self.conds), texts)
         if isinstance(node, ast.BinOp):
             return _binop(node.op, self._expr(node.left, env), self._expr(node.right, env))
         if isinstance(node, ast.UnaryOp):
@@ -704,6 +708,7 @@ class Interpreter:
             if keyword.arg is None:
                 if isinstance(value, DictVal):
                     kwargs.update(value.items)
+                    self.spread_texts[id(node)] = value.texts
             else:
                 kwargs[keyword.arg] = value
         return args, kwargs, set(kwargs)
@@ -712,6 +717,10 @@ class Interpreter:
         callee = self._expr(node.func, env)
         args, kwargs, _ = self._arguments(node, env)
         if isinstance(callee, Choice):  # each callable option, under its conditions
+            callables = [v for _, v in callee.options if isinstance(v, (Func, Qual, Path))]
+            if callables and all(_equivalent(v, callables[0]) for v in callables):
+                # a version switch between two imports of one thing (or a `= None` fallback): one call
+                return self._call_value(callables[0], node, args, kwargs, env)
             results = []
             for conds, option in callee.options:
                 if isinstance(option, (Func, Qual, Path)):
@@ -859,7 +868,7 @@ class Interpreter:
         for name, value in zip(POSITIONAL.get(last, ()), args):
             named.setdefault(name, value)
         given = frozenset(kwargs) | frozenset(POSITIONAL.get(last, ())[:len(args)])
-        texts = _argument_texts(node, POSITIONAL.get(last, ()))
+        texts = {**self.spread_texts.get(id(node), {}), **_argument_texts(node, POSITIONAL.get(last, ()))}
         if last == "fully_shard" and (qualified in TORCH_FULLY_SHARD or (bare and receiver is None)):
             targets = _paths(named.get("module", UNKNOWN))
             self._event("fully_shard", node, targets=targets, kwargs=named, given=given, texts=texts)
@@ -1117,6 +1126,14 @@ def _text(node: ast.AST | None) -> str:
     except Exception:  # noqa: BLE001 - an odd tree still reads
         return "?"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _equivalent(a: Any, b: Any) -> bool:
+    """Two imports of the same torch name from different modules (a version switch)."""
+    if _same(a, b):
+        return True
+    return isinstance(a, Qual) and isinstance(b, Qual) and a.last == b.last and \
+        a.name.startswith("torch.") and b.name.startswith("torch.")
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -424,12 +424,20 @@ class Fsdp1Wrapper(_Fsdp2Rule):
     severity = "warning"
 
     def judge(self, analysis, context):
+        shards = analysis.of("fully_shard")
         for event in analysis.of("fsdp1"):
+            if any(_alternatives(event, other) for other in shards):
+                continue  # `if fsdp_version == 1: FSDP(...) else: fully_shard(...)`: a switch, not a leftover
             moves = [f"{name} -> {FSDP1_ARGUMENTS[name]}" for name in event.given if name in FSDP1_ARGUMENTS]
             mapping = ("; ".join(sorted(moves))) if moves else "call fully_shard on each block, then on the root"
             yield (event, "FullyShardedDataParallel is FSDP1, deprecated in the PyTorch docs since mid-2025 "
                    "(about 2.7-2.8) and still shipped in 2.14",
                    f"use fully_shard (torch.distributed.fsdp): {mapping}")
+
+
+def _alternatives(a: Event, b: Event) -> bool:
+    """The two calls sit in opposite branches of one undecided `if`."""
+    return any(x.key == y.key and x.positive != y.positive for x in a.conds for y in b.conds)
 
 
 def _cpu_only(analysis: Analysis) -> Event | None:
