@@ -709,6 +709,8 @@ class Interpreter:
                 if isinstance(value, DictVal):
                     kwargs.update(value.items)
                     self.spread_texts[id(node)] = value.texts
+                else:  # `**fsdp_kwargs` from the caller: any argument may be in it
+                    self.spread_texts[id(node)] = {"**": "**" + _text(keyword.value)}
             else:
                 kwargs[keyword.arg] = value
         return args, kwargs, set(kwargs)
@@ -1373,7 +1375,12 @@ class _Facts:
         where = (first.line, first.column)
         raf = first.kwargs.get("reshard_after_forward", UNKNOWN if "reshard_after_forward" in first.given else None)
         text = first.texts.get("reshard_after_forward", "")
-        if raf is None or raf is MISSING:
+        if (raf is None or raf is MISSING) and "**" in first.texts:
+            from shardshift.plan import Unknown
+
+            self.set("sharding.stage", Unknown(f"run-time value `{first.texts['**']}`", self.where(where)), where,
+                     first.conds)
+        elif raf is None or raf is MISSING:
             stage = 3 if blocks else 2  # the default: True for blocks, False for the root (torch >= 2.8)
             self.set("sharding.stage", stage, where, first.conds)
         else:
@@ -1398,6 +1405,17 @@ class _Facts:
     def _policy(self, calls: list[Event], argument: str, kind: str, fields: tuple[tuple[str, str], ...]) -> None:
         """The fields a policy argument of fully_shard sets: from the first call that passes one."""
         event = next((e for e in calls if argument in e.kwargs and e.kwargs[argument] is not MISSING), None)
+        spread = next((e for e in calls if "**" in e.texts), None)
+        if event is None and spread is not None:  # the policy may be in a dict the code does not show
+            from shardshift.plan import Unknown
+
+            at = (spread.line, spread.column)
+            unknown = Unknown(f"run-time value `{spread.texts['**']}`", self.where(at))
+            targets = ("offload.params.device", "offload.optimizer.device") if kind == "cpu_offload" \
+                else tuple(d for d, _ in fields)
+            for dotted in targets:
+                self.set(dotted, unknown, at, spread.conds)
+            return
         if event is None:
             return
         raw = event.kwargs[argument]
@@ -1505,9 +1523,9 @@ class _Facts:
         events = self.analysis.of("optimizer")
         if not events:
             return
-        event = events[0]
+        event = next((e for e in events if not e.conds), events[0])
         where = (event.line, event.column)
-        self.set("optimizer.name", event.name, where)
+        self.set("optimizer.name", event.name, where, event.conds)
         for name in ("lr", "eps", "weight_decay"):
             value = _plain(event.kwargs.get(name))
             if _fits(float, value):
