@@ -96,14 +96,22 @@ def test_numeric_strings_reach_the_plan_as_numbers():
     assert plan.gradient_clipping == 0.001 and plan.batch.accumulation == 4
 
 
-def test_reference_resolved_from_the_referring_folder():
-    document = read("distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ../ds/z3.json\n",
-                    os.path.join("a", "b", "accelerate.yaml"))
+def test_reference_resolved_from_the_referring_folder(tmp_path, monkeypatch):
+    (tmp_path / "a" / "ds").mkdir(parents=True)
+    (tmp_path / "a" / "ds" / "z3.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    text = "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ../ds/z3.json\n"
+    document = read(text, os.path.join("a", "b", "accelerate.yaml"))
     (reference,) = document.references
     assert reference.target == "../ds/z3.json"
     assert reference.resolved == os.path.normpath(os.path.join("a", "ds", "z3.json"))
     assert reference.where.line == 3 and reference.where.pointer == "/deepspeed_config/deepspeed_config_file"
     assert reference.role == "deepspeed_config" and reference.unknown is None
+    # not beside the YAML: the current directory (where `accelerate launch` usually runs), else unresolved
+    (reference,) = read(text.replace("../ds/z3.json", "a/ds/z3.json"), os.path.join("a", "b", "accelerate.yaml")).references
+    assert reference.resolved == os.path.join("a", "ds", "z3.json")
+    (reference,) = read(text.replace("../ds/z3.json", "nowhere.json"), os.path.join("a", "b", "accelerate.yaml")).references
+    assert reference.resolved is None and "neither next to accelerate.yaml nor in the current directory" in reference.unknown
 
 
 @pytest.mark.parametrize("target", ["${DS_CONFIG}", "$HOME/ds.json", "~/ds.json"])

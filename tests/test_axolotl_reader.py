@@ -91,7 +91,10 @@ def test_values_of_the_wrong_type_stay_in_the_passthrough():
     assert plan.passthrough["axolotl"]["gradient_accumulation_steps"] is True
 
 
-def test_deepspeed_path_is_a_reference():
+def test_deepspeed_path_is_a_reference(tmp_path, monkeypatch):
+    (tmp_path / "examples" / "deepspeed_configs").mkdir(parents=True)
+    (tmp_path / "examples" / "deepspeed_configs" / "zero2.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
     document = read(HEAD + "deepspeed: deepspeed_configs/zero2.json\n", os.path.join("examples", "llama.yml"))
     (reference,) = document.references
     assert reference.resolved == os.path.join("examples", "deepspeed_configs", "zero2.json")

@@ -39,6 +39,21 @@ class Reference:
     unknown: str | None = None
 
 
+def resolve_reference(referrer: str, target: str) -> tuple[str | None, str | None]:
+    """Where a path named in `referrer` points: (resolved path, None), or (None, why not).
+
+    The frameworks open such a path relative to the working directory of the job (Accelerate,
+    Axolotl, a script's `open`), which no file states; the referring file's folder is tried first,
+    then the current directory (where jobs are usually launched from the repository's root)."""
+    import os
+
+    candidates = [target] if os.path.isabs(target) else [os.path.join(os.path.dirname(referrer), target), target]
+    for candidate in map(os.path.normpath, candidates):  # `a/b/../c` names `a/c` even where `a/b` is missing
+        if os.path.isfile(candidate):
+            return candidate, None
+    return None, f"{target!r} is neither next to {os.path.basename(referrer)} nor in the current directory"
+
+
 @dataclass(slots=True)
 class Document:
     """One configuration file as read: its text, positioned tree, Plan and format-level data.

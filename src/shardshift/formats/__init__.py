@@ -15,6 +15,7 @@ READERS: dict[str, str] = {
     "deepspeed": "shardshift.formats.deepspeed",
     "fsdp2": "shardshift.formats.fsdp2",  # before "python": a file that calls fully_shard is FSDP2 code
     "python": "shardshift.formats.python_script",
+    "plan": "shardshift.formats.plan_yaml",  # *.plan.yaml: the Plan itself
     "accelerate": "shardshift.formats.accelerate",
     "axolotl": "shardshift.formats.axolotl",
 }

@@ -5,11 +5,10 @@ as written."""
 from __future__ import annotations
 
 import copy
-import os
 import re
 from typing import Any
 
-from shardshift.document import Document, Reference, SyntaxProblem
+from shardshift.document import Document, Reference, SyntaxProblem, resolve_reference
 from shardshift.source import MISSING, Location, find_node, split_pointer, value_at
 
 # a path that is only known when the job runs: $VAR, ${VAR}, %VAR%, {{ template }}, ~user
@@ -83,8 +82,8 @@ class Lifter:
             self.document.references.append(Reference(
                 target, None, where, role, unknown=f"{target!r} is only known when the job runs"))
             return
-        resolved = os.path.normpath(os.path.join(os.path.dirname(self.document.path), target))
-        self.document.references.append(Reference(target, resolved, where, role))
+        resolved, unknown = resolve_reference(self.document.path, target)
+        self.document.references.append(Reference(target, resolved, where, role, unknown=unknown))
 
 
 def number(value: Any, kind: type) -> Any:

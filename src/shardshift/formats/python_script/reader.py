@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardshift.document import Document, Reference, SyntaxProblem
+from shardshift.document import Document, Reference, SyntaxProblem, resolve_reference
 from shardshift.source import Location
 
 FORMAT = "python"
@@ -150,9 +150,7 @@ def read(text: str, path: str = "<string>") -> Document:
 
 def references(document: Document) -> list[Reference]:
     """The ds_configs the script names with a literal path (deepspeed.initialize's config, or a
-    place that hands one to the Hugging Face integration). A relative path is resolved from the
-    script's folder when the file is there, else from the current directory (where a script is
-    usually started); a path that exists in neither is left unresolved."""
+    place that hands one to the Hugging Face integration), resolved by `resolve_reference`."""
     facts: ScriptFacts = document.data
     exprs = [call.config for call in facts.initialize_calls] + [ref.expr for ref in facts.references]
     found: list[Reference] = []
@@ -163,11 +161,9 @@ def references(document: Document) -> list[Reference]:
         if expr.value in seen:
             continue
         seen.add(expr.value)
-        candidates = [os.path.join(os.path.dirname(document.path), expr.value), expr.value]
-        resolved = next((os.path.normpath(c) for c in candidates if os.path.isfile(c)), None)
+        resolved, unknown = resolve_reference(document.path, expr.value)
         found.append(Reference(expr.value, resolved, Location(document.path, expr.line, expr.column, None),
-                               unknown=None if resolved else "no such file next to the script or in the current "
-                                                             "directory"))
+                               unknown=unknown))
     return found
 
 
