@@ -15,19 +15,19 @@ Every format reads into a Plan and writes out of one. A field holds one of four 
 Settings with no neutral meaning are kept per format in `passthrough`, so a same-format round
 trip loses nothing.
 
-Standard-library dataclasses, so that building a Plan costs nothing at start-up (a pre-commit
-hook builds one per file); the field types are checked by `accepts` and described by
-`plan_json_schema` from the same annotations. No I/O and no framework imports here.
+Plain classes whose fields are declared by annotations (`_Section` reads them once per class):
+building a Plan costs nothing at start-up, where a pre-commit hook builds one per file, and
+unlike dataclasses no code is generated when the module is imported. The field types are
+checked by `accepts` and described by `plan_json_schema` from the same annotations. No I/O and
+no framework imports here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import types
 import typing
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterator, Literal, Union
+from typing import Any, Callable, Iterator, Literal, Union
 
 from shardshift.source import Location
 
@@ -45,26 +45,58 @@ AutoBool = Union[bool, Auto]
 # --- values that are not known before the job runs ------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Alternative:
+class _Value:
+    """An immutable value object: fields from `__slots__`, compared and hashed by value."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._values() == self._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._values()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+    def __reduce__(self):  # copy and pickle through __init__
+        return type(self), self._values()
+
+
+class Alternative(_Value):
     """One value a branch may give a field, with the condition under which it does."""
 
+    __slots__ = ("value", "condition", "where")
     value: Any
     condition: str
-    where: Location | None = None
+    where: Location | None
+
+    def __init__(self, value: Any, condition: str, where: Location | None = None) -> None:
+        for name, item in (("value", value), ("condition", condition), ("where", where)):
+            object.__setattr__(self, name, item)
 
 
-@dataclass(frozen=True, slots=True)
-class Unknown:
+class Unknown(_Value):
     """A value set in the source but not known statically.
 
     `reason` says why in words a user can act on ("environment variable WORLD_SIZE", "run-time
     argument args.lr", "undecided branch `if args.cpu_offload:` at line 12"); `where` is the place
     that decides it; `alternatives` are the values the branches give, when the reader saw them."""
 
+    __slots__ = ("reason", "where", "alternatives")
     reason: str
-    where: Location | None = None
-    alternatives: tuple[Alternative, ...] = ()
+    where: Location | None
+    alternatives: tuple[Alternative, ...]
+
+    def __init__(self, reason: str, where: Location | None = None, alternatives: tuple[Alternative, ...] = ()) -> None:
+        for name, item in (("reason", reason), ("where", where), ("alternatives", tuple(alternatives))):
+            object.__setattr__(self, name, item)
 
     def to_data(self) -> dict:
         out: dict[str, Any] = {"unknown": self.reason}
@@ -96,17 +128,57 @@ def _location_data(where: Location) -> dict:
 # --- sections ---------------------------------------------------------------------------------
 
 
-class _Section:
-    """Shared behaviour of the Plan and its sections (all dataclasses)."""
+class Default:
+    """A field default built anew for each instance (a section, an empty dict)."""
 
-    __slots__ = ()
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+class _Section:
+    """Shared behaviour of the Plan and its sections: keyword construction with defaults, value
+    equality and repr over the fields their annotations declare (in order)."""
+
+    FIELDS: typing.ClassVar[tuple[str, ...]] = ()
+    DEFAULTS: typing.ClassVar[dict[str, Any]] = {}
+    MINIMUM: typing.ClassVar[dict[str, int]] = {}  # field -> smallest value accepted by `assign`
+    HIDDEN: typing.ClassVar[frozenset[str]] = frozenset()  # fields that are not part of the value
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.FIELDS = tuple(name for name, kind in cls.__dict__.get("__annotations__", {}).items()
+                           if not kind.startswith("typing.ClassVar"))
+        cls.DEFAULTS = {name: cls.__dict__.get(name) for name in cls.FIELDS}
+
+    def __init__(self, **values: Any) -> None:
+        for name in self.FIELDS:
+            if name in values:
+                setattr(self, name, values.pop(name))
+            else:
+                default = self.DEFAULTS[name]
+                setattr(self, name, default.make() if isinstance(default, Default) else default)
+        if values:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(values)[0]!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            getattr(self, n) == getattr(other, n) for n in self.FIELDS if n not in self.HIDDEN)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS
+                          if n not in self.HIDDEN and getattr(self, n) != self.DEFAULTS[n])
+        return f"{type(self).__name__}({shown})"
 
     def is_empty(self) -> bool:
         """True when no field was set (every field is None, empty or an empty section)."""
-        for spec in dataclasses.fields(self):  # type: ignore[arg-type]
-            if spec.name == "provenance":
+        for name in self.FIELDS:
+            if name in self.HIDDEN:
                 continue
-            value = getattr(self, spec.name)
+            value = getattr(self, name)
             if isinstance(value, _Section):
                 if not value.is_empty():
                     return False
@@ -116,9 +188,7 @@ class _Section:
 
     def to_data(self) -> dict:
         """Plain JSON-able data keyed as in the Plan's JSON Schema (`global` for `global_`)."""
-        return {_alias(spec.name): to_data(getattr(self, spec.name))
-                for spec in dataclasses.fields(self)  # type: ignore[arg-type]
-                if spec.name != "provenance"}
+        return {_alias(name): to_data(getattr(self, name)) for name in self.FIELDS if name not in self.HIDDEN}
 
 
 def to_data(value: Any) -> Any:
@@ -135,16 +205,15 @@ def _alias(name: str) -> str:
     return "global" if name == "global_" else name
 
 
-@dataclass(slots=True)
 class World(_Section):
     """How many processes the job runs: nodes × GPUs per node = world size."""
 
-    nodes: int | None = field(default=None, metadata={"minimum": 1})
-    gpus_per_node: int | None = field(default=None, metadata={"minimum": 1})
-    world_size: int | None = field(default=None, metadata={"minimum": 1})
+    MINIMUM = {"nodes": 1, "gpus_per_node": 1, "world_size": 1}
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    world_size: int | None = None
 
 
-@dataclass(slots=True)
 class Parallelism(_Section):
     """The degrees of the five parallel axes. data_parallel = replicate × shard."""
 
@@ -158,7 +227,6 @@ class Parallelism(_Section):
     expert: AutoInt | None = None
 
 
-@dataclass(slots=True)
 class Sharding(_Section):
     """What is sharded across data-parallel ranks, in ZeRO-stage terms.
 
@@ -171,7 +239,6 @@ class Sharding(_Section):
     hybrid_shard_size: int | None = None
 
 
-@dataclass(slots=True)
 class OffloadTarget(_Section):
     """Where one kind of state lives when it is not on the GPU."""
 
@@ -181,13 +248,11 @@ class OffloadTarget(_Section):
     ratio: float | None = None
 
 
-@dataclass(slots=True)
 class Offload(_Section):
     optimizer: OffloadTarget | None = None
     params: OffloadTarget | None = None
 
 
-@dataclass(slots=True)
 class Precision(_Section):
     """Training dtypes and loss scaling.
 
@@ -208,7 +273,6 @@ class Precision(_Section):
     fp8: bool | None = None
 
 
-@dataclass(slots=True)
 class Batch(_Section):
     """Batch sizes in samples: global = micro × accumulation × data-parallel size."""
 
@@ -218,7 +282,6 @@ class Batch(_Section):
     sequence_length: AutoInt | None = None
 
 
-@dataclass(slots=True)
 class Optimizer(_Section):
     """The optimizer by its framework name, with the common hyper-parameters lifted out."""
 
@@ -228,10 +291,9 @@ class Optimizer(_Section):
     eps: AutoFloat | None = None
     weight_decay: AutoFloat | None = None
     decoupled_weight_decay: bool | None = None
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = Default(dict)
 
 
-@dataclass(slots=True)
 class Scheduler(_Section):
     """The learning-rate schedule by its framework name; steps count optimizer steps."""
 
@@ -241,10 +303,9 @@ class Scheduler(_Section):
     min_lr: AutoFloat | None = None
     max_lr: AutoFloat | None = None
     warmup_type: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = Default(dict)
 
 
-@dataclass(slots=True)
 class ActivationCheckpointing(_Section):
     enabled: bool | None = None
     partition_activations: bool | None = None
@@ -255,7 +316,6 @@ class ActivationCheckpointing(_Section):
     profile: bool | None = None
 
 
-@dataclass(slots=True)
 class Communication(_Section):
     """Gradient and parameter communication. Bucket sizes are element counts, not bytes."""
 
@@ -270,7 +330,6 @@ class Communication(_Section):
     allgather_partitions: bool | None = None
 
 
-@dataclass(slots=True)
 class ModelShape(_Section):
     parameters: int | None = None
     layers: int | None = None
@@ -280,27 +339,27 @@ class ModelShape(_Section):
     vocab: int | None = None
 
 
-@dataclass(slots=True)
 class Plan(_Section):
     """A whole training setup. `passthrough` maps a format name to its settings with no
     neutral meaning, in that format's own nested shape. `provenance` maps a dotted field
     ("batch.micro") to where it was set; it is not part of the Plan's value (two Plans with the
     same settings read from different files are equal)."""
 
-    world: World = field(default_factory=World)
-    parallelism: Parallelism = field(default_factory=Parallelism)
-    sharding: Sharding = field(default_factory=Sharding)
-    offload: Offload = field(default_factory=Offload)
-    precision: Precision = field(default_factory=Precision)
-    batch: Batch = field(default_factory=Batch)
+    HIDDEN = frozenset({"provenance"})
+    world: World = Default(World)
+    parallelism: Parallelism = Default(Parallelism)
+    sharding: Sharding = Default(Sharding)
+    offload: Offload = Default(Offload)
+    precision: Precision = Default(Precision)
+    batch: Batch = Default(Batch)
     optimizer: Optimizer | None = None
     scheduler: Scheduler | None = None
     activation_checkpointing: ActivationCheckpointing | None = None
-    communication: Communication = field(default_factory=Communication)
+    communication: Communication = Default(Communication)
     gradient_clipping: AutoFloat | None = None
-    model: ModelShape = field(default_factory=ModelShape)
-    passthrough: dict[str, dict[str, Any]] = field(default_factory=dict)
-    provenance: dict[str, Location] = field(default_factory=dict, compare=False, repr=False)
+    model: ModelShape = Default(ModelShape)
+    passthrough: dict[str, dict[str, Any]] = Default(dict)
+    provenance: dict[str, Location] = Default(dict)
 
     def get(self, dotted: str) -> Any:
         """The value of a field by dotted path ("offload.params.device"); None when a section
@@ -354,11 +413,38 @@ def assign(section: _Section, dotted: str, value: Any) -> bool:
     if annotation is None:
         raise AttributeError(f"{type(section).__name__} has no field {dotted}")
     if not isinstance(value, Unknown):
-        if not accepts(annotation, value) or not _within(type(target), name, value):
+        if not _accepted(type(target), name, value) or not _within(type(target), name, value):
             return False
-        value = _coerce(annotation, value)
+        if isinstance(value, (int, list)):
+            value = _coerce(annotation, value)
     setattr(target, name, value)
     return True
+
+
+_SIMPLE = {bool: lambda v: isinstance(v, bool), str: lambda v: isinstance(v, str),
+           int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+           float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+@lru_cache(maxsize=None)
+def _checker(cls: type, name: str) -> Callable[[Any], bool]:
+    """`accepts` for one field, specialised once: a plain type (or plain type | None, | "auto")
+    is a few isinstance tests; anything else goes through `accepts`."""
+    annotation = field_types(cls)[name]
+    options = _options(annotation)
+    plain = [o for o in options if o in _SIMPLE]
+    extra = [o for o in options if o not in _SIMPLE]
+    if all(o is type(None) or (typing.get_origin(o) is Literal and typing.get_args(o) == ("auto",)) for o in extra):
+        tests = tuple(_SIMPLE[o] for o in plain)
+        allow_none = type(None) in extra
+        allow_auto = len(extra) > (1 if allow_none else 0)
+        return lambda v: (v is None and allow_none) or (allow_auto and v == "auto" and isinstance(v, str)) or \
+            any(test(v) for test in tests)
+    return lambda v: accepts(annotation, v)
+
+
+def _accepted(cls: type, name: str, value: Any) -> bool:
+    return _checker(cls, name)(value)
 
 
 def _options(annotation: Any) -> tuple:
@@ -400,11 +486,11 @@ def _drop_unknowns(value: Any) -> Any:
 
 
 def _leaves(section: _Section, prefix: str) -> Iterator[tuple[str, Any]]:
-    for spec in dataclasses.fields(section):  # type: ignore[arg-type]
-        if spec.name in ("passthrough", "provenance"):
+    for name in section.FIELDS:
+        if name in ("passthrough", "provenance"):
             continue
-        value = getattr(section, spec.name)
-        dotted = prefix + spec.name
+        value = getattr(section, name)
+        dotted = prefix + name
         if isinstance(value, _Section):
             yield from _leaves(value, dotted + ".")
         elif value not in (None, {}, []):
@@ -416,7 +502,9 @@ def _leaves(section: _Section, prefix: str) -> Iterator[tuple[str, Any]]:
 
 @lru_cache(maxsize=None)
 def field_types(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    """The annotation of each field of a section class, evaluated."""
+    hints = typing.get_type_hints(cls)
+    return {name: hints[name] for name in cls.FIELDS}
 
 
 def section_class(cls: type, name: str) -> type:
@@ -429,7 +517,7 @@ def section_class(cls: type, name: str) -> type:
 
 
 def _within(cls: type, name: str, value: Any) -> bool:
-    minimum = next((f.metadata.get("minimum") for f in dataclasses.fields(cls) if f.name == name), None)
+    minimum = cls.MINIMUM.get(name)
     return minimum is None or not isinstance(value, (int, float)) or value >= minimum
 
 
@@ -494,18 +582,19 @@ def plan_json_schema() -> dict:
 
 def _section_schema(cls: type, defs: dict) -> dict:
     properties = {}
-    for spec in dataclasses.fields(cls):
-        if spec.name == "provenance":
+    for name in cls.FIELDS:
+        if name in cls.HIDDEN:
             continue
-        schema = _type_schema(field_types(cls)[spec.name], defs)
-        if "minimum" in spec.metadata:
-            schema = {"anyOf": [dict(s, minimum=spec.metadata["minimum"]) if s.get("type") == "integer" else s
-                                for s in schema["anyOf"]]} if "anyOf" in schema else dict(schema, **spec.metadata)
+        schema = _type_schema(field_types(cls)[name], defs)
+        if name in cls.MINIMUM:
+            minimum = cls.MINIMUM[name]
+            schema = {"anyOf": [dict(s, minimum=minimum) if s.get("type") == "integer" else s
+                                for s in schema["anyOf"]]} if "anyOf" in schema else dict(schema, minimum=minimum)
         leaf = not any(isinstance(a, type) and issubclass(a, _Section)
-                       for a in (typing.get_args(field_types(cls)[spec.name]) or (field_types(cls)[spec.name],)))
-        if leaf and spec.name != "passthrough":
+                       for a in (typing.get_args(field_types(cls)[name]) or (field_types(cls)[name],)))
+        if leaf and name != "passthrough":
             schema = {"anyOf": [*schema.get("anyOf", [schema]), {"$ref": "#/$defs/Unknown"}]}
-        properties[_alias(spec.name)] = schema
+        properties[_alias(name)] = schema
     out = {"title": cls.__name__, "type": "object", "additionalProperties": False, "properties": properties}
     if cls.__doc__ and not cls.__doc__.startswith(cls.__name__ + "("):
         out["description"] = " ".join(cls.__doc__.split())

@@ -16,8 +16,6 @@ A file that no other file refers to is a setup of its own.
 
 from __future__ import annotations
 
-import copy
-import json
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal
@@ -101,6 +99,8 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
 def merge(referrer: Document, referenced: list[Document]) -> Setup:
     """The referring file's Plan merged with the Plans of the files it names, field by field,
     with the referring format's PRECEDENCE."""
+    import copy
+
     from shardshift import formats
     from shardshift.plan import Plan, Unknown, known
 
@@ -140,6 +140,8 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
 
 
 def _put(plan: Plan, dotted: str, value: Any, where: Location | None) -> None:
+    import copy
+
     from shardshift.plan import assign
 
     assign(plan, dotted, copy.deepcopy(value))
@@ -150,6 +152,9 @@ def _put(plan: Plan, dotted: str, value: Any, where: Location | None) -> None:
 
 
 def shown(value: Any) -> str:
+    """A value as a message shows it: strings bare, other values as JSON."""
+    import json
+
     from shardshift.plan import Unknown
 
     if isinstance(value, Unknown):

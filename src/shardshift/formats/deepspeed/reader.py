@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable
 
 from shardshift.document import Document, SyntaxProblem
@@ -226,9 +227,8 @@ def read(text: str, path: str = "<string>") -> Document:
     if not isinstance(document.data, dict):
         document.syntax = SyntaxProblem(f"a ds_config is a JSON object, not {root.kind}", root.line, root.column)
         return document
-    document.renamed = _normalise(document.data)[1]
-    data = document.data
-    document.defer_plan(lambda: plan_from_dict(data, lambda pointer: locate(document, pointer))[0])
+    normalised, document.renamed = _normalise(document.data)
+    document.defer_plan(lambda: _plan_of(normalised, lambda pointer: locate(document, pointer)))
     return document
 
 
@@ -241,16 +241,25 @@ def locate(document: Document, pointer: str) -> Location:
 def plan_from_dict(raw: dict, locate: Callable[[str], Location] | None = None) -> tuple[Plan, dict[str, str]]:
     """The Plan of a ds_config given as a dict (json.load semantics). With `locate` (a pointer
     -> its Location), every field the reader sets records where it was written."""
+    data, renamed = _normalise(raw)
+    return _plan_of(data, locate), renamed
+
+
+def _plan_of(data: dict, locate: Callable[[str], Location] | None) -> Plan:
+    """The Plan of normalised ds_config data (legacy spellings already renamed). `data` is the
+    private copy `_normalise` made: what is not lifted into fields stays in it, as the passthrough."""
     from shardshift.plan import Plan
 
-    data, renamed = _normalise(raw)
-    rest = copy.deepcopy(data)
+    rest = data
     plan = Plan()
     consumed: list[str] = []
     origins: dict[str, str] = {}  # dotted Plan field -> the pointer it was read from
 
-    for key in SIMPLE_KEYS:
-        value = _json_type_ok(key, value_at(data, key.path), _in_strict_section(key))
+    for key, tokens, strict in _simple_keys():
+        value = _lookup(data, tokens)
+        if value is MISSING:
+            continue
+        value = _json_type_ok(key, value, strict)
         if value is not MISSING and _assign(plan, key.field, value):
             consumed.append(key.path)
             origins[key.field] = key.path
@@ -266,7 +275,22 @@ def plan_from_dict(raw: dict, locate: Callable[[str], Location] | None = None) -
         plan.passthrough[FORMAT] = rest
     if locate is not None:
         plan.provenance.update((dotted, locate(pointer)) for dotted, pointer in origins.items())
-    return plan, renamed
+    return plan
+
+
+@lru_cache(maxsize=None)
+def _simple_keys() -> tuple[tuple[Key, tuple[str, ...], bool], ...]:
+    """SIMPLE_KEYS with their pointer split once and whether their section is strict (a check of
+    a whole corpus reads this table once per file)."""
+    return tuple((key, tuple(split_pointer(key.path)), _in_strict_section(key)) for key in SIMPLE_KEYS)
+
+
+def _lookup(data: dict, tokens: tuple[str, ...]) -> Any:
+    for token in tokens:
+        if not isinstance(data, dict) or token not in data:
+            return MISSING
+        data = data[token]
+    return data
 
 
 def _read_precision(data: dict, plan: Plan, consumed: list[str], origins: dict[str, str]) -> None:

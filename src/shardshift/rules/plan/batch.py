@@ -6,11 +6,13 @@ merged Plan of any setup, with DeepSpeed's derivation (floor division of a missi
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from shardshift.plan import known
 from shardshift.rules.base import Context, Finding, PlanRule, name_of
-from shardshift.setup import Setup
+
+if TYPE_CHECKING:
+    from shardshift.setup import Setup
 
 
 def _positive(value) -> int | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from shardshift.plan import known
 from shardshift.rules.base import Context, Finding, PlanRule, name_of
-from shardshift.setup import Conflict, Setup, shown
+
+if TYPE_CHECKING:
+    from shardshift.setup import Conflict, Setup
 
 
 class SettingInTwoFiles(PlanRule):
@@ -57,6 +59,8 @@ class SettingInTwoFiles(PlanRule):
         theirs_at = conflict.referenced.plan.provenance.get(conflict.field) if conflict.referenced.plan else None
         if ours_at is None or theirs_at is None:
             return None
+        from shardshift.setup import shown
+
         ours, theirs = conflict.referrer_value, conflict.referenced_value
         here, there = name_of(ours_at, conflict.field), name_of(theirs_at, conflict.field)
         other = _called(theirs_at.file, ours_at.file)

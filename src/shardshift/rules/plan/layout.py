@@ -4,11 +4,13 @@ and against the model's shape. Written once for every format; the reference for 
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from shardshift.plan import known
 from shardshift.rules.base import Context, Finding, PlanRule, name_of
-from shardshift.setup import Setup
+
+if TYPE_CHECKING:
+    from shardshift.setup import Setup
 
 MODEL_AXES = ("parallelism.tensor", "parallelism.pipeline", "parallelism.context")
 DATA_AXES = ("parallelism.data_parallel_replicate", "parallelism.data_parallel_shard")
