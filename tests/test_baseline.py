@@ -52,6 +52,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),
     NewFile("fixtures/axolotl/*", "Axolotl configs, read since the Axolotl reader"),
+    NewFile("fixtures/fsdp2/unknown/*", "FSDP2 code the reader cannot decide (Unknown values, switches); "
+            "flag_offload.py's FS004 is real: its bf16 policy leaves reduce_dtype unset"),
     NewFile("fixtures/deepspeed/rules/DS421/*.y*ml", "the DS421 fixtures' Accelerate and Axolotl YAML, read since "
             "those readers"),
 ]
