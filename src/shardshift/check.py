@@ -153,9 +153,24 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
         if document is not None:
             result.documents.append(document)
             result.files.append(CheckedFile(path, document.format))
+    link(result.documents)
     result.findings = check_documents(result.documents, context, select, ignore, per_file_ignores)
     result.unknowns = unknown_values(context)
     return result
+
+
+def link(documents: list[Document]) -> None:
+    """Let each format read its documents again knowing the others of the run (FSDP2 code that
+    calls a helper defined in another file given to `check`): a reader module may define
+    `link(documents)`, called with the documents of its format."""
+    from shardshift import formats
+
+    for name in sorted({d.format for d in documents}):
+        if name not in formats.READERS:
+            continue
+        hook = getattr(formats.reader(name), "link", None)
+        if hook is not None:
+            hook([d for d in documents if d.format == name])
 
 
 def unknown_values(context: Context) -> list[UnknownValue]:
