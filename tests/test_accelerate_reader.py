@@ -226,3 +226,15 @@ def test_setup_clean():
     status, out = check_json("--isolated", "fixtures/setups/accelerate_clean")
     assert status == 0 and out["findings"] == []
     assert {f["format"] for f in out["files"]} == {"accelerate", "deepspeed"}
+
+
+def test_a_repeated_key_says_what_pyyaml_does_and_pyyaml_does_it(tmp_path):
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with accelerate (the oracles extra)
+    path = tmp_path / "accelerate_config.yaml"
+    path.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\ndebug: false\ndebug: true\n")
+    status, output = check_json(str(path))
+    (finding,) = output["findings"]
+    assert finding["code"] == "SS002" and finding["line"] == 4
+    assert "PyYAML, which Accelerate reads the file with, keeps only the last value" in finding["message"]
+    assert "DeepSpeed" not in finding["message"]
+    assert yaml.safe_load(path.read_text())["debug"] is True  # the oracle: the last value, no error

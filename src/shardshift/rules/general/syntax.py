@@ -46,6 +46,15 @@ class UnparseableFile(Rule):
                                position=(problem.line, problem.column))
 
 
+# What each format's loader does with a repeated key.
+CONSEQUENCE = {
+    "deepspeed": "DeepSpeed rejects the file and json.load keeps only the last value",
+    "accelerate": "PyYAML, which Accelerate reads the file with, keeps only the last value",
+    "axolotl": "PyYAML, which Axolotl reads the file with, keeps only the last value",
+    "plan": "only the last value is read",
+}
+
+
 class DuplicateKey(Rule):
     """A key appears twice in the same object.
 
@@ -55,7 +64,9 @@ class DuplicateKey(Rule):
     ## Why is this bad
     DeepSpeed's own file loader rejects duplicate keys, while Hugging Face Transformers and
     Accelerate read the file with `json.load`, which silently keeps the last value. The same file
-    therefore means different things, or nothing, depending on who loads it.
+    therefore means different things, or nothing, depending on who loads it. Accelerate and
+    Axolotl read their YAML with PyYAML, which also keeps the last value without a word: the
+    first one, often the one a reader of the file sees, does nothing.
 
     ## Example
     ```json
@@ -82,8 +93,8 @@ class DuplicateKey(Rule):
                     pointer = member.value.pointer
                     yield self.finding(
                         document, pointer,
-                        f"key {member.key!r} is repeated (first at line {seen[member.key]}); DeepSpeed rejects "
-                        "the file and json.load keeps only the last value; remove one of them",
+                        f"key {member.key!r} is repeated (first at line {seen[member.key]}); "
+                        f"{CONSEQUENCE.get(document.format, CONSEQUENCE['deepspeed'])}; remove one of them",
                         position=(member.line, member.column))
                 else:
                     seen[member.key] = member.line
