@@ -106,8 +106,7 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
 
     table: dict[str, Precedence] = getattr(formats.reader(referrer.format), "PRECEDENCE", {})
     own = referrer.plan
-    merged = copy.deepcopy(own) if own is not None else Plan()
-    merged.provenance = dict(own.provenance) if own is not None else {}
+    merged = copy.deepcopy(own) if own is not None else Plan()  # provenance included
     setup = Setup([referrer, *referenced], merged)
     for target in referenced:
         other = target.plan
