@@ -23,6 +23,8 @@ from shardshift.plan import (
 )
 from shardshift.source import Location
 
+from strategies import deepspeed_plans
+
 
 def _sections(cls: type) -> list[type]:
     found = [cls]
@@ -86,3 +88,36 @@ def test_provenance_is_not_part_of_the_value():
     a.set("batch.micro", 2, Location("a.json", 1, 1, "/train_micro_batch_size_per_gpu"))
     b.set("batch.micro", 2, Location("b.yaml", 9, 9, "/micro_batch_size"))
     assert a == b and "provenance" not in a.to_data()
+
+
+PLAN_TEXT = st.one_of(
+    st.text(max_size=200),
+    st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
+                 lambda inner: st.dictionaries(st.sampled_from(["batch", "micro", "global", "parallelism", "tensor",
+                                                                "unknown", "world", "world_size", "optimizer", "lr",
+                                                                "params", "passthrough", "x"]), inner, max_size=4),
+                 max_leaves=12).map(lambda data: json.dumps(data)),  # JSON is YAML
+)
+
+
+@given(PLAN_TEXT)
+def test_the_plan_yaml_reader_never_raises_and_reads_only_valid_plans(text):
+    from shardshift.formats import plan_yaml
+
+    document = plan_yaml.read(text, "x.plan.yaml")
+    assert (document.syntax is None) == (document.plan is not None)
+    if document.plan is not None:  # what it read is a Plan the schema accepts, with a place for every field
+        import jsonschema
+
+        jsonschema.Draft202012Validator(plan_json_schema()).validate(json.loads(json.dumps(document.plan.to_data())))
+        assert all(dotted in document.plan.provenance for dotted, _ in document.plan.leaves())
+
+
+@given(deepspeed_plans())
+def test_a_plan_written_as_yaml_reads_back_the_same(plan):
+    from shardshift.formats import plan_yaml
+
+    text = plan_yaml.write(plan)
+    document = plan_yaml.read(text, "round.plan.yaml")
+    assert document.syntax is None, (document.syntax, text)
+    assert document.plan == plan, text

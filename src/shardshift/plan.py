@@ -537,7 +537,9 @@ def accepts(annotation: Any, value: Any, *, floats: bool = True) -> bool:
         (item,) = typing.get_args(annotation)
         return isinstance(value, list) and all(accepts(item, v, floats=floats) for v in value)
     if origin is dict:
-        return isinstance(value, dict)
+        key, item = typing.get_args(annotation)
+        return isinstance(value, dict) and all(accepts(key, k, floats=floats) and accepts(item, v, floats=floats)
+                                               for k, v in value.items())
     if annotation is bool:
         return isinstance(value, bool)
     if annotation is int:

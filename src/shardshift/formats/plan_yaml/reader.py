@@ -47,10 +47,9 @@ def read(text: str, path: str = "<string>") -> Document:
             dotted = prefix + name
             child = _section(types[name])
             if child is not None and isinstance(value, dict):
+                if plan.get(dotted) is None:  # an optional section written empty is set, not absent
+                    plan.set(dotted, child(), where(here))
                 visit(child, value, dotted + ".", here)
-                continue
-            if name == "passthrough":
-                plan.passthrough.update(value if isinstance(value, dict) else {})
                 continue
             if isinstance(value, dict) and set(value) <= {"unknown", "where", "alternatives"} and "unknown" in value:
                 value = Unknown(str(value["unknown"]), where(here))

@@ -5,14 +5,27 @@ from __future__ import annotations
 import io
 
 from shardshift.document import Conversion, Document, MappingEntry
-from shardshift.plan import Plan
+from shardshift.plan import Plan, _Section, to_data
 
 
-def _prune(value):
-    if isinstance(value, dict):
-        pruned = {k: _prune(v) for k, v in value.items()}
-        return {k: v for k, v in pruned.items() if v not in (None, {}, [])}
-    return value
+def _data(section: _Section) -> dict:
+    """A section's fields as YAML data: unset fields and empty free-form dicts left out, an
+    optional section that is set but empty kept as `{}`; free-form values (params, passthrough)
+    exactly as they are, nulls included."""
+    out = {}
+    for name in section.FIELDS:
+        value = getattr(section, name)
+        if name in section.HIDDEN or value is None or value == {}:
+            if not (isinstance(value, _Section) and section.DEFAULTS[name] is None):
+                continue
+        key = "global" if name == "global_" else name
+        if isinstance(value, _Section):
+            inner = _data(value)
+            if inner or section.DEFAULTS[name] is None:
+                out[key] = inner
+        else:
+            out[key] = to_data(value)
+    return out
 
 
 def write(plan: Plan) -> str:
@@ -20,9 +33,29 @@ def write(plan: Plan) -> str:
 
     yaml = YAML()
     yaml.default_flow_style = False
+    yaml.representer.add_representer(float, _float)
     stream = io.StringIO()
-    yaml.dump(_prune(plan.to_data()), stream)
+    yaml.dump(_data(plan), stream)
     return stream.getvalue()
+
+
+def _float(representer, value: float):
+    """A float every YAML loader reads as one: YAML 1.1 (PyYAML) needs a dot in `1.0e-05`."""
+    import math
+
+    if math.isnan(value):
+        text = ".nan"
+    elif math.isinf(value):
+        text = ".inf" if value > 0 else "-.inf"
+    else:
+        text = repr(value)
+        if "e" in text and "." not in text.split("e")[0]:
+            mantissa, exponent = text.split("e")
+            text = f"{mantissa}.0e{exponent}"
+        if "e" in text and text.split("e")[1][0] not in "+-":
+            mantissa, exponent = text.split("e")
+            text = f"{mantissa}e+{exponent}"
+    return representer.represent_scalar("tag:yaml.org,2002:float", text)
 
 
 def convert(document: Document) -> Conversion:
