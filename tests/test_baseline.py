@@ -54,6 +54,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/axolotl/*", "Axolotl configs, read since the Axolotl reader"),
     NewFile("fixtures/fsdp2/unknown/*", "FSDP2 code the reader cannot decide (Unknown values, switches); "
             "flag_offload.py's FS004 is real: its bf16 policy leaves reduce_dtype unset"),
+    NewFile("fixtures/fsdp2/linked/*", "FSDP2 scripts that call helpers of other files given to check (followed "
+            "into them), and those helpers"),
     NewFile("fixtures/deepspeed/rules/DS421/*.y*ml", "the DS421 fixtures' Accelerate and Axolotl YAML, read since "
             "those readers"),
 ]

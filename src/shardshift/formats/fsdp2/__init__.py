@@ -7,7 +7,7 @@ fsdp2_mapping.py.
 
 from __future__ import annotations
 
-from shardshift.formats.fsdp2.reader import FORMAT, MARKER_KEYS, analysis_of, looks_like, read
+from shardshift.formats.fsdp2.reader import FORMAT, MARKER_KEYS, analysis_of, link, looks_like, read
 
 
 def write(plan) -> str:
@@ -30,4 +30,5 @@ def convert(document):
     return convert_with_report(document)
 
 
-__all__ = ["FORMAT", "MARKER_KEYS", "analysis_of", "convert", "looks_like", "read", "settings_from_plan", "write"]
+__all__ = ["FORMAT", "MARKER_KEYS", "analysis_of", "convert", "link", "looks_like", "read", "settings_from_plan",
+           "write"]

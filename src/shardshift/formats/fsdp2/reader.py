@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from shardshift.document import Document, SyntaxProblem
 from shardshift.source import Member, Node, join_pointer
@@ -31,11 +32,27 @@ if TYPE_CHECKING:  # pydantic is imported when a Plan is built, not when the rul
 
 FORMAT = "fsdp2"
 MARKER_KEYS = ("fully_shard", "FullyShardedDataParallel")
+# `from pkg.parallelize import apply_fsdp`: a file that hands its model to a project's FSDP helper
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_MODULE_ALIAS = re.compile(r"^[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)", re.M)
+_FSDP_NAME = re.compile(r"\w*fsdp\w*", re.I)
 
 
 def looks_like(path: str, text: str) -> bool:
-    """A Python file that mentions fully_shard or FullyShardedDataParallel."""
-    return path.lower().endswith(".py") and any(marker in text for marker in MARKER_KEYS)
+    """A Python file that mentions fully_shard or FullyShardedDataParallel, or (not being a
+    DeepSpeed script) calls an FSDP helper of its project: a name with `fsdp` in it imported from
+    a module other than torch's (`from .parallelize import apply_fsdp`), or called on an imported
+    module (`import pkg.parallelize as p; p.apply_fsdp(model)`)."""
+    if not path.lower().endswith(".py"):
+        return False
+    if any(marker in text for marker in MARKER_KEYS):
+        return True
+    if "fsdp" not in text.lower() or "deepspeed" in text:
+        return False
+    for match in _FROM_IMPORT.finditer(text):
+        if match.group(1).split(".")[0] != "torch" and _FSDP_NAME.search(match.group(2)):
+            return True
+    return any(re.search(rf"\b{alias}\.\w*fsdp\w*\s*\(", text, re.I) for alias in _MODULE_ALIAS.findall(text))
 
 
 # --- abstract values ------------------------------------------------------------------------
@@ -59,12 +76,14 @@ class Cond:
     line: int
     key: int  # id of the statement, so that two branches of one `if` can be told apart
     positive: bool = True
+    file: str = ""  # another file's path, when the condition sits in a helper followed into it
 
     def negated(self) -> Cond:
-        return Cond(self.text, self.line, self.key, not self.positive)
+        return Cond(self.text, self.line, self.key, not self.positive, self.file)
 
     def describe(self) -> str:
-        return f"`{self.text}` (line {self.line})" if self.positive else f"not `{self.text}` (line {self.line})"
+        line = f"{os.path.basename(self.file)} line {self.line}" if self.file else f"line {self.line}"
+        return f"`{self.text}` ({line})" if self.positive else f"not `{self.text}` ({line})"
 
 
 def describe(conds: tuple[Cond, ...]) -> str:
@@ -122,6 +141,8 @@ class Mesh:
     column: int
     names_given: bool = True
     shape_text: str = ""  # the mesh_shape argument as written
+    file: str = ""  # see Event.file
+    site: tuple[int, int] | None = None
 
     @property
     def size(self) -> int | None:
@@ -137,6 +158,8 @@ class Policy:
     column: int
     texts: dict[str, str] = field(default_factory=dict)
     conds: tuple[Cond, ...] = ()
+    file: str = ""  # see Event.file
+    site: tuple[int, int] | None = None
 
 
 @dataclass
@@ -172,6 +195,14 @@ class Ref:
     event: "Event"
 
 
+@dataclass(eq=False)
+class Module:
+    """A module of another file given to `check`, imported as an object (`from . import parallelize`)."""
+
+    name: str
+    env: "Env"
+
+
 # --- events -------------------------------------------------------------------------------
 
 
@@ -189,6 +220,10 @@ class Event:
     given: frozenset[str] = frozenset()  # argument names written explicitly
     conds: tuple[Cond, ...] = ()  # undecided conditions under which the call runs
     texts: dict[str, str] = field(default_factory=dict)  # argument name -> its source text
+    # In a helper of another file followed into (see link): that file's path (line and column are
+    # in it), and where the outermost call into it sits in the file being read. "" for the file itself.
+    file: str = ""
+    site: tuple[int, int] | None = None
 
     def value(self, name: str, default: Any = None) -> Any:
         """A resolved plain argument value (Const unwrapped), or `default`."""
@@ -286,10 +321,11 @@ MAX_STATEMENTS = 100_000  # inlining stops beyond this many statements run: help
 
 
 class Env:
-    def __init__(self, parent: Env | None = None, depth: int = 0) -> None:
+    def __init__(self, parent: Env | None = None, depth: int = 0, file: str = "") -> None:
         self.vars: dict[str, Any] = {}
         self.parent = parent
         self.depth = depth  # how many undecided conditions held when this scope was entered
+        self.file = parent.file if parent is not None else file  # the module's file ("": the one being read)
 
     def lookup(self, name: str) -> Any:
         env: Env | None = self
@@ -312,8 +348,15 @@ class _Frame:
 class Interpreter:
     """Runs the module body, then every function no code in the file calls, each as one flow."""
 
-    def __init__(self, tree: ast.Module, text: str) -> None:
+    def __init__(self, tree: ast.Module, text: str, path: str = "", linker: Linker | None = None) -> None:
         self.tree = tree
+        self.path = path
+        self.linker = linker  # the other files of the run, when calls into them are followed
+        self.modules: dict[str, Env | None] = {}  # path -> the module environment of another file
+        self.loading: list[str] = []  # the other files whose module body is running (imports in imports)
+        self.file = ""  # the file of the code running now: "" for this one, else a followed helper's
+        self.site: tuple[int, int] | None = None  # where the call into that helper sits in this file
+        self.quiet = 0  # > 0 while another file's module body runs: it only binds names, no events
         self.analysis = Analysis(text=text)
         self.flow = 0
         self.seq = 0
@@ -368,8 +411,9 @@ class Interpreter:
     def _event(self, kind: str, node: ast.AST, **kw: Any) -> Event:
         self.seq += 1
         event = Event(kind, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, self.flow, self.seq,
-                      self.loop_depth > 0, conds=tuple(self.conds), **kw)
-        self.analysis.events.append(event)
+                      self.loop_depth > 0, conds=tuple(self.conds), file=self.file, site=self.site, **kw)
+        if not self.quiet:
+            self.analysis.events.append(event)
         return event
 
     # -- statements -----------------------------------------------------------------------
@@ -438,7 +482,7 @@ class Interpreter:
             if self._filters_loop(node.test):  # `if isinstance(layer, Block):` picks elements, it is no switch
                 left = self._block(node.body, env)
                 return self._block(node.orelse, env) and left
-            return self._branches(Cond(_text(node.test), node.lineno, id(node)), node.body, node.orelse, env)
+            return self._branches(Cond(_text(node.test), node.lineno, id(node), file=self.file), node.body, node.orelse, env)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             element = _element_of(self._expr(node.iter, env), node.iter)
             self._bind(node.target, element, env, node)
@@ -464,7 +508,7 @@ class Interpreter:
             left = self._block(node.body, env)
             for handler in node.handlers:  # a handler runs only when the body fails: its bindings are alternatives
                 caught = "except " + _text(handler.type) if handler.type is not None else "except"
-                self.conds.append(Cond(caught, handler.lineno, id(handler)))
+                self.conds.append(Cond(caught, handler.lineno, id(handler), file=self.file))
                 self._block(handler.body, env)
                 self.conds.pop()
             if not left:
@@ -474,7 +518,7 @@ class Interpreter:
             self._expr(node.subject, env)
             for case in node.cases:
                 self.conds.append(Cond(f"{_text(node.subject)} matches {_text(case.pattern)}", case.pattern.lineno,
-                                       id(case)))
+                                       id(case), file=self.file))
                 self._block(case.body, env)
                 self.conds.pop()
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -507,15 +551,75 @@ class Interpreter:
             base = ("." * node.level) + (node.module or "")
             for alias in node.names:
                 if alias.name != "*":
-                    self._set(env, alias.asname or alias.name, Qual(f"{base}.{alias.name}" if base else alias.name))
+                    found = self._imported(node.module or "", node.level, alias.name) if self.linker else None
+                    self._set(env, alias.asname or alias.name,
+                              found if found is not None else Qual(f"{base}.{alias.name}" if base else alias.name))
         return False
+
+    # -- other files given to `check` (see link) --------------------------------------------
+
+    def _imported(self, module: str, level: int, name: str) -> Any:
+        """What `from module import name` binds when the module is another file of the run: its
+        function (or a value of its module environment), or the module itself; None otherwise."""
+        importer = self.file or self.path
+        target = self.linker.resolve(module, level, importer)
+        if target is not None:
+            found = self._module_env(target)
+            value = found.vars.get(name) if found is not None else None
+            if _importable(value):
+                return value
+        target = self.linker.resolve(f"{module}.{name}" if module else name, level, importer)
+        found = self._module_env(target) if target is not None else None
+        return Module(name, found) if found is not None else None
+
+    def _foreign(self, qualified: str) -> Any:
+        """The value `pkg.mod.name` stands for when `pkg.mod` (imported as a module) is another file
+        of the run, or None."""
+        module, _, name = qualified.rpartition(".")
+        if not module or module.startswith("."):
+            return None
+        target = self.linker.resolve(module, 0, self.file or self.path)
+        found = self._module_env(target) if target is not None else None
+        value = found.vars.get(name) if found is not None else None
+        return value if _importable(value) else None
+
+    def _module_env(self, document: Document) -> Env | None:
+        """The names another file binds at module level (its imports, constants and functions),
+        from running its body once, quietly. A file importing back the one being read sees its
+        environment as bound so far, as Python's circular imports do; nesting is bounded."""
+        path = document.path
+        if path == self.path:
+            return self.module_env
+        if path in self.modules:
+            return self.modules[path]
+        tree = _parse(document.text)
+        if isinstance(tree, SyntaxProblem) or len(self.loading) >= MAX_INLINE_DEPTH:
+            return None
+        env = Env(file=path)
+        env.set("__name__", Const(os.path.splitext(os.path.basename(path))[0]))  # imported: not "__main__"
+        self.modules[path] = env
+        saved = (self.conds, self.loop_depth, self.loop_names, self.guard, self.exit, self.file, self.site,
+                 self.frames)
+        self.conds, self.loop_depth, self.loop_names, self.guard = [], 0, [], None
+        self.file, self.site, self.frames = path, None, [_Frame()]
+        self.quiet += 1
+        self.loading.append(path)
+        try:
+            self._block(tree.body, env)
+        finally:
+            self.loading.pop()
+            self.quiet -= 1
+            (self.conds, self.loop_depth, self.loop_names, self.guard, self.exit, self.file, self.site,
+             self.frames) = saved
+        return env
 
     def _bind(self, target: ast.expr, value: Any, env: Env, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             if (isinstance(value, _Unknown) and value is not MISSING) or (isinstance(value, Path) and value.path == "?"):
                 value = Path(target.id)
             self._set(env, target.id, value)
-            if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+            if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool) \
+                    and not self.file:  # a helper's constants are its own file's settings
                 self.analysis.constants.setdefault(target.id, (value.value, node.lineno, node.col_offset + 1))
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, ListVal) else (
@@ -605,7 +709,7 @@ class Interpreter:
                 return self._expr(node.body, env)
             if decided is False:
                 return self._expr(node.orelse, env)
-            cond = Cond(_text(node.test), node.lineno, id(node))
+            cond = Cond(_text(node.test), node.lineno, id(node), file=self.file)
             self.conds.append(cond)
             body = self._expr(node.body, env)
             self.conds[-1] = cond.negated()
@@ -661,6 +765,9 @@ class Interpreter:
             return Path(f"{base.path}.{node.attr}")
         if isinstance(base, Mesh) and node.attr == "device_type":
             return Const(base.device) if base.device else UNKNOWN
+        if isinstance(base, Module):
+            found = base.env.vars.get(attr)
+            return found if _importable(found) else Path(f"{base.name}.{attr}")
         return UNKNOWN
 
     def _subscript(self, node: ast.Subscript, env: Env) -> Any:
@@ -679,7 +786,7 @@ class Interpreter:
             if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
                 dims = tuple(d for name in names for d in base.dims if d[0] == name)
                 if len(dims) == len(names):
-                    return Mesh(dims, base.device, base.line, base.column, base.names_given)
+                    return Mesh(dims, base.device, base.line, base.column, base.names_given, file=base.file, site=base.site)
             return UNKNOWN
         if isinstance(base, DictVal) and isinstance(key, Const) and isinstance(key.value, str):
             return base.items.get(key.value, UNKNOWN)
@@ -742,8 +849,12 @@ class Interpreter:
         if isinstance(callee, Path) and callee.path in ("int", "float", "str", "bool") and args \
                 and isinstance(args[0], RunTime):
             return RunTime(_text(node))
+        if isinstance(callee, Qual) and self.linker is not None:
+            found = self._foreign(callee.name)
+            if found is not None:
+                callee = found
         if isinstance(callee, Func):
-            return self._run_function(callee, args, kwargs)
+            return self._run_function(callee, args, kwargs, node=node)
         if isinstance(callee, Qual):
             result = self._known(callee.last, callee.name, node, args, kwargs, env)
             return UNKNOWN if result is NOT_KNOWN else result
@@ -763,14 +874,29 @@ class Interpreter:
                 base = self._expr(node.func.value, env)
                 if isinstance(base, Mesh):
                     name = args[0].value if args and isinstance(args[0], Const) else None
-                    return Mesh(((name, base.size),), base.device, base.line, base.column)
+                    return Mesh(((name, base.size),), base.device, base.line, base.column, file=base.file,
+                                site=base.site)
         return UNKNOWN
 
-    def _run_function(self, func: Func, args: list[Any], kwargs: dict[str, Any], entry: bool = False) -> Any:
+    def _run_function(self, func: Func, args: list[Any], kwargs: dict[str, Any], entry: bool = False,
+                      node: ast.AST | None = None) -> Any:
         key = id(func.node)
         if key in self.stack or len(self.stack) >= MAX_INLINE_DEPTH or (self.statements > MAX_STATEMENTS and not entry):
             self.refused.add(key)
             return UNKNOWN
+        outer = self.file, self.site
+        if func.env.file != self.file:  # into another file's helper, or back into this file
+            if not func.env.file:
+                self.site = None
+            elif not self.file:
+                self.site = (getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1)
+            self.file = func.env.file
+        try:
+            return self._inline(func, args, kwargs, entry, key)
+        finally:
+            self.file, self.site = outer
+
+    def _inline(self, func: Func, args: list[Any], kwargs: dict[str, Any], entry: bool, key: int) -> Any:
         env = Env(func.env, len(self.conds))
         parameters = func.node.args
         positional = [*parameters.posonlyargs, *parameters.args]
@@ -823,7 +949,7 @@ class Interpreter:
         if owner.path == "self" or owner.path.startswith("self."):
             local = self._find_method(method) if owner.path == "self" else None
             if local is not None:
-                return self._run_function(Func(local, self.module_env, owner), args, kwargs)
+                return self._run_function(Func(local, self.module_env, owner), args, kwargs, node=node)
         if method in ("parameters", "named_parameters"):
             return ParamsOf(owner.path)
         if method in ("children", "modules", "values", "named_children", "named_modules", "items"):
@@ -858,6 +984,8 @@ class Interpreter:
         if not isinstance(default, Const) or not isinstance(default.value, (int, float)) or isinstance(default.value, bool):
             return
         for flag in args:
+            if self.file:
+                break
             if isinstance(flag, Const) and isinstance(flag.value, str) and flag.value.startswith("--"):
                 name = flag.value.lstrip("-").replace("-", "_")
                 self.analysis.constants.setdefault(name, (default.value, node.lineno, node.col_offset + 1))
@@ -885,7 +1013,8 @@ class Interpreter:
             return self._mesh(node, named)
         if last in POLICIES:
             self._event("policy", node, name=POLICIES[last], kwargs=named, given=given, texts=texts)
-            return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1, texts, tuple(self.conds))
+            return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1, texts, tuple(self.conds), self.file,
+                          self.site)
         if last in ("GradScaler", "ShardedGradScaler"):
             kind = "sharded_grad_scaler" if last == "ShardedGradScaler" or "sharded_grad_scaler" in qualified else "grad_scaler"
             return Ref(self._event(kind, node, name=qualified, kwargs=named, given=given))
@@ -955,7 +1084,8 @@ class Interpreter:
         device = named.get("device_type", UNKNOWN)
         mesh = Mesh(tuple(zip(dim_names, sizes)), device.value if isinstance(device, Const) else None, node.lineno,
                     node.col_offset + 1, names_given="mesh_dim_names" in named,
-                    shape_text=_argument_texts(node, POSITIONAL["init_device_mesh"]).get("mesh_shape", ""))
+                    shape_text=_argument_texts(node, POSITIONAL["init_device_mesh"]).get("mesh_shape", ""),
+                    file=self.file, site=self.site)
         self._event("mesh", node, kwargs={"mesh": mesh, **named})
         return mesh
 
@@ -1165,12 +1295,12 @@ def _map(choice: Choice, function: Any) -> Any:
 
 
 @lru_cache(maxsize=64)
-def analyse(text: str) -> Analysis | SyntaxProblem:
-    """The events of a Python file, or why it cannot be read."""
+def _parse(text: str) -> ast.Module | SyntaxProblem:
+    """The syntax tree of a Python file (shared, never modified), or why it cannot be read."""
     try:
         with warnings.catch_warnings():  # the user's invalid escapes are not our warnings to print
             warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+            return ast.parse(text)
     except SyntaxError as error:
         line = error.lineno or 1
         return SyntaxProblem(f"invalid Python: {error.msg}", line, max(1, error.offset or 1))
@@ -1178,8 +1308,20 @@ def analyse(text: str) -> Analysis | SyntaxProblem:
         return SyntaxProblem(f"cannot read as Python: {error}", 1, 1)
     except (RecursionError, MemoryError):
         return SyntaxProblem("the code is nested too deeply to read", 1, 1)
+
+
+@lru_cache(maxsize=64)
+def analyse(text: str) -> Analysis | SyntaxProblem:
+    """The events of a Python file on its own, or why it cannot be read."""
+    return _interpret(text)
+
+
+def _interpret(text: str, path: str = "", linker: Linker | None = None) -> Analysis | SyntaxProblem:
+    tree = _parse(text)
+    if isinstance(tree, SyntaxProblem):
+        return tree
     try:
-        return Interpreter(tree, text).run()
+        return Interpreter(tree, text, path, linker).run()
     except RecursionError:
         return SyntaxProblem("the code is nested too deeply to analyse", 1, 1)
 
@@ -1251,6 +1393,21 @@ SIZE_FIELDS = frozenset({"world.world_size", "sharding.hybrid_shard_size", "batc
 SCHEDULER_FIELD_TYPES = {"warmup_steps": int, "total_steps": int, "min_lr": float, "max_lr": float, "warmup_type": str}
 
 
+class At(NamedTuple):
+    """Where a setting was set: line and column in `file` ("": the file being read); `site` is
+    the call in the file being read that led into that other file."""
+
+    line: int
+    column: int
+    file: str = ""
+    site: tuple[int, int] | None = None
+
+
+def _at(thing: Any) -> At:
+    """The position of an event, a policy or a mesh."""
+    return At(thing.line, thing.column, thing.file, thing.site)
+
+
 def _fits(kind: type, value: Any) -> bool:
     if kind is int:
         return isinstance(value, int) and not isinstance(value, bool)
@@ -1267,7 +1424,8 @@ class _Facts:
         self.analysis = analysis
         self.path = path
         self.values: dict[str, Any] = {}
-        self.positions: dict[str, tuple[int, int]] = {}
+        self.positions: dict[str, tuple[int, int]] = {}  # in the file being read (for a helper's: the call)
+        self.places: dict[str, tuple[int, int]] = {}  # where each was set (At when in a helper's file)
 
     def set(self, dotted: str, value: Any, position: tuple[int, int], conds: tuple[Cond, ...] = ()) -> None:
         """Record a field once (the first setter wins). A value set by a call that runs only under
@@ -1285,12 +1443,15 @@ class _Facts:
             return
         value = self.guard(value, conds, position)
         self.values[dotted] = value
-        self.positions[dotted] = position
+        self.places[dotted] = position
+        foreign = isinstance(position, At) and position.file
+        self.positions[dotted] = (position.site or (1, 1)) if foreign else (position[0], position[1])
 
     def where(self, position: tuple[int, int]):
         from shardshift.source import Location
 
-        return Location(self.path, position[0], position[1], None)
+        file = position.file if isinstance(position, At) and position.file else self.path
+        return Location(file, position[0], position[1], None)
 
     def guard(self, value: Any, conds: tuple[Cond, ...], position: tuple[int, int]) -> Any:
         if not conds:
@@ -1353,17 +1514,17 @@ class _Facts:
         for event in self.analysis.of("clip"):
             norm = event.value("max_norm")
             if isinstance(norm, (int, float)) and not isinstance(norm, bool) and math.isfinite(norm):
-                self.set("gradient_clipping", float(norm), (event.line, event.column))
+                self.set("gradient_clipping", float(norm), _at(event))
                 break
         self._named_settings()
         checkpoints = self.analysis.of("checkpoint", "hf_checkpointing")
         for event in sorted(checkpoints, key=lambda e: bool(e.conds)):  # one that always runs first
-            self.set("activation_checkpointing.enabled", True, (event.line, event.column), event.conds)
+            self.set("activation_checkpointing.enabled", True, _at(event), event.conds)
             break
         for event in self.analysis.of("dataloader"):
             size = event.value("batch_size")
             if _fits(int, size):
-                self.set("batch.micro", size, (event.line, event.column))
+                self.set("batch.micro", size, _at(event))
         return self
 
     def _sharding(self, roots: list[Event], blocks: list[Event]) -> None:
@@ -1372,7 +1533,7 @@ class _Facts:
             return
         # the first call that always runs, else the first call (its conditions make the fields Unknown)
         first = next((e for e in calls if not e.conds), calls[0])
-        where = (first.line, first.column)
+        where = _at(first)
         raf = first.kwargs.get("reshard_after_forward", UNKNOWN if "reshard_after_forward" in first.given else None)
         text = first.texts.get("reshard_after_forward", "")
         if (raf is None or raf is MISSING) and "**" in first.texts:
@@ -1409,7 +1570,7 @@ class _Facts:
         if event is None and spread is not None:  # the policy may be in a dict the code does not show
             from shardshift.plan import Unknown
 
-            at = (spread.line, spread.column)
+            at = _at(spread)
             unknown = Unknown(f"run-time value `{spread.texts['**']}`", self.where(at))
             targets = ("offload.params.device", "offload.optimizer.device") if kind == "cpu_offload" \
                 else tuple(d for d, _ in fields)
@@ -1419,10 +1580,10 @@ class _Facts:
         if event is None:
             return
         raw = event.kwargs[argument]
-        call_at = (event.line, event.column)
+        call_at = _at(event)
         policies = [v for _, v in raw.options if isinstance(v, Policy)] if isinstance(raw, Choice) else [raw]
         policy = next((p for p in policies if isinstance(p, Policy) and p.kind == kind), None)
-        at = (policy.line, policy.column) if policy is not None else call_at
+        at = _at(policy) if policy is not None else call_at
         text = event.texts.get(argument, "")
         if kind == "cpu_offload":
             def device(value: Any) -> Any:
@@ -1454,7 +1615,7 @@ class _Facts:
             self.set(dotted, self.pick(raw, dtype, at, text), at, event.conds)
 
     def _fsdp1(self, event: Event) -> None:
-        where = (event.line, event.column)
+        where = _at(event)
         strategy = event.kwargs.get("sharding_strategy")
         name = strategy.last if isinstance(strategy, Qual) else None
         stages = {"FULL_SHARD": (3, False), "SHARD_GRAD_OP": (2, False), "HYBRID_SHARD": (3, True),
@@ -1465,13 +1626,13 @@ class _Facts:
             self.set("sharding.hybrid", True, where)
         policy = event.kwargs.get("mixed_precision")
         if isinstance(policy, Policy):
-            at = (policy.line, policy.column)
+            at = _at(policy)
             self.set("precision.param_dtype", _dtype_name(policy.kwargs.get("param_dtype")), at)
             self.set("precision.reduce_dtype", _dtype_name(policy.kwargs.get("reduce_dtype")), at)
         offload = event.kwargs.get("cpu_offload")
         if isinstance(offload, Policy) and offload.kwargs.get("offload_params") == Const(True):
             for target in ("offload.params", "offload.optimizer"):
-                self.set(target + ".device", "cpu", (offload.line, offload.column))
+                self.set(target + ".device", "cpu", _at(offload))
 
     def _meshes(self, calls: list[Event]) -> None:
         conds: tuple[Cond, ...] = ()
@@ -1492,7 +1653,7 @@ class _Facts:
             used, conds = created[0], created_events[0].conds
         if used is None:
             return
-        where = (used.line, used.column)
+        where = _at(used)
         shape = self._runtime_shape(used)
         if len(used.dims) == 2:
             self.set("sharding.hybrid", True, where, conds)
@@ -1503,7 +1664,7 @@ class _Facts:
             self.set("parallelism.data_parallel_shard", used.dims[0][1] or shape, where, conds)
         full = max(created, key=lambda m: len(m.dims)) if created else used
         full_conds = next((e.conds for e in created_events if e.kwargs["mesh"] is full), conds)
-        at = (full.line, full.column)
+        at = _at(full)
         self.set("world.world_size", full.size or self._runtime_shape(full), at, full_conds)
         for name, size in full.dims:
             lowered = (name or "").lower()
@@ -1517,14 +1678,14 @@ class _Facts:
             return None
         from shardshift.plan import Unknown
 
-        return Unknown(f"run-time mesh shape `{mesh.shape_text}`", self.where((mesh.line, mesh.column)))
+        return Unknown(f"run-time mesh shape `{mesh.shape_text}`", self.where(_at(mesh)))
 
     def _optimizer(self) -> None:
         events = self.analysis.of("optimizer")
         if not events:
             return
         event = next((e for e in events if not e.conds), events[0])
-        where = (event.line, event.column)
+        where = _at(event)
         self.set("optimizer.name", event.name, where, event.conds)
         for name in ("lr", "eps", "weight_decay"):
             value = _plain(event.kwargs.get(name))
@@ -1550,7 +1711,7 @@ class _Facts:
         if not events:
             return
         event = events[0]
-        where = (event.line, event.column)
+        where = _at(event)
         name, params = event.name, {k: v for k, v in event.kwargs.items() if k not in ("optimizer", "lr_lambda")}
         helper = _schedule_helper(event.kwargs.get("lr_lambda"))
         if helper is not None:
@@ -1576,7 +1737,7 @@ class _Facts:
         for event in self.analysis.of("grad_scaler", "sharded_grad_scaler"):
             if event.value("enabled") is False:
                 continue
-            where = (event.line, event.column)
+            where = _at(event)
             init = event.value("init_scale", 65536.0 if "init_scale" not in event.given else None)
             interval = event.value("growth_interval", 2000 if "growth_interval" not in event.given else None)
             if _fits(int, interval) and interval >= STATIC_GROWTH_INTERVAL and _fits(float, init):
@@ -1603,7 +1764,7 @@ class _Facts:
         """Make every field read so far Unknown when the call that set them runs only under `conds`."""
         if conds:
             for dotted, value in list(self.values.items()):
-                self.values[dotted] = self.guard(value, conds, self.positions[dotted])
+                self.values[dotted] = self.guard(value, conds, self.places[dotted])
 
     def plan(self) -> Plan:
         """The Plan of these values, each with where it was set."""
@@ -1611,7 +1772,7 @@ class _Facts:
 
         plan = Plan()
         for dotted, value in self.values.items():
-            plan.set(dotted, value, where=self.where(self.positions[dotted]))
+            plan.set(dotted, value, where=self.where(self.places[dotted]))
         return plan
 
     def data(self) -> dict:
@@ -1687,11 +1848,16 @@ def read(text: str, path: str = "<string>") -> Document:
     positioned (line/column of the call that set it) in `root`; the Plan itself is built when
     first read. Never raises for bad input."""
     document = Document(path=path, format=FORMAT, text=text)
-    result = analyse(text)
+    _fill(document, analyse(text))
+    return document
+
+
+def _fill(document: Document, result: Analysis | SyntaxProblem) -> None:
+    """Set the document's data, positioned tree and (deferred) Plan from an analysis of its code."""
     if isinstance(result, SyntaxProblem):
         document.syntax = result
-        return document
-    facts = _Facts(result, path).build()
+        return
+    facts = _Facts(result, document.path).build()
     positions = dict(facts.positions)
     for dotted in list(positions):
         if dotted.endswith(".global_"):
@@ -1704,4 +1870,110 @@ def read(text: str, path: str = "<string>") -> Document:
     document.data = facts.data()
     document.root = _tree(document.data, "", "", positions, (1, 1))
     document.defer_plan(facts.plan)
-    return document
+
+
+# --- following calls into other files of the run ---------------------------------------------
+
+LIBRARY_ROOTS = frozenset({"torch", "torchvision", "torchaudio", "transformers", "accelerate", "deepspeed"})
+
+
+def _importable(value: Any) -> bool:
+    """A module-level value another file can import by name: a function, an import, a constant."""
+    return value is not None and not isinstance(value, (Path, _Unknown))
+
+
+def _module_tail(path: str) -> tuple[str, ...]:
+    """The dotted-module components a file's path ends with: a/b/c.py and a/b/c/__init__.py -> (..., b, c)."""
+    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
+    stem = os.path.splitext(parts[-1])[0]
+    return tuple(parts[:-1]) if stem == "__init__" else (*parts[:-1], stem)
+
+
+class Linker:
+    """The FSDP2 files of one run, by the module each can be imported as."""
+
+    def __init__(self, documents: list[Document]) -> None:
+        self.documents = documents
+        self.by_path = {os.path.normpath(os.path.abspath(d.path)): d for d in documents}
+        self.tails = [(_module_tail(d.path), d) for d in documents]
+        self.cache: dict[tuple[str, int, str], Document | None] = {}
+
+    def resolve(self, module: str, level: int, importer: str) -> Document | None:
+        key = (module, level, importer)
+        if key not in self.cache:
+            self.cache[key] = self._resolve(module, level, importer)
+        return self.cache[key]
+
+    def _resolve(self, module: str, level: int, importer: str) -> Document | None:
+        """The file `module` names, imported from `importer`, or None when no file of the run is
+        it or when two are equally likely (never a guess). A relative import names one place; an
+        absolute one is looked for beside the importer (a script's folder is first on sys.path),
+        then as the file whose path ends with the most of the module's components: all of them,
+        or at least the package and the module (`parallelize.py` alone matches `pkg.parallelize`
+        only when no other file does better, and never `other.parallelize`)."""
+        parts = [p for p in module.split(".") if p]
+        folder = os.path.dirname(os.path.abspath(importer))
+        if level:
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            return self._exact(folder, parts, importer)
+        if not parts or parts[0] in LIBRARY_ROOTS:
+            return None
+        beside = self._exact(folder, parts, importer)
+        if beside is not None:
+            return beside
+        importer_path = os.path.normpath(os.path.abspath(importer))
+        scores: dict[int, list[Document]] = {}
+        for tail, document in self.tails:
+            matched = 0
+            while matched < min(len(parts), len(tail)) and parts[-1 - matched] == tail[-1 - matched]:
+                matched += 1
+            if matched and (matched == len(parts) or matched >= 2) and \
+                    os.path.normpath(os.path.abspath(document.path)) != importer_path:
+                scores.setdefault(matched, []).append(document)
+        if not scores:
+            return None
+        best = scores[max(scores)]
+        return best[0] if len(best) == 1 else None
+
+    def _exact(self, folder: str, parts: list[str], importer: str) -> Document | None:
+        base = os.path.join(folder, *parts)
+        found = [self.by_path.get(os.path.normpath(candidate)) for candidate in
+                 (base + ".py", os.path.join(base, "__init__.py"))]
+        found = [d for d in found if d is not None and os.path.normpath(os.path.abspath(d.path))
+                 != os.path.normpath(os.path.abspath(importer))]
+        return found[0] if len(found) == 1 else None
+
+    def imports_another(self, document: Document) -> bool:
+        """Whether the document imports a module (or a name of one) that is another file of the run."""
+        tree = _parse(document.text)
+        if isinstance(tree, SyntaxProblem):
+            return False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules = [(alias.name, 0) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                modules = [(module, node.level)] + [(f"{module}.{a.name}" if module else a.name, node.level)
+                                                     for a in node.names if a.name != "*"]
+            else:
+                continue
+            if any(self.resolve(name, level, document.path) is not None for name, level in modules):
+                return True
+        return False
+
+
+def link(documents: list[Document]) -> None:
+    """Read again every FSDP2 document that imports from another file of the run, following its
+    calls into that file's functions as into its own (analysed in that file's module environment,
+    with the arguments bound). A setting found in the other file keeps that file and position as
+    its provenance; in the document's positioned tree it sits at the call that led there. The
+    FSDP2 rules still judge each file's own code (their findings are placed in the file judged).
+    Nothing happens with a single document or without such an import."""
+    readable = [d for d in documents if d.syntax is None and d.format == FORMAT]
+    if len(readable) < 2:
+        return
+    linker = Linker(readable)
+    for document in readable:
+        if linker.imports_another(document):
+            _fill(document, _interpret(document.text, document.path, linker))
