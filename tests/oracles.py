@@ -463,3 +463,223 @@ def rejected_everywhere(config: Any) -> tuple[bool, list[str]]:
     sizes = (*ALL_WORLD_SIZES, *implied_world_sizes(config))
     world, _, errors = first_acceptance(config, sizes)
     return world is None, errors
+
+
+# --- Accelerate's launcher and the HF Trainer's DeepSpeed handoff, in a child process -------
+#
+# Both change process-wide state (os.environ, the current directory, Accelerate's singleton
+# state, transformers' global DeepSpeed config weakref), so they run in a fresh Python with a
+# timeout, all cases of a module in one child (imports cost seconds, each case milliseconds).
+
+TESTS = Path(__file__).resolve().parent
+CHILD_TIMEOUT = 600  # seconds: a cold first import of torch + DeepSpeed on a slow CI machine
+
+# The start of the ValueError in DeepSpeedPlugin._deepspeed_config_checks (accelerate 1.15.0).
+ACCELERATE_REFUSAL = "When using `deepspeed_config_file`, the following accelerate config variables will be ignored:"
+# The start of the ValueError in HfTrainerDeepSpeedConfig.trainer_config_finalize (transformers 5.24.0).
+TRAINER_MISMATCH = "Please correct the following DeepSpeed config values that mismatch TrainingArguments values"
+
+
+def require_installed(*modules: str) -> None:
+    """Skip the calling test when an oracle package is not installed, except under CI
+    (`CI=true`, as .ci/run runs), where scripts/install-dev.sh must have installed it: there a
+    missing oracle fails the test instead of passing unnoticed. Looks modules up without
+    importing them."""
+    import importlib.util
+
+    import pytest
+
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    message = f"oracle package(s) not installed: {', '.join(missing)} (pip install -e '.[oracles]')"
+    if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+        pytest.fail(f"{message}; CI must run every oracle test (scripts/install-dev.sh)", pytrace=False)
+    pytest.skip(message)
+
+
+def run_in_child(function: str, payload: Any, *, timeout: float = CHILD_TIMEOUT) -> Any:
+    """`oracles.<function>(payload)` in a fresh Python: JSON in and out through files (the
+    frameworks log to stdout). Raises AssertionError with the child's output when it fails or
+    outlives `timeout`."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="shardshift-oracle-") as scratch:
+        given, result = Path(scratch, "in.json"), Path(scratch, "out.json")
+        given.write_text(json.dumps(payload), encoding="utf-8")
+        env = {name: value for name, value in os.environ.items() if not name.startswith("ACCELERATE_")}
+        env.update(DS_ACCELERATOR="cpu", HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error",
+                   TOKENIZERS_PARALLELISM="false", PYTHONWARNINGS="ignore")
+        code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import oracles; "
+                "out = getattr(oracles, sys.argv[2])(json.load(open(sys.argv[3]))); "
+                "json.dump(out, open(sys.argv[4], 'w'))")
+        try:
+            done = subprocess.run([sys.executable, "-c", code, str(TESTS), function, str(given), str(result)],
+                                  capture_output=True, text=True, timeout=timeout, env=env, cwd=scratch,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as error:
+            raise AssertionError(f"oracle child {function} did not finish in {timeout} s:\n{error.stdout}\n"
+                                 f"{error.stderr}") from None
+        if done.returncode != 0 or not result.is_file():
+            raise AssertionError(f"oracle child {function} failed ({done.returncode}):\n{done.stdout[-4000:]}\n"
+                                 f"{done.stderr[-4000:]}")
+        return json.loads(result.read_text(encoding="utf-8"))
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def accelerate_launch_outcomes(config_files: list[str]) -> dict[str, dict]:
+    """(In the child.) What `accelerate launch --config_file FILE train.py` does with each
+    Accelerate config up to the point where each training process builds its DeepSpeedPlugin.
+
+    Accelerate's own code all the way: the launch parser, `launch_command` (which runs
+    `_validate_launch_command`, i.e. `load_config_from_file`, then lists the YAML's DeepSpeed
+    fields and `mixed_precision` for ACCELERATE_CONFIG_DS_FIELDS), `deepspeed_launcher` and its
+    `prepare_deepspeed_cmd_env`. Only the final `torch.distributed.run.run` is replaced: instead
+    of starting the training processes it builds `DeepSpeedPlugin()` and calls
+    `set_mixed_precision` under the environment those processes would get (the launcher's own
+    `patch_environment(**current_env)`), as `Accelerator()` does in each of them. A multi-node
+    launch (which would start the `deepspeed` runner) is refused rather than run.
+
+    The current directory is each file's folder, where a relative deepspeed_config_file
+    resolves. Returns {file: {"stage": "launch" | "plugin" | "mixed_precision" | None,
+    "error": "Type: message" | None}}."""
+    import subprocess
+    from unittest import mock
+
+    import torch.distributed.run as distrib_run
+    from accelerate.commands import launch as accelerate_launch
+    from accelerate.utils import DeepSpeedPlugin
+
+    outcomes: dict[str, dict] = {}
+    home = os.getcwd()
+    for config_file in config_files:
+        outcome: dict[str, Any] = {"stage": None, "error": None}
+
+        def start_processes(_args, outcome=outcome):
+            try:
+                plugin = DeepSpeedPlugin()
+            except Exception as error:  # noqa: BLE001 - every refusal is a result here
+                outcome.update(stage="plugin", error=_error_text(error))
+                return
+            try:
+                plugin.set_mixed_precision(os.environ.get("ACCELERATE_MIXED_PRECISION", "no"))
+            except Exception as error:  # noqa: BLE001
+                outcome.update(stage="mixed_precision", error=_error_text(error))
+
+        def no_runner(*args, **kwargs):
+            raise RuntimeError("a multi-node launch would start the deepspeed runner: not run by the oracle")
+
+        os.chdir(os.path.dirname(os.path.abspath(config_file)))
+        try:
+            args = accelerate_launch.launch_command_parser().parse_args(
+                ["--config_file", os.path.basename(config_file), "train.py"])
+            with mock.patch.object(distrib_run, "run", start_processes), \
+                    mock.patch.object(subprocess, "Popen", no_runner):
+                accelerate_launch.launch_command(args)
+        except Exception as error:  # noqa: BLE001
+            outcome.update(stage="launch", error=_error_text(error))
+        finally:
+            os.chdir(home)
+        outcomes[config_file] = outcome
+    return outcomes
+
+
+def axolotl_training_arguments(yaml_config: dict) -> dict[str, Any]:
+    """The TrainingArguments keywords Axolotl's trainer builder derives from its YAML for the
+    values transformers checks against a ds_config (../shared/reference/axolotl.md §2, §5):
+    micro_batch_size -> per_device_train_batch_size (default 1), gradient_accumulation_steps
+    (default 1), learning_rate (a string such as "2e-5" is converted), weight_decay (default
+    0.0), bf16 / fp16 (`true` only; Axolotl's `bf16: auto` is decided by the GPU), and
+    max_grad_norm, adam_beta1/2, adam_epsilon and optimizer (-> optim) only when set, so that
+    transformers' own defaults apply otherwise."""
+    kwargs: dict[str, Any] = {
+        "per_device_train_batch_size": int(yaml_config.get("micro_batch_size") or 1),
+        "gradient_accumulation_steps": int(yaml_config.get("gradient_accumulation_steps") or 1),
+        "learning_rate": float(yaml_config["learning_rate"]) if "learning_rate" in yaml_config else 5e-5,
+        "weight_decay": float(yaml_config.get("weight_decay") or 0.0),
+        "bf16": yaml_config.get("bf16") is True,
+        "fp16": yaml_config.get("fp16") is True,
+    }
+    for key in ("max_grad_norm", "adam_beta1", "adam_beta2", "adam_epsilon"):
+        if yaml_config.get(key) is not None:
+            kwargs[key] = float(yaml_config[key])
+    if yaml_config.get("optimizer") is not None:
+        kwargs["optim"] = yaml_config["optimizer"]
+    return kwargs
+
+
+def trainer_handoff_outcomes(yaml_files: list[str]) -> dict[str, dict]:
+    """(In the child.) What the Hugging Face Trainer does with each Axolotl YAML's ds_config,
+    with transformers' own code: `TrainingArguments(deepspeed=<the ds_config, json.load-ed>,
+    use_cpu=True, ...)` (its __post_init__ builds `HfTrainerDeepSpeedConfig` and runs
+    `trainer_config_process`), then what `Trainer` runs: `propagate_args_to_deepspeed` (at
+    construction) and `deepspeed_init(trainer, num_training_steps=10)` (in `train`), which runs
+    `trainer_config_finalize` (where mismatches raise) and `deepspeed_optim_sched` (which picks
+    the optimizer and scheduler). The Trainer is a stand-in carrying the model (a Linear layer
+    with a config.hidden_size of 16), the arguments, the Accelerator state and a
+    `create_optimizer` / `create_scheduler` that record being called: the only Trainer methods
+    `deepspeed_optim_sched` uses. `deepspeed.initialize` is not run (the optimizer DeepSpeed then
+    builds from the ds_config's block is DeepSpeed's business, see test_deepspeed_oracle).
+
+    Returns {file: {"stage", "error", "config" (the ds_config after filling), "optimizer"
+    (class name), "created" (Trainer methods called), "scheduler" (class name),
+    "scheduler_from_trainer" (a DummyScheduler that will build the Trainer's scheduler)}}."""
+    import json
+    import tempfile
+    from types import SimpleNamespace
+
+    import torch
+    import yaml
+    from transformers import TrainingArguments
+    from transformers.integrations.deepspeed import deepspeed_init, propagate_args_to_deepspeed
+
+    outcomes: dict[str, dict] = {}
+    for yaml_file in yaml_files:
+        outcome: dict[str, Any] = {"stage": None, "error": None, "config": None, "optimizer": None,
+                                   "created": [], "scheduler": None, "scheduler_from_trainer": None}
+        outcomes[yaml_file] = outcome
+        with open(yaml_file, encoding="utf-8") as handle:
+            yaml_config = yaml.safe_load(handle)
+        ds_path = os.path.join(os.path.dirname(os.path.abspath(yaml_file)), yaml_config["deepspeed"])
+        with open(ds_path, encoding="utf-8") as handle:
+            ds_config = json.load(handle)
+        with tempfile.TemporaryDirectory() as output_dir:
+            try:
+                args = TrainingArguments(output_dir=output_dir, use_cpu=True, report_to="none", deepspeed=ds_config,
+                                         **axolotl_training_arguments(yaml_config))
+            except Exception as error:  # noqa: BLE001
+                outcome.update(stage="arguments", error=_error_text(error))
+                continue
+            model = torch.nn.Linear(4, 4)
+            model.config = SimpleNamespace(hidden_size=16)
+            created = outcome["created"]
+
+            def create_optimizer(model=model, created=created):
+                created.append("create_optimizer")
+                return torch.optim.SGD(model.parameters(), lr=0.1)
+
+            def create_scheduler(num_training_steps, optimizer=None, created=created):
+                created.append("create_scheduler")
+                return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+
+            accelerator = SimpleNamespace(state=SimpleNamespace(deepspeed_plugin=args.deepspeed_plugin))
+            trainer = SimpleNamespace(model=model, args=args, accelerator=accelerator, optimizer=None,
+                                      lr_scheduler=None, create_optimizer=create_optimizer,
+                                      create_scheduler=create_scheduler)
+            try:
+                propagate_args_to_deepspeed(accelerator, args)
+                optimizer, scheduler = deepspeed_init(trainer, num_training_steps=10)
+            except Exception as error:  # noqa: BLE001
+                outcome.update(stage="deepspeed_init", error=_error_text(error),
+                               config=accelerator.state.deepspeed_plugin.hf_ds_config.config)
+                continue
+            outcome.update(config=accelerator.state.deepspeed_plugin.hf_ds_config.config,
+                           optimizer=type(optimizer).__name__, scheduler=type(scheduler).__name__,
+                           scheduler_from_trainer=getattr(scheduler, "lr_scheduler_callable", None) is not None)
+    return outcomes
