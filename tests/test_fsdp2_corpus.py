@@ -73,7 +73,8 @@ FACTS = {
         "offload.params.device": (U, "set only when `cpu_offload` (line 315)"),
     },
     "pytorch__torchtitan__torchtitan__models__llama3__parallelize": {
-        # delegates to apply_fsdp_to_decoder in another file: not followed yet, so nothing is claimed
+        # read alone it only delegates to apply_fsdp_to_decoder, defined in torchtitan/distributed/fsdp.py: nothing
+        # is claimed; given with that file, the call is followed (tests/test_fsdp2_linked.py, the corpus case)
         "sharding.stage": None, "precision.param_dtype": None,
     },
     "pytorch__torchtitan__torchtitan__parallelisms": {

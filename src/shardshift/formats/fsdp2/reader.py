@@ -34,7 +34,7 @@ FORMAT = "fsdp2"
 MARKER_KEYS = ("fully_shard", "FullyShardedDataParallel")
 # `from pkg.parallelize import apply_fsdp`: a file that hands its model to a project's FSDP helper
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
-_MODULE_ALIAS = re.compile(r"^[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _FSDP_NAME = re.compile(r"\w*fsdp\w*", re.I)
 
 
@@ -49,10 +49,17 @@ def looks_like(path: str, text: str) -> bool:
         return True
     if "fsdp" not in text.lower() or "deepspeed" in text:
         return False
+    modules = set()
     for match in _FROM_IMPORT.finditer(text):
-        if match.group(1).split(".")[0] != "torch" and _FSDP_NAME.search(match.group(2)):
+        if match.group(1).split(".")[0] == "torch":
+            continue
+        if _FSDP_NAME.search(match.group(2)):
             return True
-    return any(re.search(rf"\b{alias}\.\w*fsdp\w*\s*\(", text, re.I) for alias in _MODULE_ALIAS.findall(text))
+        modules.update(re.findall(r"(?:\bas[ \t]+)?\b(\w+)[ \t]*(?:,|\)|$)", match.group(2), re.M))
+    for match in _IMPORT.finditer(text):
+        if match.group(1).split(".")[0] != "torch":
+            modules.add(match.group(2) or match.group(1))
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}\.\w*fsdp\w*\s*\(", text, re.I) for name in modules)
 
 
 # --- abstract values ------------------------------------------------------------------------
