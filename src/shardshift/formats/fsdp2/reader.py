@@ -33,9 +33,9 @@ if TYPE_CHECKING:  # pydantic is imported when a Plan is built, not when the rul
 FORMAT = "fsdp2"
 MARKER_KEYS = ("fully_shard", "FullyShardedDataParallel")
 # `from pkg.parallelize import apply_fsdp`: a file that hands its model to a project's FSDP helper
-_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)
-_FSDP_NAME = re.compile(r"\w*fsdp\w*", re.I)
+# (patterns compiled on first use, by `re`'s cache: most files never get that far)
+_FROM_IMPORT = r"(?m)^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)"
+_IMPORT = r"(?m)^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?"
 
 
 def looks_like(path: str, text: str) -> bool:
@@ -50,13 +50,13 @@ def looks_like(path: str, text: str) -> bool:
     if "fsdp" not in text.lower() or "deepspeed" in text:
         return False
     modules = set()
-    for match in _FROM_IMPORT.finditer(text):
+    for match in re.finditer(_FROM_IMPORT, text):
         if match.group(1).split(".")[0] == "torch":
             continue
-        if _FSDP_NAME.search(match.group(2)):
+        if "fsdp" in match.group(2).lower():
             return True
         modules.update(re.findall(r"(?:\bas[ \t]+)?\b(\w+)[ \t]*(?:,|\)|$)", match.group(2), re.M))
-    for match in _IMPORT.finditer(text):
+    for match in re.finditer(_IMPORT, text):
         if match.group(1).split(".")[0] != "torch":
             modules.add(match.group(2) or match.group(1))
     return any(re.search(rf"(?<![\w.]){re.escape(name)}\.\w*fsdp\w*\s*\(", text, re.I) for name in modules)
@@ -202,12 +202,11 @@ class Ref:
     event: "Event"
 
 
-@dataclass(eq=False)
 class Module:
     """A module of another file given to `check`, imported as an object (`from . import parallelize`)."""
 
-    name: str
-    env: "Env"
+    def __init__(self, name: str, env: Env) -> None:
+        self.name, self.env = name, env
 
 
 # --- events -------------------------------------------------------------------------------
