@@ -4,6 +4,8 @@ those places and in that format's spelling; "auto" and Unknown values are never 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from shardshift.document import Document
@@ -203,3 +205,26 @@ def test_check_lists_the_values_known_only_at_run_time_and_judges_none_of_them(t
     path.write_text(path.read_text().replace("{unknown: run-time argument args.mbs}", "2"))
     status, output = check_json(str(path))  # the same file with the value known: 2 × 8 × 8 = 128 ≠ 64
     assert status == 1 and [f["code"] for f in output["findings"]] == ["DS201"] and output["unknowns"] == []
+
+
+def test_a_refused_setting_alone_in_the_yaml_and_a_ds_config_value_against_the_default(tmp_path):
+    """Accelerate refuses its DeepSpeed settings next to deepspeed_config_file even when the
+    ds_config does not set them; transformers compares a ds_config value with its own default when
+    the Axolotl YAML is silent (both confirmed in tests/test_setup_oracle.py)."""
+    (tmp_path / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 2, "gradient_clipping": 0.5,\n'
+                                             ' "zero_optimization": {"stage": 2}}\n')
+    (tmp_path / "accelerate.yaml").write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n"
+                                              "  deepspeed_config_file: ds_config.json\n"
+                                              "  offload_optimizer_device: cpu\nnum_processes: 2\n")
+    (tmp_path / "axolotl.yaml").write_text("base_model: m\nmicro_batch_size: 2\ndatasets: []\n"
+                                           "deepspeed: ds_config.json\n")
+    status, output = check_json(str(tmp_path / "accelerate.yaml"), str(tmp_path / "axolotl.yaml"), "--select", "PL001")
+    found = {Path(f["file"]).name + ":" + f["pointer"]: f for f in output["findings"]}
+    assert set(found) == {"accelerate.yaml:/deepspeed_config/offload_optimizer_device",
+                          "ds_config.json:/gradient_clipping"}, output["findings"]
+    alone = found["accelerate.yaml:/deepspeed_config/offload_optimizer_device"]
+    assert "while this file names ds_config.json: Accelerate raises a ValueError" in alone["message"]
+    assert [(r["line"], r["pointer"]) for r in alone["related"]] == [(3, "/deepspeed_config/deepspeed_config_file")]
+    default = found["ds_config.json:/gradient_clipping"]
+    assert "axolotl.yaml does not set max_grad_norm, so its default 1.0 is compared" in default["message"]
+    assert [Path(r["file"]).name for r in default["related"]] == ["axolotl.yaml"]

@@ -6,9 +6,12 @@ ds_config, an Accelerate YAML's `deepspeed_config_file`, an Axolotl YAML's `deep
 format module says, in its `PRECEDENCE` table, what its framework does when the referring file
 and the referred-to ds_config both set the same Plan field:
 
-- "refuses": the framework stops at launch whenever both set it, whatever the values;
+- "refuses": the framework stops at launch whenever the referring file sets it next to the
+  reference, whatever the values and whether or not the ds_config sets it too;
 - "mismatch": the framework stops at launch when both hold real values that differ; an `"auto"`
-  in the ds_config is filled from the referring file;
+  in the ds_config is filled from the referring file; where the framework compares with its own
+  default when the referring file is silent, `default` holds that value (and `key` the referring
+  format's name for the setting);
 - "referrer" / "referenced": one side silently wins (the referring file, or the ds_config).
 
 A file that no other file refers to is a setup of its own.
@@ -36,11 +39,16 @@ class Precedence:
 
     outcome: Outcome
     says: str
+    default: Any = None  # "mismatch": the value compared when the referring file does not set it
+    key: str | None = None  # the referring format's name of the setting, for messages about its default
+    unless: frozenset = frozenset()  # referring values for which `says` does not hold: no finding
 
 
 @dataclass(slots=True)
 class Conflict:
-    """One Plan field set by a referring file and by the ds_config it names."""
+    """One Plan field set by a referring file and by the ds_config it names. A value that side
+    does not set is None (a refused setting alone in the referring file; a ds_config value
+    compared with the framework's default)."""
 
     field: str
     referrer: Document
@@ -48,6 +56,7 @@ class Conflict:
     referrer_value: Any
     referenced_value: Any
     precedence: Precedence | None  # None: shardshift does not know which one the framework uses
+    via: Location | None = None  # where the referring file names the ds_config
 
 
 @dataclass(slots=True)
@@ -114,14 +123,26 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
             continue
         for name, value in other.passthrough.items():
             merged.passthrough.setdefault(name, value)
+        via = next((r.where for r in referrer.references if r.resolved is not None
+                    and os.path.realpath(r.resolved) == os.path.realpath(target.path)), None)
         mine = dict(merged.leaves())
-        for dotted, theirs in other.leaves():
+        theirs_set = dict(other.leaves())
+        for dotted, ours in mine.items():
+            rule = table.get(dotted)
+            if rule is not None and rule.outcome == "refuses" and dotted not in theirs_set:
+                setup.conflicts.append(Conflict(dotted, referrer, target, ours, None, rule, via))
+        for dotted, theirs in theirs_set.items():
             where = other.provenance.get(dotted)
+            rule = table.get(dotted)
             if dotted not in mine:
                 _put(merged, dotted, theirs, where)
+                if rule is not None and rule.outcome == "mismatch" and rule.default is not None \
+                        and known(theirs) is not None and theirs != rule.default:
+                    setup.conflicts.append(Conflict(dotted, referrer, target, None, theirs, rule, via))
                 continue
             ours = mine[dotted]
-            rule = table.get(dotted)
+            if rule is not None and isinstance(ours, str) and ours in rule.unless:
+                continue
             if ours == theirs and (rule is None or rule.outcome != "refuses"):
                 continue
             if theirs == "auto" and known(ours) is not None and rule is not None and rule.outcome != "refuses":
@@ -134,7 +155,7 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
                                              where), where)
             elif rule.outcome in ("referenced", "refuses", "mismatch"):
                 _put(merged, dotted, theirs, where)
-            setup.conflicts.append(Conflict(dotted, referrer, target, ours, theirs, rule))
+            setup.conflicts.append(Conflict(dotted, referrer, target, ours, theirs, rule, via))
     return setup
 
 

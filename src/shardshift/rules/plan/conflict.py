@@ -22,7 +22,12 @@ class SettingInTwoFiles(PlanRule):
     differ (the Hugging Face Trainer's "mismatch" check, which fills `"auto"` instead), and some
     it resolves silently in favour of one file (a ds_config `optimizer` block beats the Axolotl
     `optimizer:`). The finding is on the referring file's line, with the ds_config's place as a
-    related location. A setting the framework's precedence does not cover is reported as an info
+    related location. Two cases involve one file only: a setting Accelerate refuses next to
+    `deepspeed_config_file` is reported even when the ds_config does not set it, and a ds_config
+    value that transformers compares with its own default (`max_grad_norm` 1.0, `weight_decay`
+    0.0) when the Axolotl config is silent is reported on the ds_config, with the reference as
+    the related location. These claims are checked against Accelerate and transformers
+    themselves (tests/test_setup_oracle.py). A setting the framework's precedence does not cover is reported as an info
     that names both values: shardshift does not guess which one is used.
 
     ## Why is this bad
@@ -57,6 +62,11 @@ class SettingInTwoFiles(PlanRule):
     def _finding(self, conflict: Conflict) -> Finding | None:
         ours_at = conflict.referrer.plan.provenance.get(conflict.field) if conflict.referrer.plan else None
         theirs_at = conflict.referenced.plan.provenance.get(conflict.field) if conflict.referenced.plan else None
+        rule = conflict.precedence
+        if rule is not None and conflict.referenced_value is None and ours_at is not None:
+            return self._alone(conflict, ours_at, rule)
+        if rule is not None and conflict.referrer_value is None and theirs_at is not None:
+            return self._default(conflict, theirs_at, rule)
         if ours_at is None or theirs_at is None:
             return None
         from shardshift.setup import shown
@@ -85,6 +95,32 @@ class SettingInTwoFiles(PlanRule):
         used = f"the value in {other} is used and this one does nothing" if rule.outcome == "referenced" else \
             f"this value is used and the one in {other} does nothing"
         return self.finding_at(ours_at, f"{both}: {rule.says}, so {used}; keep it in one file", severity="warning",
+                               related=related)
+
+
+    def _alone(self, conflict: Conflict, ours_at, rule) -> Finding:
+        """A refused setting that only the referring file gives."""
+        from shardshift.setup import shown
+
+        here = name_of(ours_at, conflict.field)
+        other = _called(conflict.referenced.path, ours_at.file)
+        related = [self.related_at(conflict.via, f"{other} is named here")] if conflict.via else []
+        return self.finding_at(ours_at, f"{here} is {shown(conflict.referrer_value)} here while this file names "
+                                        f"{other}: {rule.says}; remove {here} from this file and set it in {other}",
+                               related=related)
+
+    def _default(self, conflict: Conflict, theirs_at, rule) -> Finding:
+        """A ds_config value the framework compares with its default, the referring file being silent."""
+        from shardshift.setup import shown
+
+        there = name_of(theirs_at, conflict.field)
+        referrer = _called(conflict.referrer.path, theirs_at.file)
+        key = rule.key or conflict.field
+        related = [self.related_at(conflict.via, f"{referrer} names this file here, without {key}")] \
+            if conflict.via else []
+        return self.finding_at(theirs_at, f"{there} is {shown(conflict.referenced_value)} here but {referrer} does "
+                                          f"not set {key}, so its default {shown(rule.default)} is compared: "
+                                          f"{rule.says}; write \"auto\" for {there}, or set {key} in {referrer}",
                                related=related)
 
 
