@@ -21,6 +21,8 @@ U = "unknown"
 # file prefix -> {field: value, or (U, reason substring), or None (not set)}
 FACTS = {
     "NVIDIA-NeMo__Automodel": {
+        # blocks sharded in loops with a run-time reshard_after_forward, the root with False: not stage 2
+        "sharding.stage": (U, "depends on `isinstance(module, (nn.ModuleList, nn.ModuleDict))` (line 1242)"),
         "precision.param_dtype": (U, "`not mp_policy` (line 425)"),  # default policy only when none is passed
         "offload.params.device": (U, "run-time value `offload_policy`"),
         "activation_checkpointing.enabled": (U, "set only when `activation_checkpointing` (line 382)"),

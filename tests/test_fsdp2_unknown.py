@@ -78,3 +78,29 @@ def test_convert_lists_unknowns_and_strict_fails(tmp_path, capsys):
     text = (tmp_path / "out.py").read_text()
     assert "Unknown(" not in text and "set only when" not in text  # the default is written, not the Unknown
     assert main(["convert", source, "--to", "fsdp2", "-o", str(tmp_path / "out2.py"), "--strict"]) == 1
+
+
+def _stage(code: str):
+    from shardshift.formats import fsdp2
+
+    return fsdp2.read(code, "x.py").plan.get("sharding.stage")
+
+
+def test_a_root_only_call_beside_an_unread_sharding_helper_is_not_called_zero_2():
+    code = ("from torch.distributed.fsdp import fully_shard\nfrom mylib.fsdp import apply_fsdp_to_blocks\n"
+            "def setup(model):\n    apply_fsdp_to_blocks(model)\n    fully_shard(model, reshard_after_forward=False)\n")
+    stage = _stage(code)
+    assert isinstance(stage, Unknown) and "`apply_fsdp_to_blocks` (line 4)" in stage.reason
+    assert _stage(code.replace("    apply_fsdp_to_blocks(model)\n", "")) == 2  # nothing else shards: ZeRO-2
+
+
+def test_blocks_in_a_loop_decide_the_stage_and_the_last_layer_exception_does_not():
+    code = ("from torch.distributed.fsdp import fully_shard\ndef setup(model):\n"
+            "    for block in model.blocks:\n        fully_shard(block)\n"
+            "    fully_shard(model.final_layer, reshard_after_forward=False)\n    fully_shard(model)\n")
+    assert _stage(code) == 3
+    mixed = code.replace("        fully_shard(block)\n", "        fully_shard(block)\n"
+                                                         "    for block in model.more:\n"
+                                                         "        fully_shard(block, reshard_after_forward=False)\n")
+    stage = _stage(mixed)
+    assert isinstance(stage, Unknown) and "the default at line 4, False at line 6" in stage.reason

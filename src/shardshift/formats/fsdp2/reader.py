@@ -351,6 +351,15 @@ class _Frame:
         self.depth = depth
 
 
+# method or helper names with shard/fsdp in them that do not shard a module
+NOT_SHARDING = frozenset({"shard", "unshard", "reshard", "fsdpmodule", "shardedgradscaler", "shard_tensor", "fsdp_version",
+                          "mixedprecisionpolicy", "cpuoffloadpolicy", "offloadpolicy", "shardingstrategy"})
+
+
+# helper names that say they shard a model: apply_fsdp, wrap_fsdp, shard_model, apply_fully_shard
+SHARDING_HELPER = re.compile(r"^(?:(?:apply|wrap)_\w*(?:fsdp|shard)|shard_\w+|fsdp_wrap\w*)")
+
+
 class Interpreter:
     """Runs the module body, then every function no code in the file calls, each as one flow."""
 
@@ -1537,12 +1546,30 @@ class _Facts:
         calls = blocks or roots
         if not calls:
             return
+        # the blocks sharded in a loop decide; a single call outside it (torchtitan keeps the last
+        # layer unsharded after forward, as it is used right away) is an exception, not the stage
+        deciding = [e for e in calls if e.in_loop] or calls
         # the first call that always runs, else the first call (its conditions make the fields Unknown)
-        first = next((e for e in calls if not e.conds), calls[0])
+        first = next((e for e in deciding if not e.conds), deciding[0])
         where = _at(first)
         raf = first.kwargs.get("reshard_after_forward", UNKNOWN if "reshard_after_forward" in first.given else None)
         text = first.texts.get("reshard_after_forward", "")
-        if (raf is None or raf is MISSING) and "**" in first.texts:
+        differ = self._differing_reshard(deciding)
+        if differ:
+            from shardshift.plan import Unknown
+
+            self.set("sharding.stage", Unknown(f"the fully_shard calls differ in reshard_after_forward: {differ}",
+                                               self.where(where)), where, first.conds)
+        elif not blocks and self._unfollowed_sharding():
+            # only the root's call is seen: blocks sharded by a helper shardshift cannot read would make
+            # this ZeRO-3 (or keep it ZeRO-2): say so rather than guess from the root alone
+            from shardshift.plan import Unknown
+
+            name, line = self._unfollowed_sharding()[0]
+            self.set("sharding.stage", Unknown(f"only the root's fully_shard call is read: the blocks may be sharded "
+                                               f"by `{name}` (line {line}), which shardshift does not follow",
+                                               self.where(where)), where, first.conds)
+        elif (raf is None or raf is MISSING) and "**" in first.texts:
             from shardshift.plan import Unknown
 
             self.set("sharding.stage", Unknown(f"run-time value `{first.texts['**']}`", self.where(where)), where,
@@ -1568,6 +1595,44 @@ class _Facts:
         self._policy(calls, "mp_policy", "mp", (("precision.param_dtype", "param_dtype"),
                                                 ("precision.reduce_dtype", "reduce_dtype")))
         self._policy(calls, "offload_policy", "cpu_offload", ())
+
+    @staticmethod
+    def _differing_reshard(calls: list[Event]) -> str:
+        """When the block (or root) calls pass different reshard_after_forward values, which run
+        depends on the path taken: the calls and their values, in words; else ""."""
+        import os
+
+        seen: dict[str, str] = {}
+        for event in calls:
+            if "reshard_after_forward" not in event.given:
+                kind = f"`{event.texts['**']}`" if "**" in event.texts else "the default"
+            else:
+                value = event.kwargs.get("reshard_after_forward")
+                kind = repr(value.value) if isinstance(value, Const) else \
+                    f"`{event.texts.get('reshard_after_forward', '?')}`"
+            where = f"{os.path.basename(event.file)} line {event.line}" if event.file else f"line {event.line}"
+            seen.setdefault(kind, where)
+        if len(seen) < 2:
+            return ""
+        return ", ".join(f"{kind} at {where}" for kind, where in seen.items())
+
+    def _unfollowed_sharding(self) -> list[tuple[str, int]]:
+        """Calls to functions named like a sharding helper (`fully_shard_by_dtype`, `apply_fsdp`,
+        `shard_model`) that are defined in no file the reader followed: (name, line)."""
+        import re
+
+        text = self.analysis.text
+        defined = set(re.findall(r"^\s*(?:async\s+)?def\s+(\w+)", text, re.M))
+        assigned = set(re.findall(r"^\s*(\w+)\s*=[^=]", text, re.M))  # `sharded_model = ...; sharded_model(x)`
+        found = []
+        for match in re.finditer(r"(?<![\w.])(?:\w+\.)*(\w*(?:shard|fsdp)\w*)\s*\(", text, re.I):
+            name = match.group(1)
+            lowered = name.lower()
+            if name in defined or name in assigned or lowered in NOT_SHARDING or lowered == "fully_shard":
+                continue
+            if "fully_shard" in lowered or SHARDING_HELPER.match(lowered):
+                found.append((name, text.count("\n", 0, match.start()) + 1))
+        return found
 
     def _policy(self, calls: list[Event], argument: str, kind: str, fields: tuple[tuple[str, str], ...]) -> None:
         """The fields a policy argument of fully_shard sets: from the first call that passes one."""
