@@ -155,3 +155,11 @@ def test_scheduler_without_params_still_gets_params():
     """DeepSpeed calls the scheduler with **params, so the writer always writes them."""
     written = json.loads(deepspeed.write(deepspeed.read('{"scheduler": {"type": "WarmupLR"}}').plan))
     assert written["scheduler"] == {"type": "WarmupLR", "params": {}}
+
+
+def test_an_empty_scheduler_block_round_trips():
+    """Found by test_fuzz: `{"scheduler": {}}` kept the block in the passthrough while the writer
+    writes it with empty params, so the Plan read back differed."""
+    document = deepspeed.read('{"scheduler": {}}', "ds_config.json")
+    again = deepspeed.read(deepspeed.convert(document).text, "written.json")
+    assert again.plan == document.plan and document.plan.scheduler is not None

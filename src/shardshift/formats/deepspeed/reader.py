@@ -351,6 +351,8 @@ def _read_scheduler(data: dict, plan: Plan, consumed: list[str], origins: dict[s
         return
     from shardshift.plan import Scheduler
 
+    if not block:
+        consumed.append("/scheduler")  # the writer writes a block (with empty params) for an empty Scheduler
     scheduler = Scheduler()
     origins["scheduler"] = "/scheduler"
     if isinstance(block.get("type"), str):
