@@ -34,9 +34,19 @@ def write(plan: Plan) -> str:
     yaml = YAML()
     yaml.default_flow_style = False
     yaml.representer.add_representer(float, _float)
+    yaml.representer.add_representer(str, _str)
     stream = io.StringIO()
     yaml.dump(_data(plan), stream)
     return stream.getvalue()
+
+
+def _str(representer, value: str):
+    """Strings with a YAML line break other than \\n (NEL, LS, PS, CR) or a control character are
+    double-quoted, where they are escaped: in plain or single-quoted style a loader folds them."""
+    if any(c in "\x85\u2028\u2029\r" or (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0
+           for c in value):
+        return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return representer.represent_str(value)
 
 
 def _float(representer, value: float):
