@@ -46,6 +46,10 @@ def _str(representer, value: str):
     if any(c in "\x85\u2028\u2029\r" or (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0
            for c in value):
         return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    from shardshift.formats.accelerate.yaml11 import _IMPLICIT
+
+    if any(pattern.match(value) for _, pattern in _IMPLICIT):  # `NO`, `on`, `1:30`: not strings to YAML 1.1
+        return representer.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return representer.represent_str(value)
 
 
