@@ -20,7 +20,6 @@ A file that no other file refers to is a setup of its own.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 if TYPE_CHECKING:
@@ -31,42 +30,48 @@ if TYPE_CHECKING:
 Outcome = Literal["refuses", "mismatch", "referrer", "referenced"]
 
 
-@dataclass(frozen=True, slots=True)
 class Precedence:
     """What a framework does when a referring file and its ds_config both set one Plan field.
     `says` is that behaviour in words for the finding, checked against the framework's code
-    (e.g. "Accelerate raises a ValueError at launch when deepspeed_config_file is set")."""
+    (e.g. "Accelerate raises a ValueError at launch when deepspeed_config_file is set").
+    `default` ("mismatch"): the value compared when the referring file does not set the field,
+    `key` the referring format's name for it (for messages); `unless`: referring values for
+    which `says` does not hold (no finding). Plain classes here, not dataclasses: no code is
+    generated at import (a pre-commit hook imports this on every commit)."""
 
-    outcome: Outcome
-    says: str
-    default: Any = None  # "mismatch": the value compared when the referring file does not set it
-    key: str | None = None  # the referring format's name of the setting, for messages about its default
-    unless: frozenset = frozenset()  # referring values for which `says` does not hold: no finding
+    __slots__ = ("outcome", "says", "default", "key", "unless")
+
+    def __init__(self, outcome: Outcome, says: str, default: Any = None, key: str | None = None,
+                 unless: frozenset = frozenset()) -> None:
+        self.outcome, self.says, self.default, self.key, self.unless = outcome, says, default, key, unless
+
+    def __repr__(self) -> str:
+        return f"Precedence({self.outcome!r}, {self.says!r})"
 
 
-@dataclass(slots=True)
 class Conflict:
     """One Plan field set by a referring file and by the ds_config it names. A value that side
     does not set is None (a refused setting alone in the referring file; a ds_config value
-    compared with the framework's default)."""
+    compared with the framework's default). `precedence` None: shardshift does not know which
+    one the framework uses; `via`: where the referring file names the ds_config."""
 
-    field: str
-    referrer: Document
-    referenced: Document
-    referrer_value: Any
-    referenced_value: Any
-    precedence: Precedence | None  # None: shardshift does not know which one the framework uses
-    via: Location | None = None  # where the referring file names the ds_config
+    __slots__ = ("field", "referrer", "referenced", "referrer_value", "referenced_value", "precedence", "via")
+
+    def __init__(self, field: str, referrer: Document, referenced: Document, referrer_value: Any,
+                 referenced_value: Any, precedence: Precedence | None, via: Location | None = None) -> None:
+        self.field, self.referrer, self.referenced = field, referrer, referenced
+        self.referrer_value, self.referenced_value = referrer_value, referenced_value
+        self.precedence, self.via = precedence, via
 
 
-@dataclass(slots=True)
 class Setup:
     """The files of one training run, the first being the one that refers to the others (or
     the only file), their merged Plan, and the fields they disagree on."""
 
-    documents: list[Document]
-    plan: Plan
-    conflicts: list[Conflict] = field(default_factory=list)
+    __slots__ = ("documents", "plan", "conflicts")
+
+    def __init__(self, documents: list[Document], plan: Plan, conflicts: list[Conflict] | None = None) -> None:
+        self.documents, self.plan, self.conflicts = documents, plan, conflicts if conflicts is not None else []
 
     @property
     def referrer(self) -> Document | None:

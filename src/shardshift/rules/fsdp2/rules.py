@@ -8,20 +8,26 @@ sees `fully_shard` calls in the order they run.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from shardshift.document import Document
-from shardshift.formats.fsdp2.reader import (
-    Analysis,
-    Const,
-    Dtype,
-    Event,
-    Mesh,
-    analysis_of,
-    is_below,
-    split_root,
-)
 from shardshift.rules.base import Context, Finding, Rule
+
+if TYPE_CHECKING:
+    from shardshift.formats.fsdp2 import reader as _reader
+
+
+class _Reader:
+    """The FSDP2 reader, imported when a rule first looks at FSDP2 code: checking a ds_config
+    does not pay for it (a pre-commit hook runs on every commit)."""
+
+    def __getattr__(self, name: str):
+        from shardshift.formats.fsdp2 import reader
+
+        return getattr(reader, name)
+
+
+R: _reader = _Reader()  # type: ignore[assignment]
 
 LOW_PRECISION = {"bf16": "torch.bfloat16", "fp16": "torch.float16"}
 ACCUMULATION_THRESHOLD = 4
@@ -33,7 +39,7 @@ class _Fsdp2Rule(Rule):
     formats = ("fsdp2",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        analysis = analysis_of(document)
+        analysis = R.analysis_of(document)
         if analysis is None:
             return
         seen: set[tuple[int, int]] = set()
@@ -44,11 +50,11 @@ class _Fsdp2Rule(Rule):
             yield self.finding(document, None, message, fix=fix, position=(event.line, event.column),
                                severity=severity[0] if severity else None)
 
-    def judge(self, analysis: Analysis, context: Context) -> Iterable[tuple]:
+    def judge(self, analysis: _reader.Analysis, context: Context) -> Iterable[tuple]:
         raise NotImplementedError
 
 
-def _target(event: Event) -> str:
+def _target(event: _reader.Event) -> str:
     return ", ".join(event.targets) if event.targets else "a module"
 
 
@@ -57,14 +63,14 @@ def _show(path: str) -> str:
 
 
 def _related(a: str, b: str) -> bool:
-    return a == b or is_below(a, b) or is_below(b, a)
+    return a == b or R.is_below(a, b) or R.is_below(b, a)
 
 
 def _dtype(value) -> str | None:
-    return value.name if isinstance(value, Dtype) else None
+    return value.name if isinstance(value, R.Dtype) else None
 
 
-def _accumulation(analysis: Analysis) -> tuple[int, int] | None:
+def _accumulation(analysis: _reader.Analysis) -> tuple[int, int] | None:
     """(steps, line) of a gradient-accumulation constant or command-line default."""
     for name, (value, line, _) in analysis.constants.items():
         if ACCUMULATION_NAMES.match(name) and isinstance(value, (int, float)) and value == int(value):
@@ -165,14 +171,14 @@ class RootNotSharded(_Fsdp2Rule):
 
     def judge(self, analysis, context):
         calls = analysis.of("fully_shard")
-        roots, blocks = split_root(analysis.events)
+        roots, blocks = R.split_root(analysis.events)
         if not calls or roots or "FSDPModule" in analysis.text:
             return
         sharded = {t for e in calls for t in e.targets}
         for event in (e for e in calls if e.in_loop):
             for target in event.targets:
                 base = _base(target)
-                if base is None or any(s == base or is_below(base, s) for s in sharded):
+                if base is None or any(s == base or R.is_below(base, s) for s in sharded):
                     continue
                 yield (event, f"fully_shard is applied to {_show(target)} but never to {base}: parameters outside "
                        "the blocks (embeddings, final norm, head) stay unsharded and their gradients are never "
@@ -215,11 +221,11 @@ class BlockShardedAfterRoot(_Fsdp2Rule):
 
     def judge(self, analysis, context):
         for flow in analysis.flows():
-            done: list[Event] = []
+            done: list[_reader.Event] = []
             for event in flow:
                 if event.kind != "fully_shard":
                     continue
-                parent = next((d for d in done for t in event.targets for p in d.targets if is_below(t, p)), None)
+                parent = next((d for d in done for t in event.targets for p in d.targets if R.is_below(t, p)), None)
                 if parent is not None:
                     yield (event, f"fully_shard({_show(_target(event))}) runs after fully_shard({_show(_target(parent))}) "
                            f"at line {parent.line}, which already took these parameters into its group",
@@ -262,7 +268,7 @@ class ReduceDtypeUnset(_Fsdp2Rule):
                 continue
             dtype = _dtype(event.kwargs.get("param_dtype"))
             reduce = event.kwargs.get("reduce_dtype")
-            if dtype in LOW_PRECISION and (reduce is None or reduce == Const(None)):
+            if dtype in LOW_PRECISION and (reduce is None or reduce == R.Const(None)):
                 extra = (f", and over {accumulation[0]} accumulation steps" if accumulation
                          and accumulation[0] > 1 else "")
                 yield (event, f"MixedPrecisionPolicy has param_dtype={LOW_PRECISION[dtype]} but no reduce_dtype: "
@@ -315,9 +321,9 @@ class LowPrecisionGradientAccumulation(_Fsdp2Rule):
                        "pass reduce_dtype=torch.float32")
 
 
-def _shard_size(event: Event, context: Context) -> int | None:
+def _shard_size(event: _reader.Event, context: Context) -> int | None:
     mesh = event.kwargs.get("mesh")
-    if isinstance(mesh, Mesh) and mesh.dims:
+    if isinstance(mesh, R.Mesh) and mesh.dims:
         return mesh.dims[-1][1]
     if mesh is None:
         return context.world_size
@@ -435,12 +441,12 @@ class Fsdp1Wrapper(_Fsdp2Rule):
                    f"use fully_shard (torch.distributed.fsdp): {mapping}")
 
 
-def _alternatives(a: Event, b: Event) -> bool:
+def _alternatives(a: _reader.Event, b: _reader.Event) -> bool:
     """The two calls sit in opposite branches of one undecided `if`."""
     return any(x.key == y.key and x.positive != y.positive for x in a.conds for y in b.conds)
 
 
-def _cpu_only(analysis: Analysis) -> Event | None:
+def _cpu_only(analysis: _reader.Analysis) -> _reader.Event | None:
     """The event that makes the script CPU-only, when nothing in it mentions an accelerator."""
     if re.search(r"cuda|nccl|accelerator|xpu|hpu|mps|npu|LOCAL_RANK", analysis.text):
         return None
@@ -493,12 +499,12 @@ class CpuOffloadPinnedWithoutAccelerator(_Fsdp2Rule):
                        "pass CPUOffloadPolicy(pin_memory=False), or pin_memory=torch.accelerator.is_available()")
 
 
-def _mesh_of(event: Event) -> Mesh | None:
+def _mesh_of(event: _reader.Event) -> _reader.Mesh | None:
     mesh = event.kwargs.get("mesh")
-    return mesh if isinstance(mesh, Mesh) else None
+    return mesh if isinstance(mesh, R.Mesh) else None
 
 
-def _meshes_passed(analysis: Analysis) -> Iterable[tuple[Event, Mesh]]:
+def _meshes_passed(analysis: _reader.Analysis) -> Iterable[tuple[_reader.Event, _reader.Mesh]]:
     """Each distinct mesh given to fully_shard, with the first call that gets it."""
     seen: set[tuple] = set()
     for event in analysis.of("fully_shard"):
@@ -655,7 +661,7 @@ class ReshardAfterForwardTrueOnRoot(_Fsdp2Rule):
     severity = "info"
 
     def judge(self, analysis, context):
-        roots, blocks = split_root(analysis.events)
+        roots, blocks = R.split_root(analysis.events)
         if not blocks:
             return
         for event in roots:
@@ -769,7 +775,7 @@ class ForwardBeforeOptimizer(_Fsdp2Rule):
     def judge(self, analysis, context):
         for flow in analysis.flows():
             sharded: list[str] = []
-            pending: list[Event] = []
+            pending: list[_reader.Event] = []
             for event in flow:
                 if event.kind == "fully_shard":
                     sharded.extend(event.targets)
@@ -864,7 +870,7 @@ class CheckpointingAfterFullyShard(_Fsdp2Rule):
 
     def judge(self, analysis, context):
         for flow in analysis.flows():
-            sharded: list[Event] = []
+            sharded: list[_reader.Event] = []
             for event in flow:
                 if event.kind == "fully_shard":
                     sharded.append(event)
@@ -906,7 +912,7 @@ class SetReshardAfterForwardNotBool(_Fsdp2Rule):
     def judge(self, analysis, context):
         for event in analysis.of("set_reshard_after_forward"):
             value = event.kwargs.get("value")
-            if isinstance(value, Const) and not isinstance(value.value, bool):
+            if isinstance(value, R.Const) and not isinstance(value.value, bool):
                 yield (event, f"set_reshard_after_forward({value.value!r}) raises ValueError: it accepts only True or "
                        "False", "pass a bool; an int group size goes to fully_shard(reshard_after_forward=N)")
 
@@ -942,7 +948,7 @@ class MeshSizeMismatch(_Fsdp2Rule):
             return
         for event in analysis.of("mesh"):
             mesh = event.kwargs.get("mesh")
-            if isinstance(mesh, Mesh) and mesh.size is not None and mesh.size != context.world_size:
+            if isinstance(mesh, R.Mesh) and mesh.size is not None and mesh.size != context.world_size:
                 shape = tuple(size for _, size in mesh.dims)
                 yield (event, f"init_device_mesh shape {shape} covers {mesh.size} processes but the job has "
                        f"{context.world_size}", f"make the shape multiply to {context.world_size}, or compute it from "
