@@ -4,6 +4,7 @@ those places and in that format's spelling; "auto" and Unknown values are never 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,18 @@ def test_a_refused_setting_alone_in_the_yaml_and_a_ds_config_value_against_the_d
     default = found["ds_config.json:/gradient_clipping"]
     assert "axolotl.yaml does not set max_grad_norm, so its default 1.0 is compared" in default["message"]
     assert [Path(r["file"]).name for r in default["related"]] == ["axolotl.yaml"]
+
+
+@pytest.mark.parametrize("target", ["deepspeed", "fsdp2"])
+def test_convert_reports_each_unknown_once_never_writes_it_and_strict_fails(tmp_path, target):
+    path = tmp_path / "run.plan.yaml"
+    path.write_text("batch:\n  micro: {unknown: run-time argument args.mbs}\n  accumulation: 4\n"
+                    "optimizer:\n  name: AdamW\n  lr: {unknown: environment variable LR}\n")
+    done = run_cli("convert", str(path), "--to", target, "--report", str(tmp_path / "report.json"))
+    assert done.returncode == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    unknown = [(e["source"], e["line"]) for e in report["entries"] if e["status"] == "unknown"]
+    assert unknown == [("/batch/micro", 2), ("/optimizer/lr", 6)] and report["summary"]["unknown"] == 2
+    assert not any(e["source"].endswith("/unknown") for e in report["entries"])  # folded into the value's entry
+    assert "args.mbs" not in done.stdout and "environment variable" not in done.stdout  # never written as a value
+    assert run_cli("convert", str(path), "--to", target, "--strict").returncode == 1

@@ -166,16 +166,20 @@ class Conversion:
 
     def mark_unknowns(self, plan: Plan | None) -> None:
         """Give every Unknown field of the source's Plan the status `unknown` with its reason: the
-        entry of that setting when there is one, else a new entry at the place the Plan records."""
+        entry of that setting (found by the place the Plan records, else by the field's own
+        pointer) when there is one, else a new entry at that place. Entries for the parts of a
+        value written as `{unknown: why}` (a Plan YAML) fold into it."""
         if plan is None:
             return
         for dotted, value in plan.unknowns():
-            pointer = "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
-            reason = f"not known before the job runs: {value.reason}; the target states the default"
-            entry = next((e for e in self.entries if e.source == pointer), None)
-            if entry is not None:
-                entry.status, entry.reason = "unknown", reason
-                continue
             where = plan.origin(dotted) or value.where
+            own = "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
+            pointer = where.pointer if where is not None and where.pointer and where.pointer.startswith("/") else own
+            reason = f"not known before the job runs: {value.reason}; the target states the default"
+            self.entries = [e for e in self.entries if not e.source.startswith(pointer + "/")]
+            entry = next((e for e in self.entries if e.source in (pointer, own)), None)
+            if entry is not None:
+                entry.status, entry.target, entry.reason = "unknown", None, reason
+                continue
             self.entries.append(MappingEntry(pointer, where.line if where else 1, where.column if where else 1,
                                              "unknown", None, reason))

@@ -117,7 +117,7 @@ def convert(document: Document) -> Conversion:
                                 f"carried through the neutral Plan: shardshift has no {document.format} -> deepspeed "
                                 "key table yet; check the written config")
                    for pointer, line, column in document.settings()]
-        return Conversion(write(document.plan), _with_unknowns(document, entries))
+        return Conversion(write(document.plan), entries)  # unknowns: Conversion.mark_unknowns
     renamed_from = {old: new for new, old in document.renamed.items()}
     entries = []
     for pointer, line, column in document.settings():
@@ -127,35 +127,6 @@ def convert(document: Document) -> Conversion:
         else:
             entries.append(MappingEntry(pointer, line, column, "exact", pointer, "same key"))
     return Conversion(write(document.plan), entries)
-
-
-def _with_unknowns(document: Document, entries: list[MappingEntry]) -> list[MappingEntry]:
-    """Entries of settings whose value is not known before the job runs get the status
-    "unknown" (with the reason); such a field without an entry of its own gets one."""
-    plan = document.plan
-    unknown = {}
-    for dotted, value in plan.unknowns():
-        where = plan.provenance.get(dotted)
-        pointer = where.pointer if where is not None and where.pointer else "/" + dotted.replace(".", "/").replace(
-            "global_", "global")
-        unknown[pointer] = (dotted, value, where)
-    out = []
-    for entry in entries:
-        if any(entry.source.startswith(pointer + "/") for pointer in unknown):
-            continue  # a part of an unknown value as written (the Plan YAML's `{unknown: why}`)
-        found = unknown.pop(entry.source, None)
-        if found is None:
-            out.append(entry)
-        else:
-            out.append(MappingEntry(entry.source, entry.line, entry.column, "unknown", None,
-                                    f"{found[0]} is not known before the job runs ({found[1].reason}): not written, "
-                                    "DeepSpeed's default applies"))
-    for pointer, (dotted, value, where) in unknown.items():
-        line, column = (where.line, where.column) if where is not None else (1, 1)
-        out.append(MappingEntry(pointer, line, column, "unknown", None,
-                                f"{dotted} is not known before the job runs ({value.reason}): not written, "
-                                "DeepSpeed's default applies"))
-    return out
 
 
 def key_for(pointer: str) -> Key | None:
