@@ -6,7 +6,7 @@ constructor does not take is a TypeError inside `deepspeed.initialize`. This mod
 for every optimizer and scheduler type DeepSpeed accepts, the class it builds and the parameters
 that class takes, with their defaults. Read from the DeepSpeed 0.19.8 and torch 2.13 sources
 (`deepspeed/ops/{adam,lamb,lion,adagrad}`, `deepspeed/runtime/lr_schedules.py`,
-`torch/optim`); tests/test_rules_deepspeed_b.py compares every row with the installed packages.
+`torch/optim`); tests/test_rules_deepspeed_optimizer_scheduler_script.py compares every row with the installed packages.
 
 Optimizer types: a DeepSpeed name (matched case-insensitively: DeepSpeed lower-cases it) or the
 exact name of a `torch.optim` class. Scheduler types: case-sensitive, a DeepSpeed schedule or a

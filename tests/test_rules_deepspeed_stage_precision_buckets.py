@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from test_rules_deepspeed_c import PART_C
+from test_rules_deepspeed_catalog import PART_C
 
 from shardshift.rules import all_rules
 from shardshift.versions import deepspeed_default, key_read_by

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_rules_deepspeed_c import PART_C
+from test_rules_deepspeed_catalog import PART_C
 
 from conftest import FIXTURES, check_json
 from rule_cases import findings_with_code, marker_position

@@ -26,7 +26,7 @@ import pytest
 from conftest import FIXTURES, check_json
 from rule_cases import marker_position
 
-# The codes whose cases live in this file (test_rules_deepspeed_a/b leave them to it).
+# The codes whose cases live in this file (test_rules_deepspeed_stage_precision_buckets and _optimizer_scheduler_script leave them to it).
 PART_C = frozenset({"DS103", "DS202", "DS314", "DS315", "DS316", "DS332", "DS340", "DS341", "DS342", "DS408",
                     "DS418", "DS422"})
 
