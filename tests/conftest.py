@@ -8,6 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No per-example deadline: on a shared 2-core machine a slow example is load, not a bug, and a
+# deadline turns it into a flaky failure. Tests that want fewer or more examples still say so.
+settings.register_profile("shardshift", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("shardshift")
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
