@@ -1,8 +1,8 @@
 """Megatron-LM's own argument parser as the oracle for the flag table
 (src/shardshift/formats/megatron/flags.json, written by scripts/dump_megatron_flags.py).
 
-The parser is built once per module, the way the script builds it (its own function, imported from
-the scripts folder): `add_megatron_arguments` of ../shared/oracles/megatron-lm on a fresh
+The parser is built once per module by the script itself, in a child process:
+`add_megatron_arguments` of ../shared/oracles/megatron-lm on a fresh
 `ArgumentParser(allow_abbrev=False)`, with only the patches the script's docstring lists. The
 checked-in table must equal what that parser defines now; regenerate it with
 `python scripts/dump_megatron_flags.py` when the pinned Megatron changes. Without the Megatron
@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -41,14 +42,19 @@ def script():
 
 
 @pytest.fixture(scope="module")
-def generated(script):
-    """The table as Megatron's parser defines it now (one ~9 s import per test session)."""
+def generated(tmp_path_factory):
+    """The table as Megatron's parser defines it now, written by the script in a child process (one
+    ~9 s import per test session; Megatron and torch never load into the test process)."""
     if not (MEGATRON / "megatron" / "training" / "arguments.py").is_file():
         message = f"{MEGATRON} (Megatron-LM's own code) is not present"
         if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
             pytest.fail(f"{message}; CI must run every oracle test", pytrace=False)
         pytest.skip(message)
-    return script.generate(MEGATRON)
+    out = tmp_path_factory.mktemp("megatron") / "flags.json"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--megatron", str(MEGATRON), "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
