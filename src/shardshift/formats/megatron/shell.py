@@ -535,13 +535,6 @@ def _unclosed(lexer: _Lexer, tokens: list) -> int | None:
 _MISSING = object()
 
 
-class _Field(NamedTuple):
-    value: Any  # str or Unknown
-    line: int
-    column: int
-    raw: str
-
-
 def _key(value: Any) -> Any:
     if isinstance(value, _Text):
         return value.value
@@ -587,7 +580,9 @@ class _Walker:
                 self.walk(child)
 
     def _line_text(self, token: Any) -> str:
-        line = self.lexer.text.splitlines()[token.line - 1].strip()
+        start = self.lexer.starts[token.line - 1]
+        end = self.lexer.text.find("\n", start)
+        line = self.lexer.text[start:end if end >= 0 else None].strip()
         for end in ("; then", ";then", "; do", ";do"):
             if end in line:
                 line = line[:line.index(end)]
@@ -1013,6 +1008,7 @@ _SRUN_VALUED = {"N", "n", "p", "A", "t", "J", "o", "e", "c", "w", "x", "G", "nod
                 "container-workdir", "mem", "gres", "mpi", "cpu-bind", "distribution", "qos", "reservation",
                 "gpus-per-task", "ntasks-per-gpu", "dependency", "kill-on-bad-exit", "wait", "export"}
 _PYTHON_VALUED = {"-X", "-W", "-c"}
+_LAUNCHERS = {"bash", "sh", "srun", "torchrun", "deepspeed"}
 _TORCHRUN_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
 
 
@@ -1091,13 +1087,16 @@ def _detect(fields: list, walker: _Walker | None, via: tuple = ()) -> Launch | N
         return None
     head = fields[i]
     name = _basename(head.value)
+    if name not in _LAUNCHERS and not re.fullmatch(r"python[0-9.]*", name):
+        return None
     variables = {k: _public(v) for k, v in walker.env.items()} if walker else {}
     if name in ("bash", "sh") and i + 2 < len(fields) and fields[i + 1].value == "-c":
-        return _detect([head] + _resplit(fields[i + 1:]), walker, via)[0:] if False else \
-            _detect(_resplit(fields[i + 1:]), walker, via)
+        return _detect(_resplit(fields[i + 1:]), walker, via)
     if name == "srun":
         options, j = _options(fields, i + 1, _SRUN_VALUED)
         inner = _detect(fields[j:], walker, via + (("srun", options),))
+        if inner is not None and inner.launcher == "python":  # srun starts the ranks itself
+            return inner._replace(launcher="srun", options=options, via=via)
         if inner is not None:
             return inner
         return _launch("srun", options, fields, j, head, via, variables)
