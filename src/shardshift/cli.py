@@ -186,6 +186,7 @@ def _apply_fixes(result, context, select, ignore, per_file, *, write: bool) -> t
 def _convert(args, parser) -> int:
     from shardshift import formats
     from shardshift.check import load
+    from shardshift.document import MAPPING_STATUSES
 
     if args.target not in formats.WRITERS:
         parser.error(f"unknown target format {args.target!r}; choose from {', '.join(sorted(formats.WRITERS))}")
@@ -220,7 +221,7 @@ def _convert(args, parser) -> int:
         target = f" -> {entry.target}" if entry.target else ""
         print(f"{args.source}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: {entry.reason}",
               file=sys.stderr)
-    counts = {s: sum(e.status == s for e in conversion.entries) for s in ("exact", "approximate", "dropped", "unknown")}
+    counts = {s: sum(e.status == s for e in conversion.entries) for s in MAPPING_STATUSES}
     print(f"{counts['exact']} exact, {counts['approximate']} approximate, {counts['dropped']} dropped, "
           f"{counts['unknown']} unknown", file=sys.stderr)
     if args.report:

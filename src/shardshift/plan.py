@@ -15,7 +15,7 @@ Every format reads into a Plan and writes out of one. A field holds one of four 
 Settings with no neutral meaning are kept per format in `passthrough`, so a same-format round
 trip loses nothing.
 
-Plain classes whose fields are declared by annotations (`_Section` reads them once per class):
+Plain classes whose fields are declared by annotations (`Section` reads them once per class):
 building a Plan costs nothing at start-up, where a pre-commit hook builds one per file, and
 unlike dataclasses no code is generated when the module is imported. The field types are
 checked by `accepts` and described by `plan_json_schema` from the same annotations. No I/O and
@@ -137,7 +137,7 @@ class Default:
         self.make = make
 
 
-class _Section:
+class Section:
     """Shared behaviour of the Plan and its sections: keyword construction with defaults, value
     equality and repr over the fields their annotations declare (in order)."""
 
@@ -179,7 +179,7 @@ class _Section:
             if name in self.HIDDEN:
                 continue
             value = getattr(self, name)
-            if isinstance(value, _Section):
+            if isinstance(value, Section):
                 if not value.is_empty():
                     return False
             elif value not in (None, {}, []):
@@ -192,7 +192,7 @@ class _Section:
 
 
 def to_data(value: Any) -> Any:
-    if isinstance(value, (_Section, Unknown)):
+    if isinstance(value, (Section, Unknown)):
         return value.to_data()
     if isinstance(value, dict):
         return {k: to_data(v) for k, v in value.items()}
@@ -205,7 +205,7 @@ def _alias(name: str) -> str:
     return "global" if name == "global_" else name
 
 
-class World(_Section):
+class World(Section):
     """How many processes the job runs: nodes × GPUs per node = world size."""
 
     MINIMUM = {"nodes": 1, "gpus_per_node": 1, "world_size": 1}
@@ -214,7 +214,7 @@ class World(_Section):
     world_size: int | None = None
 
 
-class Parallelism(_Section):
+class Parallelism(Section):
     """The degrees of the five parallel axes. data_parallel = replicate × shard."""
 
     data_parallel_replicate: AutoInt | None = None
@@ -227,7 +227,7 @@ class Parallelism(_Section):
     expert: AutoInt | None = None
 
 
-class Sharding(_Section):
+class Sharding(Section):
     """What is sharded across data-parallel ranks, in ZeRO-stage terms.
 
     stage 0: nothing; 1: optimizer state; 2: + gradients; 3: + parameters.
@@ -239,7 +239,7 @@ class Sharding(_Section):
     hybrid_shard_size: int | None = None
 
 
-class OffloadTarget(_Section):
+class OffloadTarget(Section):
     """Where one kind of state lives when it is not on the GPU."""
 
     device: Union[OffloadDevice, Auto, None] = None
@@ -248,12 +248,12 @@ class OffloadTarget(_Section):
     ratio: float | None = None
 
 
-class Offload(_Section):
+class Offload(Section):
     optimizer: OffloadTarget | None = None
     params: OffloadTarget | None = None
 
 
-class Precision(_Section):
+class Precision(Section):
     """Training dtypes and loss scaling.
 
     param_dtype: the dtype parameters are computed in; master weights stay fp32 unless said.
@@ -273,7 +273,7 @@ class Precision(_Section):
     fp8: bool | None = None
 
 
-class Batch(_Section):
+class Batch(Section):
     """Batch sizes in samples: global = micro × accumulation × data-parallel size."""
 
     micro: AutoInt | None = None
@@ -282,7 +282,7 @@ class Batch(_Section):
     sequence_length: AutoInt | None = None
 
 
-class Optimizer(_Section):
+class Optimizer(Section):
     """The optimizer by its framework name, with the common hyper-parameters lifted out."""
 
     name: str | None = None
@@ -294,7 +294,7 @@ class Optimizer(_Section):
     params: dict[str, Any] = Default(dict)
 
 
-class Scheduler(_Section):
+class Scheduler(Section):
     """The learning-rate schedule by its framework name; steps count optimizer steps."""
 
     name: str | None = None
@@ -306,7 +306,7 @@ class Scheduler(_Section):
     params: dict[str, Any] = Default(dict)
 
 
-class ActivationCheckpointing(_Section):
+class ActivationCheckpointing(Section):
     enabled: bool | None = None
     partition_activations: bool | None = None
     cpu_checkpointing: bool | None = None
@@ -316,7 +316,7 @@ class ActivationCheckpointing(_Section):
     profile: bool | None = None
 
 
-class Communication(_Section):
+class Communication(Section):
     """Gradient and parameter communication. Bucket sizes are element counts, not bytes."""
 
     overlap: bool | None = None
@@ -330,7 +330,7 @@ class Communication(_Section):
     allgather_partitions: bool | None = None
 
 
-class ModelShape(_Section):
+class ModelShape(Section):
     parameters: int | None = None
     layers: int | None = None
     hidden: int | None = None
@@ -339,7 +339,7 @@ class ModelShape(_Section):
     vocab: int | None = None
 
 
-class Plan(_Section):
+class Plan(Section):
     """A whole training setup. `passthrough` maps a format name to its settings with no
     neutral meaning, in that format's own nested shape. `provenance` maps a dotted field
     ("batch.micro") to where it was set; it is not part of the Plan's value (two Plans with the
@@ -397,7 +397,7 @@ class Plan(_Section):
         return [(dotted, value) for dotted, value in self.leaves() if isinstance(value, Unknown)]
 
 
-def assign(section: _Section, dotted: str, value: Any) -> bool:
+def assign(section: Section, dotted: str, value: Any) -> bool:
     """Set a field of `section` by dotted path, creating the sections on the way. False (nothing
     changes) when the field's type does not accept the value; a whole number in a float field
     becomes a float. An Unknown is accepted by every field below the sections."""
@@ -485,13 +485,13 @@ def _drop_unknowns(value: Any) -> Any:
     return value
 
 
-def _leaves(section: _Section, prefix: str) -> Iterator[tuple[str, Any]]:
+def _leaves(section: Section, prefix: str) -> Iterator[tuple[str, Any]]:
     for name in section.FIELDS:
         if name in ("passthrough", "provenance"):
             continue
         value = getattr(section, name)
         dotted = prefix + name
-        if isinstance(value, _Section):
+        if isinstance(value, Section):
             yield from _leaves(value, dotted + ".")
         elif value not in (None, {}, []):
             yield dotted, value
@@ -511,7 +511,7 @@ def section_class(cls: type, name: str) -> type:
     """The section class of a (possibly optional) section field (`X | None` -> X)."""
     annotation = field_types(cls)[name]
     for candidate in typing.get_args(annotation) or (annotation,):
-        if isinstance(candidate, type) and issubclass(candidate, _Section):
+        if isinstance(candidate, type) and issubclass(candidate, Section):
             return candidate
     raise TypeError(f"{cls.__name__}.{name} is not a section")
 
@@ -592,7 +592,7 @@ def _section_schema(cls: type, defs: dict) -> dict:
             minimum = cls.MINIMUM[name]
             schema = {"anyOf": [dict(s, minimum=minimum) if s.get("type") == "integer" else s
                                 for s in schema["anyOf"]]} if "anyOf" in schema else dict(schema, minimum=minimum)
-        leaf = not any(isinstance(a, type) and issubclass(a, _Section)
+        leaf = not any(isinstance(a, type) and issubclass(a, Section)
                        for a in (typing.get_args(field_types(cls)[name]) or (field_types(cls)[name],)))
         if leaf and name != "passthrough":
             schema = {"anyOf": [*schema.get("anyOf", [schema]), {"$ref": "#/$defs/Unknown"}]}
@@ -621,7 +621,7 @@ def _type_schema(annotation: Any, defs: dict) -> dict:
         return {"type": "array", "items": _type_schema(typing.get_args(annotation)[0], defs)}
     if origin is dict:
         return {"type": "object", "additionalProperties": _type_schema(typing.get_args(annotation)[1], defs)}
-    if isinstance(annotation, type) and issubclass(annotation, _Section):
+    if isinstance(annotation, type) and issubclass(annotation, Section):
         if annotation.__name__ not in defs:
             defs[annotation.__name__] = {}  # placeholder against recursion
             defs[annotation.__name__] = _section_schema(annotation, defs)

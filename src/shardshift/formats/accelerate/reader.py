@@ -47,7 +47,7 @@ def is_config(document: Document) -> bool:
 
 def read(text: str, path: str = "<string>") -> Document:
     """Parse an Accelerate config and build its Plan. Never raises for bad input."""
-    from shardshift.formats.accelerate.lift import Lifter, number, read_yaml
+    from shardshift.formats.yaml_lift import Lifter, number, read_yaml
 
     document = read_yaml(text, path, FORMAT)
     if document.syntax is not None:

@@ -54,7 +54,7 @@ def is_config(document: Document) -> bool:
 
 def read(text: str, path: str = "<string>") -> Document:
     """Parse an Axolotl config and build its Plan. Never raises for bad input."""
-    from shardshift.formats.accelerate.lift import Lifter, number, read_yaml
+    from shardshift.formats.yaml_lift import Lifter, number, read_yaml
 
     document = read_yaml(text, path, FORMAT)
     if document.syntax is not None:
@@ -77,7 +77,7 @@ def read(text: str, path: str = "<string>") -> Document:
 
 
 def _betas(lift) -> None:
-    from shardshift.formats.accelerate.lift import number
+    from shardshift.formats.yaml_lift import number
 
     beta1 = number(lift.value("/adam_beta1"), float)
     beta2 = number(lift.value("/adam_beta2"), float)

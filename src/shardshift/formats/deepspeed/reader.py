@@ -135,15 +135,6 @@ def _assign(section: Any, dotted: str, value: Any) -> bool:
     return assign(section, dotted, value)
 
 
-def _dottedvalue_at(plan: Plan, dotted: str) -> Any:
-    target: Any = plan
-    for part in dotted.split("."):
-        if target is None:
-            return None
-        target = getattr(target, part)
-    return target
-
-
 SIMPLE_KEYS: tuple[Key, ...] = tuple(
     k for k in KEYS if k.field and not k.renamed_to and k.path not in ("/fp16/enabled", "/bf16/enabled")
     and not k.path.startswith(("/optimizer/", "/scheduler/"))

@@ -14,7 +14,6 @@ from shardshift.formats.deepspeed.reader import (
     OPTIMIZER_FIELDS,
     SCHEDULER_FIELDS,
     SIMPLE_KEYS,
-    _dottedvalue_at,
     _set,
 )
 from shardshift.source import join_pointer
@@ -30,7 +29,7 @@ def write_dict(plan: Plan) -> dict:
     plan = without_unknowns(plan)
     out: dict = copy.deepcopy(plan.passthrough.get(FORMAT, {}))
     for key in SIMPLE_KEYS:
-        value = _dottedvalue_at(plan, key.field)  # type: ignore[arg-type]
+        value = plan.get(key.field)  # type: ignore[arg-type]
         if value is not None:
             _set(out, key.path, value)
     dtype = plan.precision.param_dtype

@@ -1560,12 +1560,12 @@ class _Facts:
 
             self.set("sharding.stage", Unknown(f"the fully_shard calls differ in reshard_after_forward: {differ}",
                                                self.where(where)), where, first.conds)
-        elif not blocks and self._unfollowed_sharding():
+        elif not blocks and (unfollowed := self._unfollowed_sharding()):
             # only the root's call is seen: blocks sharded by a helper shardshift cannot read would make
             # this ZeRO-3 (or keep it ZeRO-2): say so rather than guess from the root alone
             from shardshift.plan import Unknown
 
-            name, line = self._unfollowed_sharding()[0]
+            name, line = unfollowed[0]
             self.set("sharding.stage", Unknown(f"only the root's fully_shard call is read: the blocks may be sharded "
                                                f"by `{name}` (line {line}), which shardshift does not follow",
                                                self.where(where)), where, first.conds)

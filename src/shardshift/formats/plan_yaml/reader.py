@@ -22,8 +22,8 @@ def looks_like(path: str, text: str) -> bool:
 
 
 def read(text: str, path: str = "<string>") -> Document:
-    from shardshift.formats.accelerate.lift import read_yaml
-    from shardshift.plan import Plan, Unknown, field_types
+    from shardshift.formats.yaml_lift import read_yaml
+    from shardshift.plan import Plan, Unknown, field_types, section_class
 
     document = read_yaml(text, path, FORMAT)
     if document.syntax is not None:
@@ -45,7 +45,10 @@ def read(text: str, path: str = "<string>") -> Document:
                 problems.append((here, f"the Plan has no field {key!r}"))
                 continue
             dotted = prefix + name
-            child = _section(types[name])
+            try:
+                child = section_class(section, name)
+            except TypeError:  # a leaf field
+                child = None
             if child is not None and isinstance(value, dict):
                 if plan.get(dotted) is None:  # an optional section written empty is set, not absent
                     plan.set(dotted, child(), where(here))
@@ -64,14 +67,3 @@ def read(text: str, path: str = "<string>") -> Document:
         return document
     document.plan = plan
     return document
-
-
-def _section(annotation: Any) -> type | None:
-    import typing
-
-    from shardshift.plan import _Section
-
-    for candidate in typing.get_args(annotation) or (annotation,):
-        if isinstance(candidate, type) and issubclass(candidate, _Section):
-            return candidate
-    return None

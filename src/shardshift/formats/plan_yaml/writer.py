@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 
 from shardshift.document import Conversion, Document, MappingEntry
-from shardshift.plan import Plan, _Section, to_data
+from shardshift.plan import Plan, Section, to_data
 
 
-def _data(section: _Section) -> dict:
+def _data(section: Section) -> dict:
     """A section's fields as YAML data: unset fields and empty free-form dicts left out, an
     optional section that is set but empty kept as `{}`; free-form values (params, passthrough)
     exactly as they are, nulls included."""
@@ -16,10 +16,10 @@ def _data(section: _Section) -> dict:
     for name in section.FIELDS:
         value = getattr(section, name)
         if name in section.HIDDEN or value is None or value == {}:
-            if not (isinstance(value, _Section) and section.DEFAULTS[name] is None):
+            if not (isinstance(value, Section) and section.DEFAULTS[name] is None):
                 continue
         key = "global" if name == "global_" else name
-        if isinstance(value, _Section):
+        if isinstance(value, Section):
             inner = _data(value)
             if inner or section.DEFAULTS[name] is None:
                 out[key] = inner
@@ -46,9 +46,9 @@ def _str(representer, value: str):
     if any(c in "\x85\u2028\u2029\r" or (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) < 0xa0
            for c in value):
         return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"')
-    from shardshift.formats.accelerate.yaml11 import _IMPLICIT
+    from shardshift.yaml11 import IMPLICIT
 
-    if any(pattern.match(value) for _, pattern in _IMPLICIT):  # `NO`, `on`, `1:30`: not strings to YAML 1.1
+    if any(pattern.match(value) for _, pattern in IMPLICIT):  # `NO`, `on`, `1:30`: not strings to YAML 1.1
         return representer.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return representer.represent_str(value)
 

@@ -1,4 +1,4 @@
-"""What the YAML readers (Accelerate, Axolotl) share: a Document from YAML text, and a Plan
+"""What the YAML readers (Accelerate, Axolotl, the Plan as YAML) share: a Document from YAML text, and a Plan
 built field by field with the position of every lifted value; the rest stays in the passthrough
 as written."""
 
@@ -17,7 +17,7 @@ NOT_LITERAL = re.compile(r"\$|%[A-Za-z_]+%|\{\{|^~")
 
 def read_yaml(text: str, path: str, format: str) -> Document:
     """Parse YAML the way PyYAML's safe_load does; a problem becomes `document.syntax`."""
-    from shardshift.formats.accelerate.yaml11 import YamlProblem, load
+    from shardshift.yaml11 import YamlProblem, load
 
     document = Document(path=path, format=format, text=text)
     try:

@@ -23,7 +23,7 @@ from typing import Any
 from shardshift.source import Member, Node, join_pointer
 
 # PyYAML 6 resolver.py, Resolver.add_implicit_resolver patterns (YAML 1.1).
-_IMPLICIT: tuple[tuple[str, re.Pattern[str]], ...] = (
+IMPLICIT: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bool", re.compile(r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$")),
     ("float", re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
                     |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
@@ -167,7 +167,7 @@ class _Builder:
         source = self.text[node.start_mark.index:node.end_mark.index]
         if node.style is None and not _EXPLICIT_TAG.match(source):
             # a plain scalar: resolve it with PyYAML's patterns, not ruamel's
-            tag = _TAG + next((name for name, pattern in _IMPLICIT if pattern.match(text)), "str")
+            tag = _TAG + next((name for name, pattern in IMPLICIT if pattern.match(text)), "str")
         elif tag in (None, "?", "!"):
             tag = _TAG + "str"
         kind = tag[len(_TAG):] if tag.startswith(_TAG) else None
