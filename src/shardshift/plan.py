@@ -109,10 +109,6 @@ class Unknown(_Value):
         return out
 
 
-def is_unknown(value: Any) -> bool:
-    return isinstance(value, Unknown)
-
-
 def known(value: Any) -> Any:
     """`value` when it is a real value; None when it is not set, "auto" or Unknown. Rules read
     fields through this so that they never judge a placeholder as if it were a value."""
