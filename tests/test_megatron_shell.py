@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shardshift.formats.megatron import read_argument_file, read_launch_script
+from shardshift.formats.megatron.shell import read_argument_file, read_launch_script
 from shardshift.plan import Unknown
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,6 +18,7 @@ READERS: dict[str, str] = {
     "plan": "shardshift.formats.plan_yaml",  # *.plan.yaml: the Plan itself
     "accelerate": "shardshift.formats.accelerate",
     "axolotl": "shardshift.formats.axolotl",
+    "megatron": "shardshift.formats.megatron",
 }
 
 WRITERS: dict[str, str] = {

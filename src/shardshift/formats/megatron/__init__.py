@@ -1,10 +1,5 @@
-"""Megatron-LM: launch scripts and argument files (shell.py)."""
+"""Megatron-LM launch scripts and argument files: reader (reader.py over the bash-subset grammar of
+shell.py and Megatron's own flag table, flags.py) and the flags with a neutral meaning (keys.py)."""
 
-from shardshift.formats.megatron.shell import (  # noqa: F401 - the format's public surface
-    Arg,
-    Heredoc,
-    Launch,
-    LaunchScript,
-    read_argument_file,
-    read_launch_script,
-)
+from shardshift.formats.megatron.keys import PRECEDENCE  # noqa: F401
+from shardshift.formats.megatron.reader import FORMAT, MARKER_KEYS, is_config, looks_like, read  # noqa: F401

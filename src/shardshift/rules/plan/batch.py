@@ -103,7 +103,9 @@ class BatchArithmetic(PlanRule):
                 split *= degree
                 named.append((dotted, degree))
         if world % split:
-            dotted, degree = named[0] if len(named) == 1 else (named[0][0], split)
+            if any(d != "parallelism.context" for d, _ in named):
+                return  # tensor or pipeline parallelism: PL101 reports the degrees against the world
+            dotted, degree = named[0]
             yield self.finding_at(self._at(plan, dotted, setup),
                                   f"{name_of(plan.origin(dotted), dotted)} {degree} does not divide the world size "
                                   f"{world}")

@@ -1,0 +1,450 @@
+"""Megatron-LM launch scripts and argument files: reader.
+
+A launch script is read with the bash-subset grammar (shell.py, never run); the launcher line that
+starts a Megatron entry script (`pretrain_gpt.py`, ...) gives the arguments, and the launcher's own
+options give the world size. An argument file (`*.args`) is the arguments alone. Each argument is
+then paired with its value the way Megatron's argparse parser pairs it (flags.json: a switch takes
+no value, `--flag=value` is one argument, `nargs` decides how many values follow), and converted to
+the value argparse stores; what argparse would reject is kept with the reason, for the rules.
+
+Lifted into the Plan, each at the flag as written (keys.py): the parallel degrees, batch sizes,
+precision (`--bf16` / `--fp16` / `--fp8-format`), optimizer and LR schedule, distributed optimizer
+and FSDP (ZeRO stage), recomputation, optimizer offload and model shape. `--num-query-groups`
+counts only with `--group-query-attention` (Megatron ignores it otherwise). The world size comes
+from torchrun's `--nnodes` × `--nproc_per_node`, the deepspeed launcher's `--num_nodes` ×
+`--num_gpus`, srun's task count, or a plain `python` (one process); a value that depends on the
+environment or on the machine is Unknown with the reason. `--deepspeed_config` is a Reference to
+the ds_config (Megatron-DeepSpeed), so the two files form one setup. Every other flag stays as
+written in `plan.passthrough["megatron"]`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from shardshift.document import Document, Reference, SyntaxProblem, resolve_reference
+from shardshift.plan import Unknown
+from shardshift.source import Location
+
+FORMAT = "megatron"
+
+# An unparseable file is reported only when it has one of these.
+MARKER_KEYS = ("--micro-batch-size", "--tensor-model-parallel-size", "--num-layers", "--pipeline-model-parallel-size")
+_FLAG = re.compile(r"--(?:tensor|pipeline)[-_]model[-_]parallel[-_]size\b|--micro[-_]batch[-_]size\b"
+                   r"|--num[-_]layers\b|--num[-_]attention[-_]heads\b|--global[-_]batch[-_]size\b")
+_ENTRY = re.compile(r"(?:^|[\s/\"'=])(?:pretrain_\w+|finetune\w*|train\w*|main)\.py\b")
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch")
+# Megatron-LM's own entry scripts: their parsers add no flags of their own (pretrain_gpt.py's
+# ModelOpt flags aside), so a flag missing from the table is an argparse error there.
+MEGATRON_ENTRIES = re.compile(r"pretrain_(?:gpt|bert|t5|mamba|hybrid|vlm|retro|ict|vision_\w+)\.py")
+DEEPSPEED_CONFIG_FLAGS = ("--deepspeed_config", "--deepspeed-config")
+
+
+class Given(NamedTuple):
+    """One flag as written, paired with its values as Megatron's argparse pairs them.
+
+    `flag` is the table entry (None: not a flag of Megatron-LM's parser); `value` the value argparse
+    stores (a switch's bool, a list for nargs, an Unknown when the script decides it at run time, None
+    when argparse rejects it); `problem` argparse's rejection of the values ("expected one
+    argument"); `stray` the values argparse would not take (reported as unrecognized arguments)."""
+
+    spelling: str
+    flag: Any
+    value: Any
+    line: int
+    column: int
+    text: str
+    problem: str | None = None
+    stray: tuple = ()
+
+    def location(self, path: str) -> Location:
+        return Location(path, self.line, self.column, self.spelling)
+
+
+class Arguments:
+    """What a Megatron document holds: the arguments in order, the launch that passes them (None
+    for an argument file), the entry script, the extra (positional or unresolved) arguments, and
+    which program reads them ("megatron-lm", or "megatron-deepspeed" for a launch that passes
+    `--deepspeed` / `--deepspeed_config` or uses the deepspeed launcher)."""
+
+    __slots__ = ("given", "launch", "entry", "extra", "dialect", "script", "launches")
+
+    def __init__(self, given: list[Given], launch: Any = None, entry: Any = None, extra: list | None = None,
+                 script: Any = None, launches: int = 0) -> None:
+        self.given, self.launch, self.entry = given, launch, entry
+        self.extra = extra if extra is not None else []
+        self.script, self.launches = script, launches
+        spellings = {g.spelling for g in given}
+        deepspeed = (launch is not None and launch.launcher == "deepspeed") or "--deepspeed" in spellings or \
+            any(s in spellings for s in DEEPSPEED_CONFIG_FLAGS)
+        self.dialect = "megatron-deepspeed" if deepspeed else "megatron-lm"
+
+    def last(self) -> dict[str, Given]:
+        """dest -> the Given that argparse keeps (the last one)."""
+        out: dict[str, Given] = {}
+        for item in self.given:
+            if item.flag is not None:
+                out[item.flag.dest] = item
+        return out
+
+    def value(self, dest: str, default: Any = None) -> Any:
+        item = self.last().get(dest)
+        return default if item is None or item.problem else item.value
+
+    @property
+    def megatron_entry(self) -> bool:
+        return isinstance(self.entry, str) and MEGATRON_ENTRIES.search(self.entry) is not None
+
+
+def looks_like(path: str, text: str) -> bool:
+    """An `*.args` file, or a shell script that starts a Megatron entry script with Megatron flags."""
+    lower = path.lower()
+    if lower.endswith(".args"):
+        return True
+    if not (lower.endswith(_SCRIPT_SUFFIXES) or (text.startswith("#!") and "sh" in text[:text.find("\n")])):
+        return False
+    return _FLAG.search(text) is not None and _ENTRY.search(text) is not None
+
+
+def is_config(document: Document) -> bool:
+    """An argument file, or a script in which a launch with Megatron flags was found."""
+    data = document.data
+    return isinstance(data, Arguments) and (data.launch is not None or data.script is None) and \
+        any(g.flag is not None for g in data.given)
+
+
+def read(text: str, path: str = "<string>") -> Document:
+    """Read a launch script or an argument file and build its Plan. Never raises for bad input."""
+    from shardshift.formats.megatron import shell
+
+    document = Document(path=path, format=FORMAT, text=text)
+    if path.lower().endswith(".args"):
+        args = shell.read_argument_file(text, path)
+        arguments = Arguments(pair(args), extra=[a for a in args if a.flag is None])
+    else:
+        script = shell.read_launch_script(text, path)
+        launch = choose_launch(script.launches)
+        if launch is None:
+            if script.problems:
+                message, line, column = script.problems[0]
+                document.syntax = SyntaxProblem(message, line, column)
+            document.data = Arguments([], script=script)
+            return document
+        arguments = Arguments(pair(launch.args), launch, launch.script, [a for a in launch.args if a.flag is None], script,
+                              len(script.launches))
+    document.data = arguments
+    document.references = _references(arguments, path)
+    document.defer_plan(lambda: build_plan(arguments, path))
+    return document
+
+
+def choose_launch(launches: list) -> Any:
+    """The launch that starts Megatron: the one passing the most Megatron flags (a script may also
+    run a converter or a data preprocessor)."""
+    from shardshift.formats.megatron.flags import table
+
+    flags = table()
+    best, score = None, 0
+    for launch in launches:
+        count = sum(1 for a in launch.args if a.flag is not None and flags.get(a.flag) is not None)
+        entry = launch.script if isinstance(launch.script, str) else ""
+        # a helper (`python tools/x.py --split train`) shares a flag name or two with Megatron
+        if count > score and (_ENTRY.search(" " + entry) is not None or count >= 3):
+            best, score = launch, count
+    return best
+
+
+def pair(args: list) -> list[Given]:
+    """Pair shell.Arg items (a flag and the words after it) with the table: what argparse stores."""
+    from shardshift.formats.megatron.flags import convert, table
+
+    flags = table()
+    given: list[Given] = []
+    for arg in args:
+        if arg.flag is None:
+            continue
+        flag = flags.get(arg.flag)
+        words = () if arg.value is None else arg.value if isinstance(arg.value, tuple) else (arg.value,)
+        if flag is None:
+            given.append(Given(arg.flag, None, arg.value, arg.line, arg.column, arg.text))
+            continue
+        if not flag.takes_value(arg.flag):
+            given.append(Given(arg.flag, flag, flag.switch_value(arg.flag), arg.line, arg.column, arg.text,
+                               stray=tuple(words)))
+            continue
+        nargs = flag.nargs
+        if nargs is None:
+            taken, stray = words[:1], words[1:]
+            if not taken:
+                given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text, "expected one argument"))
+                continue
+        elif nargs in ("+", "*"):
+            taken, stray = words, ()
+            if nargs == "+" and not taken:
+                given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text,
+                                   "expected at least one argument"))
+                continue
+        elif isinstance(nargs, int):
+            taken, stray = words[:nargs], words[nargs:]
+            if len(taken) < nargs:
+                given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text,
+                                   f"expected {nargs} arguments"))
+                continue
+        else:  # "?": at most one
+            taken, stray = words[:1], words[1:]
+        values, problem = [], None
+        for word in taken:
+            if isinstance(word, Unknown):
+                values.append(word)
+                continue
+            value, problem = convert(flag, word)
+            if problem:
+                break
+            values.append(value)
+        if problem:
+            given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text, problem, tuple(stray)))
+            continue
+        unknown = next((v for v in values if isinstance(v, Unknown)), None)
+        value = unknown if unknown is not None else values[0] if nargs in (None, "?") else list(values)
+        given.append(Given(arg.flag, flag, value, arg.line, arg.column, arg.text, stray=tuple(stray)))
+    return given
+
+
+def _references(arguments: Arguments, path: str) -> list[Reference]:
+    refs = []
+    for item in arguments.given:
+        if item.spelling not in DEEPSPEED_CONFIG_FLAGS:
+            continue
+        where = item.location(path)
+        value = item.value
+        if isinstance(value, tuple):
+            value = value[0] if value else None
+        if isinstance(value, Unknown):
+            refs.append(Reference(item.text, None, where, unknown=value.reason))
+            continue
+        if not isinstance(value, str):
+            continue
+        written = _written_by(arguments, value)
+        if written is not None:
+            refs.append(Reference(value, None, where, unknown=f"written by this script at line {written}"))
+            continue
+        resolved, why = resolve_reference(path, value)
+        refs.append(Reference(value, resolved, where, unknown=why))
+    return refs
+
+
+def _written_by(arguments: Arguments, target: str) -> int | None:
+    script = arguments.script
+    if script is None:
+        return None
+    for heredoc in script.heredocs:
+        if heredoc.target == target:
+            return heredoc.line
+    return None
+
+
+# --- the Plan -------------------------------------------------------------------------------------
+
+
+def build_plan(arguments: Arguments, path: str):
+    from shardshift.formats.megatron.keys import DERIVED, FIELDS, OPTIMIZERS, SHARDING_STRATEGIES
+    from shardshift.plan import Plan
+
+    plan = Plan()
+    last = arguments.last()
+
+    def at(dest: str) -> Location:
+        return last[dest].location(path)
+
+    def value(dest: str) -> Any:
+        item = last.get(dest)
+        return None if item is None or item.problem else item.value
+
+    def put(dotted: str, dest: str, val: Any = None) -> None:
+        if dest not in last or last[dest].problem:
+            return
+        plan.set(dotted, value(dest) if val is None else val, at(dest))
+
+    for dest, dotted in FIELDS.items():
+        put(dotted, dest)
+
+    # precision: Megatron's params dtype is fp16 with --fp16, bf16 with --bf16, else fp32
+    bf16, fp16 = value("bf16"), value("fp16")
+    if bf16 is True and fp16 is not True:
+        put("precision.param_dtype", "bf16", "bf16")
+    elif fp16 is True and bf16 is not True:
+        put("precision.param_dtype", "fp16", "fp16")
+    if value("fp8") is not None:
+        put("precision.fp8", "fp8", True if not isinstance(value("fp8"), Unknown) else value("fp8"))
+    scale = value("initial_loss_scale")
+    if isinstance(scale, float) and scale >= 1 and scale.is_integer() and (int(scale) & (int(scale) - 1)) == 0:
+        put("precision.initial_scale_power", "initial_loss_scale", int(scale).bit_length() - 1)
+    window = value("loss_scale_window")
+    if isinstance(window, float) and window.is_integer():
+        put("precision.loss_scale_window", "loss_scale_window", int(window))
+
+    # optimizer
+    name = value("optimizer")
+    if "optimizer" in last and isinstance(name, str):
+        put("optimizer.name", "optimizer", OPTIMIZERS.get(name, name))
+        if name == "adam":
+            plan.set("optimizer.decoupled_weight_decay", True, at("optimizer"))
+    beta1, beta2 = value("adam_beta1"), value("adam_beta2")
+    if beta1 is not None or beta2 is not None:
+        betas = [0.9 if beta1 is None else beta1, 0.999 if beta2 is None else beta2]
+        unknown = next((b for b in betas if isinstance(b, Unknown)), None)
+        put("optimizer.betas", "adam_beta1" if beta1 is not None else "adam_beta2", unknown or betas)
+
+    # schedule length: --lr-decay-iters, else the training length
+    for dest in ("lr_decay_iters", "train_iters"):
+        if value(dest) is not None:
+            put("scheduler.total_steps", dest)
+            break
+
+    # sharding: the distributed optimizer is ZeRO-1; FSDP2 and Megatron-FSDP shard more
+    if value("use_torch_fsdp2") is True:
+        reshard = value("torch_fsdp2_reshard_after_forward")
+        put("sharding.stage", "use_torch_fsdp2", 3 if reshard is not False else 2)
+        if reshard is False:
+            put("sharding.reshard_after_forward", "torch_fsdp2_reshard_after_forward", False)
+    elif value("use_megatron_fsdp") is True:
+        strategy = value("data_parallel_sharding_strategy")
+        if strategy is None:
+            strategy = "optim_grads_params"  # the default since core_v0.18 (megatron.md §1.3)
+        stage = SHARDING_STRATEGIES.get(strategy) if isinstance(strategy, str) else strategy
+        put("sharding.stage", "data_parallel_sharding_strategy" if "data_parallel_sharding_strategy" in last
+            else "use_megatron_fsdp", stage)
+    elif value("use_distributed_optimizer") is not None:
+        put("sharding.stage", "use_distributed_optimizer",
+            1 if value("use_distributed_optimizer") is True else value("use_distributed_optimizer"))
+
+    # recomputation (activation checkpointing)
+    for dest in ("recompute_granularity", "recompute_activations"):
+        if value(dest) not in (None, False):
+            put("activation_checkpointing.enabled", dest, True if not isinstance(value(dest), Unknown) else value(dest))
+            break
+
+    if value("optimizer_cpu_offload") is True:
+        put("offload.optimizer.device", "optimizer_cpu_offload", "cpu")
+        if value("optimizer_offload_fraction") is not None:
+            put("offload.optimizer.ratio", "optimizer_offload_fraction")
+
+    # key-value heads: --num-query-groups counts only with --group-query-attention
+    if value("group_query_attention") is True and value("num_query_groups") is not None:
+        put("model.kv_heads", "num_query_groups")
+
+    # interleaved pipeline given as layers per virtual stage: VPP = layers / PP / this
+    per_stage = value("num_layers_per_virtual_pipeline_stage")
+    layers, stages = value("num_layers"), value("pipeline_model_parallel_size") or 1
+    if isinstance(per_stage, int) and per_stage > 0 and isinstance(layers, int) and isinstance(stages, int) \
+            and stages > 0 and layers % stages == 0 and (layers // stages) % per_stage == 0 \
+            and "num_virtual_stages_per_pipeline_rank" not in last:
+        put("parallelism.virtual_pipeline", "num_layers_per_virtual_pipeline_stage", layers // stages // per_stage)
+
+    _world(arguments, plan, path)
+
+    rest = {}
+    for item in arguments.given:
+        dest = item.flag.dest if item.flag is not None else None
+        if dest in FIELDS or dest in DERIVED:
+            continue
+        rest[item.spelling] = _plain(item)
+    if rest:
+        plan.passthrough[FORMAT] = rest
+    return plan
+
+
+def _plain(item: Given) -> Any:
+    """A passthrough value: JSON-able (a switch is True, an Unknown its reason)."""
+    value = item.value
+    if isinstance(value, Unknown):
+        return {"unknown": value.reason}
+    if isinstance(value, tuple):
+        return [v if not isinstance(v, Unknown) else {"unknown": v.reason} for v in value]
+    if value is None and item.flag is None:
+        return True
+    return value
+
+
+# --- the world size from the launcher ------------------------------------------------------------
+
+
+def _count(value: Any, what: str) -> Any:
+    """A process count as the launcher reads it: an int, or Unknown with the reason."""
+    if isinstance(value, Unknown):
+        return value
+    if isinstance(value, str) and value.isdigit() and int(value) > 0:
+        return int(value)
+    if isinstance(value, str):
+        return Unknown(f"{what} is {value!r}, which the launcher resolves on the machine")
+    return Unknown(f"{what} is not given as a number")
+
+
+def _world(arguments: Arguments, plan, path: str) -> None:
+    launch = arguments.launch
+    if launch is None:
+        return
+    where = Location(path, launch.line, launch.column, launch.launcher)
+    options = dict(launch.options)
+    splice = options.pop("?", None)
+    if splice:
+        # options spliced in from a value not known statically may set any count
+        reason = f"the launcher's options include {splice[0].reason}"
+        options = {k: v for k, v in options.items()}
+        for name in ("nnodes", "nproc_per_node", "num_gpus", "num_nodes", "ntasks", "nodes", "ntasks-per-node"):
+            options.setdefault(name, Unknown(reason))
+    nodes: Any = None
+    per_node: Any = None
+    world: Any = None
+    if launch.launcher == "torchrun" or launch.launcher.startswith("python -m torch.distributed"):
+        # torchrun's defaults: one node, one process per node
+        nodes = _count(options.get("nnodes", "1"), "--nnodes")
+        per_node = _count(options.get("nproc_per_node", options.get("nproc-per-node", "1")), "--nproc_per_node")
+        if isinstance(nodes, Unknown) and isinstance(options.get("nnodes"), str) and ":" in options["nnodes"]:
+            nodes = Unknown(f"--nnodes {options['nnodes']} is an elastic range")
+    elif launch.launcher == "deepspeed":
+        if "num_gpus" in options:
+            per_node = _count(options["num_gpus"], "--num_gpus")
+        else:
+            per_node = Unknown("the deepspeed launcher starts one process per GPU it finds when --num_gpus is "
+                               "not given")
+        if "num_nodes" in options:
+            nodes = _count(options["num_nodes"], "--num_nodes")
+        elif "hostfile" in options or "H" in options:
+            nodes = Unknown("the deepspeed launcher uses every host of the hostfile when --num_nodes is not given")
+        else:
+            nodes = Unknown("the deepspeed launcher uses every host of /job/hostfile, when it exists, when "
+                            "--num_nodes is not given")
+        if any(k in options for k in ("include", "i", "exclude", "e")):
+            per_node = Unknown("the deepspeed launcher's --include/--exclude select the GPUs")
+    elif launch.launcher == "srun":
+        tasks = options.get("ntasks", options.get("n"))
+        node_count = options.get("nodes", options.get("N"))
+        per_task = options.get("ntasks-per-node")
+        if tasks is not None:
+            world = _count(tasks, "srun --ntasks")
+        elif node_count is not None and per_task is not None:
+            nodes, per_node = _count(node_count, "srun --nodes"), _count(per_task, "srun --ntasks-per-node")
+        else:
+            world = Unknown("srun takes the number of tasks from the job's allocation (#SBATCH or salloc)")
+    elif launch.launcher == "python":
+        env_world = launch.variables.get("WORLD_SIZE")
+        if env_world is None:
+            nodes, per_node = 1, 1  # one process: Megatron's WORLD_SIZE defaults to 1
+        else:
+            world = Unknown("WORLD_SIZE is set in the script; a plain python launch starts one process")
+    else:
+        return
+    if nodes is not None:
+        plan.set("world.nodes", nodes, where)
+    if per_node is not None:
+        plan.set("world.gpus_per_node", per_node, where)
+    if world is None and nodes is not None and per_node is not None:
+        if isinstance(nodes, int) and isinstance(per_node, int):
+            world = nodes * per_node
+        else:
+            reason = next(v for v in (nodes, per_node) if isinstance(v, Unknown)).reason
+            world = Unknown(reason)
+    if world is not None:
+        plan.set("world.world_size", world, where)

@@ -1,0 +1,1 @@
+"""Rules for Megatron-LM argument lists and launch scripts (MG codes)."""

@@ -1,0 +1,122 @@
+"""What every Megatron rule needs: the arguments argparse keeps, their places, and the world size.
+
+Rules read `document.data` (formats/megatron/reader.py `Arguments`). A value that is Unknown (the
+script decides it at run time) or that argparse rejects is never judged: `Flags.get` returns None
+for it, and `Flags.known` tells the two cases apart from "not given" where a rule needs to."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from shardshift.plan import Unknown, known
+from shardshift.rules.base import Context, Finding, Related, Rule, Severity
+
+if TYPE_CHECKING:
+    from shardshift.document import Document
+    from shardshift.formats.megatron.reader import Given
+
+_NOT_GIVEN = object()
+
+
+class Flags:
+    """The arguments of one Megatron document as argparse keeps them (the last of each dest)."""
+
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.arguments = document.data
+        self.last: dict[str, Given] = self.arguments.last()
+
+    def given(self, dest: str) -> bool:
+        return dest in self.last
+
+    def undecided(self, *dests: str) -> bool:
+        """True when one of `dests` is given but its value is not known (Unknown, or rejected)."""
+        for dest in dests:
+            item = self.last.get(dest)
+            if item is not None and (item.problem or isinstance(item.value, Unknown)):
+                return True
+        return False
+
+    def get(self, dest: str, default: Any = None) -> Any:
+        """The value argparse stores for `dest`; `default` when not given; None when not known."""
+        item = self.last.get(dest)
+        if item is None:
+            return default
+        if item.problem or isinstance(item.value, Unknown):
+            return None
+        return item.value
+
+    def default(self, dest: str) -> Any:
+        """Megatron's own default for `dest` (from its parser, flags.json)."""
+        from shardshift.formats.megatron.flags import table
+
+        flags = table().by_dest.get(dest)
+        return flags[0].default if flags else None
+
+    def value(self, dest: str) -> Any:
+        """The value Megatron uses: as given, else its default; None when not known."""
+        return self.get(dest, self.default(dest))
+
+    def item(self, dest: str) -> Given | None:
+        return self.last.get(dest)
+
+    def place(self, dest: str) -> tuple[int, int] | None:
+        item = self.last.get(dest)
+        return (item.line, item.column) if item is not None else None
+
+    def spelled(self, dest: str) -> str:
+        """The flag as written, or its long spelling when not given."""
+        item = self.last.get(dest)
+        if item is not None:
+            return item.spelling
+        from shardshift.formats.megatron.flags import table
+
+        flags = table().by_dest.get(dest)
+        return flags[0].name if flags else "--" + dest.replace("_", "-")
+
+    def world_size(self, context: Context) -> int | None:
+        """--world-size (or --nodes × --gpus-per-node) of the run, else the launcher's, when known."""
+        if context.world_size:
+            return context.world_size
+        plan = self.document.plan
+        value = known(plan.world.world_size) if plan is not None else None
+        return value if isinstance(value, int) and value > 0 else None
+
+
+class MegatronRule(Rule):
+    """A rule over one Megatron document's arguments."""
+
+    formats = ("megatron",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        if document.data is None or not hasattr(document.data, "given"):
+            return ()
+        return self.check_flags(Flags(document), context)
+
+    def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def at(self, flags: Flags, dest_or_item: Any, message: str, *, fix: str | None = None,
+           severity: Severity | None = None, related: Iterable[Related] = (), fix_kind=None) -> Finding:
+        """A finding at a flag as written (its line and column; `pointer` is the flag). A dest that
+        was not given points at the launch line (or the top of an argument file)."""
+        item = flags.item(dest_or_item) if isinstance(dest_or_item, str) else dest_or_item
+        document = flags.document
+        if item is not None:
+            position, pointer = (item.line, item.column), item.spelling
+        else:
+            launch = flags.arguments.launch
+            position = (launch.line, launch.column) if launch is not None else (1, 1)
+            pointer = flags.spelled(dest_or_item) if isinstance(dest_or_item, str) else None
+        finding = self.finding(document, None, message, fix=fix, severity=severity, position=position,
+                               related=related, fix_kind=fix_kind)
+        finding.pointer = pointer
+        return finding
+
+    def also(self, flags: Flags, dest: str, message: str | None = None) -> list[Related]:
+        """The place of another flag involved, as a related location (none when not given)."""
+        item = flags.item(dest)
+        if item is None:
+            return []
+        return [Related(flags.document.path, item.line, item.column, item.spelling,
+                        message or f"{item.spelling} is set here")]
