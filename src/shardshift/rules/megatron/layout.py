@@ -1,0 +1,3 @@
+"""Megatron rules: layout (see the rule classes for what each checks)."""
+
+from __future__ import annotations
