@@ -25,6 +25,8 @@ WRITERS: dict[str, str] = {
     "deepspeed": "shardshift.formats.deepspeed",
     "fsdp2": "shardshift.formats.fsdp2",
     "plan": "shardshift.formats.plan_yaml",
+    "megatron": "shardshift.formats.megatron.writer",
+    "megatron-args": "shardshift.formats.megatron.arguments",
 }
 
 

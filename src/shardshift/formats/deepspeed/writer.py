@@ -110,6 +110,10 @@ def convert(document: Document) -> Conversion:
     """Write `document`'s Plan back as a ds_config, with a report of every source setting."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
+    if document.format == "megatron":
+        from shardshift.formats.megatron.mapping import convert as from_megatron
+
+        return from_megatron(document, "deepspeed")
     if document.format != FORMAT:
         # No key table from other formats into ds_config yet: say so for every setting.
         entries = [MappingEntry(pointer, line, column, "approximate", None,

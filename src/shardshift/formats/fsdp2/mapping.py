@@ -625,6 +625,12 @@ def convert(document: Document) -> Conversion:
         raise ValueError(f"{document.path} has no Plan to write")
     name = os.path.basename(document.path) or document.path
     plan = copy.deepcopy(document.plan)
+    if document.format == "megatron":
+        from shardshift.formats.megatron.mapping import convert as from_megatron
+
+        conversion = from_megatron(document, "fsdp2")
+        conversion.mark_unknowns(plan)
+        return conversion
     if document.format == "deepspeed":
         settings = settings_from_plan(plan, deepspeed=True, source_name=name)
         conversion = Conversion(render(settings), report(document, settings))

@@ -37,10 +37,16 @@ FIELDS: dict[str, str] = {
 # Flags read by the reader's own code (several flags make one field, or the value is translated).
 DERIVED: frozenset[str] = frozenset({
     "bf16", "fp16", "fp8_format", "optimizer", "adam_beta1", "adam_beta2", "initial_loss_scale",
-    "loss_scale_window", "use_distributed_optimizer", "use_torch_fsdp2", "torch_fsdp2_reshard_after_forward",
-    "use_megatron_fsdp", "data_parallel_sharding_strategy", "recompute_granularity", "recompute_activations",
-    "optimizer_cpu_offload", "optimizer_offload_fraction", "group_query_attention", "num_query_groups",
-    "num_layers_per_virtual_pipeline_stage", "lr_decay_iters", "train_iters",
+    "loss_scale_window", "use_distributed_optimizer", "group_query_attention", "num_query_groups",
+    "num_layers_per_virtual_pipeline_stage", "lr_decay_iters", "fp8",
+})
+
+# Flags that set a Plan field and also stay in the passthrough, since the field alone does not say
+# which of them to write back (FSDP2 or Megatron-FSDP for a stage; the recompute granularity and
+# method for "activation checkpointing on"; the offload fraction).
+KEPT: frozenset[str] = frozenset({
+    "use_torch_fsdp2", "torch_fsdp2_reshard_after_forward", "use_megatron_fsdp", "data_parallel_sharding_strategy",
+    "recompute_granularity", "recompute_activations", "optimizer_cpu_offload", "optimizer_offload_fraction",
 })
 
 # Megatron's --optimizer values -> the optimizer's name in the Plan ("adam" is AdamW: decoupled

@@ -264,7 +264,9 @@ def build_plan(arguments: Arguments, path: str):
     def put(dotted: str, dest: str, val: Any = None) -> None:
         if dest not in last or last[dest].problem:
             return
-        plan.set(dotted, value(dest) if val is None else val, at(dest))
+        final = value(dest) if val is None else val
+        if final is not None:
+            plan.set(dotted, final, at(dest))
 
     for dest, dotted in FIELDS.items():
         put(dotted, dest)
@@ -358,6 +360,11 @@ def build_plan(arguments: Arguments, path: str):
 def _plain(item: Given) -> Any:
     """A passthrough value: JSON-able (a switch is True, an Unknown its reason)."""
     value = item.value
+    if item.problem:  # what argparse rejects stays as written, so that writing it back keeps the problem
+        words = item.text.split(None, 1)
+        if "=" in words[0]:
+            return words[0].split("=", 1)[1]
+        return words[1] if len(words) > 1 else True
     if isinstance(value, Unknown):
         return {"unknown": value.reason}
     if isinstance(value, tuple):

@@ -1,0 +1,198 @@
+"""Megatron-LM -> a ds_config or an FSDP2 module: what happens to every flag (megatron.md §4).
+
+The Megatron Plan is first translated into the Plan a ds_config would give (`to_deepspeed`): the
+model-parallel degrees leave (a ds_config has none: tensor and pipeline parallelism live in the
+model code, DeepSpeed gets them from the `mpu` passed to `initialize`; plain FSDP2 has no pipeline
+either), Megatron's LR schedule becomes the DeepSpeed schedule of the same shape, and the
+distributed optimizer becomes ZeRO-1. The DeepSpeed writer writes that Plan; for FSDP2, the
+DeepSpeed -> FSDP2 mapping then judges the ds_config so written, and each flag gets the less exact
+of the two steps, with both reasons.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from shardshift.document import Conversion, MappingEntry
+from shardshift.plan import Unknown, known
+
+if TYPE_CHECKING:
+    from shardshift.document import Document
+    from shardshift.plan import Plan
+
+RANK = {"exact": 0, "approximate": 1, "unknown": 2, "dropped": 3}
+
+_PARALLEL = {
+    "parallelism.tensor": "tensor parallelism is not a ds_config setting: DeepSpeed takes it from the model code "
+                          "(Megatron's mpu passed to deepspeed.initialize, or AutoTP)",
+    "parallelism.pipeline": "pipeline parallelism is not a ds_config setting: DeepSpeed pipelines a PipelineModule "
+                            "built in the model code",
+    "parallelism.virtual_pipeline": "interleaved (virtual) pipeline stages have no DeepSpeed or FSDP2 counterpart",
+    "parallelism.context": "Megatron's context parallelism (ring attention over the sequence) has no ds_config "
+                           "counterpart; DeepSpeed's Ulysses (sequence_parallel_size) splits differently",
+    "parallelism.expert": "expert parallelism is set in the model code (deepspeed.moe ep_size), not in a ds_config",
+    "parallelism.sequence_parallel": "Megatron's sequence parallelism belongs to its tensor parallelism",
+}
+_DEGREE_DEFAULT = {"parallelism.tensor": 1, "parallelism.pipeline": 1, "parallelism.virtual_pipeline": 1,
+                   "parallelism.context": 1, "parallelism.expert": 1, "parallelism.sequence_parallel": False}
+
+# Megatron's --lr-decay-style -> the DeepSpeed schedule of the same shape
+_SCHEDULES = {
+    "cosine": ("WarmupCosineLR", "linear warmup from 0, then cosine decay to cos_min_ratio × lr over "
+                                 "total_num_steps; Megatron decays to --min-lr over --lr-decay-iters the same way, but "
+                                 "counts the warmup inside the decay span"),
+    "linear": ("WarmupDecayLR", "linear warmup from 0, then linear decay to 0 over total_num_steps; Megatron decays "
+                                "to --min-lr"),
+    "constant": ("WarmupLR", "linear warmup to lr, then constant, as Megatron's constant style"),
+}
+
+
+def to_deepspeed(plan: Plan) -> tuple[Plan, dict[str, tuple[str, str]]]:
+    """The Plan a ds_config would give for this Megatron Plan, and field -> (status, reason) for
+    every field that does not carry over exactly."""
+    out = copy.deepcopy(plan)
+    out.passthrough.pop("megatron", None)
+    status: dict[str, tuple[str, str]] = {}
+    for dotted, reason in _PARALLEL.items():
+        value = known(plan.get(dotted))
+        if value is None:
+            continue
+        if value == _DEGREE_DEFAULT[dotted]:
+            status[dotted] = ("exact", "the default: none")
+        else:
+            status[dotted] = ("dropped", reason)
+        _clear(out, dotted)
+    for dotted in ("model.layers", "model.hidden", "model.heads", "model.kv_heads", "model.vocab",
+                   "batch.sequence_length"):
+        if plan.get(dotted) is not None:
+            status[dotted] = ("dropped", "a ds_config does not describe the model or the sequence length")
+            _clear(out, dotted)
+    for dotted in ("world.nodes", "world.gpus_per_node", "world.world_size"):
+        if plan.get(dotted) is not None and not isinstance(plan.get(dotted), Unknown):
+            status[dotted] = ("dropped", "the process count is the launcher's (deepspeed --num_nodes / --num_gpus), "
+                                         "not a ds_config setting")
+        _clear(out, dotted)
+    if any(known(plan.get(d)) not in (None, 1) for d in ("parallelism.tensor", "parallelism.pipeline")):
+        for dotted in ("batch.global_", "batch.micro"):
+            if known(plan.get(dotted)) is not None:
+                status[dotted] = ("approximate", "DeepSpeed divides train_batch_size by the data-parallel size of "
+                                                 "the mpu given to initialize; without one, by the world size")
+    if out.optimizer is not None and out.optimizer.name is None:
+        out.optimizer.name = "AdamW"  # Megatron's default --optimizer adam is AdamW (keys.OPTIMIZERS)
+    scheduler = out.scheduler
+    if scheduler is not None:
+        name = known(scheduler.name)
+        lr = known(plan.optimizer.lr) if plan.optimizer is not None else None
+        min_lr = known(scheduler.min_lr)
+        if name in _SCHEDULES:
+            target, reason = _SCHEDULES[name]
+            scheduler.name = target
+            scheduler.warmup_type = "linear"
+            scheduler.min_lr = None
+            if name == "cosine" and lr and min_lr is not None:
+                scheduler.params["cos_min_ratio"] = min_lr / lr
+            elif name == "linear" and min_lr:
+                reason += f" (here {min_lr})"
+            if name in ("linear", "constant") and lr is not None:
+                scheduler.max_lr = lr
+            status["scheduler.name"] = ("approximate", reason)
+            if min_lr is not None:
+                status["scheduler.min_lr"] = ("approximate" if name == "cosine" or not min_lr else "dropped",
+                                              "cos_min_ratio = min_lr / lr" if name == "cosine"
+                                              else "DeepSpeed's schedule decays to 0")
+        elif name is not None:
+            status["scheduler.name"] = ("dropped", f"DeepSpeed has no schedule like Megatron's {name}")
+            out.scheduler = None
+    stage = known(plan.sharding.stage)
+    if stage == 1:
+        status["sharding.stage"] = ("exact", "the distributed optimizer shards optimizer state: ZeRO-1")
+    if plan.activation_checkpointing is not None:
+        status["activation_checkpointing"] = ("dropped", "DeepSpeed checkpoints activations where the model code "
+                                                         "calls deepspeed.checkpointing; the ds_config only tunes it")
+        out.activation_checkpointing = None
+    if known(plan.communication.reduce_bucket_elements) is not None:
+        status["communication.reduce_bucket_elements"] = ("approximate", "Megatron's --ddp-bucket-size counts "
+                                                                         "parameters per bucket")
+    if plan.offload.optimizer is not None:
+        status["offload.optimizer"] = ("approximate", "Megatron's hybrid CPU optimizer becomes DeepSpeed's "
+                                                      "optimizer offload to the CPU")
+    return out, status
+
+
+def _clear(plan: Plan, dotted: str) -> None:
+    *parents, name = dotted.split(".")
+    target: Any = plan
+    for part in parents:
+        target = getattr(target, part)
+        if target is None:
+            return
+    setattr(target, name, None)
+    plan.provenance.pop(dotted, None)
+
+
+def convert(document: Document, target: str) -> Conversion:
+    """A Megatron document as a ds_config (target "deepspeed") or an FSDP2 module ("fsdp2")."""
+    from shardshift.formats.deepspeed import writer as deepspeed_writer
+    from shardshift.formats.deepspeed.keys import KEYS
+
+    plan = document.plan
+    translated, status = to_deepspeed(plan)
+    text = deepspeed_writer.write(translated)
+    pointer_of = {key.field: key.path for key in KEYS if key.field and not key.renamed_to and not key.removed}
+    pointer_of.update({"precision.param_dtype": "/bf16/enabled" if known(plan.precision.param_dtype) == "bf16"
+                       else "/fp16/enabled", "optimizer.name": "/optimizer/type", "optimizer.lr": "/optimizer/params/lr",
+                       "optimizer.betas": "/optimizer/params/betas", "optimizer.eps": "/optimizer/params/eps",
+                       "optimizer.weight_decay": "/optimizer/params/weight_decay", "scheduler.name": "/scheduler/type",
+                       "scheduler.warmup_steps": "/scheduler/params/warmup_num_steps",
+                       "scheduler.total_steps": "/scheduler/params/total_num_steps",
+                       "scheduler.min_lr": "/scheduler/params/cos_min_ratio"})
+    second: dict[str, MappingEntry] = {}
+    if target == "fsdp2":
+        from shardshift.formats.deepspeed import read as read_deepspeed
+        from shardshift.formats.fsdp2.mapping import convert as fsdp2_convert
+
+        ds_document = read_deepspeed(text, "ds_config.json")
+        module = fsdp2_convert(ds_document)
+        second = {e.source: e for e in module.entries}
+        text = module.text
+    entries = []
+    for item in document.data.given:
+        fields = [d for d, w in plan.provenance.items() if w.pointer == item.spelling and w.file == document.path]
+        entry = _entry(item, fields, status, pointer_of, plan, target)
+        if target == "fsdp2" and entry.status in ("exact", "approximate") and entry.target in second:
+            after = second[entry.target]
+            if RANK[after.status] > RANK[entry.status] or after.status != "exact":
+                reason = "; ".join(r for r in (entry.reason if entry.status != "exact" else "", after.reason) if r)
+                entry = MappingEntry(entry.source, entry.line, entry.column,
+                                     max(entry.status, after.status, key=RANK.__getitem__), after.target, reason)
+            else:
+                entry = MappingEntry(entry.source, entry.line, entry.column, entry.status, after.target, entry.reason)
+        entries.append(entry)
+    return Conversion(text, entries)
+
+
+def _entry(item, fields: list[str], status: dict, pointer_of: dict, plan: Plan, target: str) -> MappingEntry:
+    line, column = item.line, item.column
+    for dotted in fields:
+        value = plan.get(dotted)
+        if isinstance(value, Unknown):
+            return MappingEntry(item.spelling, line, column, "unknown", None, value.reason)
+        for prefix in _prefixes(dotted):
+            if prefix in status:
+                state, reason = status[prefix]
+                written = state != "dropped" and prefix not in _PARALLEL  # a default degree writes nothing
+                return MappingEntry(item.spelling, line, column, state, pointer_of.get(dotted) if written else None,
+                                    reason)
+        if dotted in pointer_of:
+            return MappingEntry(item.spelling, line, column, "exact", pointer_of[dotted], "the same setting")
+    if fields:
+        return MappingEntry(item.spelling, line, column, "dropped", None,
+                            f"no {target} counterpart for {fields[0]}")
+    return MappingEntry(item.spelling, line, column, "dropped", None,
+                        f"a Megatron flag with no {'ds_config' if target == 'deepspeed' else 'FSDP2'} counterpart")
+
+
+def _prefixes(dotted: str) -> list[str]:
+    parts = dotted.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]

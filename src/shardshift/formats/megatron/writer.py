@@ -1,0 +1,404 @@
+"""Megatron-LM: the Plan written as a launch script (flags in bash arrays grouped by topic, started
+by torchrun) or as a plain argument list, with a report of what carried over.
+
+What each Plan field becomes (../shared/reference/megatron.md §4):
+
+- degrees, batch, model shape, learning rate and schedule, clipping, loss scaling: the flag of the
+  same meaning (exact);
+- ZeRO stage 1 -> `--use-distributed-optimizer` (exact: optimizer state sharded over the data-
+  parallel ranks); stage 2 / 3 -> `--use-distributed-optimizer` too (approximate: Megatron's
+  distributed optimizer shards optimizer state and reduce-scatters gradients but keeps the full
+  parameters and gradient buffer on every rank; Megatron-FSDP or `--use-torch-fsdp2` shard more,
+  with requirements of their own);
+- gradient accumulation: Megatron derives it (global / (micro × data-parallel size)), so it is
+  written as `--global-batch-size` when the world size is known (exact) and dropped otherwise;
+- activation checkpointing -> full recomputation of every layer (approximate: DeepSpeed's
+  checkpointing is per the model code's calls);
+- what Megatron has no flag for (offload to NVMe, bucket sizes other than the reduce bucket,
+  DeepSpeed's own optimizers and schedulers) is dropped, with the reason.
+
+Megatron requires the model shape and a training length, which a ds_config does not hold: the
+report lists them as missing and the script says so in a comment; nothing is invented.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from shardshift.document import Conversion, MappingEntry
+from shardshift.plan import Unknown, known, without_unknowns
+
+if TYPE_CHECKING:
+    from shardshift.document import Document
+    from shardshift.plan import Plan
+
+FORMAT = "megatron"
+TOPICS = ("parallel", "model", "batch", "precision", "optimizer", "schedule", "memory", "other")
+# Flags Megatron's validate_args requires that only the user can supply (no other format holds them).
+REQUIRED = ("--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length", "--max-position-embeddings",
+            "--micro-batch-size", "--train-iters")
+
+
+class Emitted:
+    """One flag to write: its topic, words, the Plan field it comes from, and how exactly."""
+
+    __slots__ = ("topic", "flag", "values", "field", "status", "reason")
+
+    def __init__(self, topic: str, flag: str, values: tuple = (), field: str | None = None, status: str = "exact",
+                 reason: str = "") -> None:
+        self.topic, self.flag, self.values, self.field, self.status, self.reason = \
+            topic, flag, values, field, status, reason
+
+    def words(self) -> list[str]:
+        return [self.flag, *(_word(v) for v in self.values)]
+
+
+class Dropped:
+    __slots__ = ("field", "reason")
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+
+
+def _word(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if not value.is_integer() or abs(value) >= 1e16 else str(int(value)) if abs(value) < 1e6 \
+            else repr(value)
+    return str(value)
+
+
+def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
+    """Every flag the Plan gives, and every set field that has no flag (with the reason)."""
+    from shardshift.formats.megatron.flags import table
+    from shardshift.formats.megatron.keys import FIELDS, OPTIMIZERS
+
+    flags = table()
+    out: list[Emitted] = []
+    dropped: list[Dropped] = []
+    plan = without_unknowns(plan)
+    spelled = {dotted: flags.by_dest[dest][0].name for dest, dotted in FIELDS.items() if dest in flags.by_dest}
+    topic_of = {"parallelism": "parallel", "model": "model", "batch": "batch", "precision": "precision",
+                "optimizer": "optimizer", "scheduler": "schedule", "gradient_clipping": "optimizer",
+                "communication": "memory"}
+
+    def value_flag(dotted: str, status: str = "exact", reason: str = "") -> bool:
+        value = known(plan.get(dotted))
+        if value is None:
+            return False
+        topic = topic_of.get(dotted.split(".")[0], "other")
+        if isinstance(value, bool):
+            if value:
+                out.append(Emitted(topic, spelled[dotted], (), dotted, status, reason))
+            return True
+        out.append(Emitted(topic, spelled[dotted], (value,), dotted, status, reason))
+        return True
+
+    for dotted in ("parallelism.tensor", "parallelism.pipeline", "parallelism.virtual_pipeline",
+                   "parallelism.context", "parallelism.expert", "parallelism.sequence_parallel"):
+        value_flag(dotted)
+
+    for dotted in ("model.layers", "model.hidden", "model.heads", "model.vocab"):
+        value_flag(dotted)
+    kv, heads = known(plan.model.kv_heads), known(plan.model.heads)
+    if kv is not None:
+        if kv != heads:
+            out.append(Emitted("model", "--group-query-attention", (), "model.kv_heads"))
+            out.append(Emitted("model", "--num-query-groups", (kv,), "model.kv_heads"))
+        else:
+            out.append(Emitted("model", "", (), "model.kv_heads", "exact",
+                               "as many key-value heads as heads: Megatron's default multi-head attention"))
+
+    value_flag("batch.micro")
+    value_flag("batch.sequence_length")
+    total, micro, accumulation = known(plan.batch.global_), known(plan.batch.micro), known(plan.batch.accumulation)
+    world = known(plan.world.world_size)
+    if total is not None:
+        value_flag("batch.global_")
+        if accumulation is not None:
+            dropped.append(Dropped("batch.accumulation", "Megatron derives the accumulation steps from "
+                                                         "--global-batch-size / (micro × data-parallel size)"))
+    elif accumulation is not None and micro is not None:
+        split = 1
+        for dotted in ("parallelism.tensor", "parallelism.pipeline", "parallelism.context"):
+            split *= known(plan.get(dotted)) or 1
+        if isinstance(world, int) and world % split == 0:
+            out.append(Emitted("batch", "--global-batch-size", (micro * accumulation * (world // split),),
+                               "batch.accumulation", "exact",
+                               f"micro {micro} × accumulation {accumulation} × {world // split} data-parallel ranks"))
+        else:
+            dropped.append(Dropped("batch.accumulation", "Megatron takes --global-batch-size, not accumulation "
+                                                         "steps, and the world size is not known to compute it"))
+
+    dtype = known(plan.precision.param_dtype)
+    if dtype in ("bf16", "fp16"):
+        out.append(Emitted("precision", f"--{dtype}", (), "precision.param_dtype"))
+    elif dtype == "fp32":
+        out.append(Emitted("precision", "", (), "precision.param_dtype", "exact",
+                           "fp32 is Megatron's default without --bf16 / --fp16"))
+    if known(plan.precision.fp8):
+        out.append(Emitted("precision", "--fp8-format", ("hybrid",), "precision.fp8", "approximate",
+                           "Megatron's FP8 runs through Transformer Engine; the hybrid format (E4M3 forward, E5M2 "
+                           "backward) is chosen"))
+    scale = known(plan.precision.loss_scale)
+    if scale is not None and dtype == "fp16":
+        if scale:
+            value_flag("precision.loss_scale")
+        else:
+            dropped.append(Dropped("precision.loss_scale", "0 (dynamic scaling) is Megatron's default without "
+                                                           "--loss-scale"))
+    power = known(plan.precision.initial_scale_power)
+    if power is not None and dtype == "fp16":
+        out.append(Emitted("precision", "--initial-loss-scale", (2 ** power,), "precision.initial_scale_power"))
+    for dotted, flag in (("precision.min_loss_scale", "--min-loss-scale"),
+                         ("precision.loss_scale_window", "--loss-scale-window"),
+                         ("precision.hysteresis", "--hysteresis")):
+        value = known(plan.get(dotted))
+        if value is not None and dtype == "fp16":
+            out.append(Emitted("precision", flag, (value,), dotted))
+
+    optimizer = plan.optimizer
+    if optimizer is not None:
+        name = known(optimizer.name)
+        if name is not None:
+            megatron = {v.lower(): k for k, v in OPTIMIZERS.items()}.get(name.lower())
+            if megatron is None and name.lower() in ("adam", "fusedadam", "cpuadam", "deepspeedcpuadam"):
+                decoupled = known(optimizer.decoupled_weight_decay)
+                if decoupled is True or (known(optimizer.weight_decay) or 0) == 0:
+                    megatron = "adam"
+                    out.append(Emitted("optimizer", "--optimizer", ("adam",), "optimizer.name", "exact",
+                                       "Megatron's adam is AdamW; the same update with this weight decay"))
+                else:
+                    out.append(Emitted("optimizer", "--optimizer", ("adam",), "optimizer.name", "approximate",
+                                       f"{name} with L2 weight decay becomes AdamW (decoupled weight decay): "
+                                       "Megatron's adam has no coupled mode"))
+            elif megatron is not None:
+                out.append(Emitted("optimizer", "--optimizer", (megatron,), "optimizer.name"))
+            elif name.lower() in ("muon", "lion", "soap"):
+                out.append(Emitted("optimizer", "--optimizer", (name.lower(),), "optimizer.name"))
+            else:
+                dropped.append(Dropped("optimizer.name", f"Megatron builds adam (AdamW), sgd, muon, lion or soap; "
+                                                         f"it has no {name}"))
+        value_flag("optimizer.lr")
+        betas = known(optimizer.betas)
+        if isinstance(betas, list) and len(betas) == 2 and all(isinstance(b, (int, float)) for b in betas):
+            out.append(Emitted("optimizer", "--adam-beta1", (float(betas[0]),), "optimizer.betas"))
+            out.append(Emitted("optimizer", "--adam-beta2", (float(betas[1]),), "optimizer.betas"))
+        value_flag("optimizer.eps")
+        value_flag("optimizer.weight_decay")
+        if optimizer.params:
+            dropped.append(Dropped("optimizer.params", "Megatron's optimizers take no other parameters from the "
+                                                       "command line"))
+    value_flag("gradient_clipping")
+
+    scheduler = plan.scheduler
+    if scheduler is not None:
+        name = known(scheduler.name)
+        styles = {"constant", "linear", "cosine", "inverse-square-root", "WSD"}
+        if name in styles:
+            value_flag("scheduler.name")
+        elif name is not None:
+            dropped.append(Dropped("scheduler.name", f"Megatron's --lr-decay-style is one of {sorted(styles)}; "
+                                                     f"{name} has no counterpart"))
+        value_flag("scheduler.warmup_steps")
+        if known(scheduler.total_steps) is not None:
+            out.append(Emitted("schedule", "--lr-decay-iters", (known(scheduler.total_steps),),
+                               "scheduler.total_steps"))
+        value_flag("scheduler.min_lr")
+        if known(scheduler.max_lr) is not None and (optimizer is None or known(optimizer.lr) is None):
+            out.append(Emitted("optimizer", "--lr", (known(scheduler.max_lr),), "scheduler.max_lr", "exact",
+                               "the peak learning rate"))
+        if scheduler.params:
+            dropped.append(Dropped("scheduler.params", "Megatron's schedule takes no other parameters"))
+
+    stage = known(plan.sharding.stage)
+    modes = {"--use-torch-fsdp2", "--use-megatron-fsdp"} & set(plan.passthrough.get(FORMAT, {}))
+    if modes and stage is not None:
+        out.append(Emitted("memory", "", (), "sharding.stage", "exact", f"{sorted(modes)[0]}, as in the source"))
+    elif stage == 1:
+        out.append(Emitted("memory", "--use-distributed-optimizer", (), "sharding.stage", "exact",
+                           "ZeRO-1: optimizer state sharded over the data-parallel ranks"))
+    elif stage in (2, 3):
+        out.append(Emitted("memory", "--use-distributed-optimizer", (), "sharding.stage", "approximate",
+                           f"ZeRO-{stage}: Megatron's distributed optimizer shards the optimizer state and "
+                           "reduce-scatters gradients, but every rank keeps the full parameters"
+                           + (" (ZeRO-3 shards them: --use-megatron-fsdp or --use-torch-fsdp2, with requirements of "
+                              "their own)" if stage == 3 else "")))
+    if known(plan.sharding.hybrid):
+        dropped.append(Dropped("sharding.hybrid", "hybrid sharding: use --num-distributed-optimizer-instances, "
+                                                  "which shards within groups of the data-parallel ranks"))
+    if known(plan.communication.overlap) is True:
+        value_flag("communication.overlap")
+    if known(plan.communication.reduce_bucket_elements) is not None:
+        value_flag("communication.reduce_bucket_elements", "approximate",
+                   "Megatron's bucket size counts parameters per bucket and is used only with --overlap-grad-reduce")
+    source = set(plan.passthrough.get(FORMAT, {}))  # a Megatron source's own flags, written back as they are
+    if {"--recompute-granularity", "--recompute-activations"} & source:
+        out.append(Emitted("memory", "", (), "activation_checkpointing", "exact", "the source's recompute flags"))
+    elif plan.activation_checkpointing is not None and known(plan.activation_checkpointing.enabled) is not False \
+            and not plan.activation_checkpointing.is_empty():
+        out.append(Emitted("memory", "--recompute-granularity", ("full",), "activation_checkpointing",
+                           "approximate", "full recomputation of every layer (uniform, one layer per checkpoint); "
+                                          "DeepSpeed checkpoints where the model code calls it"))
+        out.append(Emitted("memory", "--recompute-method", ("uniform",), "activation_checkpointing", "approximate"))
+        out.append(Emitted("memory", "--recompute-num-layers", (1,), "activation_checkpointing", "approximate"))
+    offload = plan.offload.optimizer
+    if "--optimizer-cpu-offload" in source:
+        out.append(Emitted("memory", "", (), "offload.optimizer", "exact", "the source's offload flags"))
+    elif offload is not None and known(offload.device) in ("cpu", "nvme"):
+        dropped.append(Dropped("offload.optimizer", "Megatron's --optimizer-cpu-offload needs its precision-aware "
+                                                    "optimizer (Transformer Engine) and has no NVMe tier"))
+    if plan.offload.params is not None and known(plan.offload.params.device) in ("cpu", "nvme"):
+        dropped.append(Dropped("offload.params", "Megatron does not offload parameters"))
+    return out, dropped
+
+
+def _passthrough(plan: Plan) -> list[Emitted]:
+    """The source's own Megatron flags that no Plan field holds, as written (a same-format round trip)."""
+    out = []
+    for flag, value in plan.passthrough.get(FORMAT, {}).items():
+        if isinstance(value, dict) and "unknown" in value:
+            continue  # known only at run time: not written (the report says so)
+        if value is True:
+            out.append(Emitted("other", flag))
+        elif isinstance(value, list):
+            if any(isinstance(v, dict) for v in value):
+                continue
+            out.append(Emitted("other", flag, tuple(value)))
+        elif value is not None and value is not False:
+            out.append(Emitted("other", flag, (value,)))
+        elif value is False:
+            out.append(Emitted("other", flag))  # a store_false switch: given means False
+    return out
+
+
+def arguments(plan: Plan) -> list[str]:
+    """The argument list (argv words after the entry script)."""
+    emitted, _ = emit(plan)
+    words: list[str] = []
+    for item in _ordered(emitted + _passthrough(plan)):
+        words.extend(item.words())
+    return words
+
+
+def _ordered(items: list[Emitted]) -> list[Emitted]:
+    seen: set[str] = set()
+    out = []
+    for topic in TOPICS:
+        for item in items:
+            if item.topic == topic and item.flag and item.flag not in seen:
+                seen.add(item.flag)
+                out.append(item)
+    return out
+
+
+def write_arguments(plan: Plan) -> str:
+    """A plain argument file: one flag and its values per line."""
+    emitted, _ = emit(plan)
+    lines = [" ".join(shlex.quote(w) for w in item.words()) for item in _ordered(emitted + _passthrough(plan))]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def write(plan: Plan, entry: str = "pretrain_gpt.py") -> str:
+    """A launch script: the flags in one bash array per topic, started by torchrun."""
+    emitted, _ = emit(plan)
+    items = _ordered(emitted + _passthrough(plan))
+    nodes, per_node = known(plan.world.nodes), known(plan.world.gpus_per_node)
+    world = known(plan.world.world_size)
+    if per_node is None and world is not None and nodes in (None, 1):
+        nodes, per_node = 1, world
+    given = {item.flag for item in items}
+    missing = [flag for flag in REQUIRED if flag not in given]
+    lines = ["#!/bin/bash", "# Megatron-LM launch script written by shardshift.", "set -euo pipefail", ""]
+    if missing:
+        lines.append("# Megatron requires these, which the source does not give: " + " ".join(missing))
+        lines.append("")
+    lines.append(f"NNODES={nodes if nodes is not None else 1}")
+    if per_node is None:
+        lines.append("GPUS_PER_NODE=${GPUS_PER_NODE:?set the number of GPUs per node}")
+    else:
+        lines.append(f"GPUS_PER_NODE={per_node}")
+    lines.append("")
+    names = []
+    for topic in TOPICS:
+        group = [item for item in items if item.topic == topic]
+        if not group:
+            continue
+        name = topic.upper() + "_ARGS"
+        names.append(name)
+        lines.append(f"{name}=(")
+        lines.extend("    " + " ".join(shlex.quote(w) for w in item.words()) for item in group)
+        lines.append(")")
+        lines.append("")
+    launch = ["torchrun --nnodes \"$NNODES\" --nproc_per_node \"$GPUS_PER_NODE\" " + shlex.quote(entry)]
+    launch += [f'"${{{name}[@]}}"' for name in names]
+    lines.append(" \\\n    ".join(launch))
+    return "\n".join(lines) + "\n"
+
+
+def convert(document: Document, *, style: str = "script") -> Conversion:
+    """`document`'s Plan as a Megatron launch script (or argument list), with what happened to every
+    source setting: the field's flag (exact / approximate, with why) or dropped (with why)."""
+    if document.plan is None:
+        raise ValueError(f"{document.path} has no Plan to write")
+    plan = document.plan
+    emitted, dropped = emit(plan)
+    entry = "pretrain_gpt.py"
+    data = document.data
+    if document.format == FORMAT and isinstance(getattr(data, "entry", None), str):
+        entry = data.entry
+    text = write_arguments(plan) if style == "arguments" else write(plan, entry)
+    by_field: dict[str, list[Emitted]] = {}
+    for item in emitted:
+        if item.field:
+            by_field.setdefault(item.field, []).append(item)
+    reasons = {d.field: d.reason for d in dropped}
+    entries: list[MappingEntry] = []
+    for pointer, line, column in source_settings(document):
+        fields = [dotted for dotted, where in plan.provenance.items() if where.pointer == pointer
+                  and where.file == document.path]
+        if document.format == FORMAT and not fields:
+            entries.append(MappingEntry(pointer, line, column, "exact", pointer, "the same flag"))
+            continue
+        entries.append(_entry(pointer, line, column, fields, by_field, reasons, plan))
+    return Conversion(text, entries)
+
+
+def _entry(pointer, line, column, fields, by_field, reasons, plan) -> MappingEntry:
+    for dotted in fields:
+        for prefix in _prefixes(dotted):
+            if prefix in by_field:
+                item = by_field[prefix][0]
+                target = " ".join(i.flag for i in by_field[prefix] if i.flag) or None
+                return MappingEntry(pointer, line, column, item.status, target,
+                                    item.reason or "the flag of the same meaning")
+    for dotted in fields:
+        for prefix in _prefixes(dotted):
+            if prefix in reasons:
+                return MappingEntry(pointer, line, column, "dropped", None, reasons[prefix])
+    if fields:
+        value = plan.get(fields[0])
+        if isinstance(value, Unknown):
+            return MappingEntry(pointer, line, column, "unknown", None, value.reason)
+        if fields[0].startswith("world."):
+            return MappingEntry(pointer, line, column, "exact", "torchrun --nnodes/--nproc_per_node",
+                                "the launcher's process count")
+        return MappingEntry(pointer, line, column, "dropped", None,
+                            f"Megatron has no flag for {fields[0]} with this value")
+    return MappingEntry(pointer, line, column, "dropped", None, "no Megatron counterpart: the setting is not carried "
+                                                                "into the launch script")
+
+
+def _prefixes(dotted: str) -> list[str]:
+    parts = dotted.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def source_settings(document: Document) -> list[tuple[str, int, int]]:
+    """Every setting of the source as (pointer or flag, line, column)."""
+    data = document.data
+    if document.format == FORMAT and hasattr(data, "given"):
+        return [(g.spelling, g.line, g.column) for g in data.given]
+    return document.settings()
