@@ -57,6 +57,7 @@ class Given(NamedTuple):
     text: str
     problem: str | None = None
     stray: tuple = ()
+    argv: tuple = ()  # the words the launcher passes for it, as the shell splits them (str or Unknown)
 
     def location(self, path: str) -> Location:
         return Location(path, self.line, self.column, self.spelling)
@@ -68,13 +69,14 @@ class Arguments:
     which program reads them ("megatron-lm", or "megatron-deepspeed" for a launch that passes
     `--deepspeed` / `--deepspeed_config` or uses the deepspeed launcher)."""
 
-    __slots__ = ("given", "launch", "entry", "extra", "dialect", "script", "launches")
+    __slots__ = ("given", "launch", "entry", "extra", "dialect", "script", "launches", "argv")
 
     def __init__(self, given: list[Given], launch: Any = None, entry: Any = None, extra: list | None = None,
                  script: Any = None, launches: int = 0) -> None:
         self.given, self.launch, self.entry = given, launch, entry
         self.extra = extra if extra is not None else []
         self.script, self.launches = script, launches
+        self.argv: list = []  # every word after the entry script, in order, as the launcher passes them
         spellings = {g.spelling for g in given}
         deepspeed = (launch is not None and launch.launcher == "deepspeed") or "--deepspeed" in spellings or \
             any(s in spellings for s in DEEPSPEED_CONFIG_FLAGS)
@@ -122,6 +124,7 @@ def read(text: str, path: str = "<string>") -> Document:
     if path.lower().endswith(".args"):
         args = shell.read_argument_file(text, path)
         arguments = Arguments(pair(args), extra=[a for a in args if a.flag is None])
+        arguments.argv = argv_of(args)
     else:
         script = shell.read_launch_script(text, path)
         launch = choose_launch(script.launches)
@@ -133,10 +136,26 @@ def read(text: str, path: str = "<string>") -> Document:
             return document
         arguments = Arguments(pair(launch.args), launch, launch.script, [a for a in launch.args if a.flag is None], script,
                               len(script.launches))
+        arguments.argv = argv_of(launch.args)
     document.data = arguments
     document.references = _references(arguments, path)
     document.defer_plan(lambda: build_plan(arguments, path))
     return document
+
+
+def argv_of(args: list) -> list:
+    """The words shell.Arg items stand for, in order (str, or Unknown for what the run decides)."""
+    out: list = []
+    for arg in args:
+        if arg.flag is None:
+            out.append(arg.value)
+            continue
+        words = () if arg.value is None else arg.value if isinstance(arg.value, tuple) else (arg.value,)
+        if words and isinstance(words[0], str) and arg.text.startswith(arg.flag + "="):
+            out += [f"{arg.flag}={words[0]}", *words[1:]]
+        else:
+            out += [arg.flag, *words]
+    return out
 
 
 def choose_launch(launches: list) -> Any:
@@ -164,51 +183,62 @@ def pair(args: list) -> list[Given]:
     for arg in args:
         if arg.flag is None:
             continue
-        flag = flags.get(arg.flag)
         words = () if arg.value is None else arg.value if isinstance(arg.value, tuple) else (arg.value,)
-        if flag is None:
-            given.append(Given(arg.flag, None, arg.value, arg.line, arg.column, arg.text))
-            continue
-        if not flag.takes_value(arg.flag):
-            given.append(Given(arg.flag, flag, flag.switch_value(arg.flag), arg.line, arg.column, arg.text,
-                               stray=tuple(words)))
-            continue
-        nargs = flag.nargs
-        if nargs is None:
-            taken, stray = words[:1], words[1:]
-            if not taken:
-                given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text, "expected one argument"))
-                continue
-        elif nargs in ("+", "*"):
-            taken, stray = words, ()
-            if nargs == "+" and not taken:
-                given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text,
-                                   "expected at least one argument"))
-                continue
-        elif isinstance(nargs, int):
-            taken, stray = words[:nargs], words[nargs:]
-            if len(taken) < nargs:
-                given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text,
-                                   f"expected {nargs} arguments"))
-                continue
-        else:  # "?": at most one
-            taken, stray = words[:1], words[1:]
-        values, problem = [], None
-        for word in taken:
-            if isinstance(word, Unknown):
-                values.append(word)
-                continue
-            value, problem = convert(flag, word)
-            if problem:
-                break
-            values.append(value)
-        if problem:
-            given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text, problem, tuple(stray)))
-            continue
-        unknown = next((v for v in values if isinstance(v, Unknown)), None)
-        value = unknown if unknown is not None else values[0] if nargs in (None, "?") else list(values)
-        given.append(Given(arg.flag, flag, value, arg.line, arg.column, arg.text, stray=tuple(stray)))
+        argv = (arg.flag, *words)
+        if words and isinstance(words[0], str) and arg.text.startswith(arg.flag + "="):
+            argv = (f"{arg.flag}={words[0]}", *words[1:])
+        before = len(given)
+        _pair_one(arg, words, flags, convert, given)
+        if len(given) > before:
+            given[-1] = given[-1]._replace(argv=argv)
     return given
+
+
+def _pair_one(arg, words: tuple, flags, convert, given: list) -> None:
+    """Append the Given for one flag and its words."""
+    flag = flags.get(arg.flag)
+    if flag is None:
+        given.append(Given(arg.flag, None, arg.value, arg.line, arg.column, arg.text))
+        return
+    if not flag.takes_value(arg.flag):
+        given.append(Given(arg.flag, flag, flag.switch_value(arg.flag), arg.line, arg.column, arg.text,
+                           stray=tuple(words)))
+        return
+    nargs = flag.nargs
+    if nargs is None:
+        taken, stray = words[:1], words[1:]
+        if not taken:
+            given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text, "expected one argument"))
+            return
+    elif nargs in ("+", "*"):
+        taken, stray = words, ()
+        if nargs == "+" and not taken:
+            given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text,
+                               "expected at least one argument"))
+            return
+    elif isinstance(nargs, int):
+        taken, stray = words[:nargs], words[nargs:]
+        if len(taken) < nargs:
+            given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text,
+                               f"expected {nargs} arguments"))
+            return
+    else:  # "?": at most one
+        taken, stray = words[:1], words[1:]
+    values, problem = [], None
+    for word in taken:
+        if isinstance(word, Unknown):
+            values.append(word)
+            continue
+        value, problem = convert(flag, word)
+        if problem:
+            break
+        values.append(value)
+    if problem:
+        given.append(Given(arg.flag, flag, None, arg.line, arg.column, arg.text, problem, tuple(stray)))
+        return
+    unknown = next((v for v in values if isinstance(v, Unknown)), None)
+    value = unknown if unknown is not None else values[0] if nargs in (None, "?") else list(values)
+    given.append(Given(arg.flag, flag, value, arg.line, arg.column, arg.text, stray=tuple(stray)))
 
 
 def _references(arguments: Arguments, path: str) -> list[Reference]:
