@@ -244,3 +244,33 @@ def test_convert_reports_each_unknown_once_never_writes_it_and_strict_fails(tmp_
     assert not any(e["source"].endswith("/unknown") for e in report["entries"])  # folded into the value's entry
     assert "args.mbs" not in done.stdout and "environment variable" not in done.stdout  # never written as a value
     assert run_cli("convert", str(path), "--to", target, "--strict").returncode == 1
+
+
+@pytest.mark.parametrize("fmt,found", [("megatron", []), ("torchtitan", ["PL103"])])
+def test_key_value_heads_that_divide_the_tensor_degree_are_accepted_for_megatron_only(fmt, found):
+    """Megatron-LM's TransformerConfig accepts query groups that are a multiple or a divisor of the
+    tensor degree (each group replicated); other frameworks split key-value heads evenly."""
+    plan = Plan()
+    for line, (dotted, flag, value) in enumerate([("parallelism.tensor", "--tensor-model-parallel-size", 4),
+                                                  ("model.heads", "--num-attention-heads", 8),
+                                                  ("model.kv_heads", "--num-query-groups", 2)], 1):
+        plan.set(dotted, value, Location("run.sh", line, 3, flag))
+    assert [f.code for f in findings(plan, "run.sh", fmt=fmt)] == found
+    plan.set("model.kv_heads", 3, Location("run.sh", 3, 3, "--num-query-groups"))
+    (finding,) = findings(plan, "run.sh", fmt=fmt)
+    assert finding.code == "PL103" and finding.pointer == "--num-query-groups"
+    if fmt == "megatron":
+        assert "neither a multiple nor a divisor of --tensor-model-parallel-size 4" in finding.message
+        assert "num_query_groups (3) must be a multiple or divisor of tensor_model_parallel_size (4)" in finding.message
+
+
+@pytest.mark.parametrize("name,found", [("bad_megatron.sh", ["PL103"]), ("good_megatron.sh", [])])
+def test_megatron_query_groups_against_tensor_parallel_through_the_cli(name, found):
+    """The Megatron fixtures of PL103 (Megatron's own verdicts: tests/test_rules_megatron_layout.py)."""
+    path = FIXTURES / "plan" / "PL103" / name
+    status, output = check_json(str(path))
+    assert [f["code"] for f in output["findings"]] == found, output["findings"]
+    assert status == (1 if found else 0)
+    if found:
+        (finding,) = output["findings"]
+        assert (finding["line"], finding["pointer"]) == (9, "--num-query-groups")

@@ -148,11 +148,14 @@ class HeadsAgainstTensorParallel(_LayoutRule):
     """Attention heads (or key-value heads) that tensor parallelism cannot split evenly.
 
     ## What it does
-    Tensor parallelism gives each rank an equal share of the attention heads: Megatron asserts
-    `num_attention_heads % tensor_model_parallel_size == 0` and `num_query_groups %
-    tensor_model_parallel_size == 0` (TransformerConfig), and torchtitan's tensor-parallel plan
-    splits the head projections evenly. Reports heads or key-value heads not divisible by the
-    tensor degree when the setup states both.
+    Tensor parallelism gives each rank an equal share of the attention heads: torchtitan's
+    tensor-parallel plan splits the head projections evenly, and Megatron's TransformerConfig
+    raises ValueError unless `num_attention_heads % tensor_model_parallel_size == 0`. Key-value
+    heads must be split the same way, except in Megatron-LM, which also accepts key-value heads
+    (`--num-query-groups` with `--group-query-attention`) that divide the tensor degree, each
+    group then replicated over tensor degree / groups ranks ("num_query_groups must be a multiple
+    or divisor of tensor_model_parallel_size", since core_v0.16). Reports heads or key-value heads
+    that do not fit the tensor degree when the setup states both.
 
     ## Why is this bad
     The model fails to build, after the job started.
@@ -162,7 +165,7 @@ class HeadsAgainstTensorParallel(_LayoutRule):
 
     ## Use instead
     A tensor degree that divides the number of heads and of key-value heads (1, 2, 4, 8 for 32
-    heads and 8 key-value heads).
+    heads and 8 key-value heads; with Megatron-LM also 16 or 32, which 8 key-value heads divide).
     """
 
     code = "PL103"
@@ -175,17 +178,31 @@ class HeadsAgainstTensorParallel(_LayoutRule):
             return
         tensor = degrees["parallelism.tensor"]
         plan = setup.plan
+        # Megatron-LM's TransformerConfig replicates key-value heads that divide the tensor degree
+        megatron = bool(setup.documents) and setup.documents[0].format == "megatron"
         for dotted in ("model.heads", "model.kv_heads"):
             heads = known(plan.get(dotted))
             if not isinstance(heads, int) or isinstance(heads, bool) or heads < 1 or heads % tensor == 0:
+                continue
+            replicated = megatron and dotted == "model.kv_heads"
+            if replicated and tensor % heads == 0:
                 continue
             where = plan.provenance.get(dotted)
             tensor_at = plan.provenance.get("parallelism.tensor")
             if where is None or tensor_at is None:
                 continue
             divisors = [d for d in range(1, heads + 1) if heads % d == 0 and d <= max(tensor, 8)]
+            related = [self.related_at(tensor_at, f"{name_of(tensor_at, 'tensor')} is set here")]
+            if replicated:
+                multiples = [heads * k for k in (2, 4)]
+                yield self.finding_at(
+                    where, f"{name_of(where, dotted)} {heads} is neither a multiple nor a divisor of "
+                           f"{name_of(tensor_at, 'tensor')} {tensor}: Megatron's TransformerConfig raises ValueError "
+                           f"'num_query_groups ({heads}) must be a multiple or divisor of tensor_model_parallel_size "
+                           f"({tensor})' when the model is built; use a tensor degree in {divisors + multiples}",
+                    related=related)
+                continue
             yield self.finding_at(
                 where, f"{name_of(where, dotted)} {heads} is not divisible by {name_of(tensor_at, 'tensor')} "
                        f"{tensor}: each tensor-parallel rank must hold the same number of heads; use a tensor degree "
-                       f"in {divisors}", related=[self.related_at(tensor_at, f"{name_of(tensor_at, 'tensor')} is set "
-                                                                           "here")])
+                       f"in {divisors}", related=related)
