@@ -451,7 +451,7 @@ class InvalidFlagValue(MegatronRule):
             if item.flag is None:
                 continue
             if item.problem:
-                message = (f"argparse stops with 'argument {'/'.join(item.flag.spellings)}: {item.problem}'{caveat} "
+                message = (f'argparse stops with "argument {"/".join(item.flag.spellings)}: {item.problem}"{caveat} '
                            f"before anything runs")
                 yield self.at(flags, item, message, severity=severity)
                 continue

@@ -1,0 +1,272 @@
+"""The Megatron flag rules (MG001-MG005) through the real CLI, and what Megatron-LM's own argument
+code (tests/megatron_oracle.py) does with each fixture: every bad fixture fails or is changed the
+way its finding says, every good fixture passes. One `judge` call for the whole module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shardshift.formats.megatron.reader import read
+from shardshift.plan import Unknown, known
+
+from conftest import FIXTURES, check_json
+from rule_cases import findings_with_code
+
+RULES = FIXTURES / "megatron" / "rules"
+
+# (fixture, code, severity, pointer (the flag as written), marker, occurrence, fix, words in the message)
+BAD_CASES = [
+    ("MG001/bad.sh", "MG001", "error", "--tensor_model_parallel_size", "--tensor_model_parallel_size", 1,
+     "--tensor-model-parallel-size", ("unrecognized arguments: --tensor_model_parallel_size", "0.20.0")),
+    ("MG001/bad_typo.sh", "MG001", "error", "--use-distributed-optimiser", "--use-distributed-optimiser", 1,
+     "--use-distributed-optimizer", ("unrecognized arguments: --use-distributed-optimiser", "did you mean")),
+    ("MG001/bad_deepspeed.sh", "MG001", "warning", "--zero-stage", "--zero-stage", 1, None,
+     ("Megatron-DeepSpeed", "cannot check")),
+    ("MG001/bad_entry.sh", "MG001", "warning", "--task", "--task", 1, None,
+     ("tasks/main.py", "extra_args_provider")),
+    ("MG002/bad.sh", "MG002", "warning", "--micro-batch-size", "--micro-batch-size", 2, None,
+     ("keeps the last, --micro-batch-size 1 at line 8",)),
+    ("MG003/bad.sh", "MG003", "error", "--batch-size", "--batch-size", 1, "--micro-batch-size",
+     ("--batch-size argument is no longer valid",)),
+    ("MG003/bad_checkpoint_activations.sh", "MG003", "error", "--checkpoint-activations", "--checkpoint-activations",
+     1, "--recompute-activations", ("exit()", "exit status 0")),
+    ("MG003/bad_rampup.sh", "MG003", "warning", "--rampup-batch-size", "--rampup-batch-size", 1,
+     "--step-batch-size-schedule", ("no longer uses it",)),
+    ("MG003/bad_rotary.sh", "MG003", "warning", "--use-rotary-position-embeddings", "--use-rotary-position-embeddings",
+     1, "--position-embedding-type rope", ("maps it to --position-embedding-type rope",)),
+    ("MG003/bad_position.sh", "MG003", "error", "--no-position-embedding", "--no-position-embedding", 1,
+     "--position-embedding-type none", ("RuntimeError", "--no-position-embedding is deprecated")),
+    ("MG004/bad.sh", "MG004", "error", "--use-distributed-optimizer", "--use-distributed-optimizer", 1,
+     "--use-distributed-optimizer", ("unrecognized arguments: true", "switch")),
+    ("MG004/bad_int.sh", "MG004", "error", "--eval-iters", "--eval-iters", 1, None,
+     ("argument --eval-iters: invalid int value: 'ten'",)),
+    ("MG004/bad_choice.sh", "MG004", "error", "--optimizer", "--optimizer", 1, None,
+     ("argument --optimizer: invalid choice: 'adamw'",)),
+    ("MG004/bad_missing.sh", "MG004", "error", "--clip-grad", "--clip-grad", 1, None,
+     ("argument --clip-grad: expected one argument",)),
+    ("MG004/bad_extra.sh", "MG004", "error", "--eval-iters", "--eval-iters", 1, None,
+     ("unrecognized arguments: 20",)),
+    ("MG005/bad.sh", "MG005", "error", "--max-position-embeddings", "torchrun", 1, "--max-position-embeddings",
+     ("max_position_embeddings argument is None",)),
+    ("MG005/bad_micro.sh", "MG005", "error", "--micro-batch-size", "torchrun", 1, "--micro-batch-size",
+     ("args.micro_batch_size is not None",)),
+    ("MG005/bad.args", "MG005", "error", "--num-layers", "--hidden-size", 1, "--num-layers",
+     ("either num-layers or encoder-num-layers should be specified",)),
+]
+
+
+def marker_position(path: Path, marker: str, occurrence: int = 1) -> tuple[int, int]:
+    """1-based (line, column) of the `occurrence`-th `marker` outside comment lines."""
+    seen = 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        start = 0
+        while (index := line.find(marker, start)) != -1:
+            seen += 1
+            if seen == occurrence:
+                return number, index + 1
+            start = index + 1
+    raise AssertionError(f"{marker!r} not found {occurrence} time(s) in {path}")
+
+
+@pytest.mark.parametrize("fixture,code,severity,pointer,marker,occurrence,fix,words", BAD_CASES,
+                         ids=[c[0] for c in BAD_CASES])
+def test_bad_fixture_is_reported_at_the_flag(fixture, code, severity, pointer, marker, occurrence, fix, words):
+    path = RULES / fixture
+    status, output = check_json(str(path))
+    found = findings_with_code(output, code)
+    assert len(found) == 1, output["findings"]
+    finding = found[0]
+    line, column = marker_position(path, marker, occurrence)
+    assert (finding["severity"], finding["pointer"], finding["line"], finding["column"]) == (
+        severity, pointer, line, column)
+    assert finding["fix"] == fix
+    assert "fix_kind" not in finding  # --fix edits JSON/YAML trees only, not shell words
+    assert finding["file"] == str(path)
+    for word in words:
+        assert word in finding["message"], finding["message"]
+    # a bad fixture shows its own problem only
+    assert [f["code"] for f in output["findings"] if f["code"].startswith("MG0")] == [code]
+
+
+def test_flag_given_twice_points_back_at_the_first():
+    path = RULES / "MG002/bad.sh"
+    (finding,) = findings_with_code(check_json(str(path))[1], "MG002")
+    line, column = marker_position(path, "--micro-batch-size", 1)
+    assert [(r["line"], r["column"], r["pointer"]) for r in finding["related"]] == [
+        (line, column, "--micro-batch-size")]
+
+
+GOOD_CASES = sorted(p for p in RULES.glob("MG00*/good*") if p.is_file())
+
+
+@pytest.mark.parametrize("path", GOOD_CASES, ids=[f"{p.parent.name}/{p.name}" for p in GOOD_CASES])
+def test_good_fixture_has_no_finding_of_its_rule_and_no_errors(path):
+    status, output = check_json(str(path))
+    assert findings_with_code(output, path.parent.name) == []
+    assert [f for f in output["findings"] if f["severity"] == "error"] == []
+    assert status == 0
+
+
+LAUNCH = """#!/bin/bash
+torchrun --nproc_per_node 8 {entry} \\
+    --num-layers 4 --hidden-size 256 --num-attention-heads 8 --seq-length 512 \\
+    --micro-batch-size 2 --global-batch-size 16 --lr 1e-4 --train-iters 10 {rest}
+"""
+
+
+def _check(tmp_path: Path, text: str, name: str = "launch.sh") -> dict:
+    path = tmp_path / name
+    path.write_text(text)
+    return check_json(str(path))[1]
+
+
+@pytest.mark.parametrize("rest", ['$EXTRA_ARGS', '"$@"', "--bf16 $MORE", "--use-checkpoint-args --load ckpt",
+                                  "--yaml-cfg model.yaml"])
+def test_missing_flag_is_not_claimed_when_something_else_may_supply_it(tmp_path, rest):
+    # an unresolved splice may hold --max-position-embeddings; a checkpoint or a YAML file gives it
+    output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py", rest=rest))
+    assert findings_with_code(output, "MG005") == []
+
+
+def test_missing_flag_is_not_claimed_for_another_entry_or_megatron_deepspeed(tmp_path):
+    assert findings_with_code(_check(tmp_path, LAUNCH.format(entry="finetune.py", rest="")), "MG005") == []
+    output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py", rest="--deepspeed"))
+    assert findings_with_code(output, "MG005") == []
+    (finding,) = findings_with_code(_check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py", rest="")), "MG005")
+    assert finding["pointer"] == "--max-position-embeddings"
+
+
+def test_modelopt_flags_are_a_warning_for_pretrain_gpt(tmp_path):
+    output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py",
+                                            rest="--max-position-embeddings 512 --enable-gpt-oss"))
+    (finding,) = findings_with_code(output, "MG001")
+    assert finding["severity"] == "warning" and "ModelOpt" in finding["message"]
+
+
+def test_unknown_flag_in_an_argument_file_is_a_warning(tmp_path):
+    output = _check(tmp_path, "--num-layers 4\n--retro-project-dir /data\n", "model.args")
+    (finding,) = findings_with_code(output, "MG001")
+    assert finding["severity"] == "warning" and "argument file" in finding["message"]
+    assert findings_with_code(output, "MG005") == []  # a program with extra flags may set the rest
+
+
+def test_values_decided_at_run_time_and_placeholders_are_not_judged(tmp_path):
+    rest = "--max-position-embeddings 512 --bf16 $FLAG_VALUE --eval-iters $ITERS 5 --save <Specify path>"
+    output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py", rest=rest).replace("<Specify path>", '"<path>"'))
+    assert findings_with_code(output, "MG004") == []
+
+
+def test_positional_word_is_rejected(tmp_path):
+    # a word before any flag belongs to none; after a one-value flag's value it is a second value
+    output = _check(tmp_path, "stray\n--num-layers 4\n--max-position-embeddings 512 more\n", "model.args")
+    found = findings_with_code(output, "MG004")
+    assert [(f["pointer"], f["line"], f["severity"]) for f in found] == [
+        ("stray", 1, "error"), ("--max-position-embeddings", 3, "error")]
+    assert "unrecognized arguments: stray" in found[0]["message"]
+    assert "unrecognized arguments: more" in found[1]["message"]
+
+
+def test_deprecated_flags_are_left_to_megatron_deepspeed(tmp_path):
+    output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py",
+                                            rest="--max-position-embeddings 512 --checkpoint-activations --deepspeed"))
+    assert findings_with_code(output, "MG003") == []
+
+
+def test_two_spellings_of_one_setting_are_given_twice(tmp_path):
+    output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py",
+                                            rest="--max-position-embeddings 512 --rl-partial-rollouts "
+                                                 "--no-rl-partial-rollouts"))
+    (finding,) = findings_with_code(output, "MG002")
+    assert finding["pointer"] == "--no-rl-partial-rollouts"
+
+
+# --- what Megatron-LM does with the fixtures ---------------------------------------------------------
+
+DEFAULT_WORLD = 8
+
+
+def _argv_and_world(path: Path) -> tuple[list[str], int]:
+    document = read(path.read_text(encoding="utf-8"), str(path))
+    argv = list(document.data.argv)
+    assert not any(isinstance(word, Unknown) for word in argv), path
+    world = known(document.plan.world.world_size) if document.plan is not None else None
+    return argv, world if isinstance(world, int) else DEFAULT_WORLD
+
+
+# fixture -> (stage, what Megatron says: the error, or a printed line for "exit"); None: accepted
+EXPECTED = {
+    "MG001/bad.sh": ("parse", "unrecognized arguments: --tensor_model_parallel_size"),
+    "MG001/bad_typo.sh": ("parse", "unrecognized arguments: --use-distributed-optimiser"),
+    # Megatron-LM's parser does not know it (Megatron-DeepSpeed may: hence only a warning)
+    "MG001/bad_deepspeed.sh": ("parse", "unrecognized arguments: --zero-stage 1 --deepspeed"),
+    # Megatron-LM's parser alone does not know it (tasks/main.py adds it: hence only a warning)
+    "MG001/bad_entry.sh": ("parse", "unrecognized arguments: --task MNLI"),
+    "MG002/bad.sh": None,
+    "MG003/bad.sh": ("validate", "--batch-size argument is no longer valid, use --micro-batch-size instead"),
+    "MG003/bad_checkpoint_activations.sh": ("exit", "--checkpoint-activations is no longer valid"),
+    "MG003/bad_rampup.sh": None,
+    "MG003/bad_rotary.sh": None,
+    "MG003/bad_position.sh": ("validate", "--no-position-embedding is deprecated, use --position-embedding-type"),
+    "MG004/bad.sh": ("parse", "unrecognized arguments: true"),
+    "MG004/bad_int.sh": ("parse", "argument --eval-iters: invalid int value: 'ten'"),
+    "MG004/bad_choice.sh": ("parse", "argument --optimizer: invalid choice: 'adamw'"),
+    "MG004/bad_missing.sh": ("parse", "argument --clip-grad: expected one argument"),
+    "MG004/bad_extra.sh": ("parse", "unrecognized arguments: 20"),
+    "MG005/bad.sh": ("validate", "max_position_embeddings argument is None"),
+    "MG005/bad_micro.sh": ("validate", "assert args.micro_batch_size is not None"),
+    "MG005/bad.args": ("validate", "either num-layers or encoder-num-layers should be specified"),
+}
+FIXTURE_CASES = sorted(EXPECTED) + [f"{p.parent.name}/{p.name}" for p in GOOD_CASES]
+# Extra lists that show a silent change: --use-rotary-position-embeddings really makes the type rope
+# (validate_args raises for --no-position-embedding unless the type is rope).
+ROTARY_PROOF = "MG003/bad_rotary.sh + --no-position-embedding"
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    from megatron_oracle import available, judge
+
+    reason = available()
+    if reason:
+        pytest.skip(reason)
+    cases = {name: _argv_and_world(RULES / name) for name in FIXTURE_CASES}
+    argv, world = cases["MG003/bad_rotary.sh"]
+    cases[ROTARY_PROOF] = ([*argv, "--no-position-embedding"], world)
+    return dict(zip(cases, judge(list(cases.values())), strict=True))
+
+
+def test_every_bad_fixture_has_an_expected_verdict():
+    assert sorted(EXPECTED) == sorted(f"{p.parent.name}/{p.name}" for p in RULES.glob("MG00*/bad*"))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", FIXTURE_CASES)
+def test_megatron_does_what_the_finding_says(verdicts, name):
+    verdict = verdicts[name]
+    expected = EXPECTED.get(name)
+    if expected is None:
+        assert (verdict.ok, verdict.stage, verdict.error) == (True, None, None), verdict
+        return
+    stage, said = expected
+    assert (verdict.ok, verdict.stage) == (False, stage), verdict
+    if stage == "exit":
+        assert verdict.error is None and any(said in line for line in verdict.warnings), verdict
+    else:
+        assert said in verdict.error, verdict
+
+
+@pytest.mark.oracle
+def test_megatron_keeps_the_last_of_a_flag_given_twice(verdicts):
+    assert verdicts["MG002/bad.sh"].args["micro_batch_size"] == 1
+
+
+@pytest.mark.oracle
+def test_megatron_maps_rotary_to_rope_and_ignores_rampup(verdicts):
+    assert verdicts[ROTARY_PROOF].ok, verdicts[ROTARY_PROOF]
+    rampup = verdicts["MG003/bad_rampup.sh"]
+    assert rampup.args["global_batch_size"] == 16
+    assert not any("rampup" in line for line in rampup.warnings)  # ignored without a word
