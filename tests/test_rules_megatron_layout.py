@@ -134,6 +134,19 @@ def test_values_decided_at_run_time_are_not_judged(tmp_path, flags):
     assert [f for f in output["findings"] if f["code"].startswith("MG1")] == [], output["findings"]
 
 
+def test_packed_sequences_are_not_judged_against_the_tensor_parallel_size(tmp_path):
+    path = tmp_path / "sft.sh"
+    path.write_text((RULES / "MG118" / "bad.sh").read_text().replace("--bf16", "--bf16 --sft"))
+    assert findings_with_code(check_json(str(path))[1], "MG118") == []
+
+
+def test_expert_parallel_with_zero_experts_is_a_dense_model(tmp_path):
+    path = tmp_path / "zero.sh"
+    path.write_text((RULES / "MG109" / "bad.sh").read_text().replace("--bf16", "--bf16 --num-experts 0"))
+    (finding,) = findings_with_code(check_json(str(path))[1], "MG109")
+    assert "--expert-model-parallel-size 2 with --num-experts 0 (a dense model)" in finding["message"]
+
+
 def test_a_flag_after_an_unresolved_splice_is_judged(tmp_path):
     # $EXTRA_ARGS comes before --tensor-model-parallel-size 1 --sequence-parallel: argparse keeps the later ones
     status, output = check_json(_script(tmp_path, "$EXTRA_ARGS --tensor-model-parallel-size 1 --sequence-parallel"))

@@ -35,6 +35,8 @@ VIRTUAL = ("num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipe
            "pipeline_model_parallel_layout")
 UNEVEN = ("decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers")
 HYBRID = ("hybrid_layer_pattern", "hybrid_override_pattern")
+# Sequences packed or padded per sample instead of cut to --seq-length (SFT, hybrid context parallel, RL).
+PACKED = ("sft", "hybrid_context_parallel", "rl_use_sequence_packing", "perform_rl_step")
 WEIGHT_SHARDS = ("tensor_parallel_num_weight_shards", "expert_tensor_parallel_num_weight_shards")
 
 
@@ -429,7 +431,9 @@ class UnevenPipelineStages(_LayoutRule):
         left = (f"{a.spelled('num_layers')} {p.layers} minus {counts} leaves {layers} layers for {stages} middle "
                 f"stage{'s' if stages != 1 else ''} ({a.shown('pipeline_model_parallel_size')})")
         related = self.related(a, "num_layers", "pipeline_model_parallel_size")
-        if bool(layers) != bool(stages) or layers < 0:
+        if layers < 0:
+            return  # more layers on the first/last stage than the model has: not a check of Megatron's
+        if bool(layers) != bool(stages):
             yield self.at(a.flags, where, f"{left}: {stage} ('Mismatch: {layers} middle layers remaining but "
                                           f"{stages} middle PP stages available'); the first and last counts must "
                                           f"leave layers exactly when there are middle stages", related=related)
@@ -733,8 +737,9 @@ class ExpertParallelAgainstExperts(_LayoutRule):
         if ep is None or ep <= 1 or experts is UNSURE:
             return
         if experts is None:
+            without = f"with {a.spelled('num_experts')} 0" if a.given("num_experts") else "without --num-experts"
             yield self.at(a.flags, "expert_model_parallel_size",
-                          f"{a.shown('expert_model_parallel_size')} without --num-experts: validate_args asserts "
+                          f"{a.shown('expert_model_parallel_size')} {without} (a dense model): validate_args asserts "
                           f"'num_experts must be non None to use expert model parallelism' before training starts; "
                           f"give --num-experts (a multiple of {ep}) or remove {a.spelled('expert_model_parallel_size')}",
                           related=self.related(a, "num_experts"))
@@ -1135,8 +1140,9 @@ class InterleavedMicrobatchesAgainstPipeline(_LayoutRule):
             return
         if not a.known("step_batch_size_schedule", "decrease_batch_size_if_needed", "microbatch_group_size_per_vp_stage"):
             return
-        if a.value("step_batch_size_schedule") is not None or a.on("decrease_batch_size_if_needed"):
-            return  # the global batch changes while training
+        if a.value("step_batch_size_schedule") is not None or a.on("decrease_batch_size_if_needed") \
+                or a.on("perform_rl_step") is not False:
+            return  # the global batch changes while training, or RL sets its own
         if batch is None:
             batch = micro * dp  # validate_args' default
         if not isinstance(batch, int) or batch % (micro * dp):
@@ -1206,6 +1212,8 @@ class SequenceParallelSequenceAgainstTensorParallel(_LayoutRule):
         tp, cp, seq = a.int("tensor_model_parallel_size"), a.int("context_parallel_size"), a.int("seq_length")
         if a.on("sequence_parallel") is not True or None in (tp, cp, seq) or tp <= 1 or cp < 1:
             return
+        if not all(a.on(d) is False for d in PACKED):
+            return  # the samples' lengths vary (packed or padded by the dataset), not --seq-length
         if cp > 1 and seq % (2 * cp):
             return  # MG112
         local = seq // cp
