@@ -147,11 +147,26 @@ def test_modelopt_flags_are_a_warning_for_pretrain_gpt(tmp_path):
     assert finding["severity"] == "warning" and "ModelOpt" in finding["message"]
 
 
-def test_unknown_flag_in_an_argument_file_is_a_warning(tmp_path):
-    output = _check(tmp_path, "--num-layers 4\n--retro-project-dir /data\n", "model.args")
+def test_unknown_flag_in_an_argument_file_is_read_as_pretrain_arguments(tmp_path):
+    output = _check(tmp_path, "--num-layers 4\n--retro-project-dir /data\n--enable-gpt-oss\n", "model.args")
+    found = findings_with_code(output, "MG001")
+    assert [(f["pointer"], f["severity"]) for f in found] == [("--retro-project-dir", "error"),
+                                                              ("--enable-gpt-oss", "warning")]
+    assert "argument file" in found[0]["message"] and "ModelOpt" in found[1]["message"]
+    assert findings_with_code(output, "MG005") == []  # already stopped by argparse; not claimed twice
+
+
+def test_removed_flag_names_its_replacement(tmp_path):
+    output = _check(tmp_path, "--num-layers 4\n--use-custom-fsdp\n", "model.args")
     (finding,) = findings_with_code(output, "MG001")
-    assert finding["severity"] == "warning" and "argument file" in finding["message"]
-    assert findings_with_code(output, "MG005") == []  # a program with extra flags may set the rest
+    assert finding["fix"] == "--use-megatron-fsdp" and "0.13 was the last" in finding["message"]
+
+
+def test_unknown_flag_of_another_entry_softens_the_value_rules(tmp_path):
+    text = LAUNCH.format(entry="tasks/main.py", rest="--task MNLI --optimizer adamw --batch-size 4")
+    output = _check(tmp_path, text)
+    assert [f["severity"] for f in findings_with_code(output, "MG004")] == ["warning"]
+    assert [f["severity"] for f in findings_with_code(output, "MG003")] == ["warning"]
 
 
 def test_values_decided_at_run_time_and_placeholders_are_not_judged(tmp_path):

@@ -35,16 +35,16 @@ MODELOPT_FLAGS = frozenset({
 MODELOPT_ENTRIES = ("pretrain_gpt.py", "pretrain_mamba.py", "pretrain_hybrid.py")
 
 # Flags older Megatron-LM releases had (../shared/reference/megatron.md §2.4): (last release, instead).
-REMOVED: dict[str, tuple[str, str | None]] = {
-    "--use-custom-fsdp": ("core_r0.13", "--use-megatron-fsdp"),
-    "--standalone-embedding-stage": ("core_r0.10", None),
-    "--encoder-pipeline-model-parallel-size": ("core_r0.13", None),
-    "--moe-extended-tp": ("core_v0.15", None),
-    "--no-async-tensor-model-parallel-allreduce": ("core_v0.15", None),
-    "--use-legacy-models": ("core_v0.17", None),
-    "--moe-router-topk-limited-devices": ("an older release", None),
-    "--tp-comm-atomic-ag": ("an older release", None),
-    "--tp-comm-atomic-rs": ("an older release", None),
+REMOVED: dict[str, tuple[str | None, str | None]] = {
+    "--use-custom-fsdp": ("0.13", "--use-megatron-fsdp"),
+    "--standalone-embedding-stage": ("0.10", None),
+    "--encoder-pipeline-model-parallel-size": ("0.13", None),
+    "--moe-extended-tp": ("0.15", None),
+    "--no-async-tensor-model-parallel-allreduce": ("0.15", None),
+    "--use-legacy-models": ("0.17", None),
+    "--moe-router-topk-limited-devices": (None, None),
+    "--tp-comm-atomic-ag": (None, None),
+    "--tp-comm-atomic-rs": (None, None),
 }
 
 
@@ -55,6 +55,13 @@ def _unrecognized(words: Iterable[Any]) -> str:
 def _entry_name(flags: Flags) -> str:
     entry = flags.arguments.entry
     return entry if isinstance(entry, str) else "the entry script"
+
+
+def _pretrain(flags: Flags) -> bool:
+    """A launch of Megatron-LM's own pretrain_*.py, or an argument file (checked as the arguments of
+    one: it does not name its program)."""
+    arguments = flags.arguments
+    return arguments.megatron_entry or (arguments.launch is None and arguments.script is None)
 
 
 def _megatron_lm(flags: Flags) -> bool:
@@ -76,9 +83,9 @@ def _other_parser(flags: Flags) -> str | None:
                 "whose parser differs")
     if _maybe_deepspeed(flags):
         return "this script may pass --deepspeed (Megatron-DeepSpeed) through a value decided at run time"
-    if not arguments.megatron_entry and any(item.flag is None for item in arguments.given):
-        reader = "this argument file's program" if arguments.launch is None else _entry_name(flags)
-        return f"{reader} passes flags Megatron-LM lacks, so its parser (an extra_args_provider or a fork) may differ"
+    if not _pretrain(flags) and any(item.flag is None for item in arguments.given):
+        return (f"{_entry_name(flags)} passes flags Megatron-LM lacks, so its parser (an extra_args_provider or a "
+                f"fork) may differ")
     return None
 
 
@@ -111,10 +118,12 @@ class UnknownFlag(MegatronRule):
     Reports every flag that is not one of the spellings of Megatron-LM's parser (the flag table
     dumped from `megatron/training/arguments.py`): a typo, an underscore spelling
     (`--tensor_model_parallel_size`), a prefix of a longer flag, or a flag Megatron-LM removed.
-    It suggests the dashed spelling or the closest flag. When the launch runs Megatron-DeepSpeed
-    (the `deepspeed` launcher, `--deepspeed`, `--deepspeed_config`), or an entry script other than
-    Megatron-LM's own `pretrain_*.py` (whose `extra_args_provider` may add flags), the finding is a
-    warning: shardshift has no table of those parsers' extra flags.
+    It suggests the dashed spelling or the closest flag. An argument file (`*.args`) is read as the
+    arguments of a `pretrain_*.py` script. When the launch runs Megatron-DeepSpeed (the `deepspeed`
+    launcher, `--deepspeed`, `--deepspeed_config`), or an entry script other than Megatron-LM's own
+    `pretrain_*.py` (whose `extra_args_provider` may add flags), the finding is a warning:
+    shardshift has no table of those parsers' extra flags. So are the NVIDIA ModelOpt flags, which
+    `pretrain_gpt.py` adds when ModelOpt is installed.
 
     ## Why is this bad
     Megatron builds its parser with `allow_abbrev=False` and parses strictly: argparse stops with
@@ -154,8 +163,10 @@ class UnknownFlag(MegatronRule):
             suggestion = removed[1] if removed and removed[1] else flag_table.close_to(spelling)
             what = f"{spelling} is not a flag of {version}'s parser"
             if removed:
-                what += f" (it was removed after {removed[0]})"
-            if suggestion and suggestion == dashed and suggestion != spelling:
+                what += f" (Megatron-LM {removed[0]} was the last to have it)" if removed[0] else " (Megatron-LM removed it)"
+            if removed and removed[1]:
+                hint = f"; use {removed[1]} instead"
+            elif suggestion and suggestion == dashed and suggestion != spelling:
                 hint = f"; Megatron-LM accepts only the dashed spelling {suggestion}"
             elif suggestion:
                 hint = f"; did you mean {suggestion}?"
@@ -170,24 +181,20 @@ class UnknownFlag(MegatronRule):
                 message = (f"{what}: {runs}, which shardshift cannot check it against; if the program that reads it "
                            f"does not define it, {stop}{hint}")
                 severity: Severity = "warning"
-            elif entry is not None and entry.endswith(MODELOPT_ENTRIES) and arguments.megatron_entry \
-                    and spelling in MODELOPT_FLAGS:
-                message = (f"{what}: {entry} adds it (add_modelopt_args) only when NVIDIA ModelOpt is installed; "
+            elif spelling in MODELOPT_FLAGS and (arguments.launch is None or (
+                    entry is not None and entry.endswith(MODELOPT_ENTRIES) and arguments.megatron_entry)):
+                script = entry if entry is not None else "pretrain_gpt.py"
+                message = (f"{what}: {script} adds it (add_modelopt_args) only when NVIDIA ModelOpt is installed; "
                            f"without ModelOpt {stop}")
                 severity = "warning"
-            elif arguments.launch is None:
-                if spelling in MODELOPT_FLAGS:
-                    hint = "; pretrain_gpt.py adds it (add_modelopt_args) only when NVIDIA ModelOpt is installed"
-                message = (f"{what}: Megatron-LM's pretrain_*.py scripts stop with argparse's 'unrecognized "
-                           f"arguments: {spelling}'; this argument file does not say which script reads it, and a "
-                           f"script with its own extra_args_provider may add the flag{hint}")
-                severity = "warning"
-            elif not arguments.megatron_entry:
+            elif not _pretrain(flags):
                 message = (f"{what}: {_entry_name(flags)} is not one of Megatron-LM's pretrain_*.py scripts and may "
                            f"add it with its extra_args_provider; if it does not, {stop}{hint}")
                 severity = "warning"
             else:
-                message = f"{what}: {stop} before anything runs{hint}"
+                read_as = " (an argument file is read as the arguments of a pretrain_*.py script)" \
+                    if arguments.launch is None else ""
+                message = f"{what}: {stop} before anything runs{read_as}{hint}"
                 severity = "error"
             yield self.at(flags, item, message, fix=suggestion, severity=severity)
 
@@ -547,7 +554,7 @@ class MissingRequiredFlag(MegatronRule):
         arguments = flags.arguments
         if not _megatron_lm(flags) or not arguments.given:
             return
-        if not (arguments.megatron_entry or (arguments.launch is None and arguments.script is None)):
+        if not _pretrain(flags):
             return
         if any(flags.given(dest) for dest in ELSEWHERE) or _splice(flags):
             return
