@@ -334,7 +334,7 @@ def test_oracle_confirms_what_is_silently_changed_or_left_for_later(oracle):
     assert args["PL103/good_megatron.sh"]["tensor_model_parallel_size"] == 4
 
     # MG101/MG102 with --num-virtual-stages-per-pipeline-rank: the arguments pass with an interleaved
-    # pipeline; get_num_layers_to_build (megatron/core/transformer/transformer_block.py) asserts
+    # pipeline; get_num_layers_to_build (megatron/core/transformer/transformer_block.py:157, :176) asserts
     # `num_layers % pipeline_model_parallel_size == 0` and `num_layers_per_pipeline_rank % vp_size == 0`
     # when the model is built, which these three calls do not reach.
     for name, layers, stages in (("MG101/bad_virtual_stages.sh", 6, 4), ("MG102/bad_virtual_stages.sh", 6, 2)):
@@ -344,7 +344,7 @@ def test_oracle_confirms_what_is_silently_changed_or_left_for_later(oracle):
         assert not (per_rank.is_integer() and per_rank % 2 == 0)
 
     # MG110: accepted with MoE, tensor parallel 2 and no sequence parallelism; MoELayer.forward
-    # (megatron/core/transformer/moe/moe_layer.py) raises ValueError when training with a
+    # (megatron/core/transformer/moe/moe_layer.py:636-640) raises ValueError when training with a
     # tensor-parallel group larger than 1 and sequence_parallel False.
     assert (args["MG110/bad.sh"]["tensor_model_parallel_size"], args["MG110/bad.sh"]["sequence_parallel"]) == (2, False)
     assert args["MG110/good.sh"]["sequence_parallel"] is True
@@ -359,7 +359,7 @@ def test_oracle_confirms_what_is_silently_changed_or_left_for_later(oracle):
     assert 8 % (2 * good["expert_model_parallel_size"] * good["pipeline_model_parallel_size"]) == 0
 
     # MG117: accepted with an interleaved pipeline; forward_backward_pipelining_with_interleaving
-    # (megatron/core/pipeline_parallel/schedules.py) refuses M microbatches unless PP <= M and
+    # (megatron/core/pipeline_parallel/schedules.py:1160-1180) refuses M microbatches unless PP <= M and
     # M % PP is 0 or >= PP (the default group size is PP).
     for name, expected in (("MG117/bad.sh", 3), ("MG117/bad_default.sh", 1), ("MG117/good.sh", 4)):
         resolved = args[name]
@@ -370,5 +370,5 @@ def test_oracle_confirms_what_is_silently_changed_or_left_for_later(oracle):
         assert (pp <= m and m % pp == 0) == name.endswith("good.sh")
 
     # MG118: accepted with sequence parallelism over 4 ranks and a 510-token sequence; the scatter in
-    # megatron/core/tensor_parallel/mappings.py (_split_along_first_dim) asserts 510 % 4 == 0 at the first forward.
+    # megatron/core/tensor_parallel/mappings.py:72 (_split_along_first_dim) asserts 510 % 4 == 0 at the first forward.
     assert (args["MG118/bad.sh"]["sequence_parallel"], args["MG118/bad.sh"]["tensor_model_parallel_size"]) == (True, 4)

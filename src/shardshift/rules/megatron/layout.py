@@ -787,6 +787,8 @@ class MoeTensorParallelWithoutSequenceParallel(_LayoutRule):
         experts, tp, sp = _experts(a), a.int("tensor_model_parallel_size"), a.on("sequence_parallel")
         if experts is UNSURE or experts is None or tp is None or tp <= 1 or sp is not False:
             return
+        # megatron/core/transformer/moe/moe_layer.py, MoELayer.forward: `if self.training and
+        # self.attn_tp_group.size() > 1 and not self.config.sequence_parallel: raise ValueError(...)`
         yield self.at(a.flags, "num_experts",
                       f"{a.spelled('num_experts')} {experts} with {a.shown('tensor_model_parallel_size')} and no "
                       f"--sequence-parallel: the arguments pass, but MoELayer.forward raises ValueError 'During "
@@ -1148,6 +1150,8 @@ class InterleavedMicrobatchesAgainstPipeline(_LayoutRule):
         if not isinstance(batch, int) or batch % (micro * dp):
             return  # DS201
         m = batch // (micro * dp)
+        # megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving:
+        # ValueError unless PP <= N <= M; RuntimeError when 0 < M % N < PP (N: the microbatch group size)
         group = a.int("microbatch_group_size_per_vp_stage") or p.pp
         pp = p.pp
         where = "global_batch_size" if a.given("global_batch_size") else "micro_batch_size"
@@ -1217,6 +1221,8 @@ class SequenceParallelSequenceAgainstTensorParallel(_LayoutRule):
         if cp > 1 and seq % (2 * cp):
             return  # MG112
         local = seq // cp
+        # megatron/core/tensor_parallel/mappings.py, _split_along_first_dim (scatter_to_sequence_parallel_region):
+        # `assert dim_size % world_size == 0` over the tensor-parallel group
         if local % tp == 0:
             return
         step = tp * cp * (2 if cp > 1 else 1)
