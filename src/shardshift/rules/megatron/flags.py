@@ -312,7 +312,8 @@ DEPRECATED: dict[str, Callable[[Flags, Any], Effect]] = {
     "checkpoint_activations": _checkpoint_activations,
     "rampup_batch_size": _ignored(
         "Megatron parses it but no longer uses it (since core_v0.18 the batch-size calculator is built without "
-        "it): the global batch size is constant from the first step", "--step-batch-size-schedule"),
+        "it): the global batch size is constant from the first step (a schedule needs no --global-batch-size, which "
+        "Megatron refuses next to it)", "--step-batch-size-schedule"),
     "use_rotary_position_embeddings": _ignored(
         "validate_args maps it to --position-embedding-type rope", "--position-embedding-type rope"),
     "add_position_embedding": _no_position_embedding,
@@ -421,8 +422,7 @@ class DeprecatedFlag(MegatronRule):
 
 
 class InvalidFlagValue(MegatronRule):
-    """A value argparse rejects: a wrong type, a value outside the choices, a missing value, or a
-    word that belongs to no flag.
+    """A value argparse rejects, or a word that belongs to no flag.
 
     ## What it does
     Pairs each flag with the words after it the way Megatron's argparse parser does and reports
