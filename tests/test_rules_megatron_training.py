@@ -101,10 +101,14 @@ def test_good_fixture_has_no_finding_of_its_rule_and_no_error(path):
     assert status == 0
 
 
-def _write(tmp_path, extra: str, name: str = "run.sh") -> str:
-    text = (RULES / "MG201" / "good.sh").read_text(encoding="utf-8").rstrip("\n") + " \\\n    " + extra + "\n"
+def _write(tmp_path, extra: str, name: str = "run.sh", drop: str = "") -> str:
+    """The MG201 good fixture (a valid 8-GPU launch) with `extra` words added and `drop` taken out."""
+    text = (RULES / "MG201" / "good.sh").read_text(encoding="utf-8").rstrip("\n")
+    if drop:
+        assert drop in text
+        text = text.replace(drop, "")
     path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text + " \\\n    " + extra + "\n", encoding="utf-8")
     return str(path)
 
 
@@ -220,9 +224,43 @@ def _argv(path) -> tuple[list[str], int]:
     return argv, world
 
 
+FSDP2 = "--use-torch-fsdp2 --untie-embeddings-and-output-weights --no-gradient-accumulation-fusion"
+# Conditions beyond the fixtures: (name, words added to a valid launch, words taken out, code, how many
+# findings of it, what Megatron does: (stage, text in the error) or (None, a warning it prints or None)).
+EXTRA = [
+    # the distributed-optimizer assertion runs before Megatron-FSDP turns the optimizer on
+    ("with-optimizer-step-megatron-fsdp", "--use-megatron-fsdp --ckpt-format torch --overlap-grad-reduce "
+     "--overlap-param-gather --overlap-param-gather-with-optimizer-step --pipeline-model-parallel-size 2 "
+     "--num-layers-per-virtual-pipeline-stage 1", "", "MG207", 1,
+     ("validate", "--overlap-param-gather-with-optimizer-step only supported with distributed optimizer")),
+    ("offload-fp8-recipe", "--use-distributed-optimizer --optimizer-cpu-offload --use-precision-aware-optimizer "
+     "--fp8-format hybrid --fp8-param-gather --fp8-recipe tensorwise", "", "MG223", 1,
+     ("validate", "must be used in conjunction with `--fp8-recipe delayed`")),
+    ("iterations-with-warmup-samples", "--lr-warmup-samples 16", "", "MG215", 1,
+     ("validate", "expected iteration-based learning rate warmup")),
+    ("decoder-sequence", "--decoder-seq-length 1024", "", "MG219", 1,
+     ("validate", "assert args.max_position_embeddings >= args.decoder_seq_length")),
+    ("fsdp2-buckets", FSDP2 + " --overlap-grad-reduce --ddp-bucket-size 1000", "", "MG212", 1, (None, None)),
+    # FSDP2 turns fp8_param_gather off itself with this Transformer Engine (a version matter): not judged
+    ("fsdp2-fp8-param-gather", FSDP2 + " --fp8-param-gather", "", "MG204", 0,
+     (None, "turning off fp8_param_gather")),
+    ("freeze-both", "--freeze-all-layers --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather",
+     "", "MG213", 2, (None, "Disabling overlap_param_gather")),
+    ("skip-train", "--skip-train", "--train-iters 10 ", "MG217", 0, (None, None)),
+]
+
+
 @pytest.fixture(scope="module")
-def verdicts():
-    """Every bad and good fixture of this module, judged in one child process."""
+def extra_scripts(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("mg2")
+    return {name: _write(directory, words, f"{name}.sh", drop) for name, words, drop, *_ in EXTRA}
+
+
+@pytest.fixture(scope="module")
+def verdicts(extra_scripts):
+    """Every bad and good fixture of this module and the EXTRA cases, judged in one child process."""
+    from pathlib import Path
+
     from megatron_oracle import available, judge
 
     reason = available()
@@ -231,7 +269,9 @@ def verdicts():
             pytest.fail(f"the Megatron oracle must run in CI: {reason}")
         pytest.skip(reason)
     paths = sorted(RULES.glob("MG2*/*.sh"))
-    return dict(zip((f"{p.parent.name}/{p.name}" for p in paths), judge([_argv(p) for p in paths])))
+    keys = [f"{p.parent.name}/{p.name}" for p in paths] + list(extra_scripts)
+    paths += [Path(extra_scripts[name]) for name in extra_scripts]
+    return dict(zip(keys, judge([_argv(p) for p in paths])))
 
 
 @pytest.mark.oracle
@@ -269,3 +309,19 @@ def test_megatron_accepts_a_bad_fixture_and_changes_or_ignores_what_the_rule_say
 def test_megatron_accepts_every_good_fixture(verdicts, path):
     verdict = verdicts[f"{path.parent.name}/{path.name}"]
     assert verdict.ok, verdict
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name,words,drop,code,count,megatron", EXTRA, ids=[c[0] for c in EXTRA])
+def test_more_conditions_against_megatron(verdicts, extra_scripts, name, words, drop, code, count, megatron):
+    verdict = verdicts[name]
+    stage, text = megatron
+    if stage is None:
+        assert verdict.ok, verdict
+        if text is not None:
+            assert any(text in w for w in verdict.warnings), verdict.warnings
+    else:
+        assert (verdict.ok, verdict.stage) == (False, stage), verdict
+        assert text in (verdict.error or ""), verdict.error
+    _, output = check_json(extra_scripts[name])
+    assert len(findings_with_code(output, code)) == count, output["findings"]

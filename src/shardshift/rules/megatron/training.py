@@ -383,7 +383,7 @@ class OverlapParamGatherWithOptimizerStepRequirements(TrainingRule):
         if not args.on("overlap_param_gather_with_optimizer_step"):
             return
         missing = []
-        if args.on("use_distributed_optimizer") is False and args.on("use_megatron_fsdp") is False:
+        if args.on("use_distributed_optimizer") is False:  # checked before Megatron-FSDP turns it on
             missing.append("--use-distributed-optimizer")
         if args.on("overlap_param_gather") is False:
             missing.append("--overlap-param-gather")
