@@ -66,6 +66,17 @@ BAD_CASES = [
     ("MG224/bad_pp.sh", "MG224", "error", "--cpu-offloading-num-layers", "--cpu-offloading-num-layers", None),
     ("MG224/bad_recompute.sh", "MG224", "error", "--cpu-offloading-num-layers", "--cpu-offloading-num-layers", None),
     ("MG224/bad_layers.sh", "MG224", "error", "--cpu-offloading-num-layers", "--cpu-offloading-num-layers", "3"),
+    ("MG225/bad.sh", "MG225", "error", "--ckpt-format", "--ckpt-format", "torch_dist"),
+    ("MG225/bad_tp.sh", "MG225", "error", "--ckpt-format", "--ckpt-format", "torch_dist"),
+    ("MG225/bad_dtensor.sh", "MG225", "error", "--ckpt-format", "--ckpt-format", "torch_dist"),
+    ("MG225/bad_gloo.sh", "MG225", "error", "--ckpt-format", "--ckpt-format", "torch_dist"),
+    ("MG226/bad.sh", "MG226", "error", "--optimizer", "--optimizer", None),
+    ("MG227/bad.sh", "MG227", "error", "--fp16-lm-cross-entropy", "--fp16-lm-cross-entropy", None),
+    ("MG227/bad_fp32.sh", "MG227", "error", "--fp32-residual-connection", "--fp32-residual-connection", None),
+    ("MG228/bad.sh", "MG228", "error", "--weight-decay-incr-style", "--weight-decay-incr-style", None),
+    ("MG228/bad_constant.sh", "MG228", "error", "--start-weight-decay", "--start-weight-decay", None),
+    ("MG229/bad.sh", "MG229", "error", "--save", "--save", "--save-interval"),
+    ("MG229/bad_retain.sh", "MG229", "error", "--save-retain-interval", "--save-retain-interval", "5"),
 ]
 GOOD_CASES = sorted(RULES.glob("MG2*/good*.sh"))
 
@@ -117,6 +128,14 @@ def test_a_value_decided_at_run_time_is_not_judged(tmp_path):
     assert findings_with_code(output, "MG218") == []
     _, output = check_json(_write(tmp_path, "--fp16 $FLAGS"))  # the splice might hold anything, the pair is known
     assert len(findings_with_code(output, "MG201")) == 1
+
+
+def test_a_save_path_decided_at_run_time_still_needs_an_interval(tmp_path):
+    # validate_args only asks that --save is set; its path does not matter
+    _, output = check_json(_write(tmp_path, "--save $CHECKPOINT_PATH"))
+    assert len(findings_with_code(output, "MG229")) == 1
+    _, output = check_json(_write(tmp_path, "--save $CHECKPOINT_PATH --save-interval $INTERVAL"))
+    assert findings_with_code(output, "MG229") == []
 
 
 def test_an_absent_flag_is_not_judged_next_to_an_unresolved_splice(tmp_path):
@@ -196,6 +215,17 @@ REJECTED = {
     "MG224/bad_pp.sh": ("config", "Currently there is no support for Pipeline parallelism with CPU offloading"),
     "MG224/bad_recompute.sh": ("config", "CPU offloading does not work when activation recomputation is enabled"),
     "MG224/bad_layers.sh": ("config", "CPU offloading can be done only for layers less than 4"),
+    "MG225/bad.sh": ("validate", "--ckpt-format torch_dcp is only tested with FSDP."),
+    "MG225/bad_tp.sh": ("validate", "--ckpt-format torch_dcp is not tested with megatron tensor parallelism."),
+    "MG225/bad_dtensor.sh": ("validate", "--ckpt-format fsdp_dtensor is only tested with Megatron FSDP."),
+    "MG225/bad_gloo.sh": ("validate", "assert args.use_dist_ckpt"),
+    "MG226/bad.sh": ("validate", "Emerging optimizer does not support Torch-FSDP2 for now."),
+    "MG227/bad.sh": ("validate", "lm cross entropy in fp16 only support in fp16 mode."),
+    "MG227/bad_fp32.sh": ("validate", "residual connection in fp32 only supported when using fp16 or bf16."),
+    "MG228/bad.sh": ("validate", "assert args.end_weight_decay is not None"),
+    "MG228/bad_constant.sh": ("validate", "assert args.start_weight_decay is None"),
+    "MG229/bad.sh": ("validate", "assert args.save_interval is not None"),
+    "MG229/bad_retain.sh": ("validate", "assert args.save_retain_interval % args.save_interval == 0"),
 }
 # accepted, with the values the message says Megatron ends up with (of those Verdict.args reports), and the
 # warning it prints (or None)

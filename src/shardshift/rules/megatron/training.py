@@ -1194,3 +1194,248 @@ class CpuOffloadingConflict(TrainingRule):
                           f"{offload} with activation recomputation ({flags.spelled(source)}): {CONFIG} (\"CPU "
                           "offloading does not work when activation recomputation is enabled\"); remove one of them",
                           related=self.also(flags, source))
+
+
+# ------------------------------------------------------------------------- checkpoints, optimizer, schedule
+
+
+class CheckpointFormatConflict(TrainingRule):
+    """A `--ckpt-format` that the rest of the setup cannot use.
+
+    ## What it does
+    Reports `--ckpt-format torch_dcp` without `--use-torch-fsdp2` or with tensor or pipeline
+    parallelism, `--ckpt-format fsdp_dtensor` without `--use-megatron-fsdp`, and the legacy
+    `--ckpt-format torch` with `--use-distributed-optimizer` and `--disable-gloo-process-groups`
+    (the legacy format gathers the optimizer state over Gloo groups). Pipeline parallelism with
+    FSDP2 is MG208's.
+
+    ## Why is this bad
+    validate_args asserts each of these ("--ckpt-format torch_dcp is only tested with FSDP.",
+    "--ckpt-format fsdp_dtensor is only tested with Megatron FSDP.") and the launch stops.
+
+    ## Example
+    ```sh
+    torchrun ... pretrain_gpt.py ... --use-distributed-optimizer --ckpt-format fsdp_dtensor
+    ```
+
+    ## Use instead
+    ```sh
+    torchrun ... pretrain_gpt.py ... --use-distributed-optimizer --ckpt-format torch_dist
+    ```
+    """
+
+    code = "MG225"
+    name = "checkpoint-format-conflict"
+    severity = "error"
+
+    def judge(self, args, flags, context):
+        ckpt = args("ckpt_format")
+        if not flags.given("ckpt_format") or ckpt is UNKNOWN:
+            return
+        spelled = f"{flags.spelled('ckpt_format')} {ckpt}"
+        if ckpt == "torch_dcp":
+            fsdp2 = args.on("use_torch_fsdp2")
+            if fsdp2 is False:
+                yield self.at(flags, "ckpt_format",
+                              f"{spelled} without --use-torch-fsdp2: {VALIDATE} (\"--ckpt-format torch_dcp is only "
+                              "tested with FSDP.\"); use --ckpt-format torch_dist", fix="torch_dist")
+                return
+            for dest, name, text in (("tensor_model_parallel_size", "tensor", "tensor"),
+                                     ("pipeline_model_parallel_size", "pipeline", "pipeline")):
+                size = args(dest)
+                if dest == "pipeline_model_parallel_size" and fsdp2:
+                    continue  # MG208
+                if known(size) and isinstance(size, int) and size > 1:
+                    yield self.at(flags, "ckpt_format",
+                                  f"{spelled} with {name} parallel size {size}: {VALIDATE} (\"--ckpt-format torch_dcp "
+                                  f"is not tested with megatron {text} parallelism.\"); use --ckpt-format torch_dist",
+                                  fix="torch_dist", related=self.also(flags, dest))
+                    return
+        elif ckpt == "fsdp_dtensor" and args.on("use_megatron_fsdp") is False:
+            yield self.at(flags, "ckpt_format",
+                          f"{spelled} without --use-megatron-fsdp: {VALIDATE} (\"--ckpt-format fsdp_dtensor is only "
+                          "tested with Megatron FSDP.\"); use --ckpt-format torch_dist", fix="torch_dist")
+        elif ckpt == "torch" and args.on("use_gloo_process_groups") is False and \
+                args.on("use_distributed_optimizer") and args("optimizer") in ("adam", "sgd"):
+            yield self.at(flags, "ckpt_format",
+                          f"{spelled} with --use-distributed-optimizer and "
+                          f"{flags.spelled('use_gloo_process_groups')}: {VALIDATE} (it asserts `args.use_dist_ckpt`: "
+                          "the legacy format collects the optimizer state over Gloo groups); use --ckpt-format "
+                          "torch_dist", fix="torch_dist", related=self.also(flags, "use_gloo_process_groups"))
+
+
+class EmergingOptimizerWithTorchFsdp2(TrainingRule):
+    """An optimizer other than adam or sgd with `--use-torch-fsdp2`.
+
+    ## What it does
+    Reports `--optimizer muon` (or `dist_muon`, `lion`, `soap`, `adaptive_muon`) together with
+    `--use-torch-fsdp2`. (With `--use-megatron-fsdp` the same is MG209.)
+
+    ## Why is this bad
+    validate_args asserts "Emerging optimizer does not support Torch-FSDP2 for now." and the
+    launch stops before training.
+
+    ## Example
+    ```sh
+    torchrun ... pretrain_gpt.py ... --use-torch-fsdp2 --optimizer muon
+    ```
+
+    ## Use instead
+    ```sh
+    torchrun ... pretrain_gpt.py ... --use-distributed-optimizer --optimizer muon
+    ```
+    """
+
+    code = "MG226"
+    name = "emerging-optimizer-with-torch-fsdp2"
+    severity = "error"
+
+    def judge(self, args, flags, context):
+        optimizer = args("optimizer")
+        if not flags.given("optimizer") or not known(optimizer) or optimizer in ("adam", "sgd"):
+            return
+        if args.on("use_torch_fsdp2"):
+            yield self.at(flags, "optimizer",
+                          f"{flags.spelled('optimizer')} {optimizer} with {flags.spelled('use_torch_fsdp2')}: "
+                          f"{VALIDATE} (\"Emerging optimizer does not support Torch-FSDP2 for now.\"); use "
+                          "--use-distributed-optimizer instead of FSDP2, or --optimizer adam",
+                          related=self.also(flags, "use_torch_fsdp2"))
+
+
+class PrecisionOptionWithoutItsPrecision(TrainingRule):
+    """`--fp16-lm-cross-entropy` without `--fp16`, or `--fp32-residual-connection` in fp32.
+
+    ## What it does
+    Reports `--fp16-lm-cross-entropy` when `--fp16` is not set, and `--fp32-residual-connection`
+    when neither `--fp16` nor `--bf16` is set.
+
+    ## Why is this bad
+    validate_args asserts "lm cross entropy in fp16 only support in fp16 mode." / "residual
+    connection in fp32 only supported when using fp16 or bf16." and the launch stops.
+
+    ## Example
+    ```sh
+    torchrun ... pretrain_gpt.py ... --bf16 --fp16-lm-cross-entropy
+    ```
+
+    ## Use instead
+    ```sh
+    torchrun ... pretrain_gpt.py ... --bf16
+    ```
+    """
+
+    code = "MG227"
+    name = "precision-option-without-its-precision"
+    severity = "error"
+
+    def judge(self, args, flags, context):
+        fp16, bf16 = args.on("fp16"), args.on("bf16")
+        if args.on("fp16_lm_cross_entropy") and fp16 is False:
+            yield self.at(flags, "fp16_lm_cross_entropy",
+                          f"{flags.spelled('fp16_lm_cross_entropy')} without --fp16: {VALIDATE} (\"lm cross entropy in "
+                          "fp16 only support in fp16 mode.\"); remove it")
+        if args.on("fp32_residual_connection") and fp16 is False and bf16 is False:
+            yield self.at(flags, "fp32_residual_connection",
+                          f"{flags.spelled('fp32_residual_connection')} in fp32 (neither --fp16 nor --bf16): {VALIDATE} "
+                          "(\"residual connection in fp32 only supported when using fp16 or bf16.\"); remove it or "
+                          "add --bf16")
+
+
+class WeightDecayScheduleMismatch(TrainingRule):
+    """Start and end weight decay that do not match `--weight-decay-incr-style`.
+
+    ## What it does
+    Reports `--start-weight-decay` / `--end-weight-decay` with the constant style (the default),
+    and a linear or cosine style without both of them.
+
+    ## Why is this bad
+    With the constant style validate_args asserts both are unset (`--weight-decay` is used);
+    with another style it asserts both are set. The launch stops before training.
+
+    ## Example
+    ```sh
+    torchrun ... pretrain_gpt.py ... --weight-decay-incr-style linear --start-weight-decay 0.01
+    ```
+
+    ## Use instead
+    ```sh
+    torchrun ... pretrain_gpt.py ... --weight-decay-incr-style linear --start-weight-decay 0.01 --end-weight-decay 0.1
+    ```
+    """
+
+    code = "MG228"
+    name = "weight-decay-schedule-mismatch"
+    severity = "error"
+
+    def judge(self, args, flags, context):
+        style = args("weight_decay_incr_style")
+        if not known(style):
+            return
+        ends = ("start_weight_decay", "end_weight_decay")
+        if style == "constant":
+            for dest in ends:
+                if flags.given(dest) and args(dest) is not None:
+                    yield self.at(flags, dest,
+                                  f"{flags.spelled(dest)} with the constant weight-decay style (the default): "
+                                  f"{VALIDATE} (it asserts `args.{dest} is None`); remove it and set --weight-decay, "
+                                  "or choose --weight-decay-incr-style linear or cosine")
+                    return
+            return
+        missing = [flags.spelled(d) for d in ends if args(d) is None]
+        if missing:
+            yield self.at(flags, "weight_decay_incr_style",
+                          f"{flags.spelled('weight_decay_incr_style')} {style} without {' and '.join(missing)}: "
+                          f"{VALIDATE} (it asserts both are set); add {' and '.join(missing)}")
+
+
+class SaveIntervalMismatch(TrainingRule):
+    """`--save` without a positive `--save-interval`, or a retain interval that is not a multiple of it.
+
+    ## What it does
+    Reports `--save` without `--save-interval` (or with one that is not positive), and a
+    `--save-retain-interval` that is not a positive multiple of `--save-interval`. A `--save`
+    path decided at run time still counts as given: validate_args only asks that it is set.
+
+    ## Why is this bad
+    validate_args asserts `args.save_interval is not None` (then `> 0`, then
+    `args.save_retain_interval % args.save_interval == 0`) and the launch stops before training.
+
+    ## Example
+    ```sh
+    torchrun ... pretrain_gpt.py ... --save $CHECKPOINT_PATH
+    ```
+
+    ## Use instead
+    ```sh
+    torchrun ... pretrain_gpt.py ... --save $CHECKPOINT_PATH --save-interval 1000
+    ```
+    """
+
+    code = "MG229"
+    name = "save-interval-mismatch"
+    severity = "error"
+
+    def judge(self, args, flags, context):
+        item = flags.item("save")
+        if item is None or item.problem:
+            return  # a --save without its value is MG004's
+        interval, retain = args("save_interval"), args("save_retain_interval")
+        if interval is None:
+            yield self.at(flags, "save",
+                          f"{flags.spelled('save')} without --save-interval: {VALIDATE} (it asserts "
+                          "`args.save_interval is not None`); add --save-interval", fix="--save-interval")
+            return
+        if not known(interval) or not isinstance(interval, int):
+            return
+        if interval <= 0:
+            yield self.at(flags, "save_interval",
+                          f"{flags.spelled('save_interval')} {interval} with {flags.spelled('save')}: {VALIDATE} (it "
+                          "asserts `args.save_interval > 0`); use a positive interval")
+            return
+        if known(retain) and isinstance(retain, int) and (retain <= 0 or retain % interval):
+            yield self.at(flags, "save_retain_interval",
+                          f"{flags.spelled('save_retain_interval')} {retain} is not a positive multiple of "
+                          f"{flags.spelled('save_interval')} {interval}: {VALIDATE} (it asserts "
+                          "`args.save_retain_interval % args.save_interval == 0`); use a multiple such as "
+                          f"{interval * max(1, round(retain / interval))}",
+                          fix=str(interval * max(1, round(retain / interval))), related=self.also(flags, "save_interval"))
