@@ -8,6 +8,8 @@ environment sets PYTHONDONTWRITEBYTECODE.
 
   python -c pass                       the interpreter (site packages included)
   shardshift check FILE                one ds_config, every rule
+  shardshift check LAUNCH              one Megatron launch script, every rule (alternating with FILE,
+                                       with the ratio: issue 9 asks for at most 2x)
   DeepSpeedConfig(FILE)                `import deepspeed` + DeepSpeed's own parse (needs deepspeed)
   jsonschema FILE                      `import jsonschema` + validate against schemas/ds_config.schema.json
   ... over the corpus                  every corpus ds_config in one process, each tool
@@ -142,6 +144,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--file", default=str(ROOT / "fixtures" / "deepspeed" / "zero2_bf16_adamw.json"))
+    parser.add_argument("--launch", default=str(ROOT / "fixtures" / "megatron" / "llama_8b_tp2_pp2.sh"),
+                        help="a Megatron launch script for the LAUNCH row")
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus" / "deepspeed"))
     parser.add_argument("--baseline", metavar="REF", help="also time `check` with the src/ of this git commit")
     args = parser.parse_args()
@@ -172,6 +176,12 @@ def run_all(args, env: dict[str, str], check_env: dict[str, str], base_env: dict
     base = measure([python, "-c", "pass"], args.runs, env)
     print(row("python -c pass", base))
     check_rows("shardshift check FILE", [args.file], args.runs, check_env, base_env, args.baseline, base)
+    if args.launch and Path(args.launch).is_file():
+        command = [python, "-m", "shardshift", "check", "--isolated"]
+        launch, single = measure_alternating([([*command, args.launch], check_env), ([*command, args.file], check_env)],
+                                             args.runs)
+        print(row("shardshift check LAUNCH", launch, base))
+        print(f"{'':38s} LAUNCH/FILE: wall {launch[0] / single[0]:.3f}   cpu {launch[1] / single[1]:.3f}")
     print(row("jsonschema FILE (ds_config schema)", measure([python, "-c", JSONSCHEMA_ONE, schema, args.file],
                                                             args.runs, env), base))
     deepspeed = has_deepspeed(env)

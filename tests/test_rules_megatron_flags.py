@@ -169,10 +169,20 @@ def test_unknown_flag_of_another_entry_softens_the_value_rules(tmp_path):
     assert [f["severity"] for f in findings_with_code(output, "MG003")] == ["warning"]
 
 
-def test_values_decided_at_run_time_and_placeholders_are_not_judged(tmp_path):
+def test_values_decided_at_run_time_are_not_judged_and_a_placeholder_is_a_warning(tmp_path):
     rest = "--max-position-embeddings 512 --bf16 $FLAG_VALUE --eval-iters $ITERS 5 --save <Specify path>"
     output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py", rest=rest).replace("<Specify path>", '"<path>"'))
-    assert findings_with_code(output, "MG004") == []
+    (finding,) = findings_with_code(output, "MG004")  # only the placeholder, which Megatron receives as written
+    assert (finding["pointer"], finding["severity"]) == ("--save", "warning")
+    assert "placeholder to fill in" in finding["message"]
+
+
+def test_a_placeholder_of_several_words_stops_argparse(tmp_path):
+    rest = "--max-position-embeddings 512 --save '<PATH TO' 'CHECKPOINTS DIRECTORY>'"
+    output = _check(tmp_path, LAUNCH.format(entry="pretrain_gpt.py", rest=rest))
+    (finding,) = findings_with_code(output, "MG004")
+    assert (finding["pointer"], finding["severity"]) == ("--save", "error")
+    assert "unrecognized arguments: CHECKPOINTS DIRECTORY>" in finding["message"]
 
 
 def test_positional_word_is_rejected(tmp_path):

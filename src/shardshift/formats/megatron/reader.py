@@ -395,6 +395,8 @@ def _plain(item: Given) -> Any:
         if "=" in words[0]:
             return words[0].split("=", 1)[1]
         return words[1] if len(words) > 1 else True
+    if item.stray and all(isinstance(w, str) for w in item.argv[1:]) and "=" not in item.argv[0]:
+        return list(item.argv[1:])  # with the words argparse will not take, as written
     if isinstance(value, Unknown):
         return {"unknown": value.reason}
     if isinstance(value, tuple):

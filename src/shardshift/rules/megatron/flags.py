@@ -463,8 +463,11 @@ class InvalidFlagValue(MegatronRule):
                 yield self.at(flags, item, message, severity=severity)
                 continue
             words = []
-            if isinstance(item.value, Unknown) or _placeholder(item.value):
-                continue  # a run-time value may be empty or several words; a placeholder is to be filled in
+            if isinstance(item.value, Unknown):
+                continue  # a run-time value may be empty or several words
+            if _placeholder(item.value) or any(_placeholder(w) for w in item.stray):
+                yield self._placeholder(flags, item, severity, caveat)
+                continue
             for word in item.stray:
                 if isinstance(word, Unknown) or _placeholder(word):
                     break  # a splice may supply a flag that takes the words after it
@@ -491,6 +494,20 @@ class InvalidFlagValue(MegatronRule):
                                        position=(arg.line, arg.column))
                 finding.pointer = arg.value
                 yield finding
+
+    def _placeholder(self, flags: Flags, item, severity: Severity, caveat: str) -> Finding:
+        """A template placeholder (`<PATH TO vocab.json>`) left where a value belongs: Megatron receives
+        it as written. Several words: argparse stops on the extra ones; one word: it is the value."""
+        shown = " ".join(w for w in item.argv[1:] if isinstance(w, str))
+        extra = [w for w in item.stray if isinstance(w, str)]
+        if extra:
+            message = (f"{item.spelling} is followed by a placeholder to fill in ({shown}): argparse takes its first "
+                       f"word as the value, and {_unrecognized(extra)}{caveat} before anything runs; "
+                       "write the real value")
+            return self.at(flags, item, message, severity=severity)
+        message = (f"{item.spelling} {shown} is a placeholder to fill in: Megatron receives it as the value, "
+                   "as written; write the real value")
+        return self.at(flags, item, message, severity="warning")
 
     @staticmethod
     def _count(flag) -> str:
