@@ -1,4 +1,4 @@
-"""Case tables for the Megatron training-setup rules (MG201-MG224), run through the real CLI, and
+"""Case tables for the Megatron training-setup rules (MG201-MG229), run through the real CLI, and
 Megatron-LM's own argument code (tests/megatron_oracle.py) as the judge of what each rule claims.
 
 Each bad case: fixture, code, severity, pointer (the flag as written), the text that marks where

@@ -1,6 +1,7 @@
-"""Megatron rules: the training setup (MG201-MG224) — precision, data-parallel overlap and sharding
+"""Megatron rules: the training setup (MG201-MG229) — precision, data-parallel overlap and sharding
 (distributed optimizer, PyTorch FSDP2, Megatron-FSDP), settings Megatron silently ignores or turns off,
-batch schedule, run length and learning-rate schedule, positions, activation recomputation and offloading.
+batch schedule, run length and learning-rate schedule, positions, activation recomputation and offloading,
+checkpoint format and intervals, weight-decay schedule.
 
 Each rule states what Megatron-LM itself does with the arguments (../shared/reference/megatron.md §2,
 checked against Megatron-LM's `validate_args` in megatron/training/arguments.py, `TransformerConfig.__post_init__`
