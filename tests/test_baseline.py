@@ -56,6 +56,8 @@ EXPECTED: list[Change | NewFile] = [
             "flag_offload.py's FS004 is real: its bf16 policy leaves reduce_dtype unset"),
     NewFile("fixtures/fsdp2/linked/*", "FSDP2 scripts that call helpers of other files given to check (followed "
             "into them), and those helpers"),
+    NewFile("fixtures/megatron/*", "Megatron launch scripts and argument files, read since the Megatron reader: the "
+            "sample launch script and the MG rules' bad and good fixtures"),
     NewFile("fixtures/deepspeed/rules/DS421/*.y*ml", "the DS421 fixtures' Accelerate and Axolotl YAML, read since "
             "those readers"),
 ]
