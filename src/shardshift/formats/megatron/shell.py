@@ -1,22 +1,57 @@
 """Launch scripts and argument files, read without running them.
 
-How: a hand-written tokenizer feeds the LALR grammar `grammars/launch.lark` (compiled ahead of time
-to `shardshift._parsers.launch`, so reading does not import lark). Bash decides what a character
-means by where it stands — inside quotes, `${...}`, `$((...))`, a heredoc body, a keyword only in
-command position, `NAME=(` opening an array — so no context-free lexer can cut it into tokens. The
-tokenizer does that part, keeping every piece's line and column, and hands the structure (commands,
-arrays, `&&`, `if`/`for`/`while`/`case`, groups, functions) to the grammar. The tree is then walked
-once in order, keeping the variables: a value set only inside a block that may not run is Unknown,
-environment-only values are Unknown with the variable's name, command substitutions are never run.
+How: a hand-written tokenizer (shell_lexer.py) feeds the LALR grammar `grammars/launch.lark`
+(compiled ahead of time to `shardshift._parsers.launch` by shell_grammar.py, so reading imports no
+parser library). The tree is then walked once in order, keeping the variables:
+
+- a value the script cannot know is Unknown with the reason: an environment variable (by name),
+  a script argument, a command's output (never run), a value set only inside a branch that is not
+  decided. A string only partly known keeps its known text: the unknown stretches are holes, so
+  `"--lr $LR --fp16"` still gives `--lr`, an Unknown value and `--fp16`;
+- `if`/`elif`, `[ ]`, `[[ ]]`, `test`, `&&`/`||` and `case` are decided when their operands are
+  known (string and integer comparisons, `-z`/`-n`, glob patterns): only the branch that runs is
+  read. Otherwise every branch is read on its own copy of the variables and a name they leave
+  different is Unknown; where the branches differ only in part, the common text stays known and
+  the hole remembers each branch's text, which is tried when the hole is the program or the
+  entry script of a command;
+- functions run where they are called (a function never called is still searched for launches);
+  `exit` ends a branch;
+- `eval STRING`, `bash -c STRING` and a heredoc given to `sbatch` are read again as scripts (eval
+  in the current variables, the others on a copy), holes and all, so a launcher inside is found;
+- `#SBATCH` lines at the top of a script, or of a heredoc given to sbatch, give the allocation:
+  an srun launch takes from it the counts (`nodes`, `ntasks`, `ntasks-per-node`,
+  `gpus-per-node`) it does not set itself, and SLURM_NNODES / SLURM_NTASKS_PER_NODE / ... are
+  known in that script when the header gives them as numbers.
+
+Not modelled: which variables are exported (a child shell sees all of them), loops run once,
+files that are sourced are not read, globbing and `IFS` changes.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Any, NamedTuple
 
 from shardshift._parsers import launch as _generated
+from shardshift.formats.megatron import shell_eval
+from shardshift.formats.megatron.shell_lexer import (
+    ASSIGN,
+    DECLARERS,
+    HOLE_BASE,
+    HOLE_LIMIT,
+    NAME,
+    OPENS,
+    SPECIAL,
+    _Assign,
+    _Heredoc,
+    _Hole,
+    _Lexer,
+    _Piece,
+    _Problem,
+    _Word,
+    at,
+    word_text,
+)
 from shardshift.plan import Unknown
 
 __all__ = ["Arg", "Launch", "Heredoc", "LaunchScript", "read_launch_script", "read_argument_file"]
@@ -24,7 +59,12 @@ __all__ = ["Arg", "Launch", "Heredoc", "LaunchScript", "read_launch_script", "re
 
 class Arg(NamedTuple):
     """One argument: `flag` (None for a positional or an unresolved splice) and its value: a string,
-    a tuple for several values, None for a switch, or Unknown. Line and column are the flag's own."""
+    a tuple for several values, None for a switch, or Unknown. Line and column are the flag's own.
+
+    An unknown splice (`${EXTRA[@]}`, `$ARGS` unknown, a hole in a string) right after a flag is
+    taken as that flag's value; after a flag that already has a value it is an Arg of its own
+    (flag None), as is an unknown word that starts like a flag (`--${DTYPE}`). `--flag=$X` with X
+    unknown is the flag with an Unknown value."""
 
     flag: str | None
     value: Any
@@ -34,8 +74,15 @@ class Arg(NamedTuple):
 
 
 class Launch(NamedTuple):
-    """One launcher line: `launcher` (torchrun, deepspeed, srun, python), its own `options`, the entry
-    `script`, its `args`, the wrappers around it (srun's options) and the variables at that line."""
+    """One launcher line: `launcher` (torchrun, deepspeed, srun, python, `python -m
+    torch.distributed.run`, or "?" when the program is an unknown word followed by a `.py` entry
+    script), its own `options` ({name: value or True}; unknown words spliced among them under
+    "?"; for srun, the counts it inherits from the `#SBATCH` allocation), the entry `script` (Unknown
+    when any part of its path is), its `args`, the wrappers around it (`via`: srun's options, "?"
+    for an unknown word before the launcher, a function from an unread file), the variables at
+    that line, `script_name`: the entry script's file name when it is known even though its
+    directory is not (`${DIR}/pretrain_gpt.py`), and `conditions`: the undecided branches the
+    launch depends on (empty when it always runs)."""
 
     launcher: str
     options: dict
@@ -45,6 +92,8 @@ class Launch(NamedTuple):
     column: int
     via: tuple
     variables: dict
+    script_name: str | None = None
+    conditions: tuple = ()
 
 
 class Heredoc(NamedTuple):
@@ -61,567 +110,387 @@ class LaunchScript(NamedTuple):
     problems: list
 
 
-class _Piece(NamedTuple):
-    """Characters copied verbatim from the source at `line`:`column` (`text` may span lines)."""
-
-    text: str
-    line: int
-    column: int
-
-
+# -- values ------------------------------------------------------------------------------------------
 class _Text(NamedTuple):
-    """A string value: its pieces (with positions) and the text it was written as."""
+    """A known string value: its pieces (with positions) and the text it was written as."""
 
     pieces: tuple
     raw: str
 
     @property
     def value(self) -> str:
-        return "".join(p.text for p in self.pieces)
+        pieces = self.pieces
+        return pieces[0].text if len(pieces) == 1 else "".join(p.text for p in pieces)
 
 
-class _Word(NamedTuple):
-    parts: list  # ("lit", _Piece, quoted) | ("var", name, op, arg parts, index, quoted) | ("unknown", reason, q)
+class _Partial(NamedTuple):
+    """A string value partly known: pieces and holes (`_Hole`), and the first hole's Unknown."""
+
+    atoms: tuple
     raw: str
+    unknown: Unknown
+
+
+class _FieldP(NamedTuple):
+    """One word after expansion: str or Unknown, where it starts, how it was written, its atoms
+    (pieces, and holes when the value is Unknown), and whether it is an unknown splice: one hole
+    from an unquoted expansion (or "$@"), which may be any number of words (1), or the unknown
+    items of an array whose first items are known (2)."""
+
+    value: Any
     line: int
     column: int
+    raw: str
+    pieces: tuple
+    splice: int = 0
 
 
-class _Assign(NamedTuple):
-    name: str
-    append: bool
-    word: _Word | None
-    line: int
-    column: int
+_MISSING = object()  # not set in the script: from the environment
+_UNSET = object()  # known not to be set (a function argument past the last one)
+_IFS = re.compile(r"[ \t\n]")
+_IFS_SPLIT = re.compile(r"[^ \t\n]+|[ \t\n]+")
 
 
-class _Heredoc(NamedTuple):
-    delimiter: str
-    expand: bool
-    line: int
-    body: list  # filled when the body is read: [text, body line]
+def _make(atoms: Any, raw: str) -> Any:
+    atoms = tuple(atoms)
+    for a in atoms:
+        if type(a) is _Hole:
+            return _Partial(atoms, raw, a.unknown)
+    return _Text(atoms, raw)
 
 
-_KEYWORDS = {"if": "IF", "then": "THEN", "elif": "ELIF", "else": "ELSE", "fi": "FI", "for": "FOR", "do": "DO",
-             "done": "DONE", "while": "WHILE", "until": "UNTIL", "case": "CASE", "esac": "ESAC",
-             "function": "FUNCTION", "{": "LBRACE", "}": "RBRACE", "!": "BANG", "select": "FOR"}
-_OPENS = {"IF": "FI", "DO": "DONE", "CASE": "ESAC", "LBRACE": "RBRACE"}
-_DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
-_META = set(" \t\n;&|()<>")
-_SPECIAL = set("@*#?$!-0123456789")
+def _atoms(value: Any) -> tuple:
+    return value.pieces if type(value) is _Text else value.atoms
 
 
-class _Problem(Exception):
-    def __init__(self, message: str, pos: int) -> None:
-        super().__init__(message)
-        self.message, self.pos = message, pos
+def _key(value: Any) -> Any:
+    kind = type(value)
+    if kind is _Text:
+        return value.value
+    if kind is _Partial:  # a hole is itself (the branches share the objects they did not change)
+        return ("partial", tuple(a.text if type(a) is _Piece else id(a) for a in value.atoms))
+    if kind is list:
+        return ("list", tuple(_key(v) for v in value))
+    return value
 
 
-class _Lexer:
-    """Cuts the script into tokens for the grammar; see the module docstring."""
+def _public(value: Any) -> Any:
+    kind = type(value)
+    if kind is _Text:
+        return value.value
+    if kind is _Partial:
+        return value.unknown
+    if kind is list:
+        return [_public(v) for v in value]
+    return value
 
-    def __init__(self, text: str, words_only: bool = False) -> None:
-        self.text, self.n, self.i = text, len(text), 0
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.tokens: list = []   # (type, value, pos)
-        self.payload: dict = {}  # token index -> _Word / _Assign / _Heredoc
-        self.problems: list = []
-        self.pending: list = []  # heredocs whose body starts at the next newline
-        self.words_only = words_only
-        self.cmd, self.assign_ok, self.array = True, True, 0
-        self.expect: str | None = None  # "for-name", "in", "case-word"
-        self.cases: list = []  # per open `case`: True while reading patterns
-        self.depth = 0
 
-    def pos(self, i: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.starts, i)
-        return line, i - self.starts[line - 1] + 1
+def _nonempty(value: Any) -> bool | None:
+    kind = type(value)
+    if kind is _Text:
+        return bool(value.value)
+    if kind is _Partial:
+        return True if any(type(a) is _Piece and a.text for a in value.atoms) else None
+    if kind is list:
+        return bool(value) if all(type(v) is _Text for v in value) else None
+    return None
 
-    def emit(self, kind: str, value: str, pos: int, payload: Any = None) -> None:
-        if payload is not None:
-            self.payload[pos] = payload
-        self.tokens.append((kind, value, pos))
 
-    def run(self) -> None:
-        t = self.text
-        while self.i < self.n:
-            c = t[self.i]
-            if c in " \t\r":
-                self.i += 1
-            elif c == "\\" and t.startswith("\n", self.i + 1):
-                self.i += 2
-            elif c == "#":
-                end = t.find("\n", self.i)
-                self.i = self.n if end < 0 else end
-            elif c == "\n":
-                self.emit("NEWLINE", "\n", self.i)
-                self.i += 1
-                self.heredoc_bodies()
-                if not self.array:
-                    self.cmd, self.assign_ok = True, True
-            elif self.words_only:
-                self.word(self.i)
+def _slice(atoms: tuple, start: int, end: int) -> list:
+    """atoms[start:end] counting characters (a hole counts one)."""
+    out, offset = [], 0
+    for a in atoms:
+        size = len(a.text) if type(a) is _Piece else 1
+        lo, hi = max(start - offset, 0), min(end - offset, size)
+        if lo < hi:
+            if type(a) is _Piece:
+                out.append(a if (lo, hi) == (0, size) else _Piece(a.text[lo:hi], *at(a, lo)))
             else:
-                try:
-                    self.operator_or_word()
-                except _Problem as problem:
-                    self.problems.append((problem.message, *self.pos(problem.pos)))
-                    self.i = self.n
-        if self.pending:
-            self.problems.append((f"heredoc `<<{self.pending[0].delimiter}` has no end line",
-                                  *self.pos(self.n)))
-
-    def operator_or_word(self) -> None:
-        t, i = self.text, self.i
-        cases = self.cases
-        for op, kind in ((";;&", "DSEMI"), (";;", "DSEMI"), (";&", "DSEMI"), ("&&", "AND_IF"), ("||", "OR_IF"),
-                         ("&>>", "REDIR"), ("&>", "REDIR"), (";", "SEMI"), ("&", "AMP"), ("|&", "PIPE"),
-                         ("|", "PIPE")):
-            if t.startswith(op, i):
-                self.i += len(op)
-                self.emit(kind, op, i)
-                self.cmd, self.assign_ok, self.expect = kind != "REDIR", kind != "REDIR", None
-                if kind == "DSEMI" and cases:
-                    cases[-1] = True
-                return
-        if t[i] in "<>" and t.startswith("(", i + 1):
-            end = self.matching(i + 2, "(", ")")
-            self.emit("WORD", t[i:end], i, _Word([("unknown", "process substitution", False)], t[i:end], *self.pos(i)))
-            self.i, self.cmd = end, False
-            return
-        if c := re.match(r"[0-9]*(<<-?|<<<|>>|>&|>\||<&|<>|>|<)", t[i:i + 8]):
-            op = c.group(0)
-            self.i += len(op)
-            if op.endswith(("<<", "<<-")) and not op.endswith("<<<"):
-                self.heredoc(i, op.endswith("-"))
-            else:
-                self.emit("REDIR", op, i)
-            return
-        if t[i] == "(":
-            if self.cmd and t.startswith("((", i):
-                end = self.matching(i + 1, "(", ")")
-                self.emit("WORD", t[i:end], i, _Word([("unknown", "arithmetic command", False)], t[i:end], *self.pos(i)))
-                self.i, self.cmd = end, False
-                return
-            self.i += 1
-            self.emit("LPAREN", "(", i)
-            self.cmd = self.assign_ok = True
-            return
-        if t[i] == ")":
-            self.i += 1
-            if self.array:
-                self.array -= 1
-            self.emit("RPAREN", ")", i)
-            if cases and cases[-1]:
-                cases[-1] = False
-            self.cmd = self.assign_ok = True
-            return
-        self.word(i)
-
-    def heredoc(self, start: int, strip: bool) -> None:
-        t = self.text
-        while self.i < self.n and t[self.i] in " \t":
-            self.i += 1
-        m = re.match(r"""'([^']*)'|"([^"]*)"|\\?([^\s;&|<>()]+)""", t[self.i:])
-        if not m:
-            raise _Problem("heredoc `<<` without a delimiter word", start)
-        self.i += m.end()
-        delimiter = next(g for g in m.groups() if g is not None)
-        quoted = m.group(3) is None or m.group(0).startswith("\\")
-        doc = _Heredoc(delimiter.replace("'", "").replace('"', ""), not quoted, self.pos(start)[0], [])
-        doc = doc._replace(delimiter=doc.delimiter if not strip else "\t" + doc.delimiter)
-        self.pending.append(doc)
-        self.emit("HEREDOC", t[start:self.i], start, doc)
-
-    def heredoc_bodies(self) -> None:
-        t = self.text
-        for doc in self.pending:
-            strip = doc.delimiter.startswith("\t")
-            delimiter = doc.delimiter.lstrip("\t")
-            first = self.i
-            lines = []
-            while self.i < self.n:
-                end = t.find("\n", self.i)
-                end = self.n if end < 0 else end
-                line = t[self.i:end]
-                self.i = min(end + 1, self.n)
-                if (line.lstrip("\t") if strip else line) == delimiter:
-                    break
-                lines.append(line.lstrip("\t") if strip else line)
-            else:
-                self.problems.append((f"heredoc `<<{delimiter}` has no end line", *self.pos(first)))
-            doc.body[:] = ["".join(x + "\n" for x in lines), self.pos(first)[0], first]
-        self.pending = []
-
-    def matching(self, i: int, opener: str, closer: str) -> int:
-        """Index just after the `closer` that closes an `opener` ending before i (quotes skipped)."""
-        t, depth = self.text, 1
-        while i < self.n:
-            if t.startswith(closer, i):
-                depth -= 1
-                i += len(closer)
-                if depth == 0:
-                    return i
-                continue
-            if t.startswith(opener, i) or (opener in "$(" and t.startswith("$(", i)):
-                depth += 1
-                i += len(opener) if t.startswith(opener, i) else 2
-                continue
-            c = t[i]
-            if c == "\\":
-                i += 2
-            elif c == "'" and opener != "((":
-                end = t.find("'", i + 1)
-                i = self.n if end < 0 else end + 1
-            elif c == '"' and closer != '"':
-                i = self.dquote_end(i + 1)
-            else:
-                i += 1
-        raise _Problem(f"`{opener}` is never closed by `{closer}`", i)
-
-    def dquote_end(self, i: int) -> int:
-        t = self.text
-        while i < self.n:
-            c = t[i]
-            if c == "\\":
-                i += 2
-            elif c == '"':
-                return i + 1
-            elif t.startswith("$(", i):
-                i = self.matching(i + 2, "(", ")")
-            elif t.startswith("${", i):
-                i = self.matching(i + 2, "{", "}")
-            elif c == "`":
-                end = t.find("`", i + 1)
-                i = self.n if end < 0 else end + 1
-            else:
-                i += 1
-        raise _Problem("double quote is never closed", i)
-
-    def word(self, start: int) -> None:
-        parts = self.parts(start, self.n, stop=_META)
-        if self.i == start:  # an operator character where only words are read
-            self.i = start + 1
-            parts = [("lit", _Piece(self.text[start], *self.pos(start)), False)]
-        end, raw = self.i, self.text[start:self.i]
-        word = _Word(parts, raw, *self.pos(start))
-        plain = all(p[0] == "lit" and not p[2] for p in parts)
-        text = word_text(word) if plain else None
-        cases = self.cases
-        if self.words_only:
-            self.emit("WORD", raw, start, word)
-            return
-        if text == "in" and self.expect == "in":
-            self.emit("IN", raw, start)
-            self.expect = None
-            if cases and cases[-1] is None:
-                cases[-1] = True
-            return
-        if self.expect in ("for-name", "case-word"):
-            self.emit("WORD", raw, start, word)
-            self.expect = "in"
-            return
-        if cases and cases[-1] and text != "esac":
-            self.emit("WORD", raw, start, word)
-            return
-        if self.cmd and text in _KEYWORDS and not self.array:
-            kind = _KEYWORDS[text]
-            self.emit(kind, raw, start)
-            self.cmd = kind not in ("FI", "DONE", "ESAC", "RBRACE")
-            self.assign_ok = self.cmd
-            if kind == "FOR":
-                self.expect = "for-name"
-            elif kind == "CASE":
-                self.expect = "case-word"
-                cases.append(None)
-            elif kind == "ESAC" and cases:
-                cases.pop()
-            return
-        m = _ASSIGN.match(raw) if (self.assign_ok or self.array) and not self.array else None
-        if m and parts and parts[0][0] == "lit" and not parts[0][2]:
-            name, append = m.group(1), bool(m.group(3))
-            if end < self.n and self.text[end] == "(" and m.end() == len(raw):
-                self.i = end + 1
-                self.emit("ARRAY_OPEN", raw + "(", start, _Assign(name, append, None, *self.pos(start)))
-                self.array += 1
-                return
-            value = self.parts(start + m.end(), end, stop=set()) if m.end() < len(raw) else []
-            self.i = end
-            self.emit("ASSIGN", raw, start, _Assign(name, append, _Word(value, raw[m.end():],
-                                                                           *self.pos(start + m.end())),
-                                                    *self.pos(start)))
-            return
-        self.emit("WORD", raw, start, word)
-        if not self.array:
-            self.assign_ok = self.cmd and text in _DECLARERS or (self.assign_ok and not self.cmd and
-                                                                 (text or "").startswith("-"))
-            self.cmd = False
-
-    def parts(self, i: int, end: int, stop: set, quoted: bool = False) -> list:
-        """The parts of one word from i (stopping at an unquoted character in `stop`); sets self.i."""
-        t, parts, lit = self.text, [], i
-
-        def flush(j: int) -> None:
-            if j > lit:
-                parts.append(("lit", _Piece(t[lit:j], *self.pos(lit)), quoted))
-
-        while i < end:
-            c = t[i]
-            if c in stop:
-                break
-            if c == "\\":
-                flush(i)
-                if t.startswith("\n", i + 1):
-                    i += 2
-                elif quoted and i + 1 < end and t[i + 1] not in '$`"\\':
-                    lit = i
-                    i += 2
-                    continue
-                else:
-                    if i + 1 < end:
-                        parts.append(("lit", _Piece(t[i + 1], *self.pos(i + 1)), True))
-                    i += 2
-                lit = i
-            elif c == "'" and not quoted:
-                flush(i)
-                close = t.find("'", i + 1)
-                if close < 0:
-                    raise _Problem("single quote is never closed", i)
-                parts.append(("lit", _Piece(t[i + 1:close], *self.pos(i + 1)), True))
-                i = lit = close + 1
-            elif c == '"' and not quoted:
-                flush(i)
-                inner = self.parts(i + 1, end, stop={'"'}, quoted=True)
-                if self.i >= end or t[self.i] != '"':
-                    raise _Problem("double quote is never closed", i)
-                parts.extend(inner or [("lit", _Piece("", *self.pos(i)), True)])
-                i = lit = self.i + 1
-            elif c == "$" and i + 1 < end:
-                flush(i)
-                i = lit = self.dollar(i, parts, quoted)
-            elif c == "`":
-                flush(i)
-                close = t.find("`", i + 1)
-                if close < 0:
-                    raise _Problem("backquote is never closed", i)
-                parts.append(("unknown", f"output of `{t[i + 1:close].strip()}`", quoted))
-                i = lit = close + 1
-            else:
-                i += 1
-        flush(i)
-        self.i = i
-        return parts
-
-    def dollar(self, i: int, parts: list, quoted: bool) -> int:
-        t = self.text
-        nxt = t[i + 1]
-        if t.startswith("$((", i):
-            end = self.matching(i + 2, "(", ")")
-            parts.append(("arith", t[i + 3:end - 2], i + 3, quoted))
-            return end
-        if nxt == "(":
-            end = self.matching(i + 2, "(", ")")
-            parts.append(("unknown", f"output of `{t[i + 2:end - 1].strip()}`", quoted))
-            return end
-        if nxt == "{":
-            end = self.matching(i + 2, "{", "}")
-            parts.append(self.parameter(i + 2, end - 1, quoted))
-            return end
-        if nxt == "'" and not quoted:
-            close = t.find("'", i + 2)
-            if close < 0:
-                raise _Problem("single quote is never closed", i)
-            parts.append(("lit", _Piece(t[i + 2:close].replace("\\n", "\n"), *self.pos(i + 2)), True))
-            return close + 1
-        m = _NAME.match(t, i + 1)
-        if m:
-            parts.append(("var", m.group(0), "", None, None, quoted))
-            return m.end()
-        if nxt in _SPECIAL:
-            parts.append(("var", nxt, "", None, None, quoted))
-            return i + 2
-        parts.append(("lit", _Piece("$", *self.pos(i)), quoted))
-        return i + 1
-
-    def parameter(self, i: int, end: int, quoted: bool) -> tuple:
-        t = self.text
-        body = t[i:end]
-        if body.startswith("#") and _NAME.fullmatch(body[1:]):
-            return ("var", body[1:], "#len", None, None, quoted)
-        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[([^\]]*)\])?", body)
-        if not m or body.startswith("!"):
-            return ("unknown", f"`${{{body}}}` (not evaluated)", quoted)
-        name, index = m.group(1), m.group(3)
-        rest = body[m.end():]
-        op = re.match(r":?[-=+?]|##?|%%?|//?|:|\^\^?|,,?", rest)
-        if not rest:
-            return ("var", name, "", None, index, quoted)
-        if not op:
-            return ("unknown", f"`${{{body}}}` (not evaluated)", quoted)
-        start = i + m.end() + op.end()
-        save = self.i
-        arg = self.parts(start, end, stop=set(), quoted=quoted)
-        self.i = save
-        return ("var", name, op.group(0), (arg, t[start:end]), index, quoted)
+                out.append(a)
+        offset += size
+        if offset >= end:
+            break
+    return out
 
 
-def word_text(word: _Word) -> str:
-    return "".join(p[1].text for p in word.parts if p[0] == "lit")
+def _common(limit: int, shared: Any) -> int:
+    """The largest k <= limit with shared(k), for a property that holds up to some k (bisection:
+    each test is one string comparison)."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if shared(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
-_PARSER = None
+def _merge_strings(values: list, labels: list, unknown: Unknown, where: tuple) -> Any:
+    """One value for the strings the branches leave: the text they share at both ends is kept and
+    the rest is one hole that remembers each branch's middle."""
+    codes: dict = {}
+
+    def encode(value: Any) -> str:
+        return "".join(a.text if type(a) is _Piece else codes.setdefault(id(a), chr(0xF0000 + len(codes)))
+                       for a in _atoms(value))
+
+    texts = [encode(v) for v in values]
+    first = texts[0]
+    shortest = min(len(t) for t in texts)
+    prefix = _common(shortest, lambda k: all(t.startswith(first[:k]) for t in texts))
+    suffix = _common(shortest - prefix, lambda k: all(t.endswith(first[len(first) - k:]) for t in texts))
+    middles = tuple((tuple(_slice(_atoms(v), prefix, len(t) - suffix)), label)
+                    for v, t, label in zip(values, texts, labels))
+    hole = _Hole(unknown, *where, middles)
+    atoms0 = _atoms(values[0])
+    atoms = _slice(atoms0, 0, prefix) + [hole] + _slice(atoms0, len(texts[0]) - suffix, len(texts[0]))
+    return _Partial(tuple(atoms), values[0].raw, unknown)
 
 
+def _merge_lists(values: list, unknown: Unknown) -> list:
+    keys = [[_key(e) for e in v] for v in values]
+    shortest = min(len(k) for k in keys)
+    prefix = 0
+    while prefix < shortest and all(k[prefix] == keys[0][prefix] for k in keys):
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and all(k[len(k) - 1 - suffix] == keys[0][len(keys[0]) - 1 - suffix]
+                                             for k in keys):
+        suffix += 1
+    first = values[0]
+    return first[:prefix] + [unknown] + first[len(first) - suffix:]
+
+
+# -- parsing ------------------------------------------------------------------------------------------
 def _parse(lexer: _Lexer) -> tuple[Any, list]:
     """The tree of the token stream and the syntax problems; a line the grammar rejects is
     reported and left out, so the rest of the script is still read."""
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = _generated.Lark_StandAlone()
-    Token = _generated.Token
-    tokens = list(range(len(lexer.tokens)))
+    tokens = lexer.tokens
+    keep = list(range(len(tokens)))
     problems: list = []
     for _ in range(50):
-        ip = _PARSER.parse_interactive("")
-        bad = None
-        for k in tokens:
-            kind, value, pos = lexer.tokens[k]
-            line, column = lexer.pos(pos)
-            token = Token(kind, value, pos, line, column, line, column + len(value), pos + len(value))
-            try:
-                ip.feed_token(token)
-            except _generated.UnexpectedInput:
-                bad = k
-                break
-        if bad is None:
-            try:
-                return ip.feed_eof(), problems
-            except _generated.UnexpectedInput:
-                if not tokens:
-                    return None, problems
-                bad = tokens[-1]
-                message = "the script ends inside an unfinished block"
-                opener = _unclosed(lexer, tokens)
-                if opener is not None:
-                    kind, value, pos = lexer.tokens[opener]
-                    problems.append((f"`{value}` is never closed", *lexer.pos(pos)))
-                    tokens = tokens[:tokens.index(opener)]
-                    continue
-                problems.append((message, *lexer.pos(lexer.tokens[bad][2])))
+        tree, bad = _generated.parse(tokens if len(keep) == len(tokens) else [tokens[k] for k in keep])
+        if tree is not None:
+            return tree, problems
+        if bad >= len(keep):
+            if not keep:
                 return None, problems
-        kind, value, pos = lexer.tokens[bad]
+            opener = _unclosed(lexer, keep)
+            if opener is not None:
+                kind, value, pos = tokens[opener]
+                problems.append((f"`{value}` is never closed", *lexer.pos(pos)))
+                keep = keep[:keep.index(opener)]
+                continue
+            problems.append(("the script ends inside an unfinished block", *lexer.pos(tokens[keep[-1]][2])))
+            return None, problems
+        kind, value, pos = tokens[keep[bad]]
         shown = "end of line" if kind == "NEWLINE" else f"`{value}`"
         problems.append((f"syntax error near unexpected {shown}", *lexer.pos(pos)))
         line = lexer.pos(pos)[0]
-        tokens = [k for k in tokens if lexer.pos(lexer.tokens[k][2])[0] != line]
+        keep = [k for k in keep if lexer.pos(tokens[k][2])[0] != line]
     return None, problems
 
 
-def _unclosed(lexer: _Lexer, tokens: list) -> int | None:
+def _unclosed(lexer: _Lexer, keep: list) -> int | None:
     stack: list = []
-    for k in tokens:
+    for k in keep:
         kind = lexer.tokens[k][0]
-        if kind in _OPENS or kind in ("LPAREN", "ARRAY_OPEN", "WHILE", "UNTIL", "FOR"):
-            if kind not in ("WHILE", "UNTIL", "FOR"):
-                stack.append(k)
+        if kind in OPENS or kind in ("LPAREN", "ARRAY_OPEN"):
+            stack.append(k)
         elif stack and kind in ("FI", "DONE", "ESAC", "RBRACE", "RPAREN"):
             stack.pop()
     return stack[-1] if stack else None
 
 
+def _source_of(atoms: Any) -> tuple[str, tuple, list]:
+    """Text to read again from atoms: each hole becomes one private-use character; with the map
+    from offsets back to the atoms and the list of holes."""
+    texts, offsets, segments, holes = [], [], [], []
+    n = 0
+    for a in atoms:
+        if type(a) is _Piece:
+            if not a.text:
+                continue
+            texts.append(a.text)
+            size = len(a.text)
+        else:
+            if len(holes) >= HOLE_LIMIT:
+                continue
+            texts.append(chr(HOLE_BASE + len(holes)))
+            holes.append(a)
+            size = 1
+        offsets.append(n)
+        segments.append(a)
+        n += size
+    return "".join(texts), (offsets, segments), holes
 
-_MISSING = object()
+
+class _Exit(Exception):
+    """`exit` (or `return`, `kind` says which): the rest of this path does not run."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
-def _key(value: Any) -> Any:
-    if isinstance(value, _Text):
-        return value.value
-    if isinstance(value, list):
-        return tuple(_key(v) for v in value)
-    return value
+def _first_token(node: Any) -> Any:
+    while type(node) is not tuple:
+        node = node.children[0]
+    return node
 
 
-def _public(value: Any) -> Any:
-    if isinstance(value, _Text):
-        return value.value
-    if isinstance(value, list):
-        return [v if isinstance(v, Unknown) else v.value for v in value]
-    return value
+def _status_and(a: bool | None, b: bool | None) -> bool | None:
+    if a is False or b is False:
+        return False
+    return None if a is None or b is None else True
 
 
-def _at(piece: _Piece, offset: int) -> tuple[int, int]:
-    before = piece.text[:offset]
-    newlines = before.count("\n")
-    if not newlines:
-        return piece.line, piece.column + offset
-    return piece.line + newlines, offset - before.rfind("\n")
+def _status_or(a: bool | None, b: bool | None) -> bool | None:
+    if a is True or b is True:
+        return True
+    return None if a is None or b is None else False
 
 
 class _Walker:
     """Walks the tree in order, keeping the variables as the script leaves them."""
 
-    def __init__(self, lexer: _Lexer) -> None:
+    def __init__(self, lexer: _Lexer, env: dict | None = None, via: tuple = (), conditions: tuple = (),
+                 allocation: dict | None = None, depth: int = 0) -> None:
         self.lexer = lexer
-        self.env: dict = {}
+        self.env: dict = {} if env is None else env
         self.launches: list = []
         self.heredocs: list = []
+        self.via = via
+        self.conditions = conditions
+        self.allocation = allocation or {}
+        self.depth = depth
+        self.functions: dict = {}  # name -> (body, lexer)
+        self.called: set = set()
+        self.args: Any = None  # the positional parameters inside a function call: (values, exact)
+        self.sourced = False  # a file was sourced: its functions are not known
+        self.handlers = {"simple": self._simple, "and_or": self._and_or, "pipeline": self._pipeline,
+                         "subshell": self._subshell, "if_block": self._if_block, "for_block": self._loop,
+                         "while_block": self._loop, "case_block": self._case_block, "funcdef": self._funcdef}
 
     # -- structure -------------------------------------------------------------------------
     def walk(self, node: Any) -> None:
-        if isinstance(node, _generated.Token):
+        if type(node) is tuple:
             return
-        handler = getattr(self, "_" + node.data, None)
+        handler = self.handlers.get(node.data)
         if handler is not None:
             handler(node)
         else:
             for child in node.children:
-                self.walk(child)
+                if type(child) is not tuple:
+                    self.walk(child)
 
-    def _line_text(self, token: Any) -> str:
-        start = self.lexer.starts[token.line - 1]
-        end = self.lexer.text.find("\n", start)
-        line = self.lexer.text[start:end if end >= 0 else None].strip()
+    def top(self, tree: Any) -> None:
+        """Walks a whole script; then searches the functions it never calls for launches."""
+        try:
+            self.walk(tree)
+        except _Exit:
+            pass
+        for name, (body, lexer) in list(self.functions.items()):
+            if name in self.called:
+                continue
+            saved = self.lexer
+            self.lexer = lexer
+            try:
+                self.scoped([[body]], f"function `{name}`", [f"function `{name}`, which the script does not call"],
+                            discard=True)
+            finally:
+                self.lexer = saved
+
+    def desc(self, token: tuple) -> str:
+        line = self.lexer.line_of(token[2]).strip()
         for end in ("; then", ";then", "; do", ";do"):
             if end in line:
                 line = line[:line.index(end)]
-        return line if len(line) <= 60 else line[:57] + "..."
+        line = self.lexer.shown(line)
+        return f"`{line if len(line) <= 60 else line[:57] + '...'}` at line {self.lexer.pos(token[2])[0]}"
 
-    def scoped(self, bodies: list, desc: str, keep_outer: bool = True, discard: bool = False) -> None:
+    def scoped(self, bodies: list, desc: str, labels: list | None = None, keep_outer: bool = True,
+               discard: bool = False, where: tuple = (0, 0)) -> None:
         """Walks each body on a copy of the variables, then joins: a name the bodies leave at one
-        value keeps it; otherwise it is Unknown, since which body runs is decided at run time."""
-        outer = self.env
-        results = []
-        for body in bodies:
+        value keeps it; otherwise it is Unknown (or a partial string whose differing middle is a
+        hole with each branch's text), since which body runs is decided at run time."""
+        outer, conditions = self.env, self.conditions
+        results, alive_labels, ended = [], [], None
+        for k, body in enumerate(bodies):
             self.env = dict(outer)
-            for node in body:
-                self.walk(node)
-            results.append(self.env)
+            label = labels[k] if labels else None
+            if label is not None:
+                self.conditions = conditions + (label,)
+            try:
+                for node in body:
+                    self.walk(node)
+            except _Exit as end:
+                ended = end
+            else:
+                results.append(self.env)
+                alive_labels.append(label or desc)
+            finally:
+                self.conditions = conditions
         self.env = outer
         if discard:
             return
-        names = {n for r in results for n, v in r.items() if n not in outer or _key(outer[n]) != _key(v)}
+        if keep_outer:
+            results.append(outer)
+            alive_labels.append(f"{desc}: no branch runs")
+        if not results:
+            raise ended if ended is not None else _Exit("exit")
+        if len(results) == 1:
+            if results[0] is not outer:
+                self.env = results[0]
+            return
+        names = {n for r in results if r is not outer for n, v in r.items()
+                 if n not in outer or outer[n] is not v}
+        names.update(n for r in results for n in outer if n not in r)
         for name in names:
-            values = [r.get(name, _MISSING) for r in results] + ([outer.get(name, _MISSING)] if keep_outer else [])
+            values = [r.get(name, _MISSING) for r in results]
             keys = {_key(v) if v is not _MISSING else _MISSING for v in values}
-            if len(keys) == 1 and _MISSING not in keys and not isinstance(values[0], Unknown):
-                outer[name] = values[0]
-            elif name in outer:
-                outer[name] = Unknown(f"set before and changed inside {desc}")
+            if len(keys) == 1:
+                if values[0] is _MISSING:
+                    outer.pop(name, None)
+                else:
+                    outer[name] = values[0]
+                continue
+            unknown = Unknown(f"set before and changed inside {desc}" if name in outer else
+                              f"set only inside {desc}" if _MISSING in keys else
+                              f"set differently by the branches of {desc}")
+            kinds = {type(v) for v in values}
+            if kinds <= {_Text, _Partial}:
+                outer[name] = _merge_strings(values, alive_labels, unknown, where)
+            elif kinds == {list}:
+                outer[name] = _merge_lists(values, unknown)
             else:
-                outer[name] = Unknown(f"set only inside {desc}")
+                outer[name] = unknown
 
     def _and_or(self, node: Any) -> None:
-        first = node.children[0]
-        self.walk(first)
-        rest = [c for c in node.children[1:] if not isinstance(c, _generated.Token) or c.type not in
-                ("AND_IF", "OR_IF", "NEWLINE")]
-        token = _first_token(node)
-        self.scoped([[r] for r in rest], f"`{self._line_text(token)}` at line {token.line}")
+        kids = [c for c in node.children if type(c) is not tuple or c[0] != "NEWLINE"]
+        self.walk(kids[0])
+        status = self.status(kids[0])
+        k = 1
+        while k + 1 < len(kids):
+            op, pipeline = kids[k][0], kids[k + 1]
+            if (op == "AND_IF" and status is False) or (op == "OR_IF" and status is True):
+                k += 2
+                continue
+            if status is None:
+                token = _first_token(node)
+                desc = self.desc(token)
+                rest = kids[k + 1::2]
+                self.scoped([[r] for r in rest], desc, [f"{desc}: `{self.lexer.shown(kids[j][1])}` part runs"
+                                                        for j in range(k, len(kids), 2)],
+                            where=self.lexer.pos(token[2]))
+                return
+            self.walk(pipeline)
+            status = self.status(pipeline)
+            k += 2
 
     def _pipeline(self, node: Any) -> None:
-        commands = [c for c in node.children if not isinstance(c, _generated.Token)]
+        commands = [c for c in node.children if type(c) is not tuple]
         if len(commands) == 1:
             self.walk(commands[0])
         else:
@@ -631,43 +500,210 @@ class _Walker:
         self.scoped([node.children], "a subshell", discard=True)
 
     def _if_block(self, node: Any) -> None:
-        token = node.children[0]
-        desc = f"`{self._line_text(token)}` at line {token.line}"
-        bodies = [c for c in node.children if getattr(c, "data", None) == "body"]
-        self.walk(bodies[0])
-        branches, has_else = [[bodies[1]]], False
-        for part in node.children:
-            if getattr(part, "data", None) == "elif_part":
-                self.walk(part.children[1])
-                branches.append([part.children[3]])
-            elif getattr(part, "data", None) == "else_part":
-                branches.append([part.children[1]])
-                has_else = True
-        self.scoped(branches, desc, keep_outer=not has_else)
+        children = node.children
+        desc = self.desc(children[0])
+        where = self.lexer.pos(children[0][2])
+        chain = [(children[1], children[3], f"{desc}: then")]
+        otherwise = None
+        for part in children[4:]:
+            if type(part) is tuple:
+                continue
+            if part.data == "elif_part":
+                chain.append((part.children[1], part.children[3], f"{self.desc(part.children[0])}: then"))
+            elif part.data == "else_part":
+                otherwise = part.children[1]
+        candidates, labels, exhaustive = [], [], False
+        for condition, body, label in chain:
+            self.walk(condition)
+            status = self.status(condition)
+            if status is False:
+                continue
+            candidates.append(body)
+            labels.append(label)
+            if status is True:
+                exhaustive = True
+                break
+        if not exhaustive and otherwise is not None:
+            candidates.append(otherwise)
+            labels.append(f"{desc}: else")
+            exhaustive = True
+        if len(candidates) == 1 and exhaustive:
+            self.walk(candidates[0])
+        elif candidates:
+            self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive, where=where)
 
     def _loop(self, node: Any) -> None:
         token = node.children[0]
-        desc = f"`{self._line_text(token)}` at line {token.line}"
-        body = [c for c in node.children if getattr(c, "data", None) == "body"]
-        if token.type == "FOR":
-            name = word_text(self.lexer.payload[node.children[1].start_pos])
+        desc = self.desc(token)
+        bodies = [c for c in node.children if type(c) is not tuple and c.data == "body"]
+        if token[0] == "FOR":
+            name = word_text(self.lexer.payload[node.children[1][2]])
             self.env[name] = Unknown(f"loop variable of {desc}")
-        self.scoped([body], desc)
+        elif bodies:
+            self.walk(bodies[0])
+            status = self.status(bodies[0])
+            if status is (token[0] == "UNTIL"):
+                return  # the loop body never runs
+            bodies = bodies[1:]
+        self.scoped([bodies], desc, [f"inside {desc}"], where=self.lexer.pos(token[2]))
 
     _for_block = _while_block = _loop
 
     def _case_block(self, node: Any) -> None:
         token = node.children[0]
-        desc = f"`{self._line_text(token)}` at line {token.line}"
-        items = [[c.children[-1] if getattr(c.children[-1], "data", None) == "body" else
-                  next(x for x in c.children if getattr(x, "data", None) == "body")]
-                 for c in node.children if getattr(c, "data", None) == "case_item"]
-        self.scoped(items, desc)
+        desc = self.desc(token)
+        payload = self.lexer.payload
+        field = self.expand(payload[node.children[1][2]], split=False)
+        subject = field[0].value if field and type(field[0].value) is str else None
+        candidates, labels, exhaustive = [], [], False
+        for item in node.children:
+            if type(item) is tuple or item.data != "case_item":
+                continue
+            patterns = [payload[c[2]] for c in item.children if type(c) is tuple and c[0] == "WORD"]
+            body = next(c for c in item.children if type(c) is not tuple and c.data == "body")
+            matched: bool | None = False
+            for pattern in patterns:
+                if pattern.raw == "*":
+                    matched = True
+                    break
+                regex = self.pattern(pattern)
+                found = None if regex is None or subject is None else regex.fullmatch(subject) is not None
+                matched = _status_or(matched, found)
+            if matched is False:
+                continue
+            candidates.append(body)
+            labels.append(f"{desc}: `{'|'.join(p.raw for p in patterns)})`")
+            if matched is True:
+                exhaustive = True
+                break
+        if len(candidates) == 1 and exhaustive:
+            self.walk(candidates[0])
+        elif candidates:
+            self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive,
+                        where=self.lexer.pos(token[2]))
 
     def _funcdef(self, node: Any) -> None:
-        token = node.children[1] if node.children[0].type == "FUNCTION" else node.children[0]
-        name = word_text(self.lexer.payload[token.start_pos])
-        self.scoped([[node.children[-1]]], f"function `{name}` at line {token.line}")
+        token = node.children[1] if node.children[0][0] == "FUNCTION" else node.children[0]
+        name = word_text(self.lexer.payload[token[2]])
+        self.functions[name] = (node.children[-1], self.lexer)
+
+    def call(self, name: str, fields: list) -> None:
+        body, lexer = self.functions[name]
+        self.called.add(name)
+        if self.depth > 12:
+            return
+        values, exact = [], True
+        for f in fields[1:]:
+            if f.splice:
+                exact = False
+                break
+            values.append(_make(f.pieces, f.raw))
+        saved = self.lexer, self.args
+        self.lexer, self.args = lexer, (values, exact)
+        self.depth += 1
+        try:
+            self.walk(body)
+        except _Exit as end:
+            if end.kind != "return":
+                raise
+        finally:
+            self.lexer, self.args = saved
+            self.depth -= 1
+
+    # -- deciding ------------------------------------------------------------------------------
+    def status(self, node: Any) -> bool | None:
+        """Whether a command list succeeds, when that is known without running it."""
+        if type(node) is tuple:
+            return None
+        data = node.data
+        if data in ("body", "group", "subshell", "start"):
+            commands = [c for c in node.children if type(c) is not tuple]
+            return self.status(commands[-1]) if commands else None
+        if data == "simple":
+            return self.test_status(node)
+        if data == "pipeline":
+            commands = [c for c in node.children if type(c) is not tuple]
+            status = self.status(commands[-1])
+            bang = type(node.children[0]) is tuple and node.children[0][0] == "BANG"
+            return (None if status is None else not status) if bang else status
+        if data == "and_or":
+            kids = [c for c in node.children if type(c) is not tuple or c[0] != "NEWLINE"]
+            status = self.status(kids[0])
+            for k in range(1, len(kids) - 1, 2):
+                nxt = self.status(kids[k + 1])
+                status = _status_and(status, nxt) if kids[k][0] == "AND_IF" else _status_or(status, nxt)
+            return status
+        return None
+
+    def test_status(self, node: Any) -> bool | None:
+        payload = self.lexer.payload
+        words = []
+        for child in node.children:
+            if type(child) is not tuple or child[0] != "WORD":
+                return None  # assignments, redirections: not a test
+            words.append(payload[child[2]])
+        if not words:
+            return None
+        first = word_text(words[0]) if len(words[0].parts) == 1 else None
+        last = word_text(words[-1]) if len(words[-1].parts) == 1 else None
+        if first in ("true", ":") and len(words) == 1:
+            return True
+        if first == "false" and len(words) == 1:
+            return False
+        if words[0].raw.startswith("((") and words[0].raw.endswith("))") and len(words) == 1:
+            value = self.arith_int(words[0].raw[2:-2])
+            return None if value is None else value != 0
+        if first == "[[" or last == "]]":
+            words = words[1 if first == "[[" else 0:len(words) - (1 if last == "]]" else 0)]
+            operands = []
+            for k, word in enumerate(words):
+                fields = self.expand(word, split=False)
+                pattern = None
+                if k and word_text(words[k - 1]) in ("==", "=", "!=") and len(words[k - 1].parts) == 1:
+                    pattern = self.pattern(word)
+                operands.append(self.operand(fields[0] if fields else None, pattern))
+            return shell_eval.test(operands, True, self.arith_int, self.is_set)
+        if first in ("[", "test"):
+            if first == "[":
+                if last != "]":
+                    return None
+                words = words[:-1]
+            fields = [f for w in words[1:] for f in self.expand(w, split=True)]
+            if any(f.splice for f in fields):
+                return None  # an unknown number of words
+            return shell_eval.test([self.operand(f, None) for f in fields], False, self.arith_int, self.is_set)
+        return None
+
+    @staticmethod
+    def operand(field: Any, pattern: Any) -> shell_eval.Operand:
+        if field is None:
+            return shell_eval.Operand("", False, pattern)
+        if type(field.value) is str:
+            return shell_eval.Operand(field.value, bool(field.value), pattern)
+        known = any(type(a) is _Piece and a.text for a in field.pieces)
+        return shell_eval.Operand(None, True if known else None, pattern)
+
+    def is_set(self, name: str) -> bool | None:
+        return True if name in self.env else None
+
+    def pattern(self, word: _Word) -> re.Pattern | None:
+        """The glob pattern a word is (quoted parts literal), or None when part of it is unknown."""
+        segments = []
+        for part in word.parts:
+            kind, quoted = part[0], part[1]
+            if kind == "lit":
+                segments.append((part[2].text, not quoted))
+                continue
+            fields = self.expand(_Word([part], "", word.line, word.column), split=False)
+            if not fields:
+                continue
+            if type(fields[0].value) is not str:
+                return None
+            segments.append((fields[0].value, not quoted))
+        try:
+            return shell_eval.glob_regex(segments)
+        except re.error:
+            return None
 
     # -- commands ----------------------------------------------------------------------------
     def _simple(self, node: Any) -> None:
@@ -676,50 +712,97 @@ class _Walker:
         temporary: dict = {}
         heredocs, target = [], None
         for child in node.children:
-            if isinstance(child, _generated.Token):
-                if child.type == "ASSIGN":
-                    assign = payload[child.start_pos]
+            if type(child) is tuple:
+                kind = child[0]
+                if kind == "WORD":
+                    fields.extend(self.expand(payload[child[2]], split=True))
+                elif kind == "ASSIGN":
+                    assign = payload[child[2]]
                     if not fields:
                         temporary.setdefault(assign.name, self.env.get(assign.name, _MISSING))
                     self.assign(assign, self.text_of(assign.word))
-                elif child.type == "WORD":
-                    fields.extend(self.expand(payload[child.start_pos], split=True))
             elif child.data == "array":
-                assign = payload[child.children[0].start_pos]
+                assign = payload[child.children[0][2]]
                 items: list = []
                 for c in child.children[1:]:
-                    if isinstance(c, _generated.Token) and c.type == "WORD":
-                        items.extend(self.expand(payload[c.start_pos], split=True))
-                value = [f.value if isinstance(f.value, Unknown) else _Text(f.pieces, f.raw) for f in items]
-                self.assign(assign, value)
+                    if type(c) is tuple and c[0] == "WORD":
+                        items.extend(self.expand(payload[c[2]], split=True))
+                self.assign(assign, [f.value if f.splice else _make(f.pieces, f.raw) for f in items])
             elif child.data == "redirect":
                 first = child.children[0]
-                if first.type == "HEREDOC":
-                    heredocs.append(payload[first.start_pos])
-                elif first.value.lstrip("0123456789") in (">", ">>", ">|"):
-                    target = self.field_value(self.expand(payload[child.children[1].start_pos], split=False))
-        command = fields[0].value if fields and isinstance(fields[0].value, str) else None
-        if fields and command not in _DECLARERS:
-            for name, old in temporary.items():
-                if old is _MISSING:
-                    self.env.pop(name, None)
-                else:
-                    self.env[name] = old
+                if first[0] == "HEREDOC":
+                    heredocs.append(payload[first[2]])
+                elif first[1].lstrip("0123456789") in (">", ">>", ">|"):
+                    word = self.expand(payload[child.children[1][2]], split=False)
+                    target = word[0].value if word else ""
         for doc in heredocs:
-            text, _, _ = (doc.body + ["", 0, 0])[:3]
             self.heredocs.append(Heredoc(target, self.heredoc_text(doc), doc.line))
-        if command == "unset":
+        command = fields[0].value if fields and type(fields[0].value) is str else None
+        try:
+            if command is not None:
+                self.command(command, fields, heredocs)
+            elif fields:
+                self.launches.extend(self.detect(fields))
+        finally:
+            if fields and command not in DECLARERS:
+                for name, old in temporary.items():
+                    if old is _MISSING:
+                        self.env.pop(name, None)
+                    else:
+                        self.env[name] = old
+
+    def command(self, command: str, fields: list, heredocs: list) -> None:
+        if command in self.functions:
+            self.call(command, fields)
+        elif command in ("exit", "return"):
+            raise _Exit(command)
+        elif command == "unset":
             for f in fields[1:]:
-                if isinstance(f.value, str):
+                if type(f.value) is str and not f.value.startswith("-"):
                     self.env.pop(f.value, None)
-        elif command == "read":
-            for f in fields[1:]:
-                if isinstance(f.value, str) and _NAME.fullmatch(f.value):
-                    self.env[f.value] = Unknown(f"read from input by `read` at line {fields[0].line}")
-        elif command in ("eval", "exec", "nohup", "time", "env") or (command and fields):
-            launch = _detect(_resplit(fields) if command == "eval" else fields, self)
-            if launch is not None:
-                self.launches.append(launch)
+        elif command in ("read", "mapfile", "readarray", "getopts", "printf"):
+            names = [f.value for f in fields[1:] if type(f.value) is str and NAME.fullmatch(f.value)]
+            if command == "printf":
+                names = [fields[k + 1].value for k in range(1, len(fields) - 1)
+                         if fields[k].value == "-v" and type(fields[k + 1].value) is str]
+            elif command == "getopts":
+                names = names[1:2]
+            for name in names:
+                self.env[name] = Unknown(f"set by `{command}` at line {fields[0].line}")
+        elif command in ("source", "."):
+            self.sourced = True
+        elif command == "shift":
+            if self.args is not None:
+                count = int(fields[1].value) if len(fields) > 1 and str(fields[1].value).isdigit() else 1
+                self.args = (self.args[0][count:], self.args[1])
+        elif command == "sbatch" and heredocs and _options(fields, 1, _SRUN_VALUED)[1] >= len(fields):
+            self.launches.extend(self.job_script(fields, heredocs[-1]))  # no script file: stdin is the job
+        else:
+            self.launches.extend(self.detect(fields))
+
+    def job_script(self, fields: list, doc: _Heredoc) -> list:
+        """A heredoc given to sbatch: the job script, read with its `#SBATCH` header."""
+        atoms = self.heredoc_atoms(doc)
+        text = "".join(a.text if type(a) is _Piece else "?" for a in atoms)
+        allocation = _allocation(text)
+        options, _ = _options(fields, 1, _SRUN_VALUED)
+        for long, short in _COUNTS:
+            value = options.get(long, options.get(short) if short else None)
+            if isinstance(value, str):
+                allocation[long] = (value, fields[0].line, fields[0].column)
+        return self.run_string(atoms, self.via, child=True, allocation=allocation)
+
+    def heredoc_atoms(self, doc: _Heredoc) -> tuple:
+        text, line, offset = (doc.body + ["", doc.line, 0])[:3]
+        if not doc.expand or "$" not in text and "`" not in text and "\\" not in text:
+            return (_Piece(text, line, 1),) if text else ()
+        sub = _Lexer(text, origin=([0], [_Piece(text, line, 1)]), holes=self.lexer.holes)
+        try:
+            parts = sub.parts(0, len(text), stop=frozenset(), quoted=True)
+        except _Problem:
+            return (_Piece(text, line, 1),)
+        fields = self.expand(_Word(parts, text, line, 1), split=False)
+        return fields[0].pieces if fields else ()
 
     def heredoc_text(self, doc: _Heredoc) -> str:
         text = doc.body[0] if doc.body else ""
@@ -727,20 +810,18 @@ class _Walker:
             return text
         lexer = _Lexer(text)
         try:
-            parts = lexer.parts(0, len(text), stop=set(), quoted=True)
+            parts = lexer.parts(0, len(text), stop=frozenset(), quoted=True)
         except _Problem:
             return text
         out = []
         for part in parts:
             if part[0] == "lit":
-                out.append(part[1].text)
-            else:
-                value = self.field_value(self.expand(_Word([part], "", doc.line, 1), split=False))
-                out.append(value if isinstance(value, str) else "$" + (part[1] if part[0] == "var" else "?"))
+                out.append(part[2].text)
+                continue
+            fields = self.expand(_Word([part], "", doc.line, 1), split=False)
+            value = fields[0].value if fields else ""
+            out.append(value if type(value) is str else "$" + (part[3] if part[0] == "var" else "?"))
         return "".join(out)
-
-    def field_value(self, fields: list) -> Any:
-        return fields[0].value if fields else ""
 
     def text_of(self, word: _Word | None) -> Any:
         if word is None or not word.parts:
@@ -749,250 +830,445 @@ class _Walker:
         if not fields:
             return _Text((), word.raw)
         f = fields[0]
-        return f.value if isinstance(f.value, Unknown) else _Text(f.pieces, word.raw)
+        if f.splice:
+            return f.value
+        return _make(f.pieces, word.raw)
 
     def assign(self, assign: _Assign, value: Any) -> None:
         old = self.env.get(assign.name, _MISSING)
         if assign.append and old is not _MISSING:
-            if isinstance(old, Unknown):
-                value = old
-            elif isinstance(value, list):
-                value = (old if isinstance(old, list) else [old]) + value
+            if type(value) is list:
+                value = (old if type(old) is list else [old]) + value
+            elif isinstance(old, Unknown):
+                if not isinstance(value, Unknown):
+                    value = _make((_Hole(old, assign.line, assign.column),) + _atoms(value), old.reason)
             elif isinstance(value, Unknown):
-                pass
-            elif isinstance(old, list):
+                value = _make(_atoms(old) + (_Hole(value, assign.line, assign.column),), old.raw) \
+                    if type(old) is not list else old + [value]
+            elif type(old) is list:
                 value = old + [value]
             else:
-                value = _Text(old.pieces + value.pieces, old.raw + value.raw)
+                value = _make(_atoms(old) + _atoms(value), old.raw + value.raw)
         self.env[assign.name] = value
 
     # -- expansion ---------------------------------------------------------------------------
     def expand(self, word: _Word, split: bool) -> list:
-        """The fields a word expands to: values with positions; an unknown part makes its field Unknown."""
+        """The fields a word expands to, with positions; an unknown part makes its field Unknown
+        and stays in it as a hole."""
+        parts = word.parts
+        if len(parts) == 1 and parts[0][0] == "lit":  # the common case: plain text
+            piece = parts[0][2]
+            return [_FieldP(piece.text, piece.line, piece.column, word.raw, (piece,), 0)]
         fields: list = []
-        state = {"pieces": [], "unknown": None, "raw": None, "open": False}
+        atoms: list = []
+        state: list = [False, None, 0]  # a field is open, how it was written, its hole is a splice
 
         def close() -> None:
-            if state["open"]:
-                pieces = state["pieces"]
-                line, column = (pieces[0].line, pieces[0].column) if pieces else (word.line, word.column)
-                value = state["unknown"] or "".join(p.text for p in pieces)
-                fields.append(_FieldP(value, line, column, state["raw"] or word.raw, tuple(pieces)))
-            state.update(pieces=[], unknown=None, raw=None, open=False)
+            if state[0]:
+                fields.append(_field(atoms, state[1] or word.raw, word, state[2]))
+                atoms.clear()
+            state[0], state[1], state[2] = False, None, 0
 
-        def add(pieces: tuple, quoted: bool, raw: str | None = None) -> None:
-            if quoted or not split:
-                state["pieces"].extend(pieces)
-                state["open"] = True
-                state["raw"] = state["raw"] or raw
-                return
-            for piece in pieces:
-                for m in re.finditer(r"\S+|\s+", piece.text):
-                    if m.group(0).isspace():
-                        close()
-                    else:
-                        state["pieces"].append(_Piece(m.group(0), *_at(piece, m.start())))
-                        state["open"] = True
-                        state["raw"] = state["raw"] or (raw if raw and m.group(0) == piece.text else m.group(0))
+        def add_hole(unknown: Unknown, where: tuple, splice: int) -> None:
+            atoms.append(_Hole(unknown, *where, (), splice == 2))
+            state[0] = True
+            state[2] = splice
 
-        for part in word.parts:
-            kind = part[0]
-            if kind == "lit":
-                add((part[1],), part[2] or True, word.raw)
-                continue
-            quoted = part[-1]
-            value = self.lookup(part) if kind == "var" else (
-                self.arith(part[1], part[2]) if kind == "arith" else Unknown(part[1]))
-            if isinstance(value, Unknown):
-                state["unknown"] = state["unknown"] or value
-                state["open"] = True
-            elif isinstance(value, list):
+        def add(value: Any, quoted: bool, where: tuple, splice: int) -> None:
+            kind = type(value)
+            if kind is Unknown:
+                add_hole(value, where, splice or int(not quoted))
+            elif kind is list:
                 for n, element in enumerate(value):
                     if n:
-                        close()
-                    if isinstance(element, Unknown):
-                        state["unknown"] = state["unknown"] or element
-                        state["open"] = True
+                        if split:
+                            close()
+                        else:
+                            atoms.append(_Piece(" ", *where))
+                    if type(element) is Unknown:
+                        add_hole(element, where, 2 if n else 1)
                     else:
-                        add(element.pieces, quoted, element.raw)
-                        state["open"] = state["open"] or quoted
+                        add(element, quoted, where, splice)
+                        state[0] = state[0] or quoted
+            elif quoted or not split:
+                atoms.extend(_atoms(value))
+                state[0] = True
+                state[1] = state[1] or value.raw
             else:
-                add(value.pieces, quoted, value.raw)
-                state["open"] = state["open"] or quoted
+                for a in _atoms(value):
+                    if type(a) is _Hole:
+                        atoms.append(a)
+                        state[0], state[2] = True, 2 if a.items else 1
+                        continue
+                    text = a.text
+                    if not _IFS.search(text):
+                        if text:
+                            atoms.append(a)
+                            state[0] = True
+                            state[1] = state[1] or (value.raw if text == value.raw else text)
+                        continue
+                    for m in _IFS_SPLIT.finditer(text):
+                        chunk = m.group(0)
+                        if chunk[0] in " \t\n":
+                            close()
+                        else:
+                            atoms.append(_Piece(chunk, *at(a, m.start())))
+                            state[0] = True
+                            state[1] = state[1] or chunk
+
+        for part in parts:
+            kind = part[0]
+            if kind == "lit":
+                atoms.append(part[2])
+                state[0] = True
+                state[1] = state[1] or word.raw
+            elif kind == "var":
+                whole = part[3] in ("@", "*") or part[6] in ("@", "*")
+                add(self.lookup(part), part[1], part[2], int(whole))
+            elif kind == "hole":
+                atoms.append(part[2])
+                state[0] = True
+                state[2] = 0 if part[1] else 2 if part[2].items else 1
+            elif kind == "arith":
+                add(self.arith(part[3], part[2]), part[1], part[2], 0)
+            elif kind == "value":
+                add(part[2], part[1], (word.line, word.column), 0)
+            else:
+                add(Unknown(part[3]), part[1], part[2], 0)
         close()
         return fields
 
+    def positional(self, name: str) -> Any:
+        """A positional parameter: (value or _MISSING / _UNSET, what it is called)."""
+        if self.args is None:
+            what = {"@": "the script's arguments ($@)", "*": "the script's arguments ($*)",
+                    "#": "the number of script arguments"}.get(name, f"script argument ${name}")
+            return _MISSING, what
+        values, exact = self.args
+        what = f"argument ${name} of a function call"
+        if name in ("@", "*"):
+            return (list(values) if exact else _MISSING), "the arguments of a function call"
+        if name == "#":
+            return (_Text((_Piece(str(len(values)), 0, 0),), "") if exact else _MISSING), what
+        index = int(name)
+        if index <= len(values):
+            return values[index - 1], what
+        return (_UNSET if exact else _MISSING), what
+
     def lookup(self, part: tuple) -> Any:
-        _, name, op, arg, index, quoted = part
-        if name in _SPECIAL or name.isdigit():
-            return Unknown(f"script argument ${name}" if name.isdigit() and name != "0" else
-                           f"`${name}` at run time")
-        value = self.env.get(name, _MISSING)
+        _, quoted, where, name, op, arg, index = part
+        if name in SPECIAL or name.isdigit():
+            if name.isdigit() and name != "0" or name in ("@", "*", "#"):
+                value, what = self.positional(name)
+                if op == "#len" and name in ("@", "*"):
+                    name, op = "#", ""
+                    value, what = self.positional("#")
+            else:
+                return Unknown(f"`${name}` at run time")
+        else:
+            value, what = self.env.get(name, _MISSING), f"environment variable {name}"
         if index is not None:
             if value is _MISSING:
-                return Unknown(f"environment variable {name}")
-            if isinstance(value, Unknown):
-                return value
-            elements = value if isinstance(value, list) else [value]
+                return Unknown(what)
+            if isinstance(value, Unknown) or type(value) is _Partial and index not in ("@", "*"):
+                return value if isinstance(value, Unknown) else value.unknown
+            elements = value if type(value) is list else [] if value is _UNSET else [value]
             if index in ("@", "*"):
                 if op == "#len":
-                    return _Text((_Piece(str(len(elements)), 0, 0),), "")
+                    if any(isinstance(e, Unknown) for e in elements):
+                        return Unknown(f"length of {name}, which holds unknown items")
+                    return _Text((_Piece(str(len(elements)), *where),), "")
                 return elements
             if index.isdigit():
-                return elements[int(index)] if int(index) < len(elements) else _Text((), "")
+                k = int(index)
+                return elements[k] if k < len(elements) else _Text((), "")
             return Unknown(f"`${{{name}[{index}]}}` (not evaluated)")
-        if isinstance(value, list):
+        if type(value) is list:
             value = value[0] if value else _Text((), "")
-        default = None
-        if arg is not None:
-            d = self.field_value(self.expand(_Word(arg[0], arg[1], 0, 0), split=False))
-            default = d if isinstance(d, Unknown) else _Text(tuple(self.expand(_Word(arg[0], arg[1], 0, 0),
-                                                                              split=False)[0].pieces)
-                                                             if arg[0] else (), arg[1])
         shown = arg[1] if arg else ""
         if op == "":
-            return Unknown(f"environment variable {name}") if value is _MISSING else value
-        if op == "#len":
-            if value is _MISSING or isinstance(value, Unknown):
-                return Unknown(f"length of environment variable {name}")
-            return _Text((_Piece(str(len(value.value)), 0, 0),), "")
-        empty = value is not _MISSING and isinstance(value, _Text) and not value.value
-        if op in (":-", "-", ":=", "="):
             if value is _MISSING:
-                unknown = Unknown(f"environment variable {name} (default {shown} when unset)")
-                if op in (":=", "="):
+                return Unknown(what)
+            return _Text((), "") if value is _UNSET else value
+        if op == "#len":
+            if value is _UNSET:
+                return _Text((_Piece("0", *where),), "")
+            if type(value) is not _Text:
+                return Unknown(f"length of {what if value is _MISSING else name}")
+            return _Text((_Piece(str(len(value.value)), *where),), "")
+        if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+            colon = op.startswith(":")
+            if value is _MISSING:
+                if op in (":+", "+"):
+                    return Unknown(f"{what} (`{shown}` when set)")
+                if op in (":?", "?"):
+                    return Unknown(f"{what} (required)")
+                unknown = Unknown(f"{what} (default {shown} when unset)")
+                if op in (":=", "=") and name not in SPECIAL:
                     self.env[name] = unknown
                 return unknown
-            if empty and op.startswith(":"):
-                if op == ":=":
+            if value is _UNSET:
+                empty: bool | None = True
+            elif isinstance(value, Unknown):
+                empty = None
+            else:
+                nonempty = _nonempty(value)
+                empty = None if nonempty is None else not nonempty
+            absent = value is _UNSET or (colon and empty is True)
+            maybe_absent = colon and empty is None
+            if op in (":+", "+"):
+                if absent:
+                    return _Text((), "")
+                if maybe_absent:
+                    reason = value.reason if isinstance(value, Unknown) else value.unknown.reason
+                    return Unknown(f"{reason} (`{shown}` when set and not empty)")
+                return self.text_of(_Word(arg[0], arg[1], *where))
+            if op in (":?", "?"):
+                return Unknown(f"{what} (required)") if absent else value
+            if absent:
+                default = self.text_of(_Word(arg[0], arg[1], *where))
+                if op in (":=", "=") and name not in SPECIAL:
                     self.env[name] = default
                 return default
-            return value
-        if op in (":+", "+"):
-            if value is _MISSING or isinstance(value, Unknown):
-                return Unknown(f"environment variable {name} (`{shown}` when set)")
-            return _Text((), "") if empty and op == ":+" else default
-        if op in (":?", "?"):
-            return Unknown(f"environment variable {name} (required)") if value is _MISSING else value
+            if maybe_absent and isinstance(value, Unknown):
+                return Unknown(f"{value.reason} (default {shown} when empty)")
+            if maybe_absent:
+                return Unknown(f"{value.unknown.reason} (default {shown} when empty)")
+            return _Text((), "") if value is _UNSET else value
         if isinstance(value, Unknown):
             return value
         return Unknown(f"`${{{name}{op}{shown}}}` (not evaluated)")
 
-    def arith(self, expr: str, pos: int) -> Any:
+    def arith(self, expr: str, where: tuple) -> Any:
         reasons: list = []
+        value = self.arith_int(expr, reasons)
+        if value is None:
+            shown = expr.strip()
+            return Unknown(f"`$(({shown}))` with {reasons[0]}" if reasons else f"`$(({shown}))` (not evaluated)")
+        return _Text((_Piece(str(value), *where),), str(value))
 
-        def name(m: re.Match) -> str:
-            ident = m.group(1) or m.group(2) or m.group(3)
-            value = self.env.get(ident, _MISSING)
-            if isinstance(value, list):
-                value = value[0] if value else _MISSING
-            if value is _MISSING:
-                reasons.append(f"environment variable {ident}")
-                return "0"
-            if isinstance(value, Unknown):
-                reasons.append(value.reason)
-                return "0"
-            text = value.value.strip()
-            if not re.fullmatch(r"-?[0-9]+", text):
-                reasons.append(f"{ident} is not a number ({text!r})")
-                return "0"
-            return text
+    def arith_int(self, expr: str, reasons: list | None = None) -> int | None:
+        reasons = [] if reasons is None else reasons
 
-        source = re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)", name, expr)
-        if reasons:
-            return Unknown(f"`$(({expr.strip()}))` with {reasons[0]}")
-        try:
-            result = _arith(source)
-        except (ValueError, ZeroDivisionError, SyntaxError, RecursionError, OverflowError, TypeError):
-            return Unknown(f"`$(({expr.strip()}))` (not evaluated)")
-        return _Text((_Piece(str(result), *self.lexer.pos(pos)),), str(result))
-
-
-class _FieldP(NamedTuple):
-    value: Any
-    line: int
-    column: int
-    raw: str
-    pieces: tuple
-
-
-def _first_token(node: Any) -> Any:
-    while not isinstance(node, _generated.Token):
-        node = node.children[0]
-    return node
-
-
-_ARITH_TOKEN = re.compile(r"\s*(?:(\d+)|(\*\*|<<|>>|[-+*/%()]))")
-
-
-def _arith(source: str) -> int:
-    """Integer arithmetic as bash does it (+ - * / % ** and parentheses); ValueError otherwise."""
-    tokens, i = [], 0
-    source = source.strip()
-    while i < len(source):
-        m = _ARITH_TOKEN.match(source, i)
-        if not m:
-            raise ValueError(source)
-        tokens.append(int(m.group(1)) if m.group(1) else m.group(2))
-        i = m.end()
-        while i < len(source) and source[i].isspace():
-            i += 1
-    pos = [0]
-
-    def peek() -> Any:
-        return tokens[pos[0]] if pos[0] < len(tokens) else None
-
-    def take() -> Any:
-        pos[0] += 1
-        return tokens[pos[0] - 1]
-
-    def atom() -> int:
-        t = take() if peek() is not None else None
-        if t == "(":
-            v = expr()
-            if take() != ")":
-                raise ValueError(source)
-            return v
-        if t == "-":
-            return -atom()
-        if t == "+":
-            return atom()
-        if isinstance(t, int):
-            return t
-        raise ValueError(source)
-
-    def power() -> int:
-        base = atom()
-        if peek() == "**":
-            take()
-            exponent = power()
-            if exponent > 64:
-                raise ValueError(source)
-            return base ** exponent
-        return base
-
-    def term() -> int:
-        v = power()
-        while peek() in ("*", "/", "%"):
-            op, rhs = take(), power()
-            if op == "*":
-                v *= rhs
+        def resolve(name: str) -> str:
+            if name.startswith("__arg_"):
+                value, what = self.positional(name[6:])
             else:
-                q = abs(v) // abs(rhs)
-                q = q if (v >= 0) == (rhs >= 0) else -q
-                v = q if op == "/" else v - q * rhs
-        return v
+                value, what = self.env.get(name, _MISSING), f"environment variable {name}"
+            if type(value) is list:
+                value = value[0] if value else _UNSET
+            if value is _UNSET:
+                return ""
+            if value is _MISSING:
+                reasons.append(what)
+            elif isinstance(value, Unknown):
+                reasons.append(value.reason)
+            elif type(value) is _Partial:
+                reasons.append(value.unknown.reason)
+            else:
+                return value.value
+            raise shell_eval.NotEvaluated(name)
 
-    def expr() -> int:
-        v = term()
-        while peek() in ("+", "-"):
-            v = v + term() if take() == "+" else v - term()
-        return v
+        source = _ARITH_NAMES.sub(_arith_name, expr)
+        if not source.strip():
+            return 0
+        try:
+            return shell_eval.arithmetic(source, resolve)
+        except (shell_eval.NotEvaluated, ValueError, RecursionError, OverflowError, KeyError):
+            return None
 
-    result = expr()
-    if peek() is not None:
-        raise ValueError(source)
-    return result
+    # -- launchers ---------------------------------------------------------------------------
+    def run_string(self, atoms: Any, via: tuple, child: bool, allocation: dict | None = None) -> list:
+        """Reads text again as a script (eval: in these variables; `bash -c` and job scripts: on a
+        copy of them) and gives the launches found in it."""
+        if self.depth >= 8:
+            return []
+        text, origin, holes = _source_of(atoms)
+        if not text.strip():
+            return []
+        lexer = _Lexer(text, origin=origin, holes=holes, placeholders=True)
+        lexer.run()
+        tree, _ = _parse(lexer)
+        if tree is None:
+            return []
+        if child:
+            walker = _Walker(lexer, dict(self.env), via, self.conditions,
+                             self.allocation if allocation is None else allocation, self.depth + 1)
+            if allocation:
+                _seed(walker.env, allocation)
+            try:
+                walker.top(tree)
+            except RecursionError:
+                pass
+            self.heredocs.extend(walker.heredocs)
+            return walker.launches
+        saved = self.lexer, self.via
+        self.lexer, self.via = lexer, via
+        self.depth += 1
+        start = len(self.launches)
+        try:
+            self.walk(tree)
+        finally:
+            self.lexer, self.via = saved
+            self.depth -= 1
+        found = self.launches[start:]
+        del self.launches[start:]
+        return found
+
+    def detect(self, fields: list, via: tuple | None = None, tries: int = 0) -> list:
+        """The launches a command starts (through wrappers, srun, eval, bash -c)."""
+        via = self.via if via is None else via
+        i = _skip_wrappers(fields)
+        if i >= len(fields):
+            return []
+        head = fields[i]
+        name = _name_of(head)
+        if name is None:
+            return self.unknown_program(fields, i, via, tries)
+        if name == "eval":
+            atoms: list = []
+            for f in fields[i + 1:]:
+                if atoms:
+                    atoms.append(_Piece(" ", f.line, f.column))
+                atoms.extend(f.pieces)
+            return self.run_string(atoms, via, child=False)
+        if name in _SHELLS:
+            string = _dash_c(fields, i)
+            return self.run_string(string.pieces, via, child=True) if string is not None else []
+        if name == "srun":
+            options, j = _options(fields, i + 1, _SRUN_VALUED)
+            _inherit(options, self.allocation)
+            inner_via = via + (("srun", options),)
+            inner = self.detect(fields[j:], inner_via, tries)
+            if inner:
+                return [_srun_starts_python(launch, inner_via, options, via) for launch in inner]
+            return self.launch("srun", options, fields, j, head, via, tries)
+        if name == "torchrun":
+            options, j = _options(fields, i + 1, _TORCHRUN_VALUED)
+            return self.launch("torchrun", options, fields, j, head, via, tries)
+        if name == "deepspeed":
+            options, j = _options(fields, i + 1, _DEEPSPEED_VALUED)
+            return self.launch("deepspeed", options, fields, j, head, via, tries)
+        if _PYTHON.fullmatch(name):
+            j = i + 1
+            while j < len(fields) and type(fields[j].value) is str and fields[j].value.startswith("-") \
+                    and fields[j].value != "-":
+                flag = fields[j].value
+                if flag == "-m" and j + 1 < len(fields):
+                    module = fields[j + 1].value
+                    if module in _TORCHRUN_MODULES:
+                        options, k = _options(fields, j + 2, _TORCHRUN_VALUED)
+                        return self.launch(f"python -m {module}", options, fields, k, head, via, tries)
+                    return self.launch("python", {"m": module}, fields, j + 1, head, via, tries)
+                if flag == "-c":
+                    return []
+                j += 2 if flag in _PYTHON_VALUED else 1
+            return self.launch("python", {}, fields, j, head, via, tries)
+        if self.sourced and name not in self.functions and name not in _NOT_WRAPPERS and i + 1 < len(fields) \
+                and _is_launcher(_name_of(fields[i + 1])):
+            # a function from a file the script sources (not read here) that runs its arguments
+            return self.detect(fields[i + 1:], via + ((name, {}),), tries)
+        return []
+
+    def unknown_program(self, fields: list, i: int, via: tuple, tries: int) -> list:
+        head = fields[i]
+        if head.splice and head.pieces[0].alts and tries < 2:
+            return self.alternatives(fields, i, lambda f: self.detect(f, via, tries + 1), True)
+        unknowns = []
+        while i < len(fields) and _name_of(fields[i]) is None:
+            unknowns.append(fields[i].value)
+            i += 1
+        if i >= len(fields):
+            return []
+        name = _name_of(fields[i])
+        if _is_launcher(name) or name in _SHELLS:
+            return self.detect(fields[i:], via + (("?", {"?": unknowns}),), tries)
+        if name.endswith(".py"):
+            return self.launch("?", {"?": unknowns}, fields, i, head, via, tries)
+        return []
+
+    def alternatives(self, fields: list, i: int, then: Any, head: bool) -> list:
+        """Tries each text a hole may hold (one per branch of the `if`/`case` that set it). A launch
+        that every text gives does not depend on the hole, and is given once."""
+        hole = fields[i].pieces[0]
+        saved = self.conditions
+        results = []
+        for atoms, label in hole.alts[:8]:
+            self.conditions = saved + (label,)
+            try:
+                results.append(then(fields[:i] + self.alternative_fields(atoms, fields[i], head) + fields[i + 1:]))
+            finally:
+                self.conditions = saved
+        out: list = []
+        bare = [[launch._replace(conditions=(), variables={}) for launch in found] for found in results]
+        for k, found in enumerate(results):
+            for launch, key in zip(found, bare[k]):
+                if any(o._replace(conditions=(), variables={}) == key for o in out):
+                    continue
+                if all(key in keys for keys in bare):
+                    launch = launch._replace(conditions=launch.conditions[:len(saved)] +
+                                             launch.conditions[len(saved) + 1:])
+                out.append(launch)
+        return out
+
+    def alternative_fields(self, atoms: tuple, field: _FieldP, head: bool) -> list:
+        """The words one text of a hole gives where the hole stood: split, or (in text read again)
+        read as shell words; a command separator in it ends the command before (when the hole is
+        the program) or after it."""
+        if self.lexer.origin is None:
+            return self.expand(_Word([("value", False, _make(atoms, field.raw))], field.raw, field.line,
+                                     field.column), split=True)
+        text, origin, holes = _source_of(atoms)
+        sub = _Lexer(text, origin=origin, holes=holes)
+        sub.run()
+        if sub.problems:
+            return [field]
+        words: list = []
+        for kind, _, pos in sub.tokens:
+            if kind in ("SEMI", "NEWLINE", "AND_IF", "OR_IF", "PIPE", "AMP"):
+                if not head:
+                    break
+                words = []
+            elif kind == "WORD":
+                words.append(sub.payload[pos])
+        return [f for word in words for f in self.expand(word, True)]
+
+    def launch(self, launcher: str, options: dict, fields: list, j: int, head: _FieldP, via: tuple,
+               tries: int) -> list:
+        if j >= len(fields):
+            return []
+        script = fields[j]
+        if script.splice and script.pieces[0].alts and tries < 2:  # read the command again with each text
+            return self.alternatives(fields, j, lambda f: self.detect(f, via, tries + 1), False)
+        variables = {k: _public(v) for k, v in self.env.items()}
+        name = _name_of(script)
+        return [Launch(launcher, options, script.value, _pair(fields[j + 1:]), head.line, head.column, via,
+                       variables, name, self.conditions)]
+
+
+def _field(atoms: list, raw: str, word: _Word, splice: int) -> _FieldP:
+    if not atoms:
+        return _FieldP("", word.line, word.column, raw, (), 0)
+    first = atoms[0]
+    value = None
+    for a in atoms:
+        if type(a) is _Hole:
+            value = a.unknown
+            break
+    if value is None:
+        value = first.text if len(atoms) == 1 else "".join(a.text for a in atoms)
+        splice = 0
+    else:
+        splice = splice if len(atoms) == 1 else 0
+    return _FieldP(value, first.line, first.column, raw, tuple(atoms), splice)
+
+
+_ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9]|[#@*])")
+
+
+def _arith_name(m: re.Match) -> str:
+    name = m.group(1) or m.group(2)
+    return name if NAME.fullmatch(name) else "__arg_" + name if name.isdigit() else "__arg_" + name
 
 
 # -- launchers -----------------------------------------------------------------------------------
@@ -1008,52 +1284,115 @@ _SRUN_VALUED = {"N", "n", "p", "A", "t", "J", "o", "e", "c", "w", "x", "G", "nod
                 "container-workdir", "mem", "gres", "mpi", "cpu-bind", "distribution", "qos", "reservation",
                 "gpus-per-task", "ntasks-per-gpu", "dependency", "kill-on-bad-exit", "wait", "export"}
 _PYTHON_VALUED = {"-X", "-W", "-c"}
-_LAUNCHERS = {"bash", "sh", "srun", "torchrun", "deepspeed"}
+_PYTHON = re.compile(r"python[0-9.]*")
+_SHELLS = {"bash", "sh", "dash", "zsh", "ksh"}
 _TORCHRUN_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
+_COUNTS = (("nodes", "N"), ("ntasks", "n"), ("ntasks-per-node", None), ("gpus-per-node", None))
+_SLURM_VARIABLES = {"nodes": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"), "ntasks": ("SLURM_NTASKS", "SLURM_NPROCS"),
+                    "ntasks-per-node": ("SLURM_NTASKS_PER_NODE",), "gpus-per-node": ("SLURM_GPUS_PER_NODE",)}
+# commands that never run their arguments as a command (so `echo python x.py` is no launch)
+_NOT_WRAPPERS = {"echo", "printf", "cat", "which", "type", "hash", "export", "declare", "local", "readonly", "set",
+                 "unset", "test", "[", "[[", "cd", "pushd", "popd", "ls", "mkdir", "rm", "cp", "mv", "touch", "tee",
+                 "grep", "sed", "awk", "head", "tail", "cut", "sort", "wc", "find", "chmod", "ln", "wait", "kill",
+                 "sleep", "pip", "pip3", "git", "wget", "curl", "jq", "true", "false", "shift", "read", "alias"}
+_WRAPPER_OPTIONS = {"env": {"-u", "-C", "-S", "--unset", "--chdir"}, "nice": {"-n", "--adjustment"},
+                    "exec": {"-a"}, "time": {"-f", "-o"}, "taskset": set(), "stdbuf": {"-i", "-o", "-e"},
+                    "nohup": set(), "command": set()}
 
 
-def _text(field: Any) -> Any:
-    return field.value
+def _name_of(field: _FieldP) -> str | None:
+    """The file name of a command word: known when the text after its last `/` is."""
+    value = field.value
+    if type(value) is str:
+        return value.rsplit("/", 1)[-1]
+    atoms = field.pieces
+    if atoms and type(atoms[-1]) is _Piece and "/" in atoms[-1].text:
+        return atoms[-1].text.rsplit("/", 1)[-1] or None
+    return None
 
 
-def _resplit(fields: list) -> list:
-    """`eval` and `bash -c` take their words again: split every known field on blanks and stop at
-    the first redirection or command separator."""
-    out = []
-    for f in fields[1:]:
-        if isinstance(f.value, Unknown):
-            out.append(f)
+def _is_launcher(name: str | None) -> bool:
+    return name is not None and (name in ("srun", "torchrun", "deepspeed") or _PYTHON.fullmatch(name) is not None)
+
+
+def _skip_wrappers(fields: list) -> int:
+    """Where the program starts after `env X=1`, `nohup`, `exec`, `time`, `nice -n 5`, `uv run`,
+    `nsys profile -o x`, ..."""
+    i, n = 0, len(fields)
+    while i < n:
+        value = fields[i].value
+        if type(value) is not str:
+            break
+        if value in _WRAPPER_OPTIONS:
+            valued = _WRAPPER_OPTIONS[value]
+            i += 1
+            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
+                if value == "taskset" and fields[i].value in ("-c", "--cpu-list", "-p"):
+                    i += 1
+                i += 2 if fields[i].value in valued else 1
+            if value == "taskset" and i < n:
+                i += 1  # the mask
             continue
-        for m in re.finditer(r"\S+", f.value):
-            word = m.group(0).strip("'\"")
-            if re.fullmatch(r"[0-9]*(&?>>?|<|\|\|?|&&|;)(&[0-9])?.*", m.group(0)) and not word.startswith("--"):
-                return out
-            line, column = f.line, f.column
-            if f.pieces:
-                line, column = _position_in(f.pieces, m.start())
-            out.append(_FieldP(word, line, column, m.group(0), ()))
-    return out
+        if "=" in value and ASSIGN.match(value):
+            i += 1
+            continue
+        if value == "nsys" and i + 1 < n and fields[i + 1].value in ("profile", "launch"):
+            i += 2
+            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
+                nxt = fields[i + 1] if i + 1 < n else None
+                takes = "=" not in fields[i].value and nxt is not None and not _is_launcher(_name_of(nxt)) and \
+                    not (type(nxt.value) is str and nxt.value.startswith("-"))
+                i += 2 if takes else 1
+            continue
+        if value in ("uv", "conda", "poetry", "pipenv") and i + 1 < n and fields[i + 1].value == "run":
+            i += 2
+            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
+                i += 2 if fields[i].value in ("-n", "-p", "--name", "--prefix", "--with", "--python") else 1
+            continue
+        break
+    return i
 
 
-def _position_in(pieces: tuple, offset: int) -> tuple[int, int]:
-    for piece in pieces:
-        if offset < len(piece.text):
-            return _at(piece, offset)
-        offset -= len(piece.text)
-    return pieces[-1].line, pieces[-1].column
+def _dash_c(fields: list, i: int) -> _FieldP | None:
+    """The command string of `bash [options] -c STRING`."""
+    j = i + 1
+    while j < len(fields) and type(fields[j].value) is str and fields[j].value[:1] in ("-", "+"):
+        option = fields[j].value
+        if option == "--":
+            return None
+        if option[0] == "-" and not option.startswith("--") and "c" in option[1:]:
+            return fields[j + 1] if j + 1 < len(fields) else None
+        j += 2 if option in ("-o", "+o", "-O", "+O") else 1
+    return None
 
 
-def _basename(value: Any) -> str:
-    return value.rsplit("/", 1)[-1] if isinstance(value, str) else ""
+def _flag_of(field: _FieldP) -> tuple[str, bool] | None:
+    """For an unknown word that starts like a flag: (the flag, True) when the flag is known and
+    only its `=value` is not (`--lr=$LR`); (None, False) when the flag's name itself is unknown."""
+    first = field.pieces[0] if field.pieces else None
+    if type(first) is not _Piece or not first.text.startswith("-") or _NUMBER.match(first.text):
+        return None
+    flag, eq, _ = first.text.partition("=")
+    if eq and len(flag) > 1:
+        return flag, True
+    return None, False
 
 
-def _options(fields: list, i: int, valued: set, lenient: bool = False) -> tuple[dict, int]:
+def _options(fields: list, i: int, valued: set) -> tuple[dict, int]:
     """The launcher's own options from fields[i]: {name: value or True}, and where they stop."""
     options: dict = {}
     while i < len(fields):
-        value = fields[i].value
-        if isinstance(value, Unknown):
-            options.setdefault("?", []).append(value)
+        field = fields[i]
+        value = field.value
+        if type(value) is not str:
+            known = _flag_of(field)
+            if known is None and (not field.splice or field.pieces[0].alts):
+                break  # a word partly known (`$DIR/train.py`), or one that may be the entry script
+            if known is not None and known[1]:
+                name = known[0].lstrip("-")
+                options[name.replace("-", "_") if valued is not _SRUN_VALUED else name] = value
+            else:
+                options.setdefault("?", []).append(value)
             i += 1
             continue
         if not value.startswith("-") or value == "--":
@@ -1073,67 +1412,68 @@ def _options(fields: list, i: int, valued: set, lenient: bool = False) -> tuple[
     return options, i
 
 
-def _detect(fields: list, walker: _Walker | None, via: tuple = ()) -> Launch | None:
-    i = 0
-    while i < len(fields) and isinstance(fields[i].value, str):
-        value = fields[i].value
-        if value in ("env", "nohup", "exec", "time", "eval") or _ASSIGN.fullmatch(value.split("=")[0] + "=") and "=" in value:
-            i += 1
-        elif value == "uv" and i + 1 < len(fields) and fields[i + 1].value == "run":
-            i += 2
-        else:
+def _inherit(options: dict, allocation: dict) -> None:
+    """srun takes each count it does not set from the job's allocation (`#SBATCH`)."""
+    for long, short in _COUNTS:
+        if long in allocation and long not in options and (short is None or short not in options):
+            options[long] = allocation[long][0]
+
+
+def _srun_starts_python(launch: Launch, inner_via: tuple, options: dict, via: tuple) -> Launch:
+    """srun starting python (possibly through a shell or an unknown wrapper) starts the ranks
+    itself: the launch is srun's, with srun's options."""
+    depth = len(inner_via)
+    if launch.launcher != "python" or launch.via[:depth] != inner_via or \
+            any(name != "?" for name, _ in launch.via[depth:]):
+        return launch
+    return launch._replace(launcher="srun", options=options, via=via + launch.via[depth:])
+
+
+def _allocation(text: str) -> dict:
+    """The counts of the `#SBATCH` lines at the top of a script: {count: (value, line, column)}."""
+    out: dict = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
             break
-    if i >= len(fields) or not isinstance(fields[i].value, str):
-        return None
-    head = fields[i]
-    name = _basename(head.value)
-    if name not in _LAUNCHERS and not re.fullmatch(r"python[0-9.]*", name):
-        return None
-    variables = {k: _public(v) for k, v in walker.env.items()} if walker else {}
-    if name in ("bash", "sh") and i + 2 < len(fields) and fields[i + 1].value == "-c":
-        return _detect(_resplit(fields[i + 1:]), walker, via)
-    if name == "srun":
-        options, j = _options(fields, i + 1, _SRUN_VALUED)
-        inner = _detect(fields[j:], walker, via + (("srun", options),))
-        if inner is not None and inner.launcher == "python":  # srun starts the ranks itself
-            return inner._replace(launcher="srun", options=options, via=via)
-        if inner is not None:
-            return inner
-        return _launch("srun", options, fields, j, head, via, variables)
-    if name == "torchrun":
-        options, j = _options(fields, i + 1, _TORCHRUN_VALUED)
-        return _launch("torchrun", options, fields, j, head, via, variables)
-    if name == "deepspeed":
-        options, j = _options(fields, i + 1, _DEEPSPEED_VALUED)
-        return _launch("deepspeed", options, fields, j, head, via, variables)
-    if re.fullmatch(r"python[0-9.]*", name):
-        j = i + 1
-        while j < len(fields) and isinstance(fields[j].value, str) and fields[j].value.startswith("-"):
-            flag = fields[j].value
-            if flag == "-m" and j + 1 < len(fields):
-                module = fields[j + 1].value
-                if module in _TORCHRUN_MODULES:
-                    options, k = _options(fields, j + 2, _TORCHRUN_VALUED)
-                    return _launch(f"python -m {module}", options, fields, k, head, via, variables)
-                return _launch("python", {"m": module}, fields, j + 1, head, via, variables)
-            if flag == "-c":
-                return None
-            j += 2 if flag in _PYTHON_VALUED else 1
-        return _launch("python", {}, fields, j, head, via, variables)
-    return None
+        if not stripped.startswith("#SBATCH"):
+            continue
+        words = re.split(r"\s#", stripped[7:], maxsplit=1)[0].split()
+        k = 0
+        while k < len(words):
+            word = words[k]
+            column = line.find(word) + 1
+            for long, short in _COUNTS:
+                if word.startswith(f"--{long}="):
+                    out[long] = (word.split("=", 1)[1], number, column)
+                elif word == f"--{long}" and k + 1 < len(words):
+                    out[long] = (words[k + 1], number, column)
+                    k += 1
+                elif short and word == f"-{short}" and k + 1 < len(words):
+                    out[long] = (words[k + 1], number, column)
+                    k += 1
+                elif short and word.startswith(f"-{short}") and len(word) > 2 and word[2:].isdigit():
+                    out[long] = (word[2:], number, column)
+            k += 1
+    return out
 
 
-def _launch(launcher: str, options: dict, fields: list, j: int, head: Any, via: tuple, variables: dict) -> Launch | None:
-    if j >= len(fields):
-        return None
-    return Launch(launcher, options, fields[j].value, _pair(fields[j + 1:]), head.line, head.column, via, variables)
+def _seed(env: dict, allocation: dict) -> None:
+    """The SLURM_* variables a job gets from its allocation, when given as numbers."""
+    for long, (value, line, column) in allocation.items():
+        if value.isdigit():
+            for name in _SLURM_VARIABLES[long]:
+                env.setdefault(name, _Text((_Piece(value, line, column),), value))
 
 
 _NUMBER = re.compile(r"-\.?[0-9]")
 
 
 def _pair(fields: list) -> list:
-    """Flags with their values: `--flag v`, `--flag=v`, `--flag v1 v2` (a tuple), `--switch` (None)."""
+    """Flags with their values: `--flag v`, `--flag=v`, `--flag v1 v2` (a tuple), `--switch` (None);
+    unknown words as the Arg docstring says."""
     args: list = []
     current = None
     values: list = []
@@ -1145,14 +1485,31 @@ def _pair(fields: list) -> list:
 
     for f in fields:
         v = f.value
-        if isinstance(v, str) and v.startswith("-") and len(v) > 1 and not _NUMBER.match(v):
-            finish()
-            flag, eq, inline = v.partition("=")
-            if eq and flag.startswith("--"):
-                current, values = (flag, f, f.raw), [inline]
-            else:
-                current, values = (v, f, f.raw), []
-        elif current is None:
+        if type(v) is str:
+            if v.startswith("-") and len(v) > 1 and not _NUMBER.match(v):
+                finish()
+                flag, eq, inline = v.partition("=")
+                if eq and flag.startswith("--"):
+                    current, values = (flag, f, f.raw), [inline]
+                else:
+                    current, values = (v, f, f.raw), []
+                continue
+        else:
+            known = _flag_of(f)
+            if known is not None:
+                finish()
+                if known[1]:
+                    current, values = (known[0], f, f.raw), [v]
+                else:
+                    current, values = None, []
+                    args.append(Arg(None, v, f.line, f.column, f.raw))
+                continue
+            if f.splice and current is not None and (values or f.splice == 2):
+                finish()
+                current, values = None, []
+                args.append(Arg(None, v, f.line, f.column, f.raw))
+                continue
+        if current is None:
             args.append(Arg(None, v, f.line, f.column, f.raw))
         else:
             values.append(v)
@@ -1168,10 +1525,12 @@ def read_launch_script(text: str, path: str = "<script>") -> LaunchScript:
     lexer = _Lexer(text)
     lexer.run()
     tree, problems = _parse(lexer)
-    walker = _Walker(lexer)
+    allocation = _allocation(text)
+    walker = _Walker(lexer, allocation=allocation)
+    _seed(walker.env, allocation)
     if tree is not None:
         try:
-            walker.walk(tree)
+            walker.top(tree)
         except RecursionError:
             problems.append(("the script nests too deeply to read", 1, 1))
     problems = sorted(lexer.problems + problems, key=lambda p: (p[1], p[2]))
