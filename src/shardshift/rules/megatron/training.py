@@ -25,9 +25,9 @@ FROM_CHECKPOINT = frozenset({
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "expert_model_parallel_size",
     "untie_embeddings_and_output_weights", "position_embedding_type", "num_experts",
 })
-# ... or filled in when not given
+# ... or filled in when not given (only for flags whose default is None: --ckpt-format's is not)
 FROM_CHECKPOINT_WHEN_UNSET = frozenset({
-    "num_layers", "seq_length", "max_position_embeddings", "ckpt_format", "num_layers_per_virtual_pipeline_stage",
+    "num_layers", "seq_length", "max_position_embeddings", "num_layers_per_virtual_pipeline_stage",
     "hybrid_layer_pattern",
 })
 
@@ -108,7 +108,8 @@ class TrainingRule(MegatronRule):
     def judge(self, args: Args, flags: Flags, context: Context) -> Iterable[Finding]:
         raise NotImplementedError
 
-    def related(self, flags: Flags, *dests: str) -> list[Related]:
+    def also_each(self, flags: Flags, *dests: str) -> list[Related]:
+        """The places of the other flags involved (those given)."""
         out: list[Related] = []
         for dest in dests:
             out.extend(self.also(flags, dest))
@@ -383,23 +384,26 @@ class OverlapParamGatherWithOptimizerStepRequirements(TrainingRule):
     def judge(self, args, flags, context):
         if not args.on("overlap_param_gather_with_optimizer_step"):
             return
-        missing = []
+        step = "--overlap-param-gather-with-optimizer-step"
+        missing = []  # in validate_args' order, with its message
         if args.on("use_distributed_optimizer") is False:  # checked before Megatron-FSDP turns it on
-            missing.append("--use-distributed-optimizer")
+            missing.append(("--use-distributed-optimizer", f"{step} only supported with distributed optimizer"))
         if args.on("overlap_param_gather") is False:
-            missing.append("--overlap-param-gather")
+            missing.append(("--overlap-param-gather", f"Must use {step} with --overlap-param-gather"))
         vpp = [args(d) for d in VPP_DESTS]
         if known(*vpp) and all(v is None for v in vpp):
-            missing.append("an interleaved pipeline schedule (--num-layers-per-virtual-pipeline-stage or "
-                           "--num-virtual-stages-per-pipeline-rank with --pipeline-model-parallel-size > 1)")
+            missing.append(("an interleaved pipeline schedule (--num-layers-per-virtual-pipeline-stage or "
+                            "--num-virtual-stages-per-pipeline-rank with --pipeline-model-parallel-size > 1)",
+                            f"{step} only supported with interleaved pipeline parallelism"))
         ckpt = args("ckpt_format")
         if known(ckpt) and ckpt != "torch":
-            missing.append(f"--ckpt-format torch (--ckpt-format {ckpt} is a distributed checkpoint format)")
+            missing.append((f"--ckpt-format torch (--ckpt-format {ckpt} is a distributed checkpoint format)",
+                            f"{step} not supported with distributed checkpointing yet"))
         if missing:
             yield self.at(flags, "overlap_param_gather_with_optimizer_step",
                           f"{flags.spelled('overlap_param_gather_with_optimizer_step')} needs "
-                          f"{'; '.join(missing)}: {VALIDATE} (it asserts each of these)",
-                          related=self.related(flags, "ckpt_format"))
+                          f"{'; '.join(m for m, _ in missing)}: {VALIDATE} (\"{missing[0][1]}\")",
+                          related=self.also_each(flags, "ckpt_format"))
 
 
 class TorchFsdp2Conflict(TrainingRule):
@@ -513,7 +517,7 @@ class MegatronFsdpConflict(TrainingRule):
             yield self.at(flags, "use_distributed_optimizer",
                           f"{mfsdp} version 2 with {flags.spelled('use_distributed_optimizer')}: {VALIDATE} "
                           "(\"--megatron-fsdp-version 2 is not compatible with --use-distributed-optimizer\"); remove "
-                          "--use-distributed-optimizer", related=self.related(flags, "megatron_fsdp_version"))
+                          "--use-distributed-optimizer", related=self.also_each(flags, "megatron_fsdp_version"))
         optimizer = args("optimizer")
         if known(optimizer) and optimizer not in ("adam", "sgd"):
             yield self.at(flags, "optimizer",
@@ -942,8 +946,11 @@ class MaxPositionsBelowSequence(TrainingRule):
             if known(length) and length is not None and positions < length:
                 yield self.at(flags, "max_position_embeddings",
                               f"{flags.spelled('max_position_embeddings')} {positions} is below "
-                              f"{flags.spelled(dest)} {length}: {VALIDATE} (it asserts max_position_embeddings >= "
-                              f"{dest}, for every position embedding type); use {length}", fix=str(length),
+                              f"{flags.spelled(dest)} {length}: {VALIDATE} for every position embedding type ("
+                              + (f"\"max_position_embeddings ({positions}) must be greater than or equal to "
+                                 f"seq_length ({length}).\"" if dest == "seq_length" else
+                                 "it asserts `args.max_position_embeddings >= args.decoder_seq_length`")
+                              + f"); use {length}", fix=str(length),
                               related=self.also(flags, dest))
                 return
 
@@ -988,12 +995,15 @@ class FullRecomputeIncomplete(TrainingRule):
             missing.append("--recompute-method uniform")
         if layers is None:
             missing.append("--recompute-num-layers 1")
-        if missing:
-            yield self.at(flags, "recompute_granularity",
-                          f"{flags.spelled('recompute_granularity')} full without {' and '.join(m.split()[0] for m in missing)}"
-                          f": {CONFIG} (\"recompute_method must be \"block\" or \"uniform\"\" / \"recompute_num_layers "
-                          "must be between 1 and num_layers_per_pipeline_rank\"); add " + " ".join(missing),
-                          fix=" ".join(missing))
+        if not missing:
+            return
+        said = ('Using recompute_granularity: full so recompute_method must be "block" or "uniform"' if method is None
+                else "When using recompute_granularity: full recompute_num_layers must be between 1 and "
+                     "num_layers_per_pipeline_rank")
+        yield self.at(flags, "recompute_granularity",
+                      f"{flags.spelled('recompute_granularity')} full without "
+                      f"{' and '.join(m.split()[0] for m in missing)}: {CONFIG} (\"{said}\"); add {' '.join(missing)}",
+                      fix=" ".join(missing))
 
 
 class SelectiveRecomputeWithLayerSettings(TrainingRule):
@@ -1077,18 +1087,20 @@ class DistributeSavedActivationsRequirements(TrainingRule):
             return
         tp, method = args("tensor_model_parallel_size"), args("recompute_method")
         granularity, _ = args.granularity()
-        missing, stage = [], VALIDATE
+        missing = []  # in validate_args' order, with its message
         if known(tp) and isinstance(tp, int) and tp <= 1:
-            missing.append(f"tensor parallel size above 1 (it is {tp})")
+            missing.append((f"tensor parallel size above 1 (it is {tp})",
+                            "can distribute recomputed activations only across tensor model parallel groups"))
         if known(granularity) and granularity != "full":
-            missing.append("--recompute-granularity full")
+            missing.append(("--recompute-granularity full",
+                            "distributed recompute activations is only application to full recompute granularity"))
         if known(method) and method is None:
-            missing.append("--recompute-method")
+            missing.append(("--recompute-method", "for distributed recompute activations to work you need to use a "
+                                                  "recompute method"))
         if missing:
             yield self.at(flags, "distribute_saved_activations",
-                          f"{flags.spelled('distribute_saved_activations')} needs {', '.join(missing)}: {stage} "
-                          "(it asserts each of these, e.g. \"can distribute recomputed activations only across tensor "
-                          "model parallel groups\")")
+                          f"{flags.spelled('distribute_saved_activations')} needs "
+                          f"{' and '.join(m for m, _ in missing)}: {VALIDATE} (\"{missing[0][1]}\")")
             return
         if known(tp, granularity, method) and args.on("sequence_parallel"):
             yield self.at(flags, "distribute_saved_activations",
@@ -1140,7 +1152,7 @@ class OptimizerCpuOffloadRequirements(TrainingRule):
             yield self.at(flags, "fp8_param_gather",
                           f"{flags.spelled('fp8_param_gather')} with {offload} and --fp8-recipe {recipe}: {VALIDATE} "
                           "(\"the optimizer cpu offload must be used in conjunction with `--fp8-recipe delayed`\"); use "
-                          "--fp8-recipe delayed", related=self.related(flags, "optimizer_cpu_offload", "fp8_recipe"))
+                          "--fp8-recipe delayed", related=self.also_each(flags, "optimizer_cpu_offload", "fp8_recipe"))
 
 
 class CpuOffloadingConflict(TrainingRule):
@@ -1382,11 +1394,12 @@ class WeightDecayScheduleMismatch(TrainingRule):
                                   "or choose --weight-decay-incr-style linear or cosine")
                     return
             return
-        missing = [flags.spelled(d) for d in ends if args(d) is None]
+        missing = [d for d in ends if args(d) is None]
         if missing:
+            spelled = " and ".join(flags.spelled(d) for d in missing)
             yield self.at(flags, "weight_decay_incr_style",
-                          f"{flags.spelled('weight_decay_incr_style')} {style} without {' and '.join(missing)}: "
-                          f"{VALIDATE} (it asserts both are set); add {' and '.join(missing)}")
+                          f"{flags.spelled('weight_decay_incr_style')} {style} without {spelled}: {VALIDATE} (it "
+                          f"asserts `args.{missing[0]} is not None`); add {spelled}")
 
 
 class SaveIntervalMismatch(TrainingRule):
@@ -1434,9 +1447,9 @@ class SaveIntervalMismatch(TrainingRule):
                           "asserts `args.save_interval > 0`); use a positive interval")
             return
         if known(retain) and isinstance(retain, int) and (retain <= 0 or retain % interval):
+            multiple = interval * max(1, -(-retain // interval))  # the next multiple up
             yield self.at(flags, "save_retain_interval",
                           f"{flags.spelled('save_retain_interval')} {retain} is not a positive multiple of "
                           f"{flags.spelled('save_interval')} {interval}: {VALIDATE} (it asserts "
-                          "`args.save_retain_interval % args.save_interval == 0`); use a multiple such as "
-                          f"{interval * max(1, round(retain / interval))}",
-                          fix=str(interval * max(1, round(retain / interval))), related=self.also(flags, "save_interval"))
+                          f"`args.save_retain_interval % args.save_interval == 0`); use a multiple such as {multiple}",
+                          fix=str(multiple), related=self.also(flags, "save_interval"))
