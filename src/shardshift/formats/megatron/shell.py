@@ -134,8 +134,8 @@ class _Partial(NamedTuple):
 class _FieldP(NamedTuple):
     """One word after expansion: str or Unknown, where it starts, how it was written, its atoms
     (pieces, and holes when the value is Unknown), and whether it is an unknown splice: one hole
-    from an unquoted expansion (or "$@"), which may be any number of words (1), or the unknown
-    items of an array whose first items are known (2)."""
+    from an unquoted expansion (or "$@"), which may be any number of words (1), or the items an
+    array may or may not have, depending on a branch (2)."""
 
     value: Any
     line: int
@@ -194,6 +194,11 @@ def _nonempty(value: Any) -> bool | None:
     if kind is list:
         return bool(value) if all(type(v) is _Text for v in value) else None
     return None
+
+
+def _is_items(element: Any) -> bool:
+    """An array element that stands for items a branch may or may not have added."""
+    return type(element) is _Partial and len(element.atoms) == 1 and element.atoms[0].items
 
 
 def _slice(atoms: tuple, start: int, end: int) -> list:
@@ -259,7 +264,8 @@ def _merge_lists(values: list, unknown: Unknown) -> list:
                                              for k in keys):
         suffix += 1
     first = values[0]
-    return first[:prefix] + [unknown] + first[len(first) - suffix:]
+    items = _Partial((_Hole(unknown, 0, 0, (), True),), "", unknown)  # any number of items
+    return first[:prefix] + [items] + first[len(first) - suffix:]
 
 
 # -- parsing ------------------------------------------------------------------------------------------
@@ -637,12 +643,16 @@ class _Walker:
 
     def test_status(self, node: Any) -> bool | None:
         payload = self.lexer.payload
-        words = []
+        words, assigns = [], []
         for child in node.children:
-            if type(child) is not tuple or child[0] != "WORD":
-                return None  # assignments, redirections: not a test
-            words.append(payload[child[2]])
-        if not words:
+            if type(child) is not tuple or child[0] not in ("WORD", "ASSIGN"):
+                return None  # redirections, arrays: not a test
+            (words if child[0] == "WORD" else assigns).append(payload[child[2]])
+        if not words:  # only assignments: they succeed, unless a command substitution fails
+            if any(part[0] == "unknown" for a in assigns if a.word for part in a.word.parts):
+                return None
+            return True
+        if assigns:
             return None
         first = word_text(words[0]) if len(words[0].parts) == 1 else None
         last = word_text(words[-1]) if len(words[-1].parts) == 1 else None
@@ -886,7 +896,7 @@ class _Walker:
                         else:
                             atoms.append(_Piece(" ", *where))
                     if type(element) is Unknown:
-                        add_hole(element, where, 2 if n else 1)
+                        add_hole(element, where, 1)
                     else:
                         add(element, quoted, where, splice)
                         state[0] = state[0] or quoted
@@ -975,12 +985,14 @@ class _Walker:
             elements = value if type(value) is list else [] if value is _UNSET else [value]
             if index in ("@", "*"):
                 if op == "#len":
-                    if any(isinstance(e, Unknown) for e in elements):
+                    if any(isinstance(e, Unknown) or _is_items(e) for e in elements):
                         return Unknown(f"length of {name}, which holds unknown items")
                     return _Text((_Piece(str(len(elements)), *where),), "")
                 return elements
             if index.isdigit():
                 k = int(index)
+                if any(_is_items(e) for e in elements[:k + 1]):
+                    return Unknown(f"item {k} of {name}, which may hold more items before it")
                 return elements[k] if k < len(elements) else _Text((), "")
             return Unknown(f"`${{{name}[{index}]}}` (not evaluated)")
         if type(value) is list:
@@ -1066,7 +1078,14 @@ class _Walker:
             elif type(value) is _Partial:
                 reasons.append(value.unknown.reason)
             else:
-                return value.value
+                text = value.value.strip()
+                if not text or _INTEGER.fullmatch(text):
+                    return text
+                try:  # a value that is itself an expression
+                    return str(shell_eval.arithmetic(text, resolve, 1))
+                except (shell_eval.NotEvaluated, ValueError, RecursionError):
+                    if not reasons:
+                        reasons.append(f"{name} is not a number ({text!r})")
             raise shell_eval.NotEvaluated(name)
 
         source = _ARITH_NAMES.sub(_arith_name, expr)
@@ -1263,6 +1282,7 @@ def _field(atoms: list, raw: str, word: _Word, splice: int) -> _FieldP:
     return _FieldP(value, first.line, first.column, raw, tuple(atoms), splice)
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
 _ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9]|[#@*])")
 
 
