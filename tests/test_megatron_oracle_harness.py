@@ -12,9 +12,9 @@ import subprocess
 import sys
 
 import pytest
-from megatron_oracle import CHILD, Verdict, available, judge
 
 from conftest import ROOT
+from megatron_oracle import CHILD, Verdict, available, judge
 
 pytestmark = pytest.mark.oracle
 

@@ -10,11 +10,11 @@ import os
 import re
 
 import pytest
-from megatron_oracle import available, judge
 
 from shardshift.formats.megatron.reader import read
 
 from conftest import FIXTURES, check_json
+from megatron_oracle import available, judge
 from rule_cases import findings_with_code, marker_position
 
 RULES = FIXTURES / "megatron" / "rules"
