@@ -158,6 +158,12 @@ def test_yaml_config_launch_is_not_judged(tmp_path):
     assert findings_with_code(output, "MG201") == []
 
 
+def test_megatron_deepspeed_launch_is_not_judged(tmp_path):
+    # Megatron-DeepSpeed has its own validate_args; these rules read Megatron-LM's
+    _, output = check_json(_write(tmp_path, "--fp16 --deepspeed --deepspeed_config ds_config.json"))
+    assert [f for f in output["findings"] if f["code"].startswith("MG2")] == []
+
+
 def test_recompute_activations_counts_as_selective(tmp_path):
     _, output = check_json(_write(tmp_path, "--recompute-granularity full --recompute-activations "
                                             "--recompute-method uniform"))
