@@ -501,9 +501,8 @@ class InvalidFlagValue(MegatronRule):
         shown = " ".join(w for w in item.argv[1:] if isinstance(w, str))
         extra = [w for w in item.stray if isinstance(w, str)]
         if extra:
-            message = (f"{item.spelling} is followed by a placeholder to fill in ({shown}): argparse takes its first "
-                       f"word as the value, and {_unrecognized(extra)}{caveat} before anything runs; "
-                       "write the real value")
+            message = (f"{item.spelling} is followed by a placeholder to fill in ({shown}): only its first word is "
+                       f"the value, so {_unrecognized(extra)}{caveat} before anything runs; write the real value")
             return self.at(flags, item, message, severity=severity)
         message = (f"{item.spelling} {shown} is a placeholder to fill in: Megatron receives it as the value, "
                    "as written; write the real value")
