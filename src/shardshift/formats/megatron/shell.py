@@ -2,7 +2,9 @@
 
 How: a hand-written tokenizer (shell_lexer.py) feeds the LALR grammar `grammars/launch.lark`
 (compiled ahead of time to `shardshift._parsers.launch` by shell_grammar.py, so reading imports no
-parser library). The tree is then walked once in order, keeping the variables:
+parser library). The tree is then walked once in order (here), keeping the variables (values in
+shell_values.py; tests and arithmetic decided in shell_eval.py; launcher lines read and the result
+types in shell_launch.py):
 
 - a value the script cannot know is Unknown with the reason: an environment variable (by name),
   a script argument, a command's output (never run), a value set only inside a branch that is not
@@ -30,15 +32,37 @@ files that are sourced are not read, globbing and `IFS` changes.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from shardshift._parsers import launch as _generated
 from shardshift.formats.megatron import shell_eval
+from shardshift.formats.megatron.shell_launch import (
+    _COUNTS,
+    _DEEPSPEED_VALUED,
+    _NOT_WRAPPERS,
+    _PYTHON,
+    _PYTHON_VALUED,
+    _SHELLS,
+    _SRUN_VALUED,
+    _TORCHRUN_MODULES,
+    _TORCHRUN_VALUED,
+    Arg,
+    Heredoc,
+    Launch,
+    LaunchScript,
+    _allocation,
+    _dash_c,
+    _inherit,
+    _is_launcher,
+    _name_of,
+    _options,
+    _pair,
+    _seed,
+    _skip_wrappers,
+    _srun_starts_python,
+)
 from shardshift.formats.megatron.shell_lexer import (
-    ASSIGN,
     DECLARERS,
-    HOLE_BASE,
-    HOLE_LIMIT,
     NAME,
     OPENS,
     SPECIAL,
@@ -52,220 +76,28 @@ from shardshift.formats.megatron.shell_lexer import (
     at,
     word_text,
 )
+from shardshift.formats.megatron.shell_values import (
+    _IFS,
+    _IFS_SPLIT,
+    _MISSING,
+    _UNSET,
+    _atoms,
+    _field,
+    _FieldP,
+    _is_items,
+    _key,
+    _make,
+    _merge_lists,
+    _merge_strings,
+    _nonempty,
+    _Partial,
+    _public,
+    _source_of,
+    _Text,
+)
 from shardshift.plan import Unknown
 
 __all__ = ["Arg", "Launch", "Heredoc", "LaunchScript", "read_launch_script", "read_argument_file"]
-
-
-class Arg(NamedTuple):
-    """One argument: `flag` (None for a positional or an unresolved splice) and its value: a string,
-    a tuple for several values, None for a switch, or Unknown. Line and column are the flag's own.
-
-    An unknown splice (`${EXTRA[@]}`, `$ARGS` unknown, a hole in a string) right after a flag is
-    taken as that flag's value; after a flag that already has a value it is an Arg of its own
-    (flag None), as is an unknown word that starts like a flag (`--${DTYPE}`). `--flag=$X` with X
-    unknown is the flag with an Unknown value."""
-
-    flag: str | None
-    value: Any
-    line: int
-    column: int
-    text: str
-
-
-class Launch(NamedTuple):
-    """One launcher line: `launcher` (torchrun, deepspeed, srun, python, `python -m
-    torch.distributed.run`, or "?" when the program is an unknown word followed by a `.py` entry
-    script), its own `options` ({name: value or True}; unknown words spliced among them under
-    "?"; for srun, the counts it inherits from the `#SBATCH` allocation), the entry `script` (Unknown
-    when any part of its path is), its `args`, the wrappers around it (`via`: srun's options, "?"
-    for an unknown word before the launcher, a function from an unread file), the variables at
-    that line, `script_name`: the entry script's file name when it is known even though its
-    directory is not (`${DIR}/pretrain_gpt.py`), and `conditions`: the undecided branches the
-    launch depends on (empty when it always runs)."""
-
-    launcher: str
-    options: dict
-    script: Any
-    args: list
-    line: int
-    column: int
-    via: tuple
-    variables: dict
-    script_name: str | None = None
-    conditions: tuple = ()
-
-
-class Heredoc(NamedTuple):
-    target: Any
-    text: str
-    line: int
-
-
-class LaunchScript(NamedTuple):
-    path: str
-    variables: dict
-    launches: list
-    heredocs: list
-    problems: list
-
-
-# -- values ------------------------------------------------------------------------------------------
-class _Text(NamedTuple):
-    """A known string value: its pieces (with positions) and the text it was written as."""
-
-    pieces: tuple
-    raw: str
-
-    @property
-    def value(self) -> str:
-        pieces = self.pieces
-        return pieces[0].text if len(pieces) == 1 else "".join(p.text for p in pieces)
-
-
-class _Partial(NamedTuple):
-    """A string value partly known: pieces and holes (`_Hole`), and the first hole's Unknown."""
-
-    atoms: tuple
-    raw: str
-    unknown: Unknown
-
-
-class _FieldP(NamedTuple):
-    """One word after expansion: str or Unknown, where it starts, how it was written, its atoms
-    (pieces, and holes when the value is Unknown), and whether it is an unknown splice: one hole
-    from an unquoted expansion (or "$@"), which may be any number of words (1), or the items an
-    array may or may not have, depending on a branch (2)."""
-
-    value: Any
-    line: int
-    column: int
-    raw: str
-    pieces: tuple
-    splice: int = 0
-
-
-_MISSING = object()  # not set in the script: from the environment
-_UNSET = object()  # known not to be set (a function argument past the last one)
-_IFS = re.compile(r"[ \t\n]")
-_IFS_SPLIT = re.compile(r"[^ \t\n]+|[ \t\n]+")
-
-
-def _make(atoms: Any, raw: str) -> Any:
-    atoms = tuple(atoms)
-    for a in atoms:
-        if type(a) is _Hole:
-            return _Partial(atoms, raw, a.unknown)
-    return _Text(atoms, raw)
-
-
-def _atoms(value: Any) -> tuple:
-    return value.pieces if type(value) is _Text else value.atoms
-
-
-def _key(value: Any) -> Any:
-    kind = type(value)
-    if kind is _Text:
-        return value.value
-    if kind is _Partial:  # a hole is itself (the branches share the objects they did not change)
-        return ("partial", tuple(a.text if type(a) is _Piece else id(a) for a in value.atoms))
-    if kind is list:
-        return ("list", tuple(_key(v) for v in value))
-    return value
-
-
-def _public(value: Any) -> Any:
-    kind = type(value)
-    if kind is _Text:
-        return value.value
-    if kind is _Partial:
-        return value.unknown
-    if kind is list:
-        return [_public(v) for v in value]
-    return value
-
-
-def _nonempty(value: Any) -> bool | None:
-    kind = type(value)
-    if kind is _Text:
-        return bool(value.value)
-    if kind is _Partial:
-        return True if any(type(a) is _Piece and a.text for a in value.atoms) else None
-    if kind is list:
-        return bool(value) if all(type(v) is _Text for v in value) else None
-    return None
-
-
-def _is_items(element: Any) -> bool:
-    """An array element that stands for items a branch may or may not have added."""
-    return type(element) is _Partial and len(element.atoms) == 1 and element.atoms[0].items
-
-
-def _slice(atoms: tuple, start: int, end: int) -> list:
-    """atoms[start:end] counting characters (a hole counts one)."""
-    out, offset = [], 0
-    for a in atoms:
-        size = len(a.text) if type(a) is _Piece else 1
-        lo, hi = max(start - offset, 0), min(end - offset, size)
-        if lo < hi:
-            if type(a) is _Piece:
-                out.append(a if (lo, hi) == (0, size) else _Piece(a.text[lo:hi], *at(a, lo)))
-            else:
-                out.append(a)
-        offset += size
-        if offset >= end:
-            break
-    return out
-
-
-def _common(limit: int, shared: Any) -> int:
-    """The largest k <= limit with shared(k), for a property that holds up to some k (bisection:
-    each test is one string comparison)."""
-    lo, hi = 0, limit
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if shared(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _merge_strings(values: list, labels: list, unknown: Unknown, where: tuple) -> Any:
-    """One value for the strings the branches leave: the text they share at both ends is kept and
-    the rest is one hole that remembers each branch's middle."""
-    codes: dict = {}
-
-    def encode(value: Any) -> str:
-        return "".join(a.text if type(a) is _Piece else codes.setdefault(id(a), chr(0xF0000 + len(codes)))
-                       for a in _atoms(value))
-
-    texts = [encode(v) for v in values]
-    first = texts[0]
-    shortest = min(len(t) for t in texts)
-    prefix = _common(shortest, lambda k: all(t.startswith(first[:k]) for t in texts))
-    suffix = _common(shortest - prefix, lambda k: all(t.endswith(first[len(first) - k:]) for t in texts))
-    middles = tuple((tuple(_slice(_atoms(v), prefix, len(t) - suffix)), label)
-                    for v, t, label in zip(values, texts, labels))
-    hole = _Hole(unknown, *where, middles)
-    atoms0 = _atoms(values[0])
-    atoms = _slice(atoms0, 0, prefix) + [hole] + _slice(atoms0, len(texts[0]) - suffix, len(texts[0]))
-    return _Partial(tuple(atoms), values[0].raw, unknown)
-
-
-def _merge_lists(values: list, unknown: Unknown) -> list:
-    keys = [[_key(e) for e in v] for v in values]
-    shortest = min(len(k) for k in keys)
-    prefix = 0
-    while prefix < shortest and all(k[prefix] == keys[0][prefix] for k in keys):
-        prefix += 1
-    suffix = 0
-    while suffix < shortest - prefix and all(k[len(k) - 1 - suffix] == keys[0][len(keys[0]) - 1 - suffix]
-                                             for k in keys):
-        suffix += 1
-    first = values[0]
-    items = _Partial((_Hole(unknown, 0, 0, (), True),), "", unknown)  # any number of items
-    return first[:prefix] + [items] + first[len(first) - suffix:]
 
 
 # -- parsing ------------------------------------------------------------------------------------------
@@ -307,29 +139,6 @@ def _unclosed(lexer: _Lexer, keep: list) -> int | None:
         elif stack and kind in ("FI", "DONE", "ESAC", "RBRACE", "RPAREN"):
             stack.pop()
     return stack[-1] if stack else None
-
-
-def _source_of(atoms: Any) -> tuple[str, tuple, list]:
-    """Text to read again from atoms: each hole becomes one private-use character; with the map
-    from offsets back to the atoms and the list of holes."""
-    texts, offsets, segments, holes = [], [], [], []
-    n = 0
-    for a in atoms:
-        if type(a) is _Piece:
-            if not a.text:
-                continue
-            texts.append(a.text)
-            size = len(a.text)
-        else:
-            if len(holes) >= HOLE_LIMIT:
-                continue
-            texts.append(chr(HOLE_BASE + len(holes)))
-            holes.append(a)
-            size = 1
-        offsets.append(n)
-        segments.append(a)
-        n += size
-    return "".join(texts), (offsets, segments), holes
 
 
 class _Exit(Exception):
@@ -1265,23 +1074,6 @@ class _Walker:
                        variables, name, self.conditions)]
 
 
-def _field(atoms: list, raw: str, word: _Word, splice: int) -> _FieldP:
-    if not atoms:
-        return _FieldP("", word.line, word.column, raw, (), 0)
-    first = atoms[0]
-    value = None
-    for a in atoms:
-        if type(a) is _Hole:
-            value = a.unknown
-            break
-    if value is None:
-        value = first.text if len(atoms) == 1 else "".join(a.text for a in atoms)
-        splice = 0
-    else:
-        splice = splice if len(atoms) == 1 else 0
-    return _FieldP(value, first.line, first.column, raw, tuple(atoms), splice)
-
-
 _INTEGER = re.compile(r"-?[0-9]+")
 _ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9]|[#@*])")
 
@@ -1289,253 +1081,6 @@ _ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za
 def _arith_name(m: re.Match) -> str:
     name = m.group(1) or m.group(2)
     return name if NAME.fullmatch(name) else "__arg_" + name if name.isdigit() else "__arg_" + name
-
-
-# -- launchers -----------------------------------------------------------------------------------
-_TORCHRUN_VALUED = {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_id", "rdzv_backend",
-                    "rdzv_endpoint", "rdzv_conf", "max_restarts", "monitor_interval", "start_method", "role",
-                    "log_dir", "redirects", "tee", "local_addr", "local_rank", "logs_specs", "local_ranks_filter"}
-_DEEPSPEED_VALUED = {"num_gpus", "num_nodes", "hostfile", "H", "include", "i", "exclude", "e", "master_port",
-                     "master_addr", "launcher", "launcher_args", "node_rank", "ssh_port", "min_elastic_nodes",
-                     "max_elastic_nodes", "autotuning", "comment", "venv_script", "bind_core_list"}
-_SRUN_VALUED = {"N", "n", "p", "A", "t", "J", "o", "e", "c", "w", "x", "G", "nodes", "ntasks", "ntasks-per-node",
-                "gpus-per-node", "gpus", "partition", "account", "time", "job-name", "output", "error",
-                "cpus-per-task", "nodelist", "exclude", "jobid", "container-image", "container-mounts",
-                "container-workdir", "mem", "gres", "mpi", "cpu-bind", "distribution", "qos", "reservation",
-                "gpus-per-task", "ntasks-per-gpu", "dependency", "kill-on-bad-exit", "wait", "export"}
-_PYTHON_VALUED = {"-X", "-W", "-c"}
-_PYTHON = re.compile(r"python[0-9.]*")
-_SHELLS = {"bash", "sh", "dash", "zsh", "ksh"}
-_TORCHRUN_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
-_COUNTS = (("nodes", "N"), ("ntasks", "n"), ("ntasks-per-node", None), ("gpus-per-node", None))
-_SLURM_VARIABLES = {"nodes": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"), "ntasks": ("SLURM_NTASKS", "SLURM_NPROCS"),
-                    "ntasks-per-node": ("SLURM_NTASKS_PER_NODE",), "gpus-per-node": ("SLURM_GPUS_PER_NODE",)}
-# commands that never run their arguments as a command (so `echo python x.py` is no launch)
-_NOT_WRAPPERS = {"echo", "printf", "cat", "which", "type", "hash", "export", "declare", "local", "readonly", "set",
-                 "unset", "test", "[", "[[", "cd", "pushd", "popd", "ls", "mkdir", "rm", "cp", "mv", "touch", "tee",
-                 "grep", "sed", "awk", "head", "tail", "cut", "sort", "wc", "find", "chmod", "ln", "wait", "kill",
-                 "sleep", "pip", "pip3", "git", "wget", "curl", "jq", "true", "false", "shift", "read", "alias"}
-_WRAPPER_OPTIONS = {"env": {"-u", "-C", "-S", "--unset", "--chdir"}, "nice": {"-n", "--adjustment"},
-                    "exec": {"-a"}, "time": {"-f", "-o"}, "taskset": set(), "stdbuf": {"-i", "-o", "-e"},
-                    "nohup": set(), "command": set()}
-
-
-def _name_of(field: _FieldP) -> str | None:
-    """The file name of a command word: known when the text after its last `/` is."""
-    value = field.value
-    if type(value) is str:
-        return value.rsplit("/", 1)[-1]
-    atoms = field.pieces
-    if atoms and type(atoms[-1]) is _Piece and "/" in atoms[-1].text:
-        return atoms[-1].text.rsplit("/", 1)[-1] or None
-    return None
-
-
-def _is_launcher(name: str | None) -> bool:
-    return name is not None and (name in ("srun", "torchrun", "deepspeed") or _PYTHON.fullmatch(name) is not None)
-
-
-def _skip_wrappers(fields: list) -> int:
-    """Where the program starts after `env X=1`, `nohup`, `exec`, `time`, `nice -n 5`, `uv run`,
-    `nsys profile -o x`, ..."""
-    i, n = 0, len(fields)
-    while i < n:
-        value = fields[i].value
-        if type(value) is not str:
-            break
-        if value in _WRAPPER_OPTIONS:
-            valued = _WRAPPER_OPTIONS[value]
-            i += 1
-            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
-                if value == "taskset" and fields[i].value in ("-c", "--cpu-list", "-p"):
-                    i += 1
-                i += 2 if fields[i].value in valued else 1
-            if value == "taskset" and i < n:
-                i += 1  # the mask
-            continue
-        if "=" in value and ASSIGN.match(value):
-            i += 1
-            continue
-        if value == "nsys" and i + 1 < n and fields[i + 1].value in ("profile", "launch"):
-            i += 2
-            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
-                nxt = fields[i + 1] if i + 1 < n else None
-                takes = "=" not in fields[i].value and nxt is not None and not _is_launcher(_name_of(nxt)) and \
-                    not (type(nxt.value) is str and nxt.value.startswith("-"))
-                i += 2 if takes else 1
-            continue
-        if value in ("uv", "conda", "poetry", "pipenv") and i + 1 < n and fields[i + 1].value == "run":
-            i += 2
-            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
-                i += 2 if fields[i].value in ("-n", "-p", "--name", "--prefix", "--with", "--python") else 1
-            continue
-        break
-    return i
-
-
-def _dash_c(fields: list, i: int) -> _FieldP | None:
-    """The command string of `bash [options] -c STRING`."""
-    j = i + 1
-    while j < len(fields) and type(fields[j].value) is str and fields[j].value[:1] in ("-", "+"):
-        option = fields[j].value
-        if option == "--":
-            return None
-        if option[0] == "-" and not option.startswith("--") and "c" in option[1:]:
-            return fields[j + 1] if j + 1 < len(fields) else None
-        j += 2 if option in ("-o", "+o", "-O", "+O") else 1
-    return None
-
-
-def _flag_of(field: _FieldP) -> tuple[str, bool] | None:
-    """For an unknown word that starts like a flag: (the flag, True) when the flag is known and
-    only its `=value` is not (`--lr=$LR`); (None, False) when the flag's name itself is unknown."""
-    first = field.pieces[0] if field.pieces else None
-    if type(first) is not _Piece or not first.text.startswith("-") or _NUMBER.match(first.text):
-        return None
-    flag, eq, _ = first.text.partition("=")
-    if eq and len(flag) > 1:
-        return flag, True
-    return None, False
-
-
-def _options(fields: list, i: int, valued: set) -> tuple[dict, int]:
-    """The launcher's own options from fields[i]: {name: value or True}, and where they stop."""
-    options: dict = {}
-    while i < len(fields):
-        field = fields[i]
-        value = field.value
-        if type(value) is not str:
-            known = _flag_of(field)
-            if known is None and (not field.splice or field.pieces[0].alts):
-                break  # a word partly known (`$DIR/train.py`), or one that may be the entry script
-            if known is not None and known[1]:
-                name = known[0].lstrip("-")
-                options[name.replace("-", "_") if valued is not _SRUN_VALUED else name] = value
-            else:
-                options.setdefault("?", []).append(value)
-            i += 1
-            continue
-        if not value.startswith("-") or value == "--":
-            if value == "--":
-                i += 1
-            break
-        name, eq, inline = value.lstrip("-").partition("=")
-        key = name.replace("-", "_") if valued is not _SRUN_VALUED else name
-        if eq:
-            options[key] = inline
-        elif key in valued or name in valued:
-            options[key] = fields[i + 1].value if i + 1 < len(fields) else None
-            i += 1
-        else:
-            options[key] = True
-        i += 1
-    return options, i
-
-
-def _inherit(options: dict, allocation: dict) -> None:
-    """srun takes each count it does not set from the job's allocation (`#SBATCH`)."""
-    for long, short in _COUNTS:
-        if long in allocation and long not in options and (short is None or short not in options):
-            options[long] = allocation[long][0]
-
-
-def _srun_starts_python(launch: Launch, inner_via: tuple, options: dict, via: tuple) -> Launch:
-    """srun starting python (possibly through a shell or an unknown wrapper) starts the ranks
-    itself: the launch is srun's, with srun's options."""
-    depth = len(inner_via)
-    if launch.launcher != "python" or launch.via[:depth] != inner_via or \
-            any(name != "?" for name, _ in launch.via[depth:]):
-        return launch
-    return launch._replace(launcher="srun", options=options, via=via + launch.via[depth:])
-
-
-def _allocation(text: str) -> dict:
-    """The counts of the `#SBATCH` lines at the top of a script: {count: (value, line, column)}."""
-    out: dict = {}
-    for number, line in enumerate(text.split("\n"), 1):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if not stripped.startswith("#"):
-            break
-        if not stripped.startswith("#SBATCH"):
-            continue
-        words = re.split(r"\s#", stripped[7:], maxsplit=1)[0].split()
-        k = 0
-        while k < len(words):
-            word = words[k]
-            column = line.find(word) + 1
-            for long, short in _COUNTS:
-                if word.startswith(f"--{long}="):
-                    out[long] = (word.split("=", 1)[1], number, column)
-                elif word == f"--{long}" and k + 1 < len(words):
-                    out[long] = (words[k + 1], number, column)
-                    k += 1
-                elif short and word == f"-{short}" and k + 1 < len(words):
-                    out[long] = (words[k + 1], number, column)
-                    k += 1
-                elif short and word.startswith(f"-{short}") and len(word) > 2 and word[2:].isdigit():
-                    out[long] = (word[2:], number, column)
-            k += 1
-    return out
-
-
-def _seed(env: dict, allocation: dict) -> None:
-    """The SLURM_* variables a job gets from its allocation, when given as numbers."""
-    for long, (value, line, column) in allocation.items():
-        if value.isdigit():
-            for name in _SLURM_VARIABLES[long]:
-                env.setdefault(name, _Text((_Piece(value, line, column),), value))
-
-
-_NUMBER = re.compile(r"-\.?[0-9]")
-
-
-def _pair(fields: list) -> list:
-    """Flags with their values: `--flag v`, `--flag=v`, `--flag v1 v2` (a tuple), `--switch` (None);
-    unknown words as the Arg docstring says."""
-    args: list = []
-    current = None
-    values: list = []
-
-    def finish() -> None:
-        if current is not None:
-            value = None if not values else values[0] if len(values) == 1 else tuple(values)
-            args.append(Arg(current[0], value, current[1].line, current[1].column, current[2]))
-
-    for f in fields:
-        v = f.value
-        if type(v) is str:
-            if v.startswith("-") and len(v) > 1 and not _NUMBER.match(v):
-                finish()
-                flag, eq, inline = v.partition("=")
-                if eq and flag.startswith("--"):
-                    current, values = (flag, f, f.raw), [inline]
-                else:
-                    current, values = (v, f, f.raw), []
-                continue
-        else:
-            known = _flag_of(f)
-            if known is not None:
-                finish()
-                if known[1]:
-                    current, values = (known[0], f, f.raw), [v]
-                else:
-                    current, values = None, []
-                    args.append(Arg(None, v, f.line, f.column, f.raw))
-                continue
-            if f.splice and current is not None and (values or f.splice == 2):
-                finish()
-                current, values = None, []
-                args.append(Arg(None, v, f.line, f.column, f.raw))
-                continue
-        if current is None:
-            args.append(Arg(None, v, f.line, f.column, f.raw))
-        else:
-            values.append(v)
-            current = (current[0], current[1], current[2] + " " + f.raw)
-    finish()
-    return args
 
 
 # -- entry points ----------------------------------------------------------------------------------

@@ -1,0 +1,310 @@
+"""What the launch-script reader (shell.py) gives, and how it reads a launcher line: the launchers'
+own options (torchrun, the deepspeed launcher, srun, python), the wrappers in front of them, the
+`#SBATCH` allocation srun inherits, and the pairing of Megatron's flags with their values."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from shardshift.formats.megatron.shell_lexer import ASSIGN, _Piece
+from shardshift.formats.megatron.shell_values import _FieldP, _Text
+
+
+class Arg(NamedTuple):
+    """One argument: `flag` (None for a positional or an unresolved splice) and its value: a string,
+    a tuple for several values, None for a switch, or Unknown. Line and column are the flag's own.
+
+    An unknown splice (`${EXTRA[@]}`, `$ARGS` unknown, a hole in a string) right after a flag is
+    taken as that flag's value; after a flag that already has a value it is an Arg of its own
+    (flag None), as is an unknown word that starts like a flag (`--${DTYPE}`). `--flag=$X` with X
+    unknown is the flag with an Unknown value."""
+
+    flag: str | None
+    value: Any
+    line: int
+    column: int
+    text: str
+
+
+class Launch(NamedTuple):
+    """One launcher line: `launcher` (torchrun, deepspeed, srun, python, `python -m
+    torch.distributed.run`, or "?" when the program is an unknown word followed by a `.py` entry
+    script), its own `options` ({name: value or True}; unknown words spliced among them under
+    "?"; for srun, the counts it inherits from the `#SBATCH` allocation), the entry `script` (Unknown
+    when any part of its path is), its `args`, the wrappers around it (`via`: srun's options, "?"
+    for an unknown word before the launcher, a function from an unread file), the variables at
+    that line, `script_name`: the entry script's file name when it is known even though its
+    directory is not (`${DIR}/pretrain_gpt.py`), and `conditions`: the undecided branches the
+    launch depends on (empty when it always runs)."""
+
+    launcher: str
+    options: dict
+    script: Any
+    args: list
+    line: int
+    column: int
+    via: tuple
+    variables: dict
+    script_name: str | None = None
+    conditions: tuple = ()
+
+
+class Heredoc(NamedTuple):
+    target: Any
+    text: str
+    line: int
+
+
+class LaunchScript(NamedTuple):
+    path: str
+    variables: dict
+    launches: list
+    heredocs: list
+    problems: list
+
+
+_TORCHRUN_VALUED = {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_id", "rdzv_backend",
+                    "rdzv_endpoint", "rdzv_conf", "max_restarts", "monitor_interval", "start_method", "role",
+                    "log_dir", "redirects", "tee", "local_addr", "local_rank", "logs_specs", "local_ranks_filter"}
+_DEEPSPEED_VALUED = {"num_gpus", "num_nodes", "hostfile", "H", "include", "i", "exclude", "e", "master_port",
+                     "master_addr", "launcher", "launcher_args", "node_rank", "ssh_port", "min_elastic_nodes",
+                     "max_elastic_nodes", "autotuning", "comment", "venv_script", "bind_core_list"}
+_SRUN_VALUED = {"N", "n", "p", "A", "t", "J", "o", "e", "c", "w", "x", "G", "nodes", "ntasks", "ntasks-per-node",
+                "gpus-per-node", "gpus", "partition", "account", "time", "job-name", "output", "error",
+                "cpus-per-task", "nodelist", "exclude", "jobid", "container-image", "container-mounts",
+                "container-workdir", "mem", "gres", "mpi", "cpu-bind", "distribution", "qos", "reservation",
+                "gpus-per-task", "ntasks-per-gpu", "dependency", "kill-on-bad-exit", "wait", "export"}
+_PYTHON_VALUED = {"-X", "-W", "-c"}
+_PYTHON = re.compile(r"python[0-9.]*")
+_SHELLS = {"bash", "sh", "dash", "zsh", "ksh"}
+_TORCHRUN_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
+_COUNTS = (("nodes", "N"), ("ntasks", "n"), ("ntasks-per-node", None), ("gpus-per-node", None))
+_SLURM_VARIABLES = {"nodes": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"), "ntasks": ("SLURM_NTASKS", "SLURM_NPROCS"),
+                    "ntasks-per-node": ("SLURM_NTASKS_PER_NODE",), "gpus-per-node": ("SLURM_GPUS_PER_NODE",)}
+# commands that never run their arguments as a command (so `echo python x.py` is no launch)
+_NOT_WRAPPERS = {"echo", "printf", "cat", "which", "type", "hash", "export", "declare", "local", "readonly", "set",
+                 "unset", "test", "[", "[[", "cd", "pushd", "popd", "ls", "mkdir", "rm", "cp", "mv", "touch", "tee",
+                 "grep", "sed", "awk", "head", "tail", "cut", "sort", "wc", "find", "chmod", "ln", "wait", "kill",
+                 "sleep", "pip", "pip3", "git", "wget", "curl", "jq", "true", "false", "shift", "read", "alias"}
+_WRAPPER_OPTIONS = {"env": {"-u", "-C", "-S", "--unset", "--chdir"}, "nice": {"-n", "--adjustment"},
+                    "exec": {"-a"}, "time": {"-f", "-o"}, "taskset": set(), "stdbuf": {"-i", "-o", "-e"},
+                    "nohup": set(), "command": set()}
+
+
+def _name_of(field: _FieldP) -> str | None:
+    """The file name of a command word: known when the text after its last `/` is."""
+    value = field.value
+    if type(value) is str:
+        return value.rsplit("/", 1)[-1]
+    atoms = field.pieces
+    if atoms and type(atoms[-1]) is _Piece and "/" in atoms[-1].text:
+        return atoms[-1].text.rsplit("/", 1)[-1] or None
+    return None
+
+
+def _is_launcher(name: str | None) -> bool:
+    return name is not None and (name in ("srun", "torchrun", "deepspeed") or _PYTHON.fullmatch(name) is not None)
+
+
+def _skip_wrappers(fields: list) -> int:
+    """Where the program starts after `env X=1`, `nohup`, `exec`, `time`, `nice -n 5`, `uv run`,
+    `nsys profile -o x`, ..."""
+    i, n = 0, len(fields)
+    while i < n:
+        value = fields[i].value
+        if type(value) is not str:
+            break
+        if value in _WRAPPER_OPTIONS:
+            valued = _WRAPPER_OPTIONS[value]
+            i += 1
+            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
+                if value == "taskset" and fields[i].value in ("-c", "--cpu-list", "-p"):
+                    i += 1
+                i += 2 if fields[i].value in valued else 1
+            if value == "taskset" and i < n:
+                i += 1  # the mask
+            continue
+        if "=" in value and ASSIGN.match(value):
+            i += 1
+            continue
+        if value == "nsys" and i + 1 < n and fields[i + 1].value in ("profile", "launch"):
+            i += 2
+            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
+                nxt = fields[i + 1] if i + 1 < n else None
+                takes = "=" not in fields[i].value and nxt is not None and not _is_launcher(_name_of(nxt)) and \
+                    not (type(nxt.value) is str and nxt.value.startswith("-"))
+                i += 2 if takes else 1
+            continue
+        if value in ("uv", "conda", "poetry", "pipenv") and i + 1 < n and fields[i + 1].value == "run":
+            i += 2
+            while i < n and type(fields[i].value) is str and fields[i].value.startswith("-"):
+                i += 2 if fields[i].value in ("-n", "-p", "--name", "--prefix", "--with", "--python") else 1
+            continue
+        break
+    return i
+
+
+def _dash_c(fields: list, i: int) -> _FieldP | None:
+    """The command string of `bash [options] -c STRING`."""
+    j = i + 1
+    while j < len(fields) and type(fields[j].value) is str and fields[j].value[:1] in ("-", "+"):
+        option = fields[j].value
+        if option == "--":
+            return None
+        if option[0] == "-" and not option.startswith("--") and "c" in option[1:]:
+            return fields[j + 1] if j + 1 < len(fields) else None
+        j += 2 if option in ("-o", "+o", "-O", "+O") else 1
+    return None
+
+
+def _flag_of(field: _FieldP) -> tuple[str, bool] | None:
+    """For an unknown word that starts like a flag: (the flag, True) when the flag is known and
+    only its `=value` is not (`--lr=$LR`); (None, False) when the flag's name itself is unknown."""
+    first = field.pieces[0] if field.pieces else None
+    if type(first) is not _Piece or not first.text.startswith("-") or _NUMBER.match(first.text):
+        return None
+    flag, eq, _ = first.text.partition("=")
+    if eq and len(flag) > 1:
+        return flag, True
+    return None, False
+
+
+def _options(fields: list, i: int, valued: set) -> tuple[dict, int]:
+    """The launcher's own options from fields[i]: {name: value or True}, and where they stop."""
+    options: dict = {}
+    while i < len(fields):
+        field = fields[i]
+        value = field.value
+        if type(value) is not str:
+            known = _flag_of(field)
+            if known is None and (not field.splice or field.pieces[0].alts):
+                break  # a word partly known (`$DIR/train.py`), or one that may be the entry script
+            if known is not None and known[1]:
+                name = known[0].lstrip("-")
+                options[name.replace("-", "_") if valued is not _SRUN_VALUED else name] = value
+            else:
+                options.setdefault("?", []).append(value)
+            i += 1
+            continue
+        if not value.startswith("-") or value == "--":
+            if value == "--":
+                i += 1
+            break
+        name, eq, inline = value.lstrip("-").partition("=")
+        key = name.replace("-", "_") if valued is not _SRUN_VALUED else name
+        if eq:
+            options[key] = inline
+        elif key in valued or name in valued:
+            options[key] = fields[i + 1].value if i + 1 < len(fields) else None
+            i += 1
+        else:
+            options[key] = True
+        i += 1
+    return options, i
+
+
+def _inherit(options: dict, allocation: dict) -> None:
+    """srun takes each count it does not set from the job's allocation (`#SBATCH`)."""
+    for long, short in _COUNTS:
+        if long in allocation and long not in options and (short is None or short not in options):
+            options[long] = allocation[long][0]
+
+
+def _srun_starts_python(launch: Launch, inner_via: tuple, options: dict, via: tuple) -> Launch:
+    """srun starting python (possibly through a shell or an unknown wrapper) starts the ranks
+    itself: the launch is srun's, with srun's options."""
+    depth = len(inner_via)
+    if launch.launcher != "python" or launch.via[:depth] != inner_via or \
+            any(name != "?" for name, _ in launch.via[depth:]):
+        return launch
+    return launch._replace(launcher="srun", options=options, via=via + launch.via[depth:])
+
+
+def _allocation(text: str) -> dict:
+    """The counts of the `#SBATCH` lines at the top of a script: {count: (value, line, column)}."""
+    out: dict = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        if not stripped.startswith("#SBATCH"):
+            continue
+        words = re.split(r"\s#", stripped[7:], maxsplit=1)[0].split()
+        k = 0
+        while k < len(words):
+            word = words[k]
+            column = line.find(word) + 1
+            for long, short in _COUNTS:
+                if word.startswith(f"--{long}="):
+                    out[long] = (word.split("=", 1)[1], number, column)
+                elif word == f"--{long}" and k + 1 < len(words):
+                    out[long] = (words[k + 1], number, column)
+                    k += 1
+                elif short and word == f"-{short}" and k + 1 < len(words):
+                    out[long] = (words[k + 1], number, column)
+                    k += 1
+                elif short and word.startswith(f"-{short}") and len(word) > 2 and word[2:].isdigit():
+                    out[long] = (word[2:], number, column)
+            k += 1
+    return out
+
+
+def _seed(env: dict, allocation: dict) -> None:
+    """The SLURM_* variables a job gets from its allocation, when given as numbers."""
+    for long, (value, line, column) in allocation.items():
+        if value.isdigit():
+            for name in _SLURM_VARIABLES[long]:
+                env.setdefault(name, _Text((_Piece(value, line, column),), value))
+
+
+_NUMBER = re.compile(r"-\.?[0-9]")
+
+
+def _pair(fields: list) -> list:
+    """Flags with their values: `--flag v`, `--flag=v`, `--flag v1 v2` (a tuple), `--switch` (None);
+    unknown words as the Arg docstring says."""
+    args: list = []
+    current = None
+    values: list = []
+
+    def finish() -> None:
+        if current is not None:
+            value = None if not values else values[0] if len(values) == 1 else tuple(values)
+            args.append(Arg(current[0], value, current[1].line, current[1].column, current[2]))
+
+    for f in fields:
+        v = f.value
+        if type(v) is str:
+            if v.startswith("-") and len(v) > 1 and not _NUMBER.match(v):
+                finish()
+                flag, eq, inline = v.partition("=")
+                if eq and flag.startswith("--"):
+                    current, values = (flag, f, f.raw), [inline]
+                else:
+                    current, values = (v, f, f.raw), []
+                continue
+        else:
+            known = _flag_of(f)
+            if known is not None:
+                finish()
+                if known[1]:
+                    current, values = (known[0], f, f.raw), [v]
+                else:
+                    current, values = None, []
+                    args.append(Arg(None, v, f.line, f.column, f.raw))
+                continue
+            if f.splice and current is not None and (values or f.splice == 2):
+                finish()
+                current, values = None, []
+                args.append(Arg(None, v, f.line, f.column, f.raw))
+                continue
+        if current is None:
+            args.append(Arg(None, v, f.line, f.column, f.raw))
+        else:
+            values.append(v)
+            current = (current[0], current[1], current[2] + " " + f.raw)
+    finish()
+    return args
