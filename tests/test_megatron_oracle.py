@@ -51,7 +51,14 @@ CAUSES = [
     (r"no longer valid|is deprecated", ("MG003",)),
     (r"not divisible by (tensor|number of)|num_attention_heads|num_query_groups", ("PL103", "MG1")),
     (r"global batch size", ("DS201",)),
-    (r"fp16 and bf16|not args.bf16", ("MG2",)),
+    (r"fp16 and bf16|not args.bf16", ("MG201",)),
+    (r"Cannot specify both --step-batch-size-schedule", ("MG214",)),
+    (r"expected (iteration|sample)-based|lr-warmup-fraction", ("MG215", "MG216")),
+    (r"Number of layers should be divisible|layers per (pipeline|virtual)", ("MG101", "MG102", "MG103")),
+    (r"multiple of 2 \* context|seq-length should be", ("MG112",)),
+    (r"greater than or equal to seq_length", ("MG219",)),
+    (r"min_lr <= args.lr", ("MG218",)),
+    (r"overlap[-_]param[-_]gather", ("MG205", "MG206", "MG207")),
     (r"required|must be provided|is None", ("MG005",)),
 ]
 # Rejections that come from this machine, not from the arguments (tests/megatron_oracle_child.py).
