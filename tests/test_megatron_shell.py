@@ -569,7 +569,7 @@ def test_corpus_script_yields_its_megatron_launch(name, launcher, entry, flags, 
     "else\n", "fi\n", "case $A in\n", "1|x*) C=2 ;;\n", "*) exit 1 ;;\n", "esac\n", "eval $R\n", 'eval "$R"\n',
     'R="torchrun t.py --x $A"\n', "R='bash -c \"$R\"'\n", 'bash -c "$R"\n', "sbatch <<EOF\n", "#SBATCH -N 2\n",
     "srun python t.py ${B[@]}\n", "EOF\n", "f() { A=$1; }\n", "f 3\n", "return\n", "$((A+1))\n", "${A:-$R}\n",
-    "\ue000\n", "while [ $A ]; do\n", "done\n", "for i in 1 2; do\n", "} \n", "{\n", "(\n", ")\n", "&& ", "|| "]))
+    "\x011\x02\n", "\x01\n", "while [ $A ]; do\n", "done\n", "for i in 1 2; do\n", "} \n", "{\n", "(\n", ")\n", "&& ", "|| "]))
        .map("".join))
 def test_random_scripts_never_raise(text):
     read_launch_script(text, "t.sh")

@@ -14,8 +14,9 @@ A word's parts, each with whether it stood inside double quotes:
 - `("arith", quoted, (line, column), expression)`: `$((...))`;
 - `("unknown", quoted, (line, column), reason)`: what is never evaluated (`$(...)`, backquotes);
 - `("hole", quoted, _Hole)`: a value the reader does not know, spliced into text that is read
-  again (`eval`, `bash -c`, a heredoc given to `sbatch`). The text holds one private-use
-  character per hole in its place, so the hole keeps its own words apart from the known ones.
+  again (`eval`, `bash -c`, a heredoc given to `sbatch`). The text holds a marker per hole in its
+  place (`\x01<n>\x02`, control characters that scripts do not hold), so the hole keeps its own
+  words apart from the known ones.
 
 Text that is read again keeps the positions of the file: `origin` maps each offset of the text
 back to the piece (or hole) it was copied from.
@@ -88,11 +89,16 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 _META = frozenset(" \t\n;&|()<>")
 SPECIAL = frozenset("@*#?$!-0123456789")
-HOLE_BASE = 0xE000
-HOLE_LIMIT = 0x1900  # private-use characters U+E000..U+F8FF
-HOLE_CHAR = re.compile("[\ue000-\uf8ff]")
-_OPERATORS = ((";;&", "DSEMI"), (";;", "DSEMI"), (";&", "DSEMI"), ("&&", "AND_IF"), ("||", "OR_IF"),
-              ("&>>", "REDIR"), ("&>", "REDIR"), (";", "SEMI"), ("&", "AMP"), ("|&", "PIPE"), ("|", "PIPE"))
+HOLE = re.compile("\x01([0-9]+)\x02")  # where hole n stands in text read again
+
+
+def hole_marker(n: int) -> str:
+    return f"\x01{n}\x02"
+
+_OPERATORS = {";;&": "DSEMI", ";;": "DSEMI", ";&": "DSEMI", "&&": "AND_IF", "||": "OR_IF", "&>>": "REDIR",
+              "&>": "REDIR", ";": "SEMI", "&": "AMP", "|&": "PIPE", "|": "PIPE"}
+_OPERATOR = re.compile(r";;&|;;|;&|&&|\|\||&>>|&>|;|&|\|&|\|")  # longest first
+_BRACED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _REDIRECT = re.compile(r"[0-9]*(<<-?|<<<|>>|>&|>\||<&|<>|>|<)")
 _HEREDOC_WORD = re.compile(r"""'([^']*)'|"([^"]*)"|\\?([^\s;&|<>()]+)""")
 _PARAMETER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[([^\]]*)\])?")
@@ -100,8 +106,8 @@ _PARAMETER_OP = re.compile(r":?[-=+?]|##?|%%?|//?|:|\^\^?|,,?")
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n'\"$`;&|()]*[^\s<>]>")  # a template's `<PATH TO DATA>`
 # blanks and line continuations, then a newline, a comment, or a word with nothing to interpret
 # (no quotes, expansions, `=`, holes) followed by a blank or an operator other than a redirection
-_STEP = re.compile(r"(?:[ \t\r]|\\\n)*(?:(\n)|(#[^\n]*)|([^\s;&|()<>'\"\\$`#=\ue000-\uf8ff]"
-                   r"[^\s;&|()<>'\"\\$`=\ue000-\uf8ff]*)(?=[\s;&|()]|\Z))?")
+_STEP = re.compile(r"(?:[ \t\r]|\\\n)*(?:(\n)|(#[^\n]*)|([^\s;&|()<>'\"\\$`#=\x01]"
+                   r"[^\s;&|()<>'\"\\$`=\x01]*)(?=[\s;&|()]|\Z))?")
 
 
 _SCANNERS: dict = {}
@@ -171,7 +177,7 @@ class _Lexer:
 
     def shown(self, text: str) -> str:
         """Text for a message: each hole as `…`."""
-        return HOLE_CHAR.sub("…", text) if self.holes else text
+        return HOLE.sub("…", text) if self.holes else text
 
     def emit(self, kind: str, value: str, pos: int, payload: Any = None) -> None:
         if payload is not None:
@@ -190,7 +196,8 @@ class _Lexer:
                 where = self.pos(start)
                 self.emit_word(start, plain, [("lit", False, _Piece(plain, *where))], plain, where)
             elif newline is not None:
-                self.emit("NEWLINE", "\n", self.i - 1)
+                if not self.tokens or self.tokens[-1][0] != "NEWLINE":  # blank lines add nothing
+                    self.emit("NEWLINE", "\n", self.i - 1)
                 if self.pending:
                     self.heredoc_bodies()
                 if not self.array:
@@ -214,14 +221,14 @@ class _Lexer:
         t, i = self.text, self.i
         c = t[i]
         if c in ";&|":
-            for op, kind in _OPERATORS:
-                if t.startswith(op, i):
-                    self.i += len(op)
-                    self.emit(kind, op, i)
-                    self.cmd, self.assign_ok, self.expect = kind != "REDIR", kind != "REDIR", None
-                    if kind == "DSEMI" and self.cases:
-                        self.cases[-1] = True
-                    return
+            op = _OPERATOR.match(t, i).group(0)
+            kind = _OPERATORS[op]
+            self.i += len(op)
+            self.emit(kind, op, i)
+            self.cmd, self.assign_ok, self.expect = kind != "REDIR", kind != "REDIR", None
+            if kind == "DSEMI" and self.cases:
+                self.cases[-1] = True
+            return
         if c in "<>" and t.startswith("(", i + 1):
             end = self.matching(i + 2, "(", ")")
             self.emit("WORD", t[i:end], i, _Word([("unknown", False, self.pos(i), "process substitution")], t[i:end],
@@ -424,12 +431,12 @@ class _Lexer:
             a, b, base = 0, len(text), a
         else:
             base = 0
-        if self.holes and HOLE_CHAR.search(t, a, b):
+        if self.holes and HOLE.search(t, a, b):
             j = a
-            for m in HOLE_CHAR.finditer(t, a, b):
+            for m in HOLE.finditer(t, a, b):
                 if m.start() > j:
                     parts.append(("lit", quoted, _Piece(t[j:m.start()], *self.pos(base + j))))
-                index = ord(m.group(0)) - HOLE_BASE
+                index = int(m.group(1))
                 if index < len(self.holes):
                     parts.append(("hole", quoted, self.holes[index]))
                 j = m.end()
@@ -507,9 +514,9 @@ class _Lexer:
         if t.startswith("$((", i):
             end = self.matching(i + 2, "(", ")")
             expression = t[i + 3:end - 2]
-            hole = HOLE_CHAR.search(expression) if self.holes else None
-            if hole and ord(hole.group(0)) - HOLE_BASE < len(self.holes):
-                parts.append(("hole", quoted, self.holes[ord(hole.group(0)) - HOLE_BASE]))
+            hole = HOLE.search(expression) if self.holes else None
+            if hole and int(hole.group(1)) < len(self.holes):
+                parts.append(("hole", quoted, self.holes[int(hole.group(1))]))
             else:
                 parts.append(("arith", quoted, self.pos(i), expression))
             return end
@@ -518,6 +525,10 @@ class _Lexer:
             parts.append(("unknown", quoted, self.pos(i), f"output of `{self.shown(t[i + 2:end - 1].strip())}`"))
             return end
         if nxt == "{":
+            m = _BRACED.match(t, i)
+            if m:  # `${NAME}`, the common case
+                parts.append(("var", quoted, self.pos(i), m.group(1), "", None, None))
+                return m.end()
             end = self.matching(i + 2, "{", "}")
             parts.append(self.parameter(i, end - 1, quoted))
             return end

@@ -4,10 +4,12 @@ values that undecided branches leave are joined into one."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from typing import Any, NamedTuple
 
-from shardshift.formats.megatron.shell_lexer import HOLE_BASE, HOLE_LIMIT, _Hole, _Piece, _Word, at
+from shardshift.formats.megatron.shell_lexer import _Hole, _Piece, _Word, at, hole_marker
 from shardshift.plan import Unknown
 
 
@@ -101,20 +103,24 @@ def _is_items(element: Any) -> bool:
     return type(element) is _Partial and len(element.atoms) == 1 and element.atoms[0].items
 
 
-def _slice(atoms: tuple, start: int, end: int) -> list:
-    """atoms[start:end] counting characters (a hole counts one)."""
-    out, offset = [], 0
-    for a in atoms:
-        size = len(a.text) if type(a) is _Piece else 1
-        lo, hi = max(start - offset, 0), min(end - offset, size)
-        if lo < hi:
-            if type(a) is _Piece:
-                out.append(a if (lo, hi) == (0, size) else _Piece(a.text[lo:hi], *at(a, lo)))
-            else:
-                out.append(a)
-        offset += size
-        if offset >= end:
-            break
+def _slice(atoms: tuple, ends: list, start: int, end: int) -> list:
+    """atoms[start:end] counting characters (a hole counts one); `ends[k]`: where atom k ends."""
+    if start >= end or not atoms:
+        return []
+    i = bisect.bisect_right(ends, start)
+    j = min(bisect.bisect_left(ends, end), len(atoms) - 1)
+    out = list(atoms[i:j + 1])
+    first, last = out[0], out[-1]
+    if type(last) is _Piece:
+        hi = end - (ends[j] - len(last.text))
+        if hi < len(last.text):
+            out[-1] = last = _Piece(last.text[:hi], last.line, last.column)
+            if i == j:
+                first = last
+    if type(first) is _Piece:
+        lo = start - (ends[i] - len(atoms[i].text))
+        if lo > 0:
+            out[0] = _Piece(first.text[lo:], *at(first, lo))
     return out
 
 
@@ -141,15 +147,16 @@ def _merge_strings(values: list, labels: list, unknown: Unknown, where: tuple) -
                        for a in _atoms(value))
 
     texts = [encode(v) for v in values]
+    ends = [list(itertools.accumulate(len(a.text) if type(a) is _Piece else 1 for a in _atoms(v))) for v in values]
     first = texts[0]
     shortest = min(len(t) for t in texts)
     prefix = _common(shortest, lambda k: all(t.startswith(first[:k]) for t in texts))
     suffix = _common(shortest - prefix, lambda k: all(t.endswith(first[len(first) - k:]) for t in texts))
-    middles = tuple((tuple(_slice(_atoms(v), prefix, len(t) - suffix)), label)
-                    for v, t, label in zip(values, texts, labels))
+    middles = tuple((tuple(_slice(_atoms(v), e, prefix, len(t) - suffix)), label)
+                    for v, e, t, label in zip(values, ends, texts, labels))
     hole = _Hole(unknown, *where, middles)
-    atoms0 = _atoms(values[0])
-    atoms = _slice(atoms0, 0, prefix) + [hole] + _slice(atoms0, len(texts[0]) - suffix, len(texts[0]))
+    atoms0, ends0, size0 = _atoms(values[0]), ends[0], len(texts[0])
+    atoms = _slice(atoms0, ends0, 0, prefix) + [hole] + _slice(atoms0, ends0, size0 - suffix, size0)
     return _Partial(tuple(atoms), values[0].raw, unknown)
 
 
@@ -169,7 +176,7 @@ def _merge_lists(values: list, unknown: Unknown) -> list:
 
 
 def _source_of(atoms: Any) -> tuple[str, tuple, list]:
-    """Text to read again from atoms: each hole becomes one private-use character; with the map
+    """Text to read again from atoms: each hole becomes its marker (shell_lexer.HOLE); with the map
     from offsets back to the atoms and the list of holes."""
     texts, offsets, segments, holes = [], [], [], []
     n = 0
@@ -180,11 +187,9 @@ def _source_of(atoms: Any) -> tuple[str, tuple, list]:
             texts.append(a.text)
             size = len(a.text)
         else:
-            if len(holes) >= HOLE_LIMIT:
-                continue
-            texts.append(chr(HOLE_BASE + len(holes)))
+            texts.append(hole_marker(len(holes)))
             holes.append(a)
-            size = 1
+            size = len(texts[-1])
         offsets.append(n)
         segments.append(a)
         n += size
