@@ -333,6 +333,7 @@ def test_functions_run_where_they_are_called():
     assert r.launches[0].script == "t.py" and "does not call" in r.launches[0].conditions[0]
     r = one("g() { return 0; A=1; }\ng\n")
     assert "A" not in r.variables
+    assert len(one("f() { f; torchrun t.py; }\nf\n").launches) == 1  # recursion is read once
 
 
 def test_arithmetic_forms():

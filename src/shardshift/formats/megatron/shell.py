@@ -182,6 +182,7 @@ class _Walker:
         self.depth = depth
         self.functions: dict = {}  # name -> (body, lexer)
         self.called: set = set()
+        self.active: set = set()  # the functions being run
         self.args: Any = None  # the positional parameters inside a function call: (values, exact)
         self.sourced = False  # a file was sourced: its functions are not known
         self.handlers = {"simple": self._simple, "and_or": self._and_or, "pipeline": self._pipeline,
@@ -405,8 +406,8 @@ class _Walker:
     def call(self, name: str, fields: list) -> None:
         body, lexer = self.functions[name]
         self.called.add(name)
-        if self.depth > 12:
-            return
+        if self.depth > 12 or name in self.active:
+            return  # a function that calls itself: read once
         values, exact = [], True
         for f in fields[1:]:
             if f.splice:
@@ -416,6 +417,7 @@ class _Walker:
         saved = self.lexer, self.args
         self.lexer, self.args = lexer, (values, exact)
         self.depth += 1
+        self.active.add(name)
         try:
             self.walk(body)
         except _Exit as end:
@@ -424,6 +426,7 @@ class _Walker:
         finally:
             self.lexer, self.args = saved
             self.depth -= 1
+            self.active.discard(name)
 
     # -- deciding ------------------------------------------------------------------------------
     def status(self, node: Any) -> bool | None:

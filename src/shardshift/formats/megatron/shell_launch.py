@@ -31,12 +31,19 @@ class Launch(NamedTuple):
     """One launcher line: `launcher` (torchrun, deepspeed, srun, python, `python -m
     torch.distributed.run`, or "?" when the program is an unknown word followed by a `.py` entry
     script), its own `options` ({name: value or True}; unknown words spliced among them under
-    "?"; for srun, the counts it inherits from the `#SBATCH` allocation), the entry `script` (Unknown
-    when any part of its path is), its `args`, the wrappers around it (`via`: srun's options, "?"
-    for an unknown word before the launcher, a function from an unread file), the variables at
-    that line, `script_name`: the entry script's file name when it is known even though its
-    directory is not (`${DIR}/pretrain_gpt.py`), and `conditions`: the undecided branches the
-    launch depends on (empty when it always runs)."""
+    "?"), the entry `script` (Unknown when any part of its path is), its `args`, where the
+    launcher's name is written (`line`, `column`: inside the string, when the command is built in a
+    variable and run by eval or `bash -c`), the wrappers around it (`via`: ("srun", options), ("?",
+    {"?": [unknown words]}) for an unknown word before the launcher, (name, {}) for a function from
+    a file the script sources), the variables at that line, `script_name`: the entry script's file
+    name when it is known even though its directory is not (`${DIR}/pretrain_gpt.py`), and
+    `conditions`: the undecided branches the launch depends on (empty when it always runs).
+
+    srun's options (as a launcher or in `via`) include the counts it inherits from the job's
+    allocation, the `#SBATCH` lines of the script (or of the heredoc given to sbatch) and sbatch's
+    own options: `nodes`, `ntasks`, `ntasks-per-node`, `gpus-per-node`, each unless srun sets it
+    itself (`-N`/`--nodes`, `-n`/`--ntasks`, ...). A placeholder (`--nodes=your_own_num_nodes`)
+    stays as written."""
 
     launcher: str
     options: dict
