@@ -174,6 +174,7 @@ class _Walker:
                  allocation: dict | None = None, depth: int = 0) -> None:
         self.lexer = lexer
         self.env: dict = {} if env is None else env
+        self.written: set = set()  # the names set or unset since the innermost branch began
         self.launches: list = []
         self.heredocs: list = []
         self.via = via
@@ -188,6 +189,14 @@ class _Walker:
         self.handlers = {"simple": self._simple, "and_or": self._and_or, "pipeline": self._pipeline,
                          "subshell": self._subshell, "if_block": self._if_block, "for_block": self._loop,
                          "while_block": self._loop, "case_block": self._case_block, "funcdef": self._funcdef}
+
+    def set_var(self, name: str, value: Any) -> None:
+        self.env[name] = value
+        self.written.add(name)
+
+    def unset_var(self, name: str) -> None:
+        self.env.pop(name, None)
+        self.written.add(name)
 
     # -- structure -------------------------------------------------------------------------
     def walk(self, node: Any) -> None:
@@ -231,10 +240,10 @@ class _Walker:
         """Walks each body on a copy of the variables, then joins: a name the bodies leave at one
         value keeps it; otherwise it is Unknown (or a partial string whose differing middle is a
         hole with each branch's text), since which body runs is decided at run time."""
-        outer, conditions = self.env, self.conditions
-        results, alive_labels, ended = [], [], None
+        outer, conditions, written = self.env, self.conditions, self.written
+        results, alive_labels, ended, names = [], [], None, set()
         for k, body in enumerate(bodies):
-            self.env = dict(outer)
+            self.env, self.written = dict(outer), set()
             label = labels[k] if labels else None
             if label is not None:
                 self.conditions = conditions + (label,)
@@ -246,11 +255,13 @@ class _Walker:
             else:
                 results.append(self.env)
                 alive_labels.append(label or desc)
+                names |= self.written
             finally:
                 self.conditions = conditions
-        self.env = outer
+        self.env, self.written = outer, written
         if discard:
             return
+        written |= names
         if keep_outer:
             results.append(outer)
             alive_labels.append(f"{desc}: no branch runs")
@@ -260,9 +271,6 @@ class _Walker:
             if results[0] is not outer:
                 self.env = results[0]
             return
-        names = {n for r in results if r is not outer for n, v in r.items()
-                 if n not in outer or outer[n] is not v}
-        names.update(n for r in results for n in outer if n not in r)
         for name in names:
             values = [r.get(name, _MISSING) for r in results]
             keys = {_key(v) if v is not _MISSING else _MISSING for v in values}
@@ -354,7 +362,7 @@ class _Walker:
         bodies = [c for c in node.children if type(c) is not tuple and c.data == "body"]
         if token[0] == "FOR":
             name = word_text(self.lexer.payload[node.children[1][2]])
-            self.env[name] = Unknown(f"loop variable of {desc}")
+            self.set_var(name, Unknown(f"loop variable of {desc}"))
         elif bodies:
             self.walk(bodies[0])
             status = self.status(bodies[0])
@@ -569,9 +577,9 @@ class _Walker:
             if fields and command not in DECLARERS:
                 for name, old in temporary.items():
                     if old is _MISSING:
-                        self.env.pop(name, None)
+                        self.unset_var(name)
                     else:
-                        self.env[name] = old
+                        self.set_var(name, old)
 
     def command(self, command: str, fields: list, heredocs: list) -> None:
         if command in self.functions:
@@ -581,7 +589,7 @@ class _Walker:
         elif command == "unset":
             for f in fields[1:]:
                 if type(f.value) is str and not f.value.startswith("-"):
-                    self.env.pop(f.value, None)
+                    self.unset_var(f.value)
         elif command in ("read", "mapfile", "readarray", "getopts", "printf"):
             names = [f.value for f in fields[1:] if type(f.value) is str and NAME.fullmatch(f.value)]
             if command == "printf":
@@ -590,7 +598,7 @@ class _Walker:
             elif command == "getopts":
                 names = names[1:2]
             for name in names:
-                self.env[name] = Unknown(f"set by `{command}` at line {fields[0].line}")
+                self.set_var(name, Unknown(f"set by `{command}` at line {fields[0].line}"))
         elif command in ("source", "."):
             self.sourced = True
         elif command == "shift":
@@ -671,7 +679,7 @@ class _Walker:
                 value = old + [value]
             else:
                 value = _make(_atoms(old) + _atoms(value), old.raw + value.raw)
-        self.env[assign.name] = value
+        self.set_var(assign.name, value)
 
     # -- expansion ---------------------------------------------------------------------------
     def expand(self, word: _Word, split: bool) -> list:
@@ -829,7 +837,7 @@ class _Walker:
                     return Unknown(f"{what} (required)")
                 unknown = Unknown(f"{what} (default {shown} when unset)")
                 if op in (":=", "=") and name not in SPECIAL:
-                    self.env[name] = unknown
+                    self.set_var(name, unknown)
                 return unknown
             if value is _UNSET:
                 empty: bool | None = True
@@ -852,7 +860,7 @@ class _Walker:
             if absent:
                 default = self.text_of(_Word(arg[0], arg[1], *where))
                 if op in (":=", "=") and name not in SPECIAL:
-                    self.env[name] = default
+                    self.set_var(name, default)
                 return default
             if maybe_absent and isinstance(value, Unknown):
                 return Unknown(f"{value.reason} (default {shown} when empty)")
