@@ -53,6 +53,17 @@ RESOLVED = [
      32, "bf16"),
     ("deepspeedai__Megatron-DeepSpeed__examples_deepspeed__azure__run-175b.sh", "unknown", 1, 1, None, None, 4, 32,
      "fp16"),
+    # srun under #SBATCH --nodes=24 starting torch.distributed.run --nproc_per_node 8 through bash -c "$LAUNCHER ..."
+    ("bigscience-workshop__bigscience__train__tr11-176B-ml__tr11-176B-ml.slurm", 192, 4, 12, None, None, 2, 2048,
+     "bf16"),
+    ("bigcode-project__Megatron-LM__examples__pretrain_bigcode_model.slurm", 512, 4, 4, None, None, 1, 512, "bf16"),
+    # srun ... sh -c "python -u pretrain_gpt.py $@ ${options}" under "#SBATCH --nodes=128 --ntasks-per-node=8"
+    ("NVIDIA__Megatron-LM__examples__pretrain_gpt3_175B.sh", 1024, 8, 16, None, None, 1, 1536, "fp16"),
+    # options chosen by `case "${MODEL_SCALE}"` on a literal
+    ("NVIDIA__Megatron-LM__examples__mamba__train.sh", 8, 1, 1, None, None, 4, 32, "bf16"),
+    # `eval "$full_cmd"` chosen by $1: the finetuning branch (not the checkpoint converters)
+    ("deepspeedai__Megatron-DeepSpeed__examples_deepspeed__finetune_hf_llama__finetune_llama.sh", "unknown", 2, 2,
+     None, None, 16, 256, "bf16"),
     # --num_gpus 1 but no --num_nodes: the deepspeed launcher takes every host of /job/hostfile when one exists
     ("bigscience-workshop__Megatron-DeepSpeed__examples__pretrain_gpt_single_node.sh", "unknown", None, None, None,
      None, 4, 8, "fp16"),

@@ -134,8 +134,8 @@ def read(text: str, path: str = "<string>") -> Document:
                 document.syntax = SyntaxProblem(message, line, column)
             document.data = Arguments([], script=script)
             return document
-        arguments = Arguments(pair(launch.args), launch, launch.script, [a for a in launch.args if a.flag is None], script,
-                              len(script.launches))
+        arguments = Arguments(pair(launch.args), launch, entry_name(launch) or launch.script,
+                              [a for a in launch.args if a.flag is None], script, len(script.launches))
         arguments.argv = argv_of(launch.args)
     document.data = arguments
     document.references = _references(arguments, path)
@@ -164,14 +164,23 @@ def choose_launch(launches: list) -> Any:
     from shardshift.formats.megatron.flags import table
 
     flags = table()
-    best, score = None, 0
+    best, score = None, (False, 0)
     for launch in launches:
         count = sum(1 for a in launch.args if a.flag is not None and flags.get(a.flag) is not None)
-        entry = launch.script if isinstance(launch.script, str) else ""
-        # a helper (`python tools/x.py --split train`) shares a flag name or two with Megatron
-        if count > score and (_ENTRY.search(" " + entry) is not None or count >= 3):
-            best, score = launch, count
+        named = _ENTRY.search(" " + entry_name(launch)) is not None
+        # a helper (`python tools/x.py --split train`) or a converter shares flag names with Megatron:
+        # a training entry script (pretrain_*.py, finetune*.py, train*.py) wins, then the most flags
+        if (named or count >= 3) and (named, count) > score:
+            best, score = launch, (named, count)
     return best
+
+
+def entry_name(launch: Any) -> str:
+    """The entry script's file name, also when its folder is known only at run time."""
+    if isinstance(launch.script, str):
+        return launch.script
+    name = getattr(launch, "script_name", None)
+    return name if isinstance(name, str) else ""
 
 
 def pair(args: list) -> list[Given]:
@@ -473,8 +482,8 @@ def _world(arguments: Arguments, plan, path: str) -> None:
             nodes, per_node = 1, 1  # one process: Megatron's WORLD_SIZE defaults to 1
         else:
             world = Unknown("WORLD_SIZE is set in the script; a plain python launch starts one process")
-    else:
-        return
+    else:  # "?": the program before the entry script is decided at run time
+        world = Unknown("the launcher is decided at run time")
     if nodes is not None:
         plan.set("world.nodes", nodes, where)
     if per_node is not None:
