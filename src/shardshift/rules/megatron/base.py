@@ -25,6 +25,22 @@ class Flags:
         self.document = document
         self.arguments = document.data
         self.last: dict[str, Given] = self.arguments.last()
+        # Unresolved splices (`$EXTRA_ARGS`, `"$@"`) among the arguments, which may hold any flag, as
+        # (line, column, after): after=1 when the splice follows a flag's own words (its place is
+        # the flag's), 0 for a splice of its own.
+        splices = [(a.line, a.column, 0) for a in self.arguments.extra if isinstance(a.value, Unknown)]
+        for item in self.arguments.given:
+            takes_value = item.flag is not None and item.flag.takes_value(item.spelling)
+            if any(isinstance(w, Unknown) for w in item.stray) or (
+                    isinstance(item.value, Unknown) and not takes_value) or (
+                    isinstance(item.value, tuple) and any(isinstance(w, Unknown) for w in item.value)):
+                splices.append((item.line, item.column, 1))
+        self.last_splice: tuple[int, int, int] | None = max(splices) if splices else None
+
+    @property
+    def spliced(self) -> bool:
+        """True when an unresolved splice is among the arguments: it may give any flag."""
+        return self.last_splice is not None
 
     def given(self, dest: str) -> bool:
         return dest in self.last

@@ -72,7 +72,7 @@ def _megatron_lm(flags: Flags) -> bool:
 
 
 def _maybe_deepspeed(flags: Flags) -> bool:
-    return flags.arguments.dialect == "megatron-lm" and _splice(flags) and "--deepspeed" in flags.document.text
+    return flags.arguments.dialect == "megatron-lm" and flags.spliced and "--deepspeed" in flags.document.text
 
 
 def _other_parser(flags: Flags) -> str | None:
@@ -92,23 +92,6 @@ def _other_parser(flags: Flags) -> str | None:
 def _placeholder(word: Any) -> bool:
     """A placeholder the user fills in (`<Specify path>`), not a value."""
     return isinstance(word, str) and ("<" in word or ">" in word)
-
-
-def _splice(flags: Flags) -> bool:
-    """True when an unresolved splice (`$EXTRA_ARGS`, `"$@"`) is among the arguments: it may hold
-    any flag."""
-    arguments = flags.arguments
-    if any(isinstance(a.value, Unknown) for a in arguments.extra):
-        return True
-    for item in arguments.given:
-        if any(isinstance(w, Unknown) for w in item.stray):
-            return True
-        takes_value = item.flag is not None and item.flag.takes_value(item.spelling)
-        if isinstance(item.value, Unknown) and not takes_value:
-            return True
-        if isinstance(item.value, tuple) and any(isinstance(w, Unknown) for w in item.value):
-            return True
-    return False
 
 
 class UnknownFlag(MegatronRule):
@@ -572,7 +555,7 @@ class MissingRequiredFlag(MegatronRule):
             return
         if not _pretrain(flags):
             return
-        if any(flags.given(dest) for dest in ELSEWHERE) or _splice(flags):
+        if any(flags.given(dest) for dest in ELSEWHERE) or flags.spliced:
             return
         if _other_parser(flags) or any(item.flag is None for item in arguments.given):
             return  # another parser (an extra_args_provider, a fork) may set it

@@ -46,10 +46,7 @@ class Args:
 
     def __init__(self, flags: Flags) -> None:
         self.flags = flags
-        arguments = flags.arguments
-        opens = [(a.line, a.column, 0) for a in arguments.extra if isinstance(a.value, Unknown)]
-        opens += [(g.line, g.column, 1) for g in arguments.given if any(isinstance(s, Unknown) for s in g.stray)]
-        self.open = max(opens) if opens else None
+        self.open = flags.last_splice
 
     def sure(self, dest: str) -> bool:
         item = self.flags.item(dest)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from shardshift.plan import Unknown
 from shardshift.rules.base import Context, Finding, Related
 from shardshift.rules.megatron.base import Flags, MegatronRule
 
@@ -40,8 +39,7 @@ class Args:
 
     def __init__(self, flags: Flags) -> None:
         self.flags = flags
-        arguments = flags.arguments
-        self.open = _splice(arguments)
+        self.open = flags.spliced
         checkpoint = self.raw("use_checkpoint_args")
         self.from_checkpoint = checkpoint is UNKNOWN or bool(checkpoint)
 
@@ -73,22 +71,6 @@ class Args:
         if activations:
             return "selective", "recompute_activations"
         return self("recompute_granularity"), "recompute_granularity"
-
-
-def _splice(arguments: Any) -> bool:
-    """An unresolved splice (`$EXTRA_ARGS`, `"$@"`) among the arguments: it may hold any flag (the reader
-    keeps it as an extra argument, or as a word after a switch or an unknown flag)."""
-    if any(isinstance(a.value, Unknown) for a in arguments.extra):
-        return True
-    for item in arguments.given:
-        if any(isinstance(w, Unknown) for w in item.stray):
-            return True
-        takes_value = item.flag is not None and item.flag.takes_value(item.spelling)
-        if isinstance(item.value, Unknown) and not takes_value:
-            return True
-        if isinstance(item.value, tuple) and any(isinstance(w, Unknown) for w in item.value):
-            return True
-    return False
 
 
 def known(*values: Any) -> bool:
