@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def marker_position(path: Path, marker: str, occurrence: int = 1) -> tuple[int, int]:
-    """1-based (line, column) of the `occurrence`-th appearance of `marker` in the file."""
+def marker_position(path: Path, marker: str, occurrence: int = 1, *, skip_comments: bool = False) -> tuple[int, int]:
+    """1-based (line, column) of the `occurrence`-th appearance of `marker` in the file (outside `#`
+    comment lines with `skip_comments`: a fixture's header comment may name the flag it shows)."""
     seen = 0
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if skip_comments and line.lstrip().startswith("#"):
+            continue
         start = 0
         while (index := line.find(marker, start)) != -1:
             seen += 1

@@ -12,7 +12,7 @@ from shardshift.formats.megatron.reader import read
 from shardshift.plan import Unknown, known
 
 from conftest import FIXTURES, check_json
-from rule_cases import findings_with_code
+from rule_cases import findings_with_code, marker_position
 
 RULES = FIXTURES / "megatron" / "rules"
 
@@ -57,21 +57,6 @@ BAD_CASES = [
 ]
 
 
-def marker_position(path: Path, marker: str, occurrence: int = 1) -> tuple[int, int]:
-    """1-based (line, column) of the `occurrence`-th `marker` outside comment lines."""
-    seen = 0
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.lstrip().startswith("#"):
-            continue
-        start = 0
-        while (index := line.find(marker, start)) != -1:
-            seen += 1
-            if seen == occurrence:
-                return number, index + 1
-            start = index + 1
-    raise AssertionError(f"{marker!r} not found {occurrence} time(s) in {path}")
-
-
 @pytest.mark.parametrize("fixture,code,severity,pointer,marker,occurrence,fix,words", BAD_CASES,
                          ids=[c[0] for c in BAD_CASES])
 def test_bad_fixture_is_reported_at_the_flag(fixture, code, severity, pointer, marker, occurrence, fix, words):
@@ -80,7 +65,7 @@ def test_bad_fixture_is_reported_at_the_flag(fixture, code, severity, pointer, m
     found = findings_with_code(output, code)
     assert len(found) == 1, output["findings"]
     finding = found[0]
-    line, column = marker_position(path, marker, occurrence)
+    line, column = marker_position(path, marker, occurrence, skip_comments=True)
     assert (finding["severity"], finding["pointer"], finding["line"], finding["column"]) == (
         severity, pointer, line, column)
     assert finding["fix"] == fix
