@@ -19,6 +19,7 @@ READERS: dict[str, str] = {
     "accelerate": "shardshift.formats.accelerate",
     "axolotl": "shardshift.formats.axolotl",
     "megatron": "shardshift.formats.megatron",
+    "torchtitan": "shardshift.formats.torchtitan",
 }
 
 WRITERS: dict[str, str] = {

@@ -1,0 +1,3 @@
+"""accelerate rules (see the rule classes)."""
+
+from __future__ import annotations

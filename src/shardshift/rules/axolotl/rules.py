@@ -1,0 +1,3 @@
+"""axolotl rules (see the rule classes)."""
+
+from __future__ import annotations
