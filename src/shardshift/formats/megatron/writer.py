@@ -64,10 +64,9 @@ class Dropped:
 def _word(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value) if not value.is_integer() or abs(value) >= 1e16 else str(int(value)) if abs(value) < 1e6 \
-            else repr(value)
-    return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e6:
+        return str(int(value))  # `--clip-grad 1`: argparse's float() reads it back as 1.0
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
