@@ -1,11 +1,3 @@
-"""torchtitan train-config TOML (the format torchtitan read until 2026-02): not read yet."""
+"""torchtitan train-config TOML (the format torchtitan read until 2026-02): reader and writer."""
 
-FORMAT = "torchtitan"
-
-
-def looks_like(path: str, text: str) -> bool:
-    return False
-
-
-def read(text: str, path: str = "<string>"):
-    raise NotImplementedError("torchtitan TOML is not read yet")
+from shardshift.formats.torchtitan.reader import FORMAT, MARKER_KEYS, is_config, looks_like, read  # noqa: F401
