@@ -185,3 +185,27 @@ def test_setup_auto_is_clean():
     status, out = check_json("--isolated", "fixtures/setups/axolotl_auto")
     assert status == 0 and out["findings"] == []
     assert {f["format"] for f in out["files"]} == {"axolotl", "deepspeed"}
+
+
+@pytest.mark.parametrize("written, dotted, expected", [
+    ("tensor_parallel_size: 2\n", "parallelism.tensor", 2),
+    ("context_parallel_size: 4\n", "parallelism.context", 4),
+    ("sequence_parallel_degree: 4\n", "parallelism.context", 4),  # Axolotl copies the deprecated alias
+    ("sequence_parallel_degree: 4\ncontext_parallel_size: 2\n", "parallelism.context", 2),
+    ("dp_shard_size: 8\ndp_replicate_size: 2\n", "parallelism.data_parallel_shard", 8),
+    ("dp_shard_size: 8\ndp_replicate_size: 2\n", "parallelism.data_parallel_replicate", 2),
+    ("gradient_checkpointing: true\n", "activation_checkpointing.enabled", True),
+    ("gradient_checkpointing: offload\n", "activation_checkpointing.enabled", True),  # rewritten to true
+    ("fsdp_config:\n  activation_checkpointing: true\n", "activation_checkpointing.enabled", True),
+    ("fsdp_config:\n  reshard_after_forward: false\n", "sharding.reshard_after_forward", False),
+    ("fsdp_config:\n  fsdp_reshard_after_forward: false\n", "sharding.reshard_after_forward", False),
+    # the later of the prefixed and the unprefixed spelling wins, as Axolotl rebuilds the mapping in order
+    ("fsdp_config:\n  reshard_after_forward: true\n  fsdp_reshard_after_forward: false\n",
+     "sharding.reshard_after_forward", False),
+    ("fsdp_config:\n  offload_params: true\n  cpu_offload_pin_memory: false\n", "offload.params.device", "cpu"),
+    ("fsdp_config:\n  offload_params: true\n  cpu_offload_pin_memory: false\n", "offload.params.pin_memory", False),
+])
+def test_distributed_keys(written, dotted, expected):
+    plan = read(HEAD + written).plan
+    assert plan.get(dotted) == expected
+    assert plan.provenance[dotted].line >= 3

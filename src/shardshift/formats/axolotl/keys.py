@@ -18,7 +18,28 @@ KEYS: dict[str, tuple[str, str]] = {
     "max_grad_norm": ("gradient_clipping", "float"),
     "lr_scheduler": ("scheduler.name", "str"),
     "warmup_steps": ("scheduler.warmup_steps", "int"),
+    # parallelism degrees (Axolotl exports the ones > 1 as PARALLELISM_CONFIG_* for Accelerate)
+    "tensor_parallel_size": ("parallelism.tensor", "int"),
+    "context_parallel_size": ("parallelism.context", "int"),
+    "dp_shard_size": ("parallelism.data_parallel_shard", "int"),
+    "dp_replicate_size": ("parallelism.data_parallel_replicate", "int"),
+    "expert_parallel_size": ("parallelism.expert", "int"),
 }
+
+# The fields of Axolotl's FSDPConfig (axolotl 0.21.0 utils/schemas/fsdp.py); `version` is an alias of
+# fsdp_version. Any other key inside fsdp_config is dropped silently (pydantic's extra="ignore").
+FSDP_CONFIG_FIELDS = (
+    "fsdp_version", "activation_checkpointing", "offload_params", "cpu_ram_efficient_loading",
+    "cpu_offload_pin_memory", "state_dict_type", "final_state_dict_type", "auto_wrap_policy",
+    "transformer_layer_cls_to_wrap", "min_num_params", "reshard_after_forward", "mixed_precision_policy",
+)
+FSDP_CONFIG_ALIASES = ("version",)
+
+# FSDP1-only fsdp_config keys (axolotl 0.21.0 utils/schemas/validation.py): the first are rejected
+# by the schema (value: the FSDP2 replacement, or None), the second dropped with a warning.
+FSDP1_ONLY_REJECTED = {"sharding_strategy": "reshard_after_forward", "forward_prefetch": None}
+FSDP1_ONLY_IGNORED = ("sync_module_states", "backward_prefetch", "backward_prefetch_policy", "limit_all_gathers",
+                      "use_orig_params")
 
 # transformers TrainingArguments defaults, which a lone adam_beta1 / adam_beta2 is paired with
 HF_BETAS = (0.9, 0.999)

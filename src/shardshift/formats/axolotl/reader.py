@@ -19,6 +19,18 @@ its position (see keys.py for the table):
   bf16 or fp16 by the GPU; bf16: false without fp16 -> fp32. When neither bf16 nor fp16 is
   written the field stays unset (the default `auto` applies, and nothing in the file says so).
 
+- tensor_parallel_size, context_parallel_size (or the deprecated sequence_parallel_degree, which
+  Axolotl copies into it when context_parallel_size is unset), dp_shard_size, dp_replicate_size,
+  expert_parallel_size -> parallelism.*;
+- gradient_checkpointing -> activation_checkpointing.enabled (`offload` / `offload_disk` are true:
+  Axolotl rewrites them to true plus activation_offloading); else fsdp_config's
+  activation_checkpointing;
+- fsdp_config as Axolotl's schema reads it (`fsdp_` prefixes stripped, the later of a prefixed
+  and an unprefixed spelling wins; `version` is fsdp_version): reshard_after_forward ->
+  sharding.reshard_after_forward; offload_params: true -> offload.params.device cpu (FSDP2's
+  CPUOffloadPolicy, which also keeps the optimizer step on the CPU), cpu_offload_pin_memory ->
+  its pin_memory.
+
 `deepspeed:` given as a string is a Reference to the ds_config (resolved from this file's
 folder); an inline mapping `deepspeed: {...}` is no reference and stays in the passthrough.
 Everything else stays as written in `plan.passthrough["axolotl"]`.
@@ -69,11 +81,55 @@ def read(text: str, path: str = "<string>") -> Document:
             if key == "warmup_steps" and value == 1:
                 value = 2
         lift.set(dotted, value, f"/{key}")
+    if lift.value("/context_parallel_size") in (MISSING, None, 0):
+        degree = number(lift.value("/sequence_parallel_degree"), int)
+        if degree not in (MISSING, 0):
+            lift.set("parallelism.context", degree, "/sequence_parallel_degree")
     _betas(lift)
     _precision(lift)
+    _checkpointing_and_fsdp(lift)
     if isinstance(lift.value("/deepspeed"), str):
         lift.reference("/deepspeed")
     return lift.finish(FORMAT)
+
+
+def fsdp_config_keys(data: object) -> dict[str, str]:
+    """fsdp_config as Axolotl's schema sees it: each field name (prefix stripped, `version` ->
+    fsdp_version) -> the key written for it that wins (the later one, as Axolotl rebuilds the
+    mapping in order)."""
+    block = data.get("fsdp_config") if isinstance(data, dict) else None
+    if not isinstance(block, dict):
+        return {}
+    out: dict[str, str] = {}
+    for key in block:
+        if not isinstance(key, str):
+            continue
+        name = key[5:] if key.startswith("fsdp_") and key != "fsdp_version" else key
+        out["fsdp_version" if name == "version" else name] = key
+    return out
+
+
+def _checkpointing_and_fsdp(lift) -> None:
+    fsdp = fsdp_config_keys(lift.document.data)
+    written = lift.value("/gradient_checkpointing")
+    if isinstance(written, bool) or written in ("offload", "offload_disk"):
+        lift.set("activation_checkpointing.enabled", written is not False, "/gradient_checkpointing")
+    elif "activation_checkpointing" in fsdp:
+        pointer = "/fsdp_config/" + fsdp["activation_checkpointing"]
+        if isinstance(lift.value(pointer), bool):
+            lift.set("activation_checkpointing.enabled", lift.value(pointer), pointer)
+    if "reshard_after_forward" in fsdp:
+        pointer = "/fsdp_config/" + fsdp["reshard_after_forward"]
+        if isinstance(lift.value(pointer), bool):
+            lift.set("sharding.reshard_after_forward", lift.value(pointer), pointer)
+    if "offload_params" in fsdp:
+        pointer = "/fsdp_config/" + fsdp["offload_params"]
+        if lift.value(pointer) is True:
+            lift.set("offload.params.device", "cpu", pointer)
+            if "cpu_offload_pin_memory" in fsdp:
+                pin = "/fsdp_config/" + fsdp["cpu_offload_pin_memory"]
+                if isinstance(lift.value(pin), bool):
+                    lift.set("offload.params.pin_memory", lift.value(pin), pin)
 
 
 def _betas(lift) -> None:
