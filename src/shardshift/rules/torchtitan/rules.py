@@ -1,3 +1,480 @@
-"""torchtitan rules (see the rule classes)."""
+"""torchtitan rules (TT001-TT099 for keys and values, TT101- for the setup they form).
+
+Each rule restates what torchtitan v0.2.2 (the last release that reads a TOML config) does with the
+file: `ConfigManager` (torchtitan/config/manager.py) builds `JobConfig` from the TOML with
+`_dict_to_dataclass`, which raises `ValueError: Invalid field names in <class> data: {...}` for a
+key the section's dataclass does not have, and passes every value through unchecked (tyro only
+warns when a value does not match its annotation); `ParallelDims` (torchtitan/distributed/
+parallel_dims.py) resolves a shard degree of -1 and asserts the product of the degrees;
+`maybe_enable_amp` (torchtitan/distributed/utils.py) decides where mixed precision happens.
+tests/test_torchtitan_oracle.py confirms the config manager's behaviour with torchtitan 0.2.2.
+
+A file that names `job.custom_config_module` (or the older `experimental.custom_args_module`)
+extends the schema with user code: its unknown keys are not judged.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Iterable
+
+from shardshift.formats.torchtitan.keys import SCHEMA
+from shardshift.plan import known
+from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
+from shardshift.source import join_pointer
+
+# (section, key as written) -> (where it lives in v0.2.2 or None when removed, what happened)
+RENAMED: dict[tuple[str, str], tuple[str | None, str]] = {
+    ("training", "batch_size"): ("training.local_batch_size", "renamed in 2025-06 (PR #1238)"),
+    ("training", "data_parallel_degree"): ("parallelism.data_parallel_shard_degree",
+                                           "split into replicate and shard degrees, then moved to [parallelism]"),
+    ("training", "data_parallel_shard_degree"): ("parallelism.data_parallel_shard_degree",
+                                                 "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("training", "data_parallel_replicate_degree"): ("parallelism.data_parallel_replicate_degree",
+                                                     "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("training", "tensor_parallel_degree"): ("parallelism.tensor_parallel_degree",
+                                             "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("training", "pipeline_parallel_degree"): ("parallelism.pipeline_parallel_degree",
+                                               "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("training", "enable_async_tensor_parallel"): ("parallelism.enable_async_tensor_parallel",
+                                                   "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("experimental", "pipeline_parallel_degree"): ("parallelism.pipeline_parallel_degree",
+                                                   "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("experimental", "context_parallel_degree"): ("parallelism.context_parallel_degree",
+                                                  "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("experimental", "enable_async_tensor_parallel"): ("parallelism.enable_async_tensor_parallel",
+                                                       "moved to [parallelism] in 2025-04 (PR #767)"),
+    ("training", "warmup_steps"): ("lr_scheduler.warmup_steps", "moved to [lr_scheduler]"),
+    ("training", "compile"): ("compile.enable", "became the [compile] section in v0.2"),
+    ("training", "fp8_linear"): ("model.converters", 'float8 is a model converter: converters = ["quantize.linear.float8"]'),
+    ("checkpoint", "enable_checkpoint"): ("checkpoint.enable", "renamed in v0.2"),
+    ("checkpoint", "model_weights_only"): ("checkpoint.last_save_model_only", "replaced in v0.1"),
+    ("lr_scheduler", "lr_min"): ("lr_scheduler.min_lr_factor", "renamed after v0.1 (a factor of lr)"),
+    ("", "float8"): ("quantize.linear.float8", 'became [quantize.linear.float8], activated by '
+                     'model.converters = ["quantize.linear.float8"]'),
+    ("model", "norm_type"): (None, "removed: the norm is part of the model flavor"),
+    ("checkpoint", "interval_type"): (None, "removed: checkpoint.interval counts steps"),
+}
+# Accepted by v0.2.2 with a warning, then copied to the new key (ConfigManager._validate_config).
+DEPRECATED: dict[tuple[str, str], str] = {
+    ("model", "tokenizer_path"): "model.hf_assets_path",
+    ("experimental", "custom_args_module"): "job.custom_config_module",
+}
+FLOAT8_V01 = "float8"
+CONVERTERS_V02 = ("quantize.linear.float8", "quantize.grouped_mm.float8", "quantize.linear.mx", "quantize.grouped_mm.mx")
+
+
+def _tables(data: dict) -> set[str]:
+    """Every dotted section name that is a table in the schema (with its parents: quantize, quantize.linear)."""
+    names = set(SCHEMA)
+    for name in SCHEMA:
+        parts = name.split(".")
+        names.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return names
+
+
+TABLES = _tables({})
+
+
+def _pointer(section: str, key: str) -> str:
+    pointer = ""
+    for part in [*(section.split(".") if section else []), key]:
+        pointer = join_pointer(pointer, part)
+    return pointer
+
+
+def _custom(data: dict) -> bool:
+    job, experimental = data.get("job"), data.get("experimental")
+    return (isinstance(job, dict) and bool(job.get("custom_config_module"))) or (
+        isinstance(experimental, dict) and bool(experimental.get("custom_args_module")))
+
+
+def _walk(data: dict, section: str = "") -> Iterable[tuple[str, str, Any]]:
+    """(section, key, value) of every key, descending into the tables the schema has."""
+    for key, value in data.items():
+        dotted = f"{section}.{key}" if section else key
+        if isinstance(value, dict) and dotted in TABLES:
+            yield from _walk(value, dotted)
+        else:
+            yield section, key, value
+
+
+class _TitanRule(Rule):
+    formats = ("torchtitan",)
+
+
+class UnknownKey(_TitanRule):
+    """A key or section torchtitan does not have.
+
+    ## What it does
+    Checks every section and key against torchtitan v0.2.2's `JobConfig` (the last release that
+    reads a TOML), and names the key you probably meant. Keys that moved or were removed in an
+    earlier release are TT003 instead. Files that extend the schema with
+    `job.custom_config_module` are not judged.
+
+    ## Why is this bad
+    torchtitan's `ConfigManager` refuses the whole file at start-up:
+    `ValueError: Invalid field names in <class 'torchtitan.config.job_config.Parallelism'> data:
+    {'tensor_paralel_degree'}`.
+
+    ## Example
+    ```toml
+    [parallelism]
+    tensor_paralel_degree = 8
+    ```
+
+    ## Use instead
+    ```toml
+    [parallelism]
+    tensor_parallel_degree = 8
+    ```
+    """
+
+    code = "TT001"
+    name = "unknown-key"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or _custom(data):
+            return
+        for section, key, _ in _walk(data):
+            if (section, key) in RENAMED or (section, key) in DEPRECATED:
+                continue
+            pointer = _pointer(section, key)
+            if section and section not in SCHEMA:
+                continue  # reported at the section itself
+            known_keys = SCHEMA[section] if section else sorted(t for t in TABLES if "." not in t)
+            if key in known_keys:
+                continue
+            where = f"[{section}]" if section else "the top level"
+            kind = "key" if section else "section"
+            cls = _class_name(section)
+            guess = did_you_mean(key, known_keys)
+            message = (f"unknown {kind} {key!r} in {where}: torchtitan's ConfigManager refuses the file at start-up "
+                       f"(ValueError: Invalid field names in {cls} data: {{{key!r}}})")
+            fix = clear_match(key, known_keys)
+            if guess:
+                message += f"; did you mean {guess!r}?"
+            yield self.finding(document, pointer, message, key=True, fix=fix,
+                               fix_kind="rename-key" if fix else None)
+
+
+def _class_name(section: str) -> str:
+    if not section:
+        return "<class 'torchtitan.config.job_config.JobConfig'>"
+    names = {"lr_scheduler": "LRScheduler", "training.dataloader": "DataLoader",
+             "validation.dataloader": "DataLoader", "comm": "Comm"}
+    last = names.get(section) or "".join(p.capitalize() for p in section.split(".")[-1].split("_"))
+    return f"[{section}]'s dataclass ({last})"
+
+
+class WrongValue(_TitanRule):
+    """A value of the wrong type, or not one of the choices torchtitan has.
+
+    ## What it does
+    Checks every value against the annotation of its field in torchtitan v0.2.2's `JobConfig`:
+    ints where an int goes (a float such as `2.0` is not one), numbers for floats, booleans, strings,
+    lists, and the choices of a `Literal` field (`activation_checkpoint.mode`, `training.dtype`,
+    `parallelism.fsdp_reshard_after_forward`, ...).
+
+    ## Why is this bad
+    torchtitan's `ConfigManager` does not check or convert TOML values: the value reaches the
+    training code as written (tyro only prints a UserWarning), and fails or misbehaves there,
+    after the job has started — a string degree `"2"` breaks the mesh arithmetic, a mode
+    `"partial"` is neither full nor selective.
+
+    ## Example
+    ```toml
+    [activation_checkpoint]
+    mode = "partial"
+    ```
+
+    ## Use instead
+    ```toml
+    [activation_checkpoint]
+    mode = "selective"
+    ```
+    """
+
+    code = "TT002"
+    name = "wrong-value-type"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        for section, key, value in _walk(data):
+            annotation = SCHEMA.get(section, {}).get(key, (None,))[0]
+            if annotation is None:
+                continue
+            problem = _type_problem(annotation, value)
+            if problem:
+                yield self.finding(document, _pointer(section, key),
+                                   f"{section}.{key} = {_shown(value)} {problem}; torchtitan's ConfigManager passes "
+                                   f"TOML values through unchecked, so this fails or misbehaves only once training runs")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return repr(value)
+
+
+def _type_problem(annotation: str, value: Any) -> str | None:
+    """Why `value` does not fit `annotation` (as keys.py spells it), or None."""
+    options = [a.strip() for a in annotation.split("|")] if not annotation.startswith(("Literal", "Optional")) else [annotation]
+    if annotation.startswith("Optional["):
+        options = [annotation[len("Optional["):-1], "None"]
+    problems = []
+    for option in options:
+        if option.startswith("Literal["):
+            choices = [c.strip().strip("'") for c in option[len("Literal["):-1].split(",")]
+            if isinstance(value, str) and value in choices:
+                return None
+            problems.append("is not one of " + ", ".join(f'"{c}"' for c in choices))
+            continue
+        if option == "None":
+            continue  # TOML has no null
+        check = {
+            "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "bool": lambda v: isinstance(v, bool),
+            "str": lambda v: isinstance(v, str),
+            "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+            "list[list[str]]": lambda v: isinstance(v, list) and all(
+                isinstance(x, list) and all(isinstance(y, str) for y in x) for x in v),
+        }.get(option)
+        if check is None or check(value):
+            return None
+        problems.append(f"is not {'an' if option[0] in 'aeiou' else 'a'} {option}")
+    return " and ".join(problems[:1]) if len(problems) == 1 else f"is not {annotation}"
+
+
+class RenamedKey(_TitanRule):
+    """A key from an older torchtitan that moved, was renamed or was removed.
+
+    ## What it does
+    Reports the keys of the layouts before v0.2 (degrees under `[training]` and `[experimental]`,
+    `batch_size`, `[float8]`, `checkpoint.enable_checkpoint`, ...) with their v0.2.2 place, the
+    deprecated `model.tokenizer_path` and `experimental.custom_args_module`, and the converter name
+    `"float8"` in a v0.2 file.
+
+    ## Why is this bad
+    torchtitan v0.2.2 refuses a moved or removed key at start-up (`ValueError: Invalid field
+    names`). The deprecated keys still work with a warning. `"float8"` is not a registered
+    converter in v0.2 (the registered names are "quantize.linear.float8",
+    "quantize.grouped_mm.float8", "quantize.linear.mx", "quantize.grouped_mm.mx"): the model build
+    fails.
+
+    ## Example
+    ```toml
+    [training]
+    tensor_parallel_degree = 8
+    ```
+
+    ## Use instead
+    ```toml
+    [parallelism]
+    tensor_parallel_degree = 8
+    ```
+    """
+
+    code = "TT003"
+    name = "renamed-or-removed-key"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        for section, key, _ in _walk(data):
+            pointer = _pointer(section, key)
+            name = f"{section}.{key}" if section else f"[{key}]"
+            if (section, key) in RENAMED:
+                target, what = RENAMED[(section, key)]
+                if target is None:
+                    message = f"{name} was {what}; torchtitan v0.2.2 refuses it at start-up (Invalid field names)"
+                else:
+                    message = (f"{name} is now {target} ({what}); torchtitan v0.2.2 refuses {name} at start-up "
+                               f"(Invalid field names)").replace(" (PR #", ", PR #").replace(")); ", "); ")
+                yield self.finding(document, pointer, message, key=True)
+            elif (section, key) in DEPRECATED:
+                yield self.finding(document, pointer, f"{name} is deprecated: torchtitan v0.2.2 warns and copies it to "
+                                   f"{DEPRECATED[(section, key)]}; use that key", key=True, severity="warning")
+        converters = data.get("model", {}).get("converters") if isinstance(data.get("model"), dict) else None
+        if isinstance(converters, list) and (isinstance(data.get("quantize"), dict) or isinstance(data.get("compile"), dict)):
+            for index, name in enumerate(converters):
+                if name == FLOAT8_V01:
+                    yield self.finding(document, f"/model/converters/{index}",
+                                       'converter "float8" is the v0.1 name; this file has the v0.2 layout ([quantize] / '
+                                       '[compile]), whose registered converters are ' + ", ".join(CONVERTERS_V02)
+                                       + ': the model build fails on "float8"; use "quantize.linear.float8"',
+                                       fix='"quantize.linear.float8"')
+
+
+# --- the setup -------------------------------------------------------------------------------------
+
+
+def _legacy(plan) -> bool:
+    """Degrees taken from the layout before v0.2 ([training] / [experimental]): TT003 reports those;
+    how the older releases resolved them is not judged here."""
+    return any(w.pointer and not w.pointer.startswith("/parallelism/")
+               for d, w in plan.provenance.items() if d.startswith("parallelism."))
+
+
+def _degree(plan, dotted: str) -> int | None:
+    value = known(plan.get(dotted))
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class LeftoverShardDegree(_TitanRule):
+    """A shard degree of -1 that cannot take the ranks left over.
+
+    ## What it does
+    With the world size known (`--world-size`, or `--nodes` × `--gpus-per-node`), resolves
+    `data_parallel_shard_degree = -1` the way torchtitan's `ParallelDims` does:
+    world // (replicate × context × tensor × pipeline), floor division, then checks the product
+    of all degrees against the world size. (Degrees that are all explicit are PL101's.)
+
+    ## Why is this bad
+    `ParallelDims` asserts `dp_replicate * dp_shard * cp * tp * pp == WORLD_SIZE` once the processes
+    have started ("Invalid parallel dims"); when the other degrees do not divide the world size,
+    no shard degree fits.
+
+    ## Example
+    ```toml
+    [parallelism]
+    data_parallel_shard_degree = -1
+    tensor_parallel_degree = 3
+    ```
+    on 8 GPUs: 8 // 3 = 2, and 2 × 3 = 6 ≠ 8.
+
+    ## Use instead
+    Degrees whose product divides the world size (tensor 2 or 4 on 8 GPUs).
+    """
+
+    code = "TT101"
+    name = "shard-degree-leftover-does-not-fit"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        plan = document.plan
+        world = context.world_size
+        if plan is None or world is None or _legacy(plan):
+            return
+        where = plan.provenance.get("parallelism.data_parallel_shard")
+        raw = document.data
+        if where is None or known(plan.parallelism.data_parallel_shard) is not None:
+            return
+        from shardshift.source import value_at
+
+        if value_at(raw, where.pointer) != -1:
+            return
+        others = {}
+        for dotted, name in (("parallelism.data_parallel_replicate", "data_parallel_replicate_degree"),
+                             ("parallelism.context", "context_parallel_degree"),
+                             ("parallelism.tensor", "tensor_parallel_degree"),
+                             ("parallelism.pipeline", "pipeline_parallel_degree")):
+            if plan.get(dotted) is not None:
+                value = _degree(plan, dotted)
+                if value is None or value < 1:
+                    return
+                others[name] = value
+        product = 1
+        for value in others.values():
+            product *= value
+        shard = world // product
+        if shard * product == world:
+            return
+        spelled = " × ".join(f"{k} {v}" for k, v in others.items()) or "1"
+        message = (f"data_parallel_shard_degree -1 takes the ranks left over: torchtitan's ParallelDims computes "
+                   f"{world} // ({spelled}) = {shard}, then asserts {shard} × {product} = {shard * product} == "
+                   f"WORLD_SIZE {world} and stops (Invalid parallel dims); choose degrees whose product divides {world}")
+        related = [self.related(document, plan.provenance[d].pointer, f"{n} is set here")
+                   for d, n in (("parallelism.tensor", "tensor_parallel_degree"),
+                                ("parallelism.pipeline", "pipeline_parallel_degree"),
+                                ("parallelism.context", "context_parallel_degree"),
+                                ("parallelism.data_parallel_replicate", "data_parallel_replicate_degree"))
+                   if d in plan.provenance and (_degree(plan, d) or 1) > 1]
+        yield self.finding(document, where.pointer, message, related=related)
+
+
+class MixedPrecisionWithoutFsdp(_TitanRule):
+    """Mixed precision that torchtitan turns off: tensor or pipeline parallel without FSDP.
+
+    ## What it does
+    Reports a run with tensor or pipeline parallelism (degree > 1) whose data-parallel shard
+    degree is 1 and context-parallel degree is 1 (explicit, or -1 resolved with `--world-size`),
+    while `training.dtype` is float32 (the default).
+
+    ## Why is this bad
+    torchtitan v0.2.2 applies `mixed_precision_param` / `mixed_precision_reduce` only through
+    FSDP's `MixedPrecisionPolicy` (FSDP runs when dp_shard > 1 or cp > 1) or, for DDP and
+    single-device runs, through `torch.autocast`. With TP or PP and no FSDP,
+    `maybe_enable_amp` logs "Mixed precision training with TP or PP is only supported when
+    FSDP/HSDP/CP is enabled" and "Mixed precision training is disabled": the run trains in
+    fp32 (`training.dtype`), slower and with more memory than the bfloat16 the file asks for
+    (pytorch/torchtitan#630).
+
+    ## Example
+    ```toml
+    [training]
+    mixed_precision_param = "bfloat16"
+    [parallelism]
+    data_parallel_shard_degree = 1
+    tensor_parallel_degree = 8
+    ```
+
+    ## Use instead
+    Shard over the data-parallel ranks (`data_parallel_shard_degree` > 1 or -1 with ranks left
+    over), or set `training.dtype = "bfloat16"` to train in bf16 throughout.
+    """
+
+    code = "TT102"
+    name = "mixed-precision-without-fsdp"
+    severity = "warning"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        plan = document.plan
+        data = document.data
+        if plan is None or not isinstance(data, dict) or _legacy(plan):
+            return
+        training = data.get("training") if isinstance(data.get("training"), dict) else {}
+        if training.get("dtype", "float32") != "float32" or training.get("mixed_precision_param", "bfloat16") != "bfloat16":
+            return
+        tp = _degree(plan, "parallelism.tensor") if plan.parallelism.tensor is not None else 1
+        pp = _degree(plan, "parallelism.pipeline") if plan.parallelism.pipeline is not None else 1
+        cp = _degree(plan, "parallelism.context") if plan.parallelism.context is not None else 1
+        replicate = _degree(plan, "parallelism.data_parallel_replicate") if (
+            plan.parallelism.data_parallel_replicate is not None) else 1
+        if None in (tp, pp, cp, replicate) or (tp <= 1 and pp <= 1) or cp > 1:
+            return
+        shard_where = plan.provenance.get("parallelism.data_parallel_shard")
+        shard = _degree(plan, "parallelism.data_parallel_shard")
+        if shard_where is None:  # the default -1
+            shard = None
+        shown = "is 1"
+        if shard is None:
+            if context.world_size is None:
+                return
+            shard = context.world_size // (replicate * cp * tp * pp)
+            shown = (f"-1 leaves {context.world_size} // ({replicate * cp * tp * pp}) = {shard} rank"
+                     if shard_where is not None else
+                     f"-1 (the default) leaves {context.world_size} // ({replicate * cp * tp * pp}) = {shard} rank")
+        if shard != 1:
+            return
+        axes = " and ".join(f"{n} {v}" for n, v in (("tensor parallel", tp), ("pipeline parallel", pp)) if v > 1)
+        message = (f"data_parallel_shard_degree {shown}, so with {axes} torchtitan runs no FSDP and turns mixed precision "
+                   f"off (\"Mixed precision training with TP or PP is only supported when FSDP/HSDP/CP is enabled\"): "
+                   f"the run trains in training.dtype float32, not bfloat16; shard over the data-parallel ranks or "
+                   f'set training.dtype = "bfloat16"')
+        axis = plan.provenance.get("parallelism.tensor" if tp > 1 else "parallelism.pipeline")
+        pointer = "/training/mixed_precision_param" if "mixed_precision_param" in training else (
+            shard_where.pointer if shard_where is not None else axis.pointer if axis is not None else None)
+        related = []
+        if shard_where is not None and pointer != shard_where.pointer:
+            related.append(self.related(document, shard_where.pointer, "data_parallel_shard_degree is set here"))
+        yield self.finding(document, pointer, message, related=related)
