@@ -1,3 +1,563 @@
-"""axolotl rules (see the rule classes)."""
+"""Axolotl rules: keys Axolotl's schema drops or rejects (AX001-AX005) and settings that fail or
+do nothing once the run starts (AX101-AX106).
+
+What each rule says Axolotl does is what axolotl 0.21.0's config schema does
+(`axolotl.utils.config.validate_config`; tests/test_axolotl_oracle.py runs it on every fixture
+and on the corpus). The pydantic models use the default `extra="ignore"`: an unknown key, at the
+top level or inside `fsdp_config`, is dropped without a word.
+"""
 
 from __future__ import annotations
+
+from typing import Iterable
+
+from shardshift.document import Document
+from shardshift.formats.axolotl.keys import (
+    FSDP1_ONLY_IGNORED,
+    FSDP1_ONLY_REJECTED,
+    FSDP_CONFIG_ALIASES,
+    FSDP_CONFIG_FIELDS,
+)
+from shardshift.formats.axolotl.reader import fsdp_config_keys
+from shardshift.formats.axolotl.schema_keys import PLUGIN_KEYS, SCHEMA_KEYS
+from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
+
+FORMATS = ("axolotl",)
+MIGRATION = "see Axolotl's docs/multi-gpu.qmd#sec-migrate-fsdp1-fsdp2"
+# top-level keys another rule reports (the removed FSDP1 list)
+REPORTED_ELSEWHERE = frozenset({"fsdp"})
+
+
+def _fsdp_config(document: Document) -> dict | None:
+    data = document.data
+    block = data.get("fsdp_config") if isinstance(data, dict) else None
+    return block if isinstance(block, dict) and block else None
+
+
+def _stripped(key: str) -> str:
+    return key[5:] if key.startswith("fsdp_") and key != "fsdp_version" else key
+
+
+class UnknownKey(Rule):
+    """A top-level key Axolotl's config schema does not know: it is dropped silently.
+
+    ## What it does
+    Reports top-level keys that are neither a field of Axolotl's config schema nor an argument of
+    one of its bundled integrations (plugins), with the closest known key when one is close.
+
+    ## Why is this bad
+    Axolotl's schema ignores unknown keys (pydantic's `extra="ignore"`): a misspelled
+    `gradient_acumulation_steps: 8` leaves the default of 1 in force and nothing in the log says
+    so. Keys of third-party plugins are not known to shardshift: suppress the finding for them.
+
+    ## Example
+    ```yaml
+    base_model: meta-llama/Llama-3.1-8B
+    micro_batch_size: 2
+    gradient_acumulation_steps: 8
+    ```
+
+    ## Use instead
+    ```yaml
+    base_model: meta-llama/Llama-3.1-8B
+    micro_batch_size: 2
+    gradient_accumulation_steps: 8
+    ```
+    """
+
+    code = "AX001"
+    name = "unknown-key"
+    severity = "warning"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        known = SCHEMA_KEYS | PLUGIN_KEYS
+        for key in document.data:
+            if not isinstance(key, str) or key in known or key in REPORTED_ELSEWHERE:
+                continue
+            fix = clear_match(key, SCHEMA_KEYS)
+            guess = fix or did_you_mean(key, SCHEMA_KEYS)
+            hint = f"; did you mean {guess}?" if guess else ""
+            yield self.finding(document, f"/{key}",
+                               f"{key} is not an Axolotl config key: Axolotl's schema drops it silently{hint}",
+                               fix=fix, key=True, fix_kind="rename-key" if fix else None)
+
+
+class UnknownFsdpConfigKey(Rule):
+    """A key inside `fsdp_config` that Axolotl's FSDPConfig does not know: it is dropped silently.
+
+    ## What it does
+    Reports keys of `fsdp_config` that are not fields of Axolotl's `FSDPConfig` (after Axolotl
+    strips an `fsdp_` prefix), with the closest field. FSDP1-only keys are AX003.
+
+    ## Why is this bad
+    `FSDPConfig` ignores unknown keys: `offload_param: true` (without the s) offloads nothing,
+    and training runs out of memory, or simply runs with the defaults, without a warning.
+
+    ## Example
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      offload_param: true
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      offload_params: true
+    ```
+    """
+
+    code = "AX002"
+    name = "unknown-fsdp-config-key"
+    severity = "warning"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        block = _fsdp_config(document)
+        if block is None:
+            return
+        known = FSDP_CONFIG_FIELDS + FSDP_CONFIG_ALIASES
+        for key in block:
+            if not isinstance(key, str):
+                continue
+            name = _stripped(key)
+            if name in known or name in FSDP1_ONLY_REJECTED or name in FSDP1_ONLY_IGNORED:
+                continue
+            fix = clear_match(name, FSDP_CONFIG_FIELDS)
+            guess = fix or did_you_mean(name, FSDP_CONFIG_FIELDS)
+            hint = f"; did you mean {guess}?" if guess else ""
+            yield self.finding(document, f"/fsdp_config/{key}",
+                               f"fsdp_config.{key} is not a field of Axolotl's FSDPConfig: it is dropped "
+                               f"silently{hint}", fix=fix, key=True,
+                               fix_kind="rename-key" if fix else None)
+
+
+class Fsdp1OnlyKey(Rule):
+    """An FSDP1-only key inside `fsdp_config`: rejected or dropped, as Axolotl only runs FSDP2.
+
+    ## What it does
+    Reports `sharding_strategy` and `forward_prefetch` (with or without the `fsdp_` prefix),
+    which Axolotl's schema rejects (error), and `sync_module_states`, `backward_prefetch`,
+    `backward_prefetch_policy`, `limit_all_gathers` and `use_orig_params`, which it drops with
+    a warning in the log (warning).
+
+    ## Why is this bad
+    FSDP1 has been removed from Axolotl (0.21): the first group stops the run at config
+    validation; the second does nothing any more (an FSDP1 `use_orig_params: false` meant to
+    save memory, say).
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_sharding_strategy: SHARD_GRAD_OP
+      fsdp_use_orig_params: false
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: false
+    ```
+    """
+
+    code = "AX003"
+    name = "fsdp1-only-key"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        block = _fsdp_config(document)
+        if block is None:
+            return
+        for key in block:
+            if not isinstance(key, str):
+                continue
+            name = _stripped(key)
+            if name in FSDP1_ONLY_REJECTED:
+                replacement = FSDP1_ONLY_REJECTED[name]
+                instead = (f"use {replacement} instead" if replacement else "it has no FSDP2 equivalent: remove it")
+                if name == "sharding_strategy":
+                    instead += " (FULL_SHARD is reshard_after_forward: true, SHARD_GRAD_OP false)"
+                yield self.finding(document, f"/fsdp_config/{key}",
+                                   f"fsdp_config.{key} is an FSDP1-only option and Axolotl's schema rejects it "
+                                   f"(FSDP1 has been removed from Axolotl); {instead}; {MIGRATION}", key=True)
+            elif name in FSDP1_ONLY_IGNORED:
+                yield self.finding(document, f"/fsdp_config/{key}",
+                                   f"fsdp_config.{key} is an FSDP1-only option: Axolotl drops it under FSDP2 "
+                                   f"(with a warning in the log) and it has no effect; remove it",
+                                   severity="warning", key=True)
+
+
+class PrefixedAndUnprefixed(Rule):
+    """The same `fsdp_config` field written with and without the `fsdp_` prefix: the later wins.
+
+    ## What it does
+    Reports an `fsdp_config` key such as `fsdp_offload_params` next to `offload_params`.
+
+    ## Why is this bad
+    Axolotl strips the deprecated `fsdp_` prefix by rebuilding `fsdp_config` key by key, so
+    the one written later silently replaces the other; which one that is depends on the order
+    in the file, not on intent.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      offload_params: true
+      fsdp_offload_params: false
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      offload_params: true
+    ```
+    """
+
+    code = "AX004"
+    name = "fsdp-prefixed-and-unprefixed-key"
+    severity = "warning"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        block = _fsdp_config(document)
+        if block is None:
+            return
+        winners = fsdp_config_keys(document.data)
+        for key in block:
+            if not isinstance(key, str):
+                continue
+            name = _stripped(key)
+            name = "fsdp_version" if name == "version" else name
+            winner = winners.get(name)
+            if winner is None or winner == key:
+                continue
+            same = block[key] == block[winner]
+            effect = "the same value, written twice" if same else \
+                f"Axolotl uses the later one, {winner}: {block[winner]!r}, and ignores this {block[key]!r}"
+            yield self.finding(
+                document, f"/fsdp_config/{key}",
+                f"fsdp_config.{key} and fsdp_config.{winner} set the same field ({name}); {effect}; keep one "
+                f"({name}, without the deprecated fsdp_ prefix)", key=True,
+                related=[self.related(document, f"/fsdp_config/{winner}", "the spelling Axolotl uses", key=True)])
+
+
+class PrefixedKey(Rule):
+    """An `fsdp_`-prefixed key inside `fsdp_config`: deprecated, Axolotl strips the prefix.
+
+    ## What it does
+    Reports keys such as `fsdp_offload_params` inside `fsdp_config` (not `fsdp_version`).
+
+    ## Why is this bad
+    Axolotl logs that the prefix is deprecated and strips it; a future release may stop doing
+    so. The unprefixed name is the schema's own.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_offload_params: true
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      offload_params: true
+    ```
+    """
+
+    code = "AX005"
+    name = "fsdp-prefixed-key"
+    severity = "info"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        block = _fsdp_config(document)
+        if block is None:
+            return
+        for key in block:
+            if not isinstance(key, str) or _stripped(key) == key:
+                continue
+            name = _stripped(key)
+            if name in FSDP1_ONLY_REJECTED or name in FSDP1_ONLY_IGNORED or name in block:
+                continue  # AX003 / AX004
+            if name not in FSDP_CONFIG_FIELDS:
+                continue  # AX002
+            yield self.finding(document, f"/fsdp_config/{key}",
+                               f"the fsdp_ prefix of fsdp_config.{key} is deprecated: Axolotl strips it (with a "
+                               f"warning); write {name}", fix=name, key=True, fix_kind="rename-key")
+
+
+class FsdpListRemoved(Rule):
+    """The top-level `fsdp:` list (FSDP1 sharding options): Axolotl's schema rejects it.
+
+    ## What it does
+    Reports a non-empty top-level `fsdp:` list such as `[full_shard, auto_wrap]`, also next to
+    `fsdp_version: 2`.
+
+    ## Why is this bad
+    Axolotl 0.21 removed FSDP1: its schema stops with "The top-level `fsdp` list is no longer
+    supported". Older releases read it as FSDP1 sharding options and, next to
+    `fsdp_version: 2`, mixed the FSDP1 strategy into an FSDP2 run.
+
+    ## Example
+    ```yaml
+    fsdp:
+      - full_shard
+      - auto_wrap
+    fsdp_config:
+      fsdp_offload_params: true
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      offload_params: true
+      reshard_after_forward: true
+    ```
+    """
+
+    code = "AX101"
+    name = "fsdp-list-removed"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        value = document.data.get("fsdp")
+        if not value:
+            return
+        words = value if isinstance(value, list) else [value]
+        reshard = "false" if any(str(w).startswith("shard_grad_op") for w in words) else "true"
+        yield self.finding(document, "/fsdp",
+                           f"the top-level fsdp list ({', '.join(map(str, words))}) configured FSDP1 and Axolotl's "
+                           f"schema rejects it (\"no longer supported\"); remove it and write fsdp_version: 2 with "
+                           f"fsdp_config.reshard_after_forward: {reshard}; {MIGRATION}", key=True)
+
+
+class FsdpVersion1(Rule):
+    """`fsdp_version` other than 2: Axolotl's schema rejects it, FSDP1 has been removed.
+
+    ## What it does
+    Reports `fsdp_version` (top level, or `fsdp_version` / `version` inside `fsdp_config`)
+    with any value but 2.
+
+    ## Why is this bad
+    Axolotl 0.21 stops at config validation: "fsdp_version: 1 is no longer supported".
+
+    ## Example
+    ```yaml
+    fsdp_version: 1
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_version: 2
+    ```
+    """
+
+    code = "AX102"
+    name = "fsdp-version-removed"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        block = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
+        places = [("/fsdp_version", data.get("fsdp_version"))]
+        places += [(f"/fsdp_config/{k}", block.get(k)) for k in ("fsdp_version", "version")]
+        for pointer, version in places:
+            if version is not None and str(version) != "2":
+                yield self.finding(document, pointer,
+                                   f"fsdp_version {version} is FSDP1, which Axolotl has removed: its schema rejects "
+                                   f"it; write 2 (and move FSDP1-only keys: {MIGRATION})",
+                                   fix="2", fix_kind="replace-value")
+
+
+class DeepspeedAndFsdp(Rule):
+    """`deepspeed:` and `fsdp_config` both set: Axolotl's schema rejects the pair.
+
+    ## What it does
+    Reports `deepspeed` next to a non-empty `fsdp_config` (or the FSDP1 `fsdp` list).
+
+    ## Why is this bad
+    One run shards with one engine. Axolotl stops with "deepspeed and fsdp cannot be used
+    together." (older releases only checked the `fsdp` list and then silently took the FSDP
+    branch while still passing the ds_config to the Trainer).
+
+    ## Example
+    ```yaml
+    deepspeed: deepspeed_configs/zero3.json
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+    """
+
+    code = "AX103"
+    name = "deepspeed-and-fsdp"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not data.get("deepspeed"):
+            return
+        other = "/fsdp_config" if data.get("fsdp_config") else "/fsdp" if data.get("fsdp") else None
+        if other is None:
+            return
+        yield self.finding(document, "/deepspeed",
+                           f"deepspeed and {other[1:]} are both set: Axolotl's schema rejects the pair (\"deepspeed "
+                           f"and fsdp cannot be used together.\"); keep one", key=True,
+                           related=[self.related(document, other, "the FSDP settings", key=True)])
+
+
+class GradientCheckpointingTwice(Rule):
+    """`gradient_checkpointing` and `fsdp_config.activation_checkpointing` both true: the Trainer refuses.
+
+    ## What it does
+    Reports `gradient_checkpointing: true` (or `offload` / `offload_disk`) together with
+    `fsdp_config.activation_checkpointing: true`, unless `activation_offloading` is set (then
+    Axolotl passes `gradient_checkpointing=False` to the Trainer).
+
+    ## Why is this bad
+    Axolotl's schema accepts the pair, but the transformers Trainer (5.x) raises when it is
+    built, after the model has loaded: "`fsdp_config['activation_checkpointing']` (FSDP's own
+    activation checkpointing) and the `activation_checkpointing` training argument can't both be
+    set to True".
+
+    ## Example
+    ```yaml
+    gradient_checkpointing: true
+    fsdp_version: 2
+    fsdp_config:
+      activation_checkpointing: true
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      activation_checkpointing: true
+    ```
+    """
+
+    code = "AX104"
+    name = "gradient-checkpointing-twice"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if data.get("gradient_checkpointing") not in (True, "offload", "offload_disk") or \
+                data.get("activation_offloading"):
+            return
+        key = fsdp_config_keys(data).get("activation_checkpointing")
+        if key is None or data["fsdp_config"][key] is not True:
+            return
+        yield self.finding(document, "/gradient_checkpointing",
+                           f"gradient_checkpointing and fsdp_config.{key} are both on: the transformers Trainer "
+                           "raises when it is built (\"can't both be set to True\"), after the model has loaded; "
+                           "keep FSDP's activation_checkpointing and remove gradient_checkpointing", key=True,
+                           related=[self.related(document, f"/fsdp_config/{key}", "FSDP's activation checkpointing",
+                                                 key=True)])
+
+
+class OptimizerRejectedWithDeepspeed(Rule):
+    """An optimizer Axolotl refuses to run under DeepSpeed (Muon, the flash_* optimizers).
+
+    ## What it does
+    Reports `optimizer: muon`, `muon_8bit` or any `flash_*` optimizer next to `deepspeed:`.
+
+    ## Why is this bad
+    Axolotl's schema stops the run: "Muon optimizer is currently incompatible with DeepSpeed",
+    "flash_adamw optimizer is incompatible with DeepSpeed. Flash optimizers only support DDP and
+    FSDP2." The ds_config's own optimizer block does not change that.
+
+    ## Example
+    ```yaml
+    optimizer: muon
+    deepspeed: deepspeed_configs/zero2.json
+    ```
+
+    ## Use instead
+    ```yaml
+    optimizer: muon
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+    """
+
+    code = "AX105"
+    name = "optimizer-rejected-with-deepspeed"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        optimizer = data.get("optimizer")
+        if not data.get("deepspeed") or not isinstance(optimizer, str):
+            return
+        if optimizer in ("muon", "muon_8bit"):
+            says = "Muon optimizer is currently incompatible with DeepSpeed"
+        elif optimizer.startswith("flash_"):
+            says = f"{optimizer} optimizer is incompatible with DeepSpeed. Flash optimizers only support DDP and FSDP2."
+        else:
+            return
+        yield self.finding(document, "/optimizer",
+                           f"optimizer {optimizer} with deepspeed: Axolotl's schema rejects the pair (\"{says}\"); "
+                           "use FSDP2 (fsdp_version: 2) or another optimizer",
+                           related=[self.related(document, "/deepspeed", "the DeepSpeed config", key=True)])
+
+
+class Bnb8bitOptimizerWithFsdp(Rule):
+    """`adamw_8bit` / `adamw_bnb_8bit` with FSDP: Axolotl's schema rejects them.
+
+    ## What it does
+    Reports `optimizer: adamw_8bit` or `adamw_bnb_8bit` next to a non-empty `fsdp_config`.
+
+    ## Why is this bad
+    bitsandbytes' 8-bit AdamW fails in CUDA ops on FSDP2's sharded parameters, so Axolotl
+    stops with "FSDP2 not compatible with adamw_bnb_8bit, use `adamw_torch_8bit` instead".
+
+    ## Example
+    ```yaml
+    optimizer: adamw_bnb_8bit
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+
+    ## Use instead
+    ```yaml
+    optimizer: adamw_torch_8bit
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+    """
+
+    code = "AX106"
+    name = "bnb-8bit-optimizer-with-fsdp"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        optimizer = data.get("optimizer")
+        if optimizer not in ("adamw_8bit", "adamw_bnb_8bit") or not data.get("fsdp_config"):
+            return
+        yield self.finding(document, "/optimizer",
+                           f"optimizer {optimizer} with FSDP: Axolotl's schema rejects it (\"FSDP2 not compatible "
+                           f"with {optimizer}\"); use adamw_torch_8bit", fix="adamw_torch_8bit",
+                           fix_kind="replace-value",
+                           related=[self.related(document, "/fsdp_config", "the FSDP settings", key=True)])

@@ -1,0 +1,101 @@
+"""Axolotl rules (AX001-AX106) through the real CLI: code, severity, file, line, column, pointer,
+fix and related places on the bad fixtures; no finding of its code and no error on the good ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardshift.rules import all_rules
+
+from conftest import FIXTURES, check_json
+from rule_cases import findings_with_code, marker_position
+
+RULES = FIXTURES / "axolotl" / "rules"
+
+# (fixture, code, severity, pointer, marker, fix, related (marker, pointer) or None)
+BAD_CASES = [
+    ("AX001/bad.yaml", "AX001", "warning", "/warmup_step", "warmup_step:", "warmup_steps", None),
+    ("AX002/bad.yaml", "AX002", "warning", "/fsdp_config/offload_param", "offload_param:", "offload_params", None),
+    ("AX003/bad.yaml", "AX003", "error", "/fsdp_config/fsdp_sharding_strategy", "fsdp_sharding_strategy", None,
+     None),
+    ("AX003/bad_ignored.yaml", "AX003", "warning", "/fsdp_config/use_orig_params", "use_orig_params", None, None),
+    ("AX004/bad.yaml", "AX004", "warning", "/fsdp_config/offload_params", "  offload_params", None,
+     ("fsdp_offload_params", "/fsdp_config/fsdp_offload_params")),
+    ("AX005/bad.yaml", "AX005", "info", "/fsdp_config/fsdp_offload_params", "fsdp_offload_params", "offload_params",
+     None),
+    ("AX101/bad.yaml", "AX101", "error", "/fsdp", "fsdp:", None, None),
+    ("AX102/bad.yaml", "AX102", "error", "/fsdp_version", "1", "2", None),
+    ("AX103/bad.yaml", "AX103", "error", "/deepspeed", "deepspeed:", None, ("fsdp_config:", "/fsdp_config")),
+    ("AX104/bad.yaml", "AX104", "error", "/gradient_checkpointing", "gradient_checkpointing:", None,
+     ("activation_checkpointing:", "/fsdp_config/activation_checkpointing")),
+    ("AX105/bad.yaml", "AX105", "error", "/optimizer", "muon", None, ("deepspeed:", "/deepspeed")),
+    ("AX106/bad.yaml", "AX106", "error", "/optimizer", "adamw_bnb_8bit", "adamw_torch_8bit",
+     ("fsdp_config:", "/fsdp_config")),
+]
+
+
+def _position(path, marker):
+    line, column = marker_position(path, marker, skip_comments=True)
+    if marker.startswith("  "):
+        column += len(marker) - len(marker.lstrip())
+    return line, column
+
+
+@pytest.mark.parametrize("fixture,code,severity,pointer,marker,fix,related", BAD_CASES,
+                         ids=[c[0] for c in BAD_CASES])
+def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, pointer, marker, fix, related):
+    path = RULES / fixture
+    status, output = check_json("--isolated", str(path))
+    (finding,) = findings_with_code(output, code)
+    assert (finding["severity"], finding["pointer"], finding["file"]) == (severity, pointer, str(path))
+    assert (finding["line"], finding["column"]) == _position(path, marker)
+    assert finding["fix"] == fix
+    if related is None:
+        assert "related" not in finding
+    else:
+        (other,) = finding["related"]
+        assert other["file"] == str(path) and other["pointer"] == related[1]
+        assert (other["line"], other["column"]) == _position(path, related[0])
+    assert status == (1 if severity == "error" else 0)
+
+
+GOOD_CASES = sorted(RULES.glob("*/good*.yaml"))
+
+
+@pytest.mark.parametrize("path", GOOD_CASES, ids=[f"{p.parent.name}/{p.name}" for p in GOOD_CASES])
+def test_good_fixture_is_clean(path):
+    status, output = check_json("--isolated", str(path))
+    assert findings_with_code(output, path.parent.name) == []
+    assert [f for f in output["findings"] if f["severity"] == "error"] == []
+    assert status == 0
+
+
+def test_every_axolotl_rule_has_fixtures_and_documentation():
+    codes = {rule.code for rule in all_rules() if rule.code.startswith("AX")}
+    assert codes == {case[1] for case in BAD_CASES}
+    for rule in all_rules():
+        if rule.code.startswith("AX"):
+            doc = rule.documentation()
+            assert all(f"## {part}" in doc for part in ("What it does", "Why is this bad", "Example", "Use instead"))
+            assert (RULES / rule.code / "good.yaml").exists()
+
+
+@pytest.mark.parametrize("text, code", [
+    ("fsdp_config:\n  version: 1\n", "AX102"),
+    ("fsdp_config:\n  fsdp_forward_prefetch: true\n", "AX003"),
+    ("gradient_checkpointing: offload\nfsdp_config:\n  fsdp_activation_checkpointing: true\n", "AX104"),
+    ("optimizer: flash_adamw\ndeepspeed: z.json\n", "AX105"),
+])
+def test_more_spellings(tmp_path, text, code):
+    path = tmp_path / "axolotl.yaml"
+    path.write_text("base_model: m\nmicro_batch_size: 1\n" + text)
+    status, output = check_json("--isolated", str(path))
+    assert findings_with_code(output, code), output["findings"]
+
+
+def test_activation_offloading_turns_trainer_checkpointing_off(tmp_path):
+    path = tmp_path / "axolotl.yaml"
+    path.write_text("base_model: m\nmicro_batch_size: 1\ngradient_checkpointing: true\nactivation_offloading: true\n"
+                    "fsdp_config:\n  activation_checkpointing: true\n")
+    status, output = check_json("--isolated", str(path))
+    assert findings_with_code(output, "AX104") == []
