@@ -1,3 +1,17 @@
 """accelerate rules (see the rule classes)."""
 
 from __future__ import annotations
+
+from shardshift.rules.accelerate.config import (  # noqa: F401
+    DuplicateFsdpKey,
+    Fsdp1KeyUnderFsdp2,
+    InvalidValue,
+    LegacyTopLevelKey,
+    ProcessesNotMultipleOfMachines,
+    ReshardIgnoredUnderFsdp1,
+    SyncModuleStatesOff,
+    TwoEngines,
+    UnknownNestedKey,
+    UnknownTopLevelKey,
+    UnquotedNo,
+)

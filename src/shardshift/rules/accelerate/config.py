@@ -1,0 +1,617 @@
+"""Accelerate config YAML rules: keys and values (AC001-AC099) and what they mean together
+(AC101-AC199).
+
+Each message says what Accelerate 1.15 does with the file: `load_config_from_file`
+(commands/config/config_args.py: the unknown top-level key check, the enums), `accelerate
+launch`'s `_validate_launch_command` and `prepare_*_env` (utils/launch.py), and the plugins built
+from that environment in each training process (`FullyShardedDataParallelPlugin.__post_init__`,
+`DeepSpeedPlugin.__post_init__`). tests/test_accelerate_oracle.py runs Accelerate's own code on
+every fixture and confirms each claim (rejected or accepted, and the value the plugin ends up
+with)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from shardshift.document import Document
+from shardshift.formats.accelerate.keys import (
+    AUTO_WRAP_POLICIES,
+    CLUSTER_KEYS,
+    COMPUTE_ENVIRONMENTS,
+    DISTRIBUTED_TYPES,
+    FSDP1_ONLY,
+    LEGACY_TOP,
+    MIXED_PRECISIONS,
+    NESTED,
+    SAGEMAKER_KEYS,
+    SAGEMAKER_TYPES,
+    SHARDING_STRATEGIES,
+    STATE_DICT_TYPES,
+    fsdp_name,
+    truthy,
+)
+from shardshift.formats.accelerate.reader import fsdp_settings, fsdp_version
+from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
+
+
+def _data(document: Document) -> dict | None:
+    return document.data if isinstance(document.data, dict) and document.syntax is None else None
+
+
+def _sagemaker(data: dict) -> bool:
+    return data.get("compute_environment") == "AMAZON_SAGEMAKER"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class AccelerateRule(Rule):
+    formats = ("accelerate",)
+
+
+class UnknownTopLevelKey(AccelerateRule):
+    """A top-level key Accelerate does not know: `accelerate launch` refuses the file.
+
+    ## What it does
+    Reports a top-level key of an Accelerate config that is not a field of Accelerate's
+    `ClusterConfig` (or `SageMakerConfig` with `compute_environment: AMAZON_SAGEMAKER`), with the
+    key it is probably a misspelling of. The legacy `fp16` and `dynamo_backend` keys are not
+    reported here: Accelerate still converts them (AC008).
+
+    ## Why is this bad
+    `load_config_from_file` raises `ValueError("The config file at ... had unknown keys ([...])")`
+    before anything starts, so every `accelerate launch` with this file fails.
+
+    ## Example
+    ```yaml
+    distributed_type: FSDP
+    num_process: 8
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 8
+    ```
+    """
+
+    code = "AC001"
+    name = "unknown-top-level-key"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None:
+            return
+        known = SAGEMAKER_KEYS if _sagemaker(data) else CLUSTER_KEYS
+        for key in data:
+            if not isinstance(key, str) or key in known or key in LEGACY_TOP:
+                continue
+            guess = did_you_mean(key, known)
+            hint = f"; did you mean `{guess}`?" if guess else ""
+            yield self.finding(document, f"/{key}", f"`{key}` is not an Accelerate config key: Accelerate's "
+                               f"loader refuses the whole file (ValueError: \"had unknown keys\"){hint}",
+                               key=True, fix=clear_match(key, known))
+
+
+class UnknownNestedKey(AccelerateRule):
+    """A key inside `fsdp_config`, `deepspeed_config`, `megatron_lm_config` or
+    `parallelism_config` that Accelerate does not read: silently ignored.
+
+    ## What it does
+    Reports a key of one of these blocks that `accelerate launch` has no argument for (in
+    `fsdp_config` after adding the `fsdp_` prefix the launcher adds to an unprefixed key), with
+    the key it is probably a misspelling of.
+
+    ## Why is this bad
+    Unlike top-level keys, Accelerate never checks the keys inside these blocks: the launcher
+    copies each one onto its arguments, nothing reads a misspelt one, and the setting you meant
+    keeps its default. The run starts normally.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_ofload_params: true
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      fsdp_offload_params: true
+    ```
+    """
+
+    code = "AC002"
+    name = "unknown-nested-key"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data):
+            return
+        for block, known in NESTED.items():
+            section = data.get(block)
+            if not isinstance(section, dict):
+                continue
+            for key in section:
+                if not isinstance(key, str):
+                    continue
+                name = fsdp_name(key) if block == "fsdp_config" else key
+                if name in known:
+                    continue
+                candidates = known if block != "fsdp_config" else known + tuple(k[5:] for k in known)
+                guess = did_you_mean(key, candidates)
+                hint = f"; did you mean `{guess}`?" if guess else ""
+                yield self.finding(document, f"/{block}/{key}", f"`{key}` is not a key Accelerate reads in "
+                                   f"{block}: Accelerate never checks the keys of {block}, so it is silently "
+                                   f"ignored{hint}", key=True, fix=clear_match(key, candidates))
+
+
+class Fsdp1KeyUnderFsdp2(AccelerateRule):
+    """An FSDP1-only `fsdp_config` key under `fsdp_version: 2`: dropped without a word.
+
+    ## What it does
+    Reports `fsdp_sharding_strategy`, `fsdp_backward_prefetch`, `fsdp_forward_prefetch`,
+    `fsdp_use_orig_params` and `fsdp_sync_module_states` in an `fsdp_config` with
+    `fsdp_version: 2`.
+
+    ## Why is this bad
+    FSDP2 has no such settings. From a YAML, Accelerate's FSDP2 plugin ignores them (the
+    sharding strategy environment variable is read for version 1 only), so a
+    `fsdp_sharding_strategy: SHARD_GRAD_OP` written for FSDP2 still runs as FULL_SHARD.
+    `accelerate to-fsdp2` renames `fsdp_sharding_strategy` to `fsdp_reshard_after_forward` and
+    removes the others.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_sharding_strategy: SHARD_GRAD_OP
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_reshard_after_forward: false
+    ```
+    """
+
+    code = "AC003"
+    name = "fsdp1-key-under-fsdp2"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or data.get("distributed_type") != "FSDP" or fsdp_version(data) != 2:
+            return
+        settings = fsdp_settings(data)
+        loading = settings.get("fsdp_cpu_ram_efficient_loading", (None, True))[1]
+        for name, (pointer, value) in settings.items():
+            if name == "fsdp_sync_module_states" and not value and loading:
+                continue  # the launcher refuses it: AC103
+            if name in FSDP1_ONLY:
+                fix = None
+                if name == "fsdp_sharding_strategy" and "fsdp_reshard_after_forward" not in settings:
+                    fix = "fsdp_reshard_after_forward"
+                yield self.finding(document, pointer, f"`{pointer.rsplit('/', 1)[-1]}` is an FSDP1 setting: "
+                                   f"under fsdp_version 2 Accelerate ignores it ({FSDP1_ONLY[name]})", key=True,
+                                   fix=fix)
+
+
+class ReshardIgnoredUnderFsdp1(AccelerateRule):
+    """`fsdp_reshard_after_forward` under FSDP1 without `fsdp_sharding_strategy`: FULL_SHARD runs.
+
+    ## What it does
+    Reports an `fsdp_config` of version 1 (the default) that gives `fsdp_reshard_after_forward`
+    (as `accelerate config` writes it: a strategy name, or a bool) but no
+    `fsdp_sharding_strategy`.
+
+    ## Why is this bad
+    `accelerate launch` always exports `FSDP_SHARDING_STRATEGY` (its argument defaults to
+    `FULL_SHARD`), and the version 1 plugin reads the sharding strategy first and only falls back
+    to `reshard_after_forward` when there is none. So `fsdp_reshard_after_forward: SHARD_GRAD_OP`
+    runs as FULL_SHARD.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_reshard_after_forward: SHARD_GRAD_OP
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      fsdp_sharding_strategy: SHARD_GRAD_OP
+    ```
+    """
+
+    code = "AC004"
+    name = "reshard-after-forward-ignored-under-fsdp1"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or data.get("distributed_type") != "FSDP" or fsdp_version(data) != 1:
+            return
+        settings = fsdp_settings(data)
+        if "fsdp_reshard_after_forward" not in settings or "fsdp_sharding_strategy" in settings:
+            return
+        pointer, value = settings["fsdp_reshard_after_forward"]
+        if str(value).upper() == "FULL_SHARD" or value is True:
+            return
+        fix = "fsdp_sharding_strategy" if isinstance(value, str) and value.upper() in SHARDING_STRATEGIES else None
+        yield self.finding(document, pointer, f"under fsdp_version 1 Accelerate ignores fsdp_reshard_after_forward "
+                           f"({value!r}) when fsdp_sharding_strategy is not given: the launcher exports "
+                           "FSDP_SHARDING_STRATEGY=FULL_SHARD and the plugin reads that first, so this runs as "
+                           "FULL_SHARD", key=True, fix=fix)
+
+
+class DuplicateFsdpKey(AccelerateRule):
+    """One `fsdp_config` setting written twice, with and without the `fsdp_` prefix.
+
+    ## What it does
+    Reports `sharding_strategy` next to `fsdp_sharding_strategy` (and every such pair) in
+    `fsdp_config`.
+
+    ## Why is this bad
+    The launcher adds the `fsdp_` prefix to an unprefixed key and copies the keys in the
+    file's order, so the later of the two silently wins.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_offload_params: true
+      offload_params: false
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      fsdp_offload_params: true
+    ```
+    """
+
+    code = "AC005"
+    name = "duplicate-fsdp-key"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        block = data.get("fsdp_config") if data is not None else None
+        if not isinstance(block, dict):
+            return
+        seen: dict[str, str] = {}
+        for key, value in block.items():
+            if not isinstance(key, str):
+                continue
+            name = fsdp_name(key)
+            if name in seen:
+                first = seen[name]
+                yield self.finding(document, f"/fsdp_config/{key}", f"`{key}` and `{first}` are the same setting "
+                                   f"({name}): Accelerate uses the later one, {value!r}, and ignores `{first}`",
+                                   key=True, related=[self.related(document, f"/fsdp_config/{first}",
+                                                                   "the setting it overrides", key=True)])
+            seen[name] = key
+
+
+class InvalidValue(AccelerateRule):
+    """A value Accelerate refuses when it loads the file or builds its FSDP plugin.
+
+    ## What it does
+    Reports a missing or unknown `distributed_type`, an unknown `compute_environment` or
+    `mixed_precision`, `num_processes: -1` (or none), a non-bool `fsdp_reshard_after_forward`
+    under `fsdp_version: 2`, `LOCAL_STATE_DICT` under FSDP2, an unknown
+    `fsdp_auto_wrap_policy`, `fsdp_state_dict_type` or FSDP1 `fsdp_sharding_strategy`, and an
+    `fsdp_version` other than 1 or 2.
+
+    ## Why is this bad
+    Each of these is an exception in `accelerate launch` or in every training process before the
+    first step.
+
+    ## Example
+    ```yaml
+    distributed_type: FSDP
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_reshard_after_forward: FULL_SHARD
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: FSDP
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_reshard_after_forward: true
+    ```
+    """
+
+    code = "AC006"
+    name = "invalid-accelerate-value"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None:
+            return
+        sagemaker = _sagemaker(data)
+        environment = data.get("compute_environment", "LOCAL_MACHINE")
+        if environment not in COMPUTE_ENVIRONMENTS:
+            yield self.finding(document, "/compute_environment", f"compute_environment {environment!r} is not one "
+                               f"of {', '.join(COMPUTE_ENVIRONMENTS)}: Accelerate's loader raises ValueError")
+        if "distributed_type" not in data:
+            yield self.finding(document, None, "no distributed_type: Accelerate's loader raises ValueError (\"A "
+                               "`distributed_type` must be specified in the config file.\")", position=(1, 1))
+            return
+        kind = data.get("distributed_type")
+        allowed = SAGEMAKER_TYPES if sagemaker else DISTRIBUTED_TYPES
+        if kind not in allowed:
+            yield self.finding(document, "/distributed_type", f"distributed_type {kind!r} is not one of "
+                               f"{', '.join(allowed)}: Accelerate's loader raises ValueError",
+                               fix=clear_match(str(kind), allowed))
+            return
+        precision = data.get("mixed_precision")
+        if precision is not None and precision not in MIXED_PRECISIONS and precision is not False:
+            yield self.finding(document, "/mixed_precision", f"mixed_precision {precision!r} is not one of "
+                               f"{', '.join(MIXED_PRECISIONS)}: accelerate launch raises ValueError")
+        if sagemaker:
+            return
+        processes = data.get("num_processes", -1)
+        if kind != "NO" and processes == -1:
+            where = "/num_processes" if "num_processes" in data else None
+            yield self.finding(document, where, "num_processes is -1 (its default): accelerate launch raises "
+                               "ValueError (\"You need to manually pass in `--num_processes` using this config "
+                               "yaml.\") unless --num_processes is given", position=None if where else (1, 1),
+                               severity="warning")
+        if kind == "FSDP":
+            yield from self._fsdp(document, data)
+
+    def _fsdp(self, document: Document, data: dict) -> Iterable[Finding]:
+        settings = fsdp_settings(data)
+        version = fsdp_version(data)
+        if version not in (1, 2):
+            pointer, value = settings.get("fsdp_version", ("/fsdp_config", None))
+            yield self.finding(document, pointer, f"fsdp_version {value!r} is neither 1 nor 2")
+            return
+        if version == 2 and "fsdp_reshard_after_forward" in settings:
+            pointer, value = settings["fsdp_reshard_after_forward"]
+            if truthy(value) is None:
+                fix = str(SHARDING_STRATEGIES.index(str(value).upper()) in (0, 3)).lower() \
+                    if str(value).upper() in SHARDING_STRATEGIES else None
+                yield self.finding(document, pointer, f"under fsdp_version 2 fsdp_reshard_after_forward is a bool: "
+                                   f"{value!r} makes every training process raise ValueError (\"invalid truth "
+                                   f"value {str(value).lower()}\")", fix=fix)
+        if "fsdp_state_dict_type" in settings:
+            pointer, value = settings["fsdp_state_dict_type"]
+            if str(value).upper() not in STATE_DICT_TYPES:
+                yield self.finding(document, pointer, f"fsdp_state_dict_type {value!r} is not one of "
+                                   f"{', '.join(STATE_DICT_TYPES)}: the FSDP plugin raises")
+            elif version == 2 and str(value).upper() == "LOCAL_STATE_DICT":
+                yield self.finding(document, pointer, "FSDP2 does not support LOCAL_STATE_DICT: the FSDP plugin "
+                                   "raises ValueError; use SHARDED_STATE_DICT", fix="SHARDED_STATE_DICT")
+        if "fsdp_auto_wrap_policy" in settings:
+            pointer, value = settings["fsdp_auto_wrap_policy"]
+            if value is not None and str(value).upper() not in AUTO_WRAP_POLICIES:
+                yield self.finding(document, pointer, f"fsdp_auto_wrap_policy {value!r} is not one of "
+                                   f"{', '.join(AUTO_WRAP_POLICIES)}: the FSDP plugin raises ValueError")
+        if version == 1 and "fsdp_sharding_strategy" in settings:
+            pointer, value = settings["fsdp_sharding_strategy"]
+            text = str(value)
+            if text.upper() not in SHARDING_STRATEGIES and not (text.isdigit() and 1 <= int(text) <= 5):
+                yield self.finding(document, pointer, f"fsdp_sharding_strategy {value!r} is not one of "
+                                   f"{', '.join(SHARDING_STRATEGIES)} (or 1-5): the FSDP plugin raises")
+
+
+class LegacyTopLevelKey(AccelerateRule):
+    """A legacy top-level key Accelerate still converts: `fp16` or `dynamo_backend`.
+
+    ## What it does
+    Reports `fp16: true` (Accelerate turns it into `mixed_precision: fp16` unless
+    `mixed_precision` is set, then deletes it) and `dynamo_backend` (turned into
+    `dynamo_config: {dynamo_backend: ...}`).
+
+    ## Why is this bad
+    The conversion hides what the file means, and `fp16` is silently dropped when
+    `mixed_precision` is given too.
+
+    ## Example
+    ```yaml
+    fp16: true
+    ```
+
+    ## Use instead
+    ```yaml
+    mixed_precision: fp16
+    ```
+    """
+
+    code = "AC007"
+    name = "legacy-top-level-key"
+    severity = "info"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None:
+            return
+        if "fp16" in data:
+            note = ("mixed_precision is set, so Accelerate drops it" if data.get("mixed_precision") is not None
+                    else "Accelerate turns it into mixed_precision: fp16" if data["fp16"] else
+                    "Accelerate drops it")
+            yield self.finding(document, "/fp16", f"legacy key fp16: {note}; write mixed_precision instead",
+                               key=True)
+        if "dynamo_backend" in data:
+            yield self.finding(document, "/dynamo_backend", "legacy key dynamo_backend: Accelerate moves it into "
+                               "dynamo_config (dynamo_backend); write it there", key=True)
+
+
+class UnquotedNo(AccelerateRule):
+    """`mixed_precision: no` (or `downcast_bf16: no`) unquoted: a YAML boolean, not the string.
+
+    ## What it does
+    Reports an unquoted `no`, `yes`, `on` or `off` as the value of `mixed_precision` or
+    `downcast_bf16`.
+
+    ## Why is this bad
+    Accelerate loads the file with PyYAML (YAML 1.1), which reads these words as booleans:
+    `mixed_precision: no` is `False`, not `'no'`. `accelerate config` writes them quoted.
+
+    ## Example
+    ```yaml
+    mixed_precision: no
+    ```
+
+    ## Use instead
+    ```yaml
+    mixed_precision: 'no'
+    ```
+    """
+
+    code = "AC008"
+    name = "unquoted-yaml-boolean"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None:
+            return
+        for key in ("mixed_precision", "downcast_bf16"):
+            if isinstance(data.get(key), bool):
+                line, column = document.position(f"/{key}")
+                written = document.text.splitlines()[line - 1][column - 1:].split("#")[0].strip()
+                yield self.finding(document, f"/{key}", f"{key}: {written} unquoted is the boolean {data[key]} "
+                                   f"to Accelerate's YAML loader (YAML 1.1), not the string {written!r}; quote it",
+                                   fix=f"'{written}'")
+
+
+class ProcessesNotMultipleOfMachines(AccelerateRule):
+    """`num_processes` is not a multiple of `num_machines`: some processes never start.
+
+    ## What it does
+    Reports a multi-machine config whose `num_processes` (the total over all machines) does not
+    divide evenly by `num_machines`.
+
+    ## Why is this bad
+    `accelerate launch` starts `num_processes // num_machines` processes on each machine (a
+    silent floor), so the job runs with fewer processes than the file says.
+
+    ## Example
+    ```yaml
+    num_machines: 2
+    num_processes: 9
+    ```
+
+    ## Use instead
+    ```yaml
+    num_machines: 2
+    num_processes: 8
+    ```
+    """
+
+    code = "AC101"
+    name = "processes-not-multiple-of-machines"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data) or data.get("distributed_type") == "NO":
+            return
+        machines, processes = data.get("num_machines", 1), data.get("num_processes")
+        if not (_is_int(machines) and _is_int(processes)) or machines < 1 or processes < 1:
+            return
+        if processes % machines:
+            each = processes // machines
+            yield self.finding(document, "/num_processes", f"num_processes {processes} is not a multiple of "
+                               f"num_machines {machines}: accelerate launch starts {each} per machine, "
+                               f"{each * machines} in all", related=[self.related(document, "/num_machines",
+                                                                                  "the number of machines")])
+
+
+class TwoEngines(AccelerateRule):
+    """Both DeepSpeed and FSDP configured: only `distributed_type` decides, the other block is ignored.
+
+    ## What it does
+    Reports a non-empty `fsdp_config` when `distributed_type` is `DEEPSPEED`, and a non-empty
+    `deepspeed_config` when it is `FSDP`.
+
+    ## Why is this bad
+    `accelerate launch` chooses the mode from `distributed_type` alone; the other block's
+    settings are never used, which is rarely what the file's author expects.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      zero_stage: 3
+    fsdp_config:
+      fsdp_offload_params: true
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      zero_stage: 3
+      offload_param_device: cpu
+    ```
+    """
+
+    code = "AC102"
+    name = "deepspeed-and-fsdp-both-configured"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None:
+            return
+        kind = data.get("distributed_type")
+        other = {"DEEPSPEED": "fsdp_config", "FSDP": "deepspeed_config"}.get(kind)
+        if other and isinstance(data.get(other), dict) and data[other]:
+            yield self.finding(document, f"/{other}", f"distributed_type is {kind}: Accelerate ignores {other} "
+                               "entirely", key=True, related=[self.related(document, "/distributed_type",
+                                                                           "the mode Accelerate runs")])
+
+
+class SyncModuleStatesOff(AccelerateRule):
+    """`fsdp_sync_module_states: false` with CPU-RAM-efficient loading on: `accelerate launch` refuses it.
+
+    ## What it does
+    Reports `fsdp_sync_module_states` false while `fsdp_cpu_ram_efficient_loading` is true or
+    absent (the launcher's default is true).
+
+    ## Why is this bad
+    `accelerate launch` raises `ValueError("When using --fsdp_cpu_ram_efficient_loading set
+    --fsdp_sync_module_states to True")` whatever the FSDP version.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_sync_module_states: false
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      fsdp_sync_module_states: true
+    ```
+    """
+
+    code = "AC103"
+    name = "sync-module-states-off-with-efficient-loading"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or data.get("distributed_type") != "FSDP":
+            return
+        settings = fsdp_settings(data)
+        if "fsdp_sync_module_states" not in settings:
+            return
+        pointer, value = settings["fsdp_sync_module_states"]
+        loading = settings.get("fsdp_cpu_ram_efficient_loading", (None, True))[1]
+        if value or not loading:
+            return
+        why = "is on" if loading is not True or "fsdp_cpu_ram_efficient_loading" in settings else \
+            "is on by default"
+        yield self.finding(document, pointer, f"fsdp_sync_module_states is false while "
+                           f"fsdp_cpu_ram_efficient_loading {why}: accelerate launch raises ValueError", fix="true")

@@ -1,0 +1,92 @@
+"""Case tables for the Accelerate config rules (AC001-AC103), run through the real CLI
+(`check --format json`): code, severity, file, line, column, pointer, fix and related places.
+tests/test_accelerate_oracle.py confirms with Accelerate's own code what each message says."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, check_json
+from rule_cases import findings_with_code, marker_position
+
+RULES = FIXTURES / "accelerate" / "rules"
+
+# (fixture, code, severity, pointer, marker, occurrence, fix, related markers)
+BAD_CASES = [
+    ("AC001/bad.yaml", "AC001", "error", "/num_process", "num_process:", 1, "num_processes", []),
+    ("AC002/bad.yaml", "AC002", "warning", "/fsdp_config/fsdp_ofload_params", "fsdp_ofload_params", 1,
+     "fsdp_offload_params", []),
+    ("AC002/bad_deepspeed.yaml", "AC002", "warning", "/deepspeed_config/train_micro_batch_size_per_gpu",
+     "train_micro_batch_size_per_gpu", 1, None, []),
+    ("AC003/bad.yaml", "AC003", "warning", "/fsdp_config/fsdp_sharding_strategy", "fsdp_sharding_strategy", 1,
+     "fsdp_reshard_after_forward", []),
+    ("AC004/bad.yaml", "AC004", "warning", "/fsdp_config/fsdp_reshard_after_forward", "fsdp_reshard_after_forward",
+     1, "fsdp_sharding_strategy", []),
+    ("AC005/bad.yaml", "AC005", "warning", "/fsdp_config/offload_params", "offload_params", 2, None,
+     [("/fsdp_config/fsdp_offload_params", "fsdp_offload_params", 1)]),
+    ("AC006/bad.yaml", "AC006", "error", "/fsdp_config/fsdp_reshard_after_forward", "FULL_SHARD", 1, "true", []),
+    ("AC006/bad_type.yaml", "AC006", "error", "/distributed_type", "MULTI_GPUS", 1, None, []),
+    ("AC006/bad_state_dict.yaml", "AC006", "error", "/fsdp_config/fsdp_state_dict_type", "LOCAL_STATE_DICT", 1,
+     "SHARDED_STATE_DICT", []),
+    ("AC006/bad_wrap.yaml", "AC006", "error", "/fsdp_config/fsdp_auto_wrap_policy", "TRANSFORMER_WRAP", 1, None, []),
+    ("AC007/bad.yaml", "AC007", "info", "/fp16", "fp16:", 1, None, []),
+    ("AC008/bad.yaml", "AC008", "warning", "/mixed_precision", "no", 1, "'no'", []),
+    ("AC101/bad.yaml", "AC101", "warning", "/num_processes", "9", 2, None, [("/num_machines", "2", 2)]),
+    ("AC102/bad.yaml", "AC102", "warning", "/fsdp_config", "fsdp_config", 1, None,
+     [("/distributed_type", "DEEPSPEED", 1)]),
+    ("AC103/bad.yaml", "AC103", "error", "/fsdp_config/fsdp_sync_module_states", "false", 1, "true", []),
+]
+
+
+def _skip_header(path, marker, occurrence):
+    return marker_position(path, marker, occurrence, skip_comments=True)
+
+
+@pytest.mark.parametrize("fixture,code,severity,pointer,marker,occurrence,fix,related", BAD_CASES,
+                         ids=[c[0] for c in BAD_CASES])
+def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, pointer, marker, occurrence, fix,
+                                                     related):
+    path = RULES / fixture
+    status, output = check_json(str(path))
+    found = findings_with_code(output, code)
+    assert len(found) == 1, output["findings"]
+    finding = found[0]
+    line, column = _skip_header(path, marker, occurrence)
+    assert (finding["severity"], finding["pointer"], finding["line"], finding["column"]) == (
+        severity, pointer, line, column)
+    assert finding["file"] == str(path)
+    assert finding["fix"] == fix
+    assert [(r["pointer"], r["line"], r["column"], r["file"]) for r in finding.get("related", [])] == [
+        (p, *_skip_header(path, m, o), str(path)) for p, m, o in related]
+    assert status == (1 if any(f["severity"] == "error" for f in output["findings"]) else 0)
+
+
+GOOD_CASES = sorted(RULES.glob("*/good*.yaml"))
+
+
+@pytest.mark.parametrize("path", GOOD_CASES, ids=[f"{p.parent.name}/{p.name}" for p in GOOD_CASES])
+def test_good_fixture_has_no_finding_of_its_rule_and_no_errors(path):
+    status, output = check_json(str(path))
+    assert findings_with_code(output, path.parent.name) == []
+    assert [f for f in output["findings"] if f["severity"] == "error"] == []
+    assert status == 0
+
+
+def test_every_rule_has_bad_and_good_fixtures():
+    from shardshift.rules import all_rules
+
+    codes = {rule.code for rule in all_rules() if rule.code.startswith("AC")}
+    assert codes == {p.name for p in RULES.iterdir() if p.is_dir()}
+    for code in codes:
+        assert list((RULES / code).glob("bad*.yaml")) and list((RULES / code).glob("good*.yaml")), code
+    assert {c[1] for c in BAD_CASES} == codes
+
+
+def test_rule_documentation_has_the_sections():
+    from shardshift.rules import all_rules
+
+    for rule in all_rules():
+        if rule.code.startswith("AC"):
+            doc = rule.documentation()
+            for heading in ("## What it does", "## Why is this bad", "## Example", "## Use instead"):
+                assert heading in doc, (rule.code, heading)
