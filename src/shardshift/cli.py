@@ -183,6 +183,17 @@ def _apply_fixes(result, context, select, ignore, per_file, *, write: bool) -> t
     return len(outcome.changed), False
 
 
+def _linked(document):
+    """The setup `document` forms with the files it refers to (its ds_config), or None when it names none."""
+    from shardshift.check import load
+    from shardshift.setup import build_setups
+
+    if not any(r.resolved for r in document.references):
+        return None
+    setups = build_setups([document], lambda path: load(path, explicit=False))
+    return next((s for s in setups if s.documents[0] is document and len(s.documents) > 1), None)
+
+
 def _convert(args, parser) -> int:
     from shardshift import formats
     from shardshift.check import load
@@ -206,8 +217,18 @@ def _convert(args, parser) -> int:
         print(f"shardshift: {args.source}: a {document.format} file describes no training setup to convert",
               file=sys.stderr)
         return EXIT_FINDINGS
-    conversion = formats.writer(args.target).convert(document)
-    conversion.mark_unknowns(document.plan)
+    writer = formats.writer(args.target)
+    linked = _linked(document)
+    if linked is not None:
+        # An Accelerate / Axolotl YAML or a launch script with its ds_config: convert the setup's merged
+        # Plan, and report the ds_config's settings too (each as the writer carries it over).
+        document.plan = linked.plan
+    conversion = writer.convert(document)
+    for other in (linked.documents[1:] if linked is not None else []):
+        for entry in writer.convert(other).entries:
+            entry.file = other.path
+            conversion.entries.append(entry)
+    conversion.mark_unknowns(document.plan, document.path)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:
@@ -219,8 +240,8 @@ def _convert(args, parser) -> int:
         sys.stdout.write(conversion.text)
     for entry in conversion.entries:
         target = f" -> {entry.target}" if entry.target else ""
-        print(f"{args.source}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: {entry.reason}",
-              file=sys.stderr)
+        print(f"{entry.file or args.source}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: "
+              f"{entry.reason}", file=sys.stderr)
     counts = {s: sum(e.status == s for e in conversion.entries) for s in MAPPING_STATUSES}
     print(f"{counts['exact']} exact, {counts['approximate']} approximate, {counts['dropped']} dropped, "
           f"{counts['unknown']} unknown", file=sys.stderr)

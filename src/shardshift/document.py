@@ -143,10 +143,14 @@ class MappingEntry:
     status: MappingStatus
     target: str | None
     reason: str
+    file: str | None = None  # another file of the source's setup (its ds_config); None: the source itself
 
     def to_json(self) -> dict:
-        return {"source": self.source, "line": self.line, "column": self.column, "status": self.status,
-                "target": self.target, "reason": self.reason}
+        out = {"source": self.source, "line": self.line, "column": self.column, "status": self.status,
+               "target": self.target, "reason": self.reason}
+        if self.file is not None:
+            out["file"] = self.file
+        return out
 
 
 @dataclass(slots=True)
@@ -164,7 +168,7 @@ class Conversion:
     def unknown(self) -> list[MappingEntry]:
         return [e for e in self.entries if e.status == "unknown"]
 
-    def mark_unknowns(self, plan: Plan | None) -> None:
+    def mark_unknowns(self, plan: Plan | None, source: str | None = None) -> None:
         """Give every Unknown field of the source's Plan the status `unknown` with its reason: the
         entry of that setting (found by the place the Plan records, else by the field's own
         pointer) when there is one, else a new entry at that place. Entries for the parts of a
@@ -176,10 +180,12 @@ class Conversion:
             own = "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
             pointer = where.pointer if where is not None and where.pointer and where.pointer.startswith("/") else own
             reason = f"not known before the job runs: {value.reason}; the target states the default"
-            self.entries = [e for e in self.entries if not e.source.startswith(pointer + "/")]
-            entry = next((e for e in self.entries if e.source in (pointer, own)), None)
+            # `source`: the converted file; a place in another file of its setup names that file
+            file = where.file if where is not None and source is not None and where.file != source else None
+            self.entries = [e for e in self.entries if e.file != file or not e.source.startswith(pointer + "/")]
+            entry = next((e for e in self.entries if e.file == file and e.source in (pointer, own)), None)
             if entry is not None:
                 entry.status, entry.target, entry.reason = "unknown", None, reason
                 continue
             self.entries.append(MappingEntry(pointer, where.line if where else 1, where.column if where else 1,
-                                             "unknown", None, reason))
+                                             "unknown", None, reason, file))
