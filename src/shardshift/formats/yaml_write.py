@@ -41,6 +41,7 @@ def _yaml():
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096
+    yaml.allow_duplicate_keys = True  # PyYAML accepts them (the last wins); untouched text stays verbatim
     return yaml
 
 

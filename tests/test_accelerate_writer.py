@@ -1,0 +1,184 @@
+"""The Accelerate writer: same-format round trips change nothing (text and Plan, over the
+corpus), a ds_config becomes an Accelerate FSDP2 config with a report for every setting, and
+FSDP1 -> FSDP2 does what `accelerate to-fsdp2` does, comments kept, plus the report.
+tests/test_accelerate_oracle.py loads every text `emitted_cases` returns with Accelerate's own
+loader and builds its plugin."""
+
+from __future__ import annotations
+
+import yaml
+from deepdiff import DeepDiff
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shardshift.formats import accelerate, deepspeed
+from shardshift.formats.accelerate import writer
+
+from conftest import FIXTURES, corpus_files, needs_corpus
+
+DS_FIXTURES = sorted((FIXTURES / "deepspeed").glob("*.json"))
+
+FSDP1 = """\
+# trained on 2 nodes
+compute_environment: LOCAL_MACHINE
+distributed_type: FSDP
+fsdp_config:
+  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+  fsdp_backward_prefetch: BACKWARD_PRE  # prefetch
+  fsdp_cpu_ram_efficient_loading: true
+  fsdp_forward_prefetch: false
+  fsdp_offload_params: false
+  # the strategy
+  fsdp_sharding_strategy: HYBRID_SHARD
+  fsdp_state_dict_type: LOCAL_STATE_DICT
+  fsdp_sync_module_states: true
+  fsdp_use_orig_params: true
+  fsdp_version: 1
+machine_rank: 0
+mixed_precision: 'bf16'
+num_machines: 2
+num_processes: 16
+"""
+
+
+def emitted_cases() -> dict[str, str]:
+    """Every Accelerate YAML the writer emits that the oracle must load: the corpus round trips,
+    the conversions of the fixture ds_configs and the FSDP1 -> FSDP2 conversions."""
+    out: dict[str, str] = {}
+    for path in corpus_files("accelerate"):
+        document = accelerate.read(path.read_text(), str(path))
+        if document.plan is not None:
+            out[f"roundtrip__{path.name}"] = writer.convert(document).text
+            if (document.data.get("fsdp_config") or {}) and document.data.get("distributed_type") == "FSDP":
+                out[f"fsdp2__{path.name}"] = writer.to_fsdp2(document).text
+    for path in DS_FIXTURES:
+        document = deepspeed.read(path.read_text(), str(path))
+        out[f"from_ds__{path.stem}.yaml"] = writer.convert(document).text
+    document = accelerate.read(FSDP1, "fsdp1.yaml")
+    out["fsdp2__inline.yaml"] = writer.to_fsdp2(document).text
+    return out
+
+
+@needs_corpus
+def test_corpus_round_trips_change_nothing():
+    changed = {}
+    for path in corpus_files("accelerate"):
+        text = path.read_text()
+        document = accelerate.read(text, str(path))
+        if document.plan is None:
+            continue
+        conversion = writer.convert(document)
+        again = accelerate.read(conversion.text, str(path))
+        if conversion.text != text:
+            changed[path.name] = "text"
+        elif DeepDiff(document.plan, again.plan):
+            changed[path.name] = DeepDiff(document.plan, again.plan)
+        assert {e.status for e in conversion.entries} <= {"exact", "unknown"}
+    assert changed == {}
+    assert len(corpus_files("accelerate")) >= 75
+
+
+def test_edited_plan_is_written_in_place_keeping_comments():
+    text = FSDP1.replace("fsdp_version: 1", "fsdp_version: 2").replace("  fsdp_sharding_strategy: HYBRID_SHARD\n",
+                                                                        "  fsdp_reshard_after_forward: true\n")
+    document = accelerate.read(text, "a.yaml")
+    document.plan.set("sharding.stage", 2, None)
+    document.plan.set("world.world_size", 8, None)
+    out = writer.convert(document).text
+    assert "  fsdp_reshard_after_forward: false\n" in out and "num_processes: 8\n" in out
+    assert "# trained on 2 nodes\n" in out and "# prefetch" in out and "mixed_precision: 'bf16'" in out
+    again = accelerate.read(out, "a.yaml").plan
+    assert (again.sharding.stage, again.world.world_size) == (2, 8)
+
+
+def test_zero3_offload_becomes_fsdp2_with_a_report():
+    path = next(p for p in DS_FIXTURES if "zero3_offload" in p.name)
+    document = deepspeed.read(path.read_text(), str(path))
+    conversion = writer.convert(document)
+    data = yaml.safe_load(conversion.text)
+    assert data["distributed_type"] == "FSDP"
+    assert data["fsdp_config"]["fsdp_version"] == 2
+    assert data["fsdp_config"]["fsdp_reshard_after_forward"] is True
+    assert data["fsdp_config"]["fsdp_offload_params"] is True
+    assert data["mixed_precision"] == "fp16"
+    by_source = {e.source: e for e in conversion.entries}
+    assert by_source["/zero_optimization/stage"].status == "exact"
+    assert by_source["/zero_optimization/stage"].target == "fsdp_config.fsdp_reshard_after_forward"
+    offload = by_source["/zero_optimization/offload_optimizer/device"]
+    assert (offload.status, offload.target) == ("approximate", "fsdp_config.fsdp_offload_params")
+    settings_ = {p for p, _, _ in document.settings()}
+    assert settings_ <= set(by_source)
+    assert by_source[""].status == "unknown"  # num_processes
+
+
+def test_every_ds_fixture_converts_and_reports_every_setting():
+    for path in DS_FIXTURES:
+        document = deepspeed.read(path.read_text(), str(path))
+        conversion = writer.convert(document)
+        data = yaml.safe_load(conversion.text)
+        assert data["fsdp_config"]["fsdp_version"] == 2
+        stage = document.plan.sharding.stage
+        if stage in (2, 3):
+            assert data["fsdp_config"]["fsdp_reshard_after_forward"] is (stage == 3)
+        reported = {e.source for e in conversion.entries}
+        assert {p for p, _, _ in document.settings()} <= reported, path.name
+        assert all(e.status in ("exact", "approximate", "dropped", "unknown") and e.reason for e in conversion.entries)
+
+
+def test_fsdp1_to_fsdp2_does_what_accelerate_does_and_keeps_comments():
+    document = accelerate.read(FSDP1, "fsdp1.yaml")
+    conversion = writer.to_fsdp2(document)
+    out = conversion.text
+    data = yaml.safe_load(out)
+    fsdp = data["fsdp_config"]
+    assert fsdp["fsdp_version"] == 2
+    assert fsdp["fsdp_reshard_after_forward"] is True
+    for removed in ("fsdp_backward_prefetch", "fsdp_forward_prefetch", "fsdp_sync_module_states",
+                    "fsdp_use_orig_params", "fsdp_sharding_strategy"):
+        assert removed not in fsdp
+    assert fsdp["fsdp_state_dict_type"] == "SHARDED_STATE_DICT"
+    assert data["parallelism_config"] == {"parallelism_config_dp_replicate_size": 2,
+                                          "parallelism_config_dp_shard_size": 8}
+    assert "# trained on 2 nodes" in out and "# the strategy" in out and "mixed_precision: 'bf16'" in out
+    assert list(fsdp)[:3] == ["fsdp_auto_wrap_policy", "fsdp_cpu_ram_efficient_loading", "fsdp_offload_params"]
+    by_source = {e.source: e for e in conversion.entries}
+    assert by_source["/fsdp_config/fsdp_sharding_strategy"].status == "approximate"
+    assert by_source["/fsdp_config/fsdp_backward_prefetch"].status == "dropped"
+    assert by_source["/fsdp_config/fsdp_use_orig_params"].status == "dropped"
+
+
+def test_fsdp1_to_fsdp2_matches_accelerates_own_command_on_the_keys_it_handles():
+    from accelerate.commands.to_fsdp2 import convert_config_to_fsdp2
+
+    plain = FSDP1.replace("HYBRID_SHARD", "SHARD_GRAD_OP").replace("LOCAL_STATE_DICT", "FULL_STATE_DICT")
+    ours = yaml.safe_load(writer.to_fsdp2(accelerate.read(plain, "x.yaml")).text)
+    theirs = convert_config_to_fsdp2(yaml.safe_load(plain))
+    assert ours == theirs
+
+
+def test_fsdp2_files_and_files_without_fsdp_config_are_left_alone():
+    text = FSDP1.replace("fsdp_version: 1", "fsdp_version: 2")
+    assert writer.to_fsdp2(accelerate.read(text, "a.yaml")).text == text
+    plain = "distributed_type: MULTI_GPU\nnum_processes: 2\n"
+    assert writer.to_fsdp2(accelerate.read(plain, "b.yaml")).text == plain
+
+
+STRATEGIES = st.sampled_from(["FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", 1, 2, 3])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.fixed_dictionaries({"strategy": STRATEGIES, "offload": st.booleans(), "ac": st.booleans(),
+                              "mixed": st.sampled_from(["no", "bf16", "fp16"]), "procs": st.integers(1, 64)}))
+def test_generated_fsdp1_configs_round_trip_and_convert(values):
+    text = (f"distributed_type: FSDP\nmixed_precision: '{values['mixed']}'\nnum_machines: 1\n"
+            f"num_processes: {values['procs']}\nfsdp_config:\n  fsdp_sharding_strategy: {values['strategy']}\n"
+            f"  fsdp_offload_params: {str(values['offload']).lower()}\n"
+            f"  fsdp_activation_checkpointing: {str(values['ac']).lower()}\n")
+    document = accelerate.read(text, "gen.yaml")
+    assert writer.convert(document).text == text
+    converted = accelerate.read(writer.to_fsdp2(document).text, "gen2.yaml").plan
+    plan = document.plan
+    stage = {0: 2}.get(plan.sharding.stage, plan.sharding.stage)
+    assert (converted.sharding.stage, converted.offload.params.device, converted.activation_checkpointing.enabled,
+            converted.precision.param_dtype) == (stage, plan.offload.params.device,
+                                                 plan.activation_checkpointing.enabled, plan.precision.param_dtype)
