@@ -203,3 +203,15 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         'moe_force_load_balance': ('bool', False),
     },
 }
+
+# section (dotted) -> the dataclass torchtitan v0.2.2 builds it into (named in its "Invalid field names" error)
+CLASSES: dict[str, str] = {
+    "": "JobConfig", "job": "Job", "profiling": "Profiling", "metrics": "Metrics", "model": "Model",
+    "optimizer": "Optimizer", "lr_scheduler": "LRScheduler", "training": "Training", "training.dataloader": "DataLoader",
+    "parallelism": "Parallelism", "checkpoint": "Checkpoint", "activation_checkpoint": "ActivationCheckpoint",
+    "compile": "Compile", "quantize": "Quantize", "quantize.linear": "QuantizedLinear",
+    "quantize.linear.float8": "Float8Linear", "quantize.linear.mx": "MXLinear", "quantize.grouped_mm": "QuantizedGroupedMM",
+    "quantize.grouped_mm.float8": "Float8GroupedMM", "quantize.grouped_mm.mx": "MXGroupedMM", "comm": "Comm",
+    "memory_estimation": "MemoryEstimation", "fault_tolerance": "FaultTolerance", "experimental": "Experimental",
+    "validation": "Validation", "validation.dataloader": "DataLoader", "debug": "Debug",
+}

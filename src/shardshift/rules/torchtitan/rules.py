@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from shardshift.formats.torchtitan.keys import SCHEMA
+from shardshift.formats.torchtitan.keys import CLASSES, SCHEMA
 from shardshift.plan import known
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
 from shardshift.source import join_pointer
@@ -83,9 +83,10 @@ def _pointer(section: str, key: str) -> str:
 
 
 def _custom(data: dict) -> bool:
-    job, experimental = data.get("job"), data.get("experimental")
-    return (isinstance(job, dict) and bool(job.get("custom_config_module"))) or (
-        isinstance(experimental, dict) and bool(experimental.get("custom_args_module")))
+    # ConfigManager merges a custom module's schema only from job.custom_config_module (TOML or CLI);
+    # experimental.custom_args_module is copied over only after the file has been read
+    job = data.get("job")
+    return isinstance(job, dict) and bool(job.get("custom_config_module"))
 
 
 def _walk(data: dict, section: str = "") -> Iterable[tuple[str, str, Any]]:
@@ -141,9 +142,7 @@ class UnknownKey(_TitanRule):
             if (section, key) in RENAMED or (section, key) in DEPRECATED:
                 continue
             pointer = _pointer(section, key)
-            if section and section not in SCHEMA:
-                continue  # reported at the section itself
-            known_keys = SCHEMA[section] if section else sorted(t for t in TABLES if "." not in t)
+            known_keys = _known_keys(section)
             if key in known_keys:
                 continue
             where = f"[{section}]" if section else "the top level"
@@ -159,13 +158,15 @@ class UnknownKey(_TitanRule):
                                fix_kind="rename-key" if fix else None)
 
 
+def _known_keys(section: str) -> list[str]:
+    """The keys and sub-tables the dataclass of `section` has."""
+    prefix = f"{section}." if section else ""
+    tables = [t[len(prefix):] for t in TABLES if t.startswith(prefix) and "." not in t[len(prefix):]]
+    return [*SCHEMA.get(section, {}), *tables]
+
+
 def _class_name(section: str) -> str:
-    if not section:
-        return "<class 'torchtitan.config.job_config.JobConfig'>"
-    names = {"lr_scheduler": "LRScheduler", "training.dataloader": "DataLoader",
-             "validation.dataloader": "DataLoader", "comm": "Comm"}
-    last = names.get(section) or "".join(p.capitalize() for p in section.split(".")[-1].split("_"))
-    return f"[{section}]'s dataclass ({last})"
+    return f"<class 'torchtitan.config.job_config.{CLASSES.get(section, '?')}'>"
 
 
 class WrongValue(_TitanRule):
@@ -266,8 +267,9 @@ class RenamedKey(_TitanRule):
     torchtitan v0.2.2 refuses a moved or removed key at start-up (`ValueError: Invalid field
     names`). The deprecated keys still work with a warning. `"float8"` is not a registered
     converter in v0.2 (the registered names are "quantize.linear.float8",
-    "quantize.grouped_mm.float8", "quantize.linear.mx", "quantize.grouped_mm.mx"): the model build
-    fails.
+    "quantize.grouped_mm.float8", "quantize.linear.mx", "quantize.grouped_mm.mx"): the config
+    loads, and the job fails after start-up when `ModelConvertersContainer` looks the name up in
+    its registry (`KeyError: 'float8'`, torchtitan/protocols/model_converter.py).
 
     ## Example
     ```toml
@@ -311,7 +313,8 @@ class RenamedKey(_TitanRule):
                     yield self.finding(document, f"/model/converters/{index}",
                                        'converter "float8" is the v0.1 name; this file has the v0.2 layout ([quantize] / '
                                        '[compile]), whose registered converters are ' + ", ".join(CONVERTERS_V02)
-                                       + ': the model build fails on "float8"; use "quantize.linear.float8"',
+                                       + ": the config loads, then building the model converters fails with "
+                                       "KeyError: 'float8'; use \"quantize.linear.float8\"",
                                        fix='"quantize.linear.float8"')
 
 
