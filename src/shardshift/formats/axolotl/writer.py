@@ -91,6 +91,11 @@ def _from_plan(plan, source_format: str) -> _Out:
         out.put("/max_grad_norm", plan.gradient_clipping)
         out.say("gradient_clipping", E, "max_grad_norm", "clip_grad_norm_ on the global norm, as DeepSpeed does"
                 if plan.gradient_clipping else "0 disables clipping in both")
+    if "learning_rate" not in out.data:
+        out.put("/learning_rate", 2e-5)  # required by Axolotl's schema
+        lr = plan.optimizer.lr if plan.optimizer is not None else None
+        out.say("optimizer.lr", A if lr is None else U, "learning_rate",
+                "not known before the run: written as 2e-5 (Axolotl requires a learning_rate): set yours")
     _fsdp(plan, out)
     _parallel(plan, out)
     if "datasets" not in rest:
@@ -195,10 +200,6 @@ def _optimizer(plan, out: _Out) -> None:
             out.say("optimizer.betas", E, "adam_beta1", "adam_beta1 and adam_beta2")
         else:
             out.say("optimizer.betas", U, "adam_beta1", f"{betas!r}: filled at run time; the defaults apply")
-    if "learning_rate" not in out.data:
-        out.put("/learning_rate", 2e-5)  # required by Axolotl's schema
-        out.say("optimizer.lr", A if opt.lr is None else U, "learning_rate",
-                "not known before the run: written as 2e-5 (Axolotl requires a learning_rate): set yours")
     for param in opt.params:
         out.say(f"optimizer.params.{param}", X, None, f"{param} is a setting of the source's optimizer class; "
                 "Axolotl passes no such argument (optim_args may, for some transformers optimizers)")
@@ -229,7 +230,7 @@ def _scheduler(plan, out: _Out) -> None:
                         ("scheduler.warmup_type", "transformers warms up linearly")):
         if plan.get(dotted) is not None:
             out.say(dotted, A if dotted == "scheduler.max_lr" else X, None, why)
-    if sched.max_lr is not None and _known(sched.max_lr) is not None and "learning_rate" in out.data \
+    if sched.max_lr is not None and _known(sched.max_lr) is not None and "learning_rate" not in out.data \
             and (plan.optimizer is None or _known(plan.optimizer.lr) is None):
         out.put("/learning_rate", sched.max_lr)
         out.say("scheduler.max_lr", E, "learning_rate", "the peak learning rate of the schedule")
