@@ -7,6 +7,8 @@ import os
 
 import pytest
 import tomllib
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shardshift.formats.torchtitan import is_config, looks_like, read
 from shardshift.formats.torchtitan.toml import parse
@@ -134,3 +136,25 @@ def test_v01_float8_name_in_a_v02_file_is_not_fp8():
 def test_not_torchtitan():
     assert not looks_like("pyproject.toml", "[project]\nname = 'x'\n")
     assert not looks_like("a.yaml", "[job]\n")
+
+
+KEYS = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=8)
+SCALARS = (st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False)
+           | st.text(st.characters(blacklist_categories=("Cs",)), max_size=10))
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+                      max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(KEYS, st.dictionaries(KEYS, VALUES, max_size=4) | VALUES, max_size=5))
+def test_positions_match_tomllib_and_the_text(data):
+    from shardshift.formats.torchtitan.writer import dumps
+
+    text = dumps(data)
+    root, parsed = parse(text)
+    assert root.to_python() == parsed == tomllib.loads(text)
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    for node in root.walk():
+        if node.kind not in ("object", "array") and node.raw:
+            offset = starts[node.line - 1] + node.column - 1
+            assert text[offset:offset + len(node.raw)] == node.raw

@@ -159,8 +159,11 @@ def _precision(plan, add, dropped, rest) -> None:
     pr = plan.precision
     param = known(pr.param_dtype)
     if param in DTYPES:
-        add("training.mixed_precision_param", DTYPES[param], "precision.param_dtype", "exact",
-            "the compute dtype of FSDP's MixedPrecisionPolicy (parameters stay float32 in training.dtype)")
+        add("training.mixed_precision_param", DTYPES[param], "precision.param_dtype",
+            "approximate" if param == "bf16" else "exact",
+            "torchtitan keeps float32 parameters (training.dtype) and computes in bfloat16 through FSDP's "
+            "MixedPrecisionPolicy (autocast without FSDP; off with tensor or pipeline parallelism and no FSDP)"
+            if param == "bf16" else "")
     elif param is not None:
         dropped["precision.param_dtype"] = f"torchtitan's mixed precision is bfloat16 or float32, not {param}"
     reduce = known(pr.reduce_dtype)
@@ -231,7 +234,8 @@ def _scheduler(plan, add, dropped) -> None:
         val = known(getattr(s, field))
         if isinstance(val, int):
             add(f"lr_scheduler.{key}", val, f"scheduler.{field}", "approximate",
-                "torchtitan's warm-up is linear from about 0 to lr" if field == "warmup_steps" else "")
+                "torchtitan's warm-up is linear from about 0 to lr" if field == "warmup_steps" else
+                "the step the decay ends at (torchtitan's decay shape may differ)")
         elif getattr(s, field) == "auto":
             dropped[f"scheduler.{field}"] = '"auto" has no torchtitan counterpart'
     name = known(s.name)
