@@ -345,6 +345,8 @@ class InvalidValue(AccelerateRule):
                                "`distributed_type` must be specified in the config file.\")", position=(1, 1))
             return
         kind = data.get("distributed_type")
+        if kind is False:  # an unquoted NO: the loader skips the enum check, and no mode is chosen (as NO)
+            return
         allowed = SAGEMAKER_TYPES if sagemaker else DISTRIBUTED_TYPES
         if kind not in allowed:
             yield self.finding(document, "/distributed_type", f"distributed_type {kind!r} is not one of "
@@ -352,7 +354,7 @@ class InvalidValue(AccelerateRule):
                                fix=clear_match(str(kind), allowed))
             return
         precision = data.get("mixed_precision")
-        if precision is not None and precision not in MIXED_PRECISIONS and precision is not False:
+        if precision is not None and precision not in MIXED_PRECISIONS and not isinstance(precision, bool):
             yield self.finding(document, "/mixed_precision", f"mixed_precision {precision!r} is not one of "
                                f"{', '.join(MIXED_PRECISIONS)}: accelerate launch raises ValueError")
         if sagemaker:
@@ -446,15 +448,16 @@ class LegacyTopLevelKey(AccelerateRule):
 
 
 class UnquotedNo(AccelerateRule):
-    """`mixed_precision: no` (or `downcast_bf16: no`) unquoted: a YAML boolean, not the string.
+    """`mixed_precision: no` unquoted: a YAML boolean, and `accelerate launch` fails on it.
 
     ## What it does
-    Reports an unquoted `no`, `yes`, `on` or `off` as the value of `mixed_precision` or
-    `downcast_bf16`.
+    Reports an unquoted `no`, `yes`, `on` or `off` as the value of `mixed_precision`.
 
     ## Why is this bad
     Accelerate loads the file with PyYAML (YAML 1.1), which reads these words as booleans:
-    `mixed_precision: no` is `False`, not `'no'`. `accelerate config` writes them quoted.
+    `mixed_precision: no` is `False`, not `'no'`. The loader accepts it, then `accelerate launch`
+    fails with `AttributeError: 'bool' object has no attribute 'lower'`. `accelerate config`
+    writes the value quoted.
 
     ## Example
     ```yaml
@@ -469,19 +472,19 @@ class UnquotedNo(AccelerateRule):
 
     code = "AC008"
     name = "unquoted-yaml-boolean"
-    severity = "warning"
+    severity = "error"
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         data = _data(document)
-        if data is None:
+        if data is None or not isinstance(data.get("mixed_precision"), bool):
             return
-        for key in ("mixed_precision", "downcast_bf16"):
-            if isinstance(data.get(key), bool):
-                line, column = document.position(f"/{key}")
-                written = document.text.splitlines()[line - 1][column - 1:].split("#")[0].strip()
-                yield self.finding(document, f"/{key}", f"{key}: {written} unquoted is the boolean {data[key]} "
-                                   f"to Accelerate's YAML loader (YAML 1.1), not the string {written!r}; quote it",
-                                   fix=f"'{written}'")
+        line, column = document.position("/mixed_precision")
+        written = document.text.splitlines()[line - 1][column - 1:].split("#")[0].strip()
+        fix = "'no'" if written.lower() in ("no", "off", "false") else None
+        yield self.finding(document, "/mixed_precision", f"mixed_precision: {written} unquoted is the boolean "
+                           f"{data['mixed_precision']} to Accelerate's YAML loader (YAML 1.1), not a precision: "
+                           "accelerate launch fails (AttributeError: 'bool' object has no attribute 'lower'); "
+                           "quote it", fix=fix)
 
 
 class ProcessesNotMultipleOfMachines(AccelerateRule):
