@@ -2,7 +2,8 @@
 
 Every TOML the writer emits loads with it, and what it resolves equals the Plan: round trips of the
 corpus files (the text back unchanged, and `write(plan)` from the Plan alone) and conversions of the
-fixture ds_configs. On the corpus, the files torchtitan refuses are exactly the ones TT001 / TT003
+fixture ds_configs and of the other formats' example fixtures (FSDP2 scripts, Plan YAML, setups,
+Accelerate, Axolotl, Megatron). On the corpus, the files torchtitan refuses are exactly the ones TT001 / TT003
 report as errors. On the TT101 / TT102 / PL101 fixtures, torchtitan's `ParallelDims` refuses exactly
 the degrees TT101 / PL101 report, and `maybe_enable_amp` turns mixed precision off exactly where
 TT102 warns. One child process loads every file (tests/torchtitan_oracle_child.py).
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from shardshift.formats import detect, reader
 from shardshift.formats.torchtitan import read
 from shardshift.formats.torchtitan.writer import convert, write
 from shardshift.plan import Unknown
@@ -34,6 +36,24 @@ pytestmark = pytest.mark.oracle
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus", "torchtitan")
 FILES = sorted(glob.glob(os.path.join(CORPUS, "*.toml")))
 DS_FIXTURES = sorted((FIXTURES / "deepspeed").glob("*.json"))
+
+
+def _convertible() -> list[Path]:
+    """The fixture ds_configs and the other formats' example files (not the rule fixtures)."""
+    found = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if not path.is_file() or "rules" in path.parts:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if detect(str(path), text) not in (None, "torchtitan"):
+            found.append(path)
+    return found
+
+
+CONVERTED = _convertible()
 CHILD = Path(__file__).with_name("torchtitan_oracle_child.py")
 DTYPES = {"bfloat16": "bf16", "float32": "fp32"}
 # A custom config module (job.custom_config_module) that imports a package the oracle does not
@@ -64,11 +84,12 @@ def loaded(tmp_path_factory):
         name = os.path.basename(path)
         emitted[f"roundtrip/{name}"] = (source, convert(source).text)
         emitted[f"written/{name}"] = (source, write(source.plan))
-    for path in DS_FIXTURES:
-        from shardshift.formats.deepspeed import read as read_ds
-
-        source = read_ds(path.read_text(), str(path))
-        emitted[f"converted/{path.name}.toml"] = (source, convert(source).text)
+    for path in CONVERTED:
+        source = reader(detect(str(path), path.read_text(encoding="utf-8"))).read(path.read_text(encoding="utf-8"),
+                                                                                  str(path))
+        if source.syntax is None and source.plan is not None:
+            name = str(path.relative_to(FIXTURES)).replace("/", "__")
+            emitted[f"converted/{name}.toml"] = (source, convert(source).text)
     paths = []
     for name, (_, text) in emitted.items():
         target = folder / name.replace("/", "__")
@@ -103,9 +124,9 @@ def _degrees(plan, world: int) -> dict:
 
 def test_parallel_dims_and_mixed_precision_agree_with_tt101_tt102_pl101(loaded):
     _, dims = loaded
+    _, output = check_json("--world-size", str(WORLD), *(str(p) for p in dims))
     for path, result in dims.items():
-        _, output = check_json("--world-size", str(WORLD), str(path))
-        codes = {f["code"] for f in output["findings"]}
+        codes = {f["code"] for f in output["findings"] if f["file"] == str(path)}
         refused = "error" in result
         if refused:
             assert result["error"] == "AssertionError" and "Invalid parallel dims" in result["message"], result
@@ -133,9 +154,11 @@ def test_round_trips_are_the_source_text(loaded):
 
 def test_torchtitan_refuses_exactly_the_files_shardshift_reports(loaded):
     refused, accepted = [], []
-    for name, (source, _, path, result) in _judged(loaded, "roundtrip/").items():
-        _, output = check_json(source.path)
-        errors = [f for f in output["findings"] if f["severity"] == "error" and f["code"] in ("TT001", "TT002", "TT003")]
+    judged = _judged(loaded, "roundtrip/")
+    _, output = check_json(*(source.path for source, _, _, _ in judged.values()))  # one CLI run for all
+    for name, (source, _, path, result) in judged.items():
+        errors = [f for f in output["findings"] if f["severity"] == "error" and f["code"] in ("TT001", "TT002", "TT003")
+                  and f["file"] == source.path]
         if "error" in result:
             assert result["error"] == "ValueError" and "Invalid field names" in result["message"], (name, result)
             assert errors, (name, result["message"])
@@ -179,14 +202,16 @@ def test_resolved_values_equal_the_plan(loaded):
         plan = read(text, path).plan
         _compare(plan, result["ok"], name)
         checked += 1
-    assert checked >= 2 * 15 + len(DS_FIXTURES)
+    assert checked >= 2 * 15 + len(DS_FIXTURES) + 20
 
 
 def test_ds_config_conversions_load_and_keep_the_exact_values(loaded):
+    converted = 0
     for name, (source, text, path, result) in loaded[0].items():
         if not name.startswith("converted/"):
             continue
         assert "ok" in result, (name, result)
+        converted += 1
         config = result["ok"]
         plan = source.plan
         conversion = convert(source)
@@ -199,6 +224,7 @@ def test_ds_config_conversions_load_and_keep_the_exact_values(loaded):
             where = plan.provenance.get(dotted)
             if where is not None and where.pointer in exact:
                 assert config[section][key] == plan.get(dotted), (name, dotted)
+    assert converted >= len(DS_FIXTURES) + 20
 
 
 def _compare(plan, config, name):
