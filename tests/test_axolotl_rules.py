@@ -23,6 +23,8 @@ BAD_CASES = [
      ("fsdp_offload_params", "/fsdp_config/fsdp_offload_params")),
     ("AX005/bad.yaml", "AX005", "info", "/fsdp_config/fsdp_offload_params", "fsdp_offload_params", "offload_params",
      None),
+    ("AX006/bad.yaml", "AX006", "error", "/save_strategy", "no", "'no'", None),
+    ("AX006/bad_none.yaml", "AX006", "error", "/max_steps", "None", "null", None),
     ("AX101/bad.yaml", "AX101", "error", "/fsdp", "fsdp:", None, None),
     ("AX102/bad.yaml", "AX102", "error", "/fsdp_version", "1", "2", None),
     ("AX103/bad.yaml", "AX103", "error", "/deepspeed", "deepspeed:", None, ("fsdp_config:", "/fsdp_config")),

@@ -123,3 +123,21 @@ PLUGIN_KEYS = frozenset({
     'timeout', 'token_ids', 'train_attn', 'train_mlp', 'train_unembed', 'ulysses_size', 'use_dsv4_kernels',
     'use_glm_dsa_kernels', 'use_mora', 'use_scattermoe', 'use_sonicmoe', 'use_swanlab', 'volumes', 'weights',
 })
+
+# Top-level keys whose schema type is a string (or a string enum) and nothing else: a YAML 1.1
+# boolean word (`no`, `off`, ...) there is a bool to PyYAML, which the schema rejects.
+STRING_KEYS = frozenset({
+    'adapter', 'attn_implementation', 'axolotl_config_path', 'base_model', 'base_model_config', 'bench_dataset',
+    'bench_split', 'chat_template_jinja', 'cls_model_config', 'comet_api_key', 'comet_experiment_key', 'comet_mode',
+    'comet_project_name', 'comet_workspace', 'dataset_prepared_path', 'default_system_message', 'eval_strategy',
+    'evaluation_strategy', 'excess_length_strategy', 'experts_implementation', 'fsdp_final_state_dict_type',
+    'gradio_server_name', 'gradio_title', 'hub_model_id', 'hub_revision', 'hub_strategy', 'image_resize_algorithm',
+    'large_head_attention', 'lisa_layers_attribute', 'lora_model_dir', 'lr_scheduler', 'merge_method',
+    'metric_for_best_model', 'mlflow_experiment_name', 'mlflow_run_name', 'mlflow_tracking_uri',
+    'model_quantization_config', 'nf4_backend', 'optimizer', 'otel_metrics_host', 'output_dir', 'processor_type',
+    'push_dataset_to_hub', 'qgalore_proj_type', 'ray_run_name', 'relora_prune_method', 'resume_from_checkpoint',
+    'revision_of_model', 'ring_attn_func', 'rl', 'sample_packing_mp_start_method', 'save_strategy',
+    'tokenizer_config', 'tokenizer_type', 'torch_compile_backend', 'torch_compile_mode', 'torchdistx_path',
+    'trackio_project_name', 'trackio_run_name', 'trackio_space_id', 'trainer_cls', 'type_of_model', 'wandb_entity',
+    'wandb_log_model', 'wandb_mode', 'wandb_name', 'wandb_project', 'wandb_run_id', 'wandb_watch',
+})

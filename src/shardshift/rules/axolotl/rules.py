@@ -19,7 +19,7 @@ from shardshift.formats.axolotl.keys import (
     FSDP_CONFIG_FIELDS,
 )
 from shardshift.formats.axolotl.reader import fsdp_config_keys
-from shardshift.formats.axolotl.schema_keys import PLUGIN_KEYS, SCHEMA_KEYS
+from shardshift.formats.axolotl.schema_keys import PLUGIN_KEYS, SCHEMA_KEYS, STRING_KEYS
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
 
 FORMATS = ("axolotl",)
@@ -287,6 +287,72 @@ class PrefixedKey(Rule):
             yield self.finding(document, f"/fsdp_config/{key}",
                                f"the fsdp_ prefix of fsdp_config.{key} is deprecated: Axolotl strips it (with a "
                                f"warning); write {name}", fix=name, key=True, fix_kind="rename-key")
+
+
+_BOOL_WORDS = {"yes", "no", "on", "off", "y", "n"}
+
+
+def _plain_token(document: Document, pointer: str) -> str | None:
+    """The scalar at `pointer` as written, when it is written plain (not quoted) on its line."""
+    line, column = document.position(pointer)
+    lines = document.text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    token = lines[line - 1][column - 1:].split(" #", 1)[0].strip()
+    return None if not token or token[0] in "'\"" else token
+
+
+class Yaml11Surprise(Rule):
+    """A value PyYAML (YAML 1.1) reads differently than it looks: `no` is false, `None` is a string.
+
+    ## What it does
+    Reports, at the top level of an Axolotl config, a plain `yes` / `no` / `on` / `off` given to
+    a key whose schema type is a string (`save_strategy`, `eval_strategy`, `hub_strategy`,
+    `lr_scheduler`, ...), and a plain `None`, which is not YAML's null.
+
+    ## Why is this bad
+    Axolotl loads its config with PyYAML, which follows YAML 1.1: `save_strategy: no` is the
+    boolean false, and the schema stops with "Input should be a valid string". `None` is the
+    string "None": `max_steps: None` is a validation error, `adapter: None` asks for an adapter
+    named None, `deepspeed: None` points at a file named None and `lr_scheduler: None` is passed
+    on as a scheduler name, all accepted by the schema.
+
+    ## Example
+    ```yaml
+    save_strategy: no
+    max_steps: None
+    ```
+
+    ## Use instead
+    ```yaml
+    save_strategy: 'no'
+    max_steps: null
+    ```
+    """
+
+    code = "AX006"
+    name = "yaml11-surprise"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        for key, value in document.data.items():
+            if not isinstance(key, str):
+                continue
+            pointer = f"/{key}"
+            if isinstance(value, bool) and key in STRING_KEYS:
+                token = _plain_token(document, pointer)
+                if token is not None and token.lower() in _BOOL_WORDS:
+                    yield self.finding(document, pointer,
+                                       f"{key}: {token} is the boolean {str(value).lower()} to PyYAML (YAML 1.1), "
+                                       f"and Axolotl's schema rejects a boolean for {key} (\"Input should be a "
+                                       f"valid string\"); quote it: '{token}'", fix=f"'{token}'",
+                                       fix_kind="replace-value")
+            elif value == "None" and _plain_token(document, pointer) == "None":
+                yield self.finding(document, pointer,
+                                   f"{key}: None is the string 'None' in YAML, not null: Axolotl reads {key} as "
+                                   "the text None; write null (or remove the key) for no value", fix="null",
+                                   fix_kind="replace-value")
 
 
 class FsdpListRemoved(Rule):
