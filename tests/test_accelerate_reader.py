@@ -238,3 +238,40 @@ def test_a_repeated_key_says_what_pyyaml_does_and_pyyaml_does_it(tmp_path):
     assert "PyYAML, which Accelerate reads the file with, keeps only the last value" in finding["message"]
     assert "DeepSpeed" not in finding["message"]
     assert yaml.safe_load(path.read_text())["debug"] is True  # the oracle: the last value, no error
+
+
+# --- fsdp_config, parallelism_config, megatron_lm_config (issue 10) --------------------------
+
+
+def test_fsdp2_values_and_positions():
+    document = read("distributed_type: FSDP\nmixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n"
+                    "fsdp_config:\n  fsdp_version: 2\n  reshard_after_forward: false\n  fsdp_offload_params: true\n"
+                    "  fsdp_activation_checkpointing: true\nparallelism_config:\n"
+                    "  parallelism_config_dp_replicate_size: 2\n  parallelism_config_dp_shard_size: 8\n")
+    plan = document.plan
+    assert (plan.sharding.stage, plan.offload.params.device, plan.offload.optimizer.device) == (2, "cpu", "cpu")
+    assert plan.activation_checkpointing.enabled is True
+    assert (plan.precision.param_dtype, plan.precision.reduce_dtype) == ("bf16", "bf16")
+    assert (plan.parallelism.data_parallel_replicate, plan.parallelism.data_parallel_shard) == (2, 8)
+    assert plan.world.gpus_per_node == 8
+    assert plan.provenance["sharding.stage"] == Location("dir/accelerate_config.yaml", 7, 26,
+                                                         "/fsdp_config/reshard_after_forward")
+    assert plan.passthrough["accelerate"]["fsdp_config"] == {"fsdp_version": 2}
+
+
+def test_fsdp1_reads_the_strategy_and_ignores_reshard_after_forward():
+    plan = read("distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 5\n"
+                "  fsdp_reshard_after_forward: FULL_SHARD\n").plan
+    assert (plan.sharding.stage, plan.sharding.hybrid) == (2, True)  # HYBRID_SHARD_ZERO2
+    assert read("distributed_type: FSDP\nfsdp_config:\n  fsdp_reshard_after_forward: SHARD_GRAD_OP\n"
+                ).plan.sharding.stage is None  # the launcher's FULL_SHARD wins: AC004
+
+
+def test_fsdp_config_ignored_unless_distributed_type_is_fsdp_and_megatron_degrees():
+    assert read("distributed_type: DEEPSPEED\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n"
+                ).plan.sharding.stage is None
+    plan = read("distributed_type: MEGATRON_LM\nmegatron_lm_config:\n  megatron_lm_tp_degree: 4\n"
+                "  megatron_lm_pp_degree: 2\n  megatron_lm_sequence_parallelism: true\n"
+                "  megatron_lm_gradient_clipping: 1.0\n").plan
+    assert (plan.parallelism.tensor, plan.parallelism.pipeline, plan.parallelism.sequence_parallel,
+            plan.gradient_clipping) == (4, 2, True, 1.0)
