@@ -39,6 +39,7 @@ REFUSED = {
     "AC006/bad_type.yaml": ("load", "'MULTI_GPUS' is not a valid DistributedType"),
     "AC006/bad_state_dict.yaml": ("plugin", "FSDP2 does not support LOCAL_STATE_DICT"),
     "AC006/bad_wrap.yaml": ("plugin", "Invalid auto wrap policy"),
+    "AC006/bad_ac_offload.yaml": ("plugin", "`activation_checkpointing_offload=True` requires `fsdp_version=2`"),
     "AC006/bad_precision.yaml": ("launch", "ValueError: Unknown mixed_precision mode: bf32"),
     "AC103/bad.yaml": ("launch", "set `--fsdp_sync_module_states` to `True`"),
     "AC008/bad.yaml": ("launch", "AttributeError: 'bool' object has no attribute 'lower'"),

@@ -29,6 +29,8 @@ BAD_CASES = [
     ("AC006/bad_state_dict.yaml", "AC006", "error", "/fsdp_config/fsdp_state_dict_type", "LOCAL_STATE_DICT", 1,
      "SHARDED_STATE_DICT", []),
     ("AC006/bad_wrap.yaml", "AC006", "error", "/fsdp_config/fsdp_auto_wrap_policy", "TRANSFORMER_WRAP", 1, None, []),
+    ("AC006/bad_ac_offload.yaml", "AC006", "error", "/fsdp_config/fsdp_activation_checkpointing_offload", "true", 2,
+     None, []),
     ("AC006/bad_precision.yaml", "AC006", "error", "/mixed_precision", "bf32", 1, None, []),
     ("AC007/bad.yaml", "AC007", "info", "/fp16", "fp16:", 1, None, []),
     ("AC008/bad.yaml", "AC008", "error", "/mixed_precision", "no", 1, "'no'", []),

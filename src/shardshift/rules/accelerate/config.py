@@ -303,8 +303,9 @@ class InvalidValue(AccelerateRule):
     Reports a missing or unknown `distributed_type`, an unknown `compute_environment` or
     `mixed_precision`, `num_processes: -1` (or none), a non-bool `fsdp_reshard_after_forward`
     under `fsdp_version: 2`, `LOCAL_STATE_DICT` under FSDP2, an unknown
-    `fsdp_auto_wrap_policy`, `fsdp_state_dict_type` or FSDP1 `fsdp_sharding_strategy`, and an
-    `fsdp_version` other than 1 or 2.
+    `fsdp_auto_wrap_policy`, `fsdp_state_dict_type` or FSDP1 `fsdp_sharding_strategy`, an
+    `fsdp_version` other than 1 or 2, and the FSDP2-only `fsdp_activation_checkpointing_offload`
+    under version 1 (or without `fsdp_activation_checkpointing`).
 
     ## Why is this bad
     Each of these is an exception in `accelerate launch` or in every training process before the
@@ -397,6 +398,16 @@ class InvalidValue(AccelerateRule):
             if value is not None and str(value).upper() not in AUTO_WRAP_POLICIES:
                 yield self.finding(document, pointer, f"fsdp_auto_wrap_policy {value!r} is not one of "
                                    f"{', '.join(AUTO_WRAP_POLICIES)}: the FSDP plugin raises ValueError")
+        if truthy(settings.get("fsdp_activation_checkpointing_offload", (None, False))[1]):
+            pointer = settings["fsdp_activation_checkpointing_offload"][0]
+            if not truthy(settings.get("fsdp_activation_checkpointing", (None, False))[1]):
+                yield self.finding(document, pointer, "fsdp_activation_checkpointing_offload needs "
+                                   "fsdp_activation_checkpointing: true: the FSDP plugin raises ValueError "
+                                   "(\"`activation_checkpointing_offload=True` requires `activation_checkpointing=True`.\")")
+            elif version != 2:
+                yield self.finding(document, pointer, "fsdp_activation_checkpointing_offload is an FSDP2 setting: "
+                                   "under fsdp_version 1 the FSDP plugin raises ValueError (\"`activation_checkpointing_"
+                                   "offload=True` requires `fsdp_version=2`.\")")
         if version == 1 and "fsdp_sharding_strategy" in settings:
             pointer, value = settings["fsdp_sharding_strategy"]
             text = str(value)
