@@ -106,7 +106,7 @@ def loaded(tmp_path_factory):
 
 
 WORLD = 8
-DIMS_FIXTURES = sorted(p for code in ("TT101", "TT102", "PL101")
+DIMS_FIXTURES = sorted(p for code in ("TT101", "TT102", "TT103", "PL101")
                        for p in (FIXTURES / "torchtitan" / "rules" / code).glob("*.toml"))
 
 
@@ -116,9 +116,12 @@ def _degrees(plan, world: int) -> dict:
         value = getattr(plan.parallelism, field)
         return -1 if isinstance(value, Unknown) else default if value is None else value
 
-    dtype = plan.passthrough.get("torchtitan", {}).get("training", {}).get("dtype", "float32")
+    rest = plan.passthrough.get("torchtitan", {})
+    dtype = rest.get("training", {}).get("dtype", "float32")
+    etp = rest.get("parallelism", {}).get("expert_tensor_parallel_degree", 1)
     return {"dp_replicate": degree("data_parallel_replicate", 1), "dp_shard": degree("data_parallel_shard", -1),
             "cp": degree("context", 1), "tp": degree("tensor", 1), "pp": degree("pipeline", 1), "world_size": world,
+            "ep": degree("expert", 1), "etp": etp,
             "dtype": "bfloat16", "storage": dtype}
 
 
@@ -129,8 +132,16 @@ def test_parallel_dims_and_mixed_precision_agree_with_tt101_tt102_pl101(loaded):
         codes = {f["code"] for f in output["findings"] if f["file"] == str(path)}
         refused = "error" in result
         if refused:
-            assert result["error"] == "AssertionError" and "Invalid parallel dims" in result["message"], result
-        assert refused == bool(codes & {"TT101", "PL101"}), (path, result, codes)
+            assert result["error"] == "AssertionError", result
+            if "TT103" in codes:
+                message = next(f["message"] for f in output["findings"] if f["file"] == str(path) and f["code"] == "TT103")
+                assert result["message"] in message, (result, message)
+            elif any(f["file"] == str(path) and "= 0 and stops at `assert dp_shard >= 1`" in f["message"]
+                     for f in output["findings"]):
+                assert result["message"] == "", result
+            else:
+                assert "Invalid parallel dims" in result["message"], result
+        assert refused == bool(codes & {"TT101", "TT103", "PL101"}), (path, result, codes)
         storage = _degrees(read(path.read_text(), str(path)).plan, WORLD)["storage"]
         off = not refused and result["amp"] == "disabled" and storage == "float32"
         assert off == ("TT102" in codes), (path, result, codes)

@@ -21,15 +21,22 @@ BAD_CASES = [
      '"quantize.linear.float8"', []),
     ("TT003/bad_deprecated.toml", [], "TT003", "warning", "/model/tokenizer_path", "tokenizer_path", 1, None, []),
     ("TT101/bad.toml", ["--world-size", "8"], "TT101", "error", "/parallelism/data_parallel_shard_degree", "-1", 1,
-     None, [("/parallelism/tensor_parallel_degree", "3")]),
+     None, [("/parallelism/tensor_parallel_degree", "tensor_parallel_degree = ")]),
+    ("TT101/bad_zero.toml", ["--world-size", "8"], "TT101", "error", "/parallelism/data_parallel_shard_degree", "-1",
+     1, None, [("/parallelism/tensor_parallel_degree", "tensor_parallel_degree = "),
+      ("/parallelism/pipeline_parallel_degree", "pipeline_parallel_degree = ")]),
+    ("TT103/bad.toml", [], "TT103", "error", "/parallelism/tensor_parallel_degree", "0", 1, None, []),
+    ("TT103/bad_shard.toml", [], "TT103", "error", "/parallelism/data_parallel_shard_degree", "-2", 1, None, []),
+    ("TT103/bad_etp.toml", [], "TT103", "error", "/parallelism/expert_tensor_parallel_degree", "4", 1, None,
+     [("/parallelism/expert_parallel_degree", "expert_parallel_degree = ")]),
     ("TT102/bad.toml", ["--world-size", "8"], "TT102", "warning", "/training/mixed_precision_param", '"bfloat16"', 1,
-     None, [("/parallelism/data_parallel_shard_degree", "= 1")]),
+     None, [("/parallelism/data_parallel_shard_degree", "data_parallel_shard_degree = ")]),
     ("TT102/bad.toml", [], "TT102", "warning", "/training/mixed_precision_param", '"bfloat16"', 1,
-     None, [("/parallelism/data_parallel_shard_degree", "= 1")]),
+     None, [("/parallelism/data_parallel_shard_degree", "data_parallel_shard_degree = ")]),
     ("TT102/bad_leftover.toml", ["--world-size", "8"], "TT102", "warning", "/parallelism/data_parallel_shard_degree",
      "-1", 1, None, []),
     ("PL101/bad.toml", ["--world-size", "8"], "PL101", "error", "/parallelism/tensor_parallel_degree", "2", 2, None,
-     [("/parallelism/data_parallel_shard_degree", "2")]),
+     [("/parallelism/data_parallel_shard_degree", "data_parallel_shard_degree = ")]),
 ]
 
 
@@ -54,8 +61,7 @@ def test_bad_fixture_is_reported_at_the_right_place(fixture, args, code, severit
     places = [(r["pointer"], r["line"], r["column"]) for r in finding.get("related", [])]
     for other_pointer, other_marker in related:
         other_line, other_column = marker_position(path, other_marker, 1, skip_comments=True)
-        if other_marker.startswith("= "):
-            other_column += 2
+        other_column += len(other_marker)  # the marker is `key = `: the value follows it
         assert (other_pointer, other_line, other_column) in places, places
     assert status == (1 if any(f["severity"] == "error" for f in output["findings"]) else 0)
 

@@ -42,7 +42,7 @@ def _dims(case: dict) -> dict:
 
     try:
         dims = ParallelDims(dp_replicate=case["dp_replicate"], dp_shard=case["dp_shard"], cp=case["cp"], tp=case["tp"],
-                            pp=case["pp"], ep=1, etp=1, world_size=case["world_size"])
+                            pp=case["pp"], ep=case.get("ep", 1), etp=case.get("etp", 1), world_size=case["world_size"])
     except BaseException as error:  # noqa: BLE001
         return {"error": type(error).__name__, "message": str(error)}
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

@@ -393,9 +393,15 @@ class LeftoverShardDegree(_TitanRule):
         if shard * product == world:
             return
         spelled = " × ".join(f"{k} {v}" for k, v in others.items()) or "1"
-        message = (f"data_parallel_shard_degree -1 takes the ranks left over: torchtitan's ParallelDims computes "
-                   f"{world} // ({spelled}) = {shard}, then asserts {shard} × {product} = {shard * product} == "
-                   f"WORLD_SIZE {world} and stops (Invalid parallel dims); choose degrees whose product divides {world}")
+        if shard == 0:
+            message = (f"data_parallel_shard_degree -1 takes the ranks left over, but there are none: torchtitan's "
+                       f"ParallelDims computes {world} // ({spelled}) = 0 and stops at `assert dp_shard >= 1`; the "
+                       f"other degrees need {product} GPUs, the world size is {world}")
+        else:
+            message = (f"data_parallel_shard_degree -1 takes the ranks left over: torchtitan's ParallelDims computes "
+                       f"{world} // ({spelled}) = {shard}, then asserts {shard} × {product} = {shard * product} == "
+                       f"WORLD_SIZE {world} and stops (Invalid parallel dims); choose degrees whose product divides "
+                       f"{world}")
         related = [self.related(document, plan.provenance[d].pointer, f"{n} is set here")
                    for d, n in (("parallelism.tensor", "tensor_parallel_degree"),
                                 ("parallelism.pipeline", "pipeline_parallel_degree"),
@@ -403,6 +409,72 @@ class LeftoverShardDegree(_TitanRule):
                                 ("parallelism.data_parallel_replicate", "data_parallel_replicate_degree"))
                    if d in plan.provenance and (_degree(plan, d) or 1) > 1]
         yield self.finding(document, where.pointer, message, related=related)
+
+
+DEGREE_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "tensor_parallel_degree",
+               "pipeline_parallel_degree", "context_parallel_degree", "expert_parallel_degree",
+               "expert_tensor_parallel_degree")
+
+
+class InvalidParallelDegree(_TitanRule):
+    """A parallel degree torchtitan refuses whatever the world size.
+
+    ## What it does
+    Checks the `[parallelism]` degrees the way torchtitan v0.2.2's `ParallelDims._validate` does
+    before it looks at the world size: every degree is an int ≥ 1, except
+    `data_parallel_shard_degree`, which may also be -1; and with expert parallelism
+    (`expert_parallel_degree` > 1) `expert_tensor_parallel_degree` is 1 or equal to
+    `tensor_parallel_degree`. (Degrees of the wrong type are TT002.)
+
+    ## Why is this bad
+    `ParallelDims` stops the job at start-up with an AssertionError: "Parallelism degree should
+    be >= 1, except for dp_shard", "dp_shard must -1 or >=1.", or "Currently we only support
+    ETP=TP or ETP=1".
+
+    ## Example
+    ```toml
+    [parallelism]
+    tensor_parallel_degree = 0
+    ```
+
+    ## Use instead
+    ```toml
+    [parallelism]
+    tensor_parallel_degree = 1
+    ```
+    """
+
+    code = "TT103"
+    name = "invalid-parallel-degree"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        section = data.get("parallelism") if isinstance(data, dict) else None
+        if not isinstance(section, dict):
+            return
+        for key in DEGREE_KEYS:
+            value = section.get(key)
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            if key == "data_parallel_shard_degree" and not (value == -1 or value >= 1):
+                yield self.finding(document, f"/parallelism/{key}", f"{key} = {value}: torchtitan's ParallelDims accepts "
+                                   "-1 (the ranks left over) or a degree >= 1 and stops at start-up "
+                                   "(AssertionError: dp_shard must -1 or >=1.)")
+            elif key != "data_parallel_shard_degree" and value < 1:
+                yield self.finding(document, f"/parallelism/{key}", f"{key} = {value}: torchtitan's ParallelDims stops "
+                                   "at start-up (AssertionError: Parallelism degree should be >= 1, except for "
+                                   "dp_shard); 1 turns this axis off")
+        ep, etp, tp = (section.get(k, 1) for k in ("expert_parallel_degree", "expert_tensor_parallel_degree",
+                                                  "tensor_parallel_degree"))
+        if all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (ep, etp, tp)) and ep > 1 \
+                and etp not in (1, tp) and "expert_tensor_parallel_degree" in section:
+            yield self.finding(document, "/parallelism/expert_tensor_parallel_degree",
+                               f"expert_tensor_parallel_degree = {etp} with expert parallelism {ep}: torchtitan "
+                               f"supports 1 or the tensor-parallel degree {tp} only and stops at start-up "
+                               "(AssertionError: Currently we only support ETP=TP or ETP=1)",
+                               related=[self.related(document, "/parallelism/expert_parallel_degree",
+                                                     "expert_parallel_degree is set here")])
 
 
 class MixedPrecisionWithoutFsdp(_TitanRule):
