@@ -161,3 +161,24 @@ def test_written_plans_read_back(degrees, micro, seq, lr, clip, dtype, ac, resha
 def test_dumps_quotes_what_needs_quoting():
     data = {"a b": {"x": "é\"\\\n", "y": [1, 2.0, True], "z": {"w": 1}}, "t": {}}
     assert tomllib.loads(dumps(data)) == data
+
+
+def test_corpus_edits_change_only_the_edited_values():
+    for path in _corpus():
+        text = open(path, encoding="utf-8").read()
+        document = read(text, path)
+        plan = document.plan
+        plan.set("parallelism.tensor", 4)
+        plan.set("optimizer.lr", 0.001)
+        plan.set("batch.sequence_length", 1234)
+        plan.set("batch.global_", 64)
+        edited = convert(document).text
+        again = read(edited, path).plan
+        assert (again.parallelism.tensor, again.optimizer.lr, again.batch.sequence_length, again.batch.global_) == (
+            4, 0.001, 1234, 64), path
+        comments = [line for line in text.splitlines() if line.lstrip().startswith("#")]
+        assert [line for line in edited.splitlines() if line.lstrip().startswith("#")] == comments, path
+        before, after = tomllib.loads(text), tomllib.loads(edited)
+        for section in before:
+            if section not in ("parallelism", "optimizer", "training"):
+                assert after[section] == before[section], (path, section)
