@@ -63,7 +63,7 @@ FLOAT8_V01 = "float8"
 CONVERTERS_V02 = ("quantize.linear.float8", "quantize.grouped_mm.float8", "quantize.linear.mx", "quantize.grouped_mm.mx")
 
 
-def _tables(data: dict) -> set[str]:
+def _tables() -> set[str]:
     """Every dotted section name that is a table in the schema (with its parents: quantize, quantize.linear)."""
     names = set(SCHEMA)
     for name in SCHEMA:
@@ -72,7 +72,7 @@ def _tables(data: dict) -> set[str]:
     return names
 
 
-TABLES = _tables({})
+TABLES = _tables()
 
 
 def _pointer(section: str, key: str) -> str:
