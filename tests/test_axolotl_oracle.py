@@ -42,7 +42,7 @@ CORPUS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # rule code -> the start of the schema's error for its bad fixtures (None: a silent mistake the
 # schema accepts; the rule's docstring says what goes wrong later)
 REJECTS = {
-    "AX001": None, "AX002": None, "AX004": None, "AX005": None, "AX104": None,
+    "AX001": None, "AX002": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
     "AX003": "fsdp_config.sharding_strategy is an FSDP1-only option",
     "AX006": "Input should be a valid",
     "AX101": "The top-level `fsdp` list is no longer supported",
@@ -93,22 +93,35 @@ logging.disable(logging.CRITICAL)
 import yaml
 from axolotl.utils.config import validate_config
 from axolotl.utils.dict import DictDefault
-out = {}
+VALUES = ("micro_batch_size", "gradient_accumulation_steps", "sequence_len", "learning_rate", "weight_decay",
+          "max_grad_norm", "optimizer", "lr_scheduler", "warmup_steps", "adam_epsilon", "tensor_parallel_size",
+          "context_parallel_size", "dp_shard_size", "dp_replicate_size", "gradient_checkpointing", "bf16", "fp16")
+out, values = {}, {}
 for name, text in json.load(open(sys.argv[1])).items():
     try:
-        validate_config(DictDefault(yaml.safe_load(text)))
+        cfg = validate_config(DictDefault(yaml.safe_load(text)))
         out[name] = None
+        fsdp = cfg.get("fsdp_config") or {}
+        values[name] = {key: cfg.get(key) for key in VALUES}
+        values[name].update({"fsdp_config." + key: fsdp.get(key) for key in ("reshard_after_forward",
+                                                                              "offload_params")})
     except Exception as error:
         message = str(error)
         if "Value error, " in message:
             message = message.split("Value error, ", 1)[1]
         out[name] = f"{type(error).__name__}: {message}"
-json.dump(out, open(sys.argv[2], "w"))
+json.dump({"errors": out, "values": values}, open(sys.argv[2], "w"), default=str)
 """
 
 
 def schema_outcomes(texts: dict[str, str]) -> dict[str, str | None]:
     """name -> None (accepted) or the schema's error, all in one child process."""
+    return schema_run(texts)["errors"]
+
+
+def schema_run(texts: dict[str, str]) -> dict[str, dict]:
+    """{"errors": name -> None or the schema's error, "values": name -> the validated values of
+    the keys the reader lifts}, all in one child process."""
     oracles.require_installed("axolotl", "peft", "addict", "PIL")
     with tempfile.TemporaryDirectory(prefix="shardshift-axolotl-") as scratch:
         given, result = Path(scratch, "in.json"), Path(scratch, "out.json")
@@ -155,6 +168,55 @@ def test_emitted_configs_and_rule_fixtures_against_the_schema():
             (finding,) = [f for f in output["findings"] if f["code"] == path.parent.name]
             assert finding["severity"] == "error"
             assert SAYS_FOR_FIXTURE.get(name, SAYS[path.parent.name]) in finding["message"], finding["message"]
+
+
+# Plan field -> the key of the validated config it must equal (as the schema coerced it)
+PLAN_VALUES = {
+    "batch.micro": "micro_batch_size", "batch.accumulation": "gradient_accumulation_steps",
+    "batch.sequence_length": "sequence_len", "optimizer.lr": "learning_rate", "optimizer.weight_decay": "weight_decay",
+    "gradient_clipping": "max_grad_norm", "optimizer.name": "optimizer", "scheduler.name": "lr_scheduler",
+    "optimizer.eps": "adam_epsilon", "parallelism.tensor": "tensor_parallel_size",
+    "parallelism.context": "context_parallel_size", "parallelism.data_parallel_shard": "dp_shard_size",
+    "parallelism.data_parallel_replicate": "dp_replicate_size",
+    "activation_checkpointing.enabled": None,  # gradient_checkpointing, else fsdp activation_checkpointing
+    "sharding.reshard_after_forward": "fsdp_config.reshard_after_forward",
+}
+
+
+def _same(plan_value, schema_value) -> bool:
+    if isinstance(plan_value, float) or isinstance(schema_value, float):
+        return schema_value is not None and float(plan_value) == float(schema_value)
+    return plan_value == schema_value or str(plan_value) == str(schema_value)
+
+
+def test_reader_values_are_the_schemas_values():
+    """Every value the reader lifts from an accepted corpus file or rule fixture is the value
+    Axolotl's schema validated (numeric strings converted, deprecated spellings rewritten)."""
+    paths = sorted(RULES.glob("*/*.yaml"))
+    if (CORPUS_DIR / "axolotl").is_dir():
+        paths += corpus_files("axolotl")
+    texts = {str(path): path.read_text(encoding="utf-8-sig") for path in paths}
+    run = schema_run(texts)
+    compared = 0
+    for name, text in texts.items():
+        if run["errors"][name] is not None:
+            continue
+        plan = axolotl.read(text, name).plan
+        validated = run["values"][name]
+        for dotted, key in PLAN_VALUES.items():
+            value = plan.get(dotted)
+            if value is None or value == "auto":
+                continue
+            if key is None:
+                data = axolotl.read(text, name).data
+                if "gradient_checkpointing" in data:
+                    assert validated["gradient_checkpointing"] is value, name
+                continue
+            assert _same(value, validated[key]), (name, dotted, value, validated[key])
+            compared += 1
+        if plan.precision.param_dtype in ("bf16", "fp16"):
+            assert validated[plan.precision.param_dtype] is True, name
+    assert compared >= 200  # 261 with the corpus (axolotl 0.21.0)
 
 
 @needs_corpus

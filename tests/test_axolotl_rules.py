@@ -25,6 +25,8 @@ BAD_CASES = [
      None),
     ("AX006/bad.yaml", "AX006", "error", "/save_strategy", "no", "'no'", None),
     ("AX006/bad_none.yaml", "AX006", "error", "/max_steps", "None", "null", None),
+    ("AX007/bad.yaml", "AX007", "warning", "/gradient_checkpointing", "offload", None, None),
+    ("AX007/bad_unused.yaml", "AX007", "warning", "/ring_attn_func", "ring_attn_func", None, None),
     ("AX101/bad.yaml", "AX101", "error", "/fsdp", "fsdp:", None, None),
     ("AX102/bad.yaml", "AX102", "error", "/fsdp_version", "1", "2", None),
     ("AX103/bad.yaml", "AX103", "error", "/deepspeed", "deepspeed:", None, ("fsdp_config:", "/fsdp_config")),

@@ -355,6 +355,73 @@ class Yaml11Surprise(Rule):
                                    fix_kind="replace-value")
 
 
+# deprecated top-level spelling -> (what Axolotl 0.21.0 does with it, what to write instead)
+DEPRECATED = {
+    "sequence_parallel_degree": ("Axolotl copies it into context_parallel_size with a warning, and ignores it when "
+                                 "context_parallel_size is set", "context_parallel_size"),
+    "ring_attn_func": ("Axolotl only warns: it is unused since ringmaster context parallelism replaced the "
+                       "ring_flash_attn backend", None),
+    "heads_k_stride": ("Axolotl only warns: it is unused since ringmaster context parallelism replaced the "
+                       "ring_flash_attn backend", None),
+    "fsdp_final_state_dict_type": ("deprecated by Axolotl's schema", "fsdp_config.final_state_dict_type"),
+    "evaluation_strategy": ("Axolotl warns that it is deprecated", "eval_strategy"),
+}
+GC_VALUES = {"offload": "activation_offloading: true", "offload_disk": "activation_offloading: disk"}
+
+
+class DeprecatedOption(Rule):
+    """A deprecated or no longer used Axolotl option, with what to write instead.
+
+    ## What it does
+    Reports `sequence_parallel_degree` (now `context_parallel_size`), `ring_attn_func` and
+    `heads_k_stride` (unused), the top-level `fsdp_final_state_dict_type` (now
+    `fsdp_config.final_state_dict_type`), `evaluation_strategy` (now `eval_strategy`) and
+    `gradient_checkpointing: offload` / `offload_disk` (now `activation_offloading`), as of
+    axolotl 0.21.
+
+    ## Why is this bad
+    Axolotl still converts some (with a warning in the log) and ignores others: a
+    `sequence_parallel_degree: 4` next to `context_parallel_size: 2` is ignored, and
+    `ring_attn_func` no longer selects anything. A later release may reject them.
+
+    ## Example
+    ```yaml
+    sequence_parallel_degree: 4
+    gradient_checkpointing: offload
+    ```
+
+    ## Use instead
+    ```yaml
+    context_parallel_size: 4
+    gradient_checkpointing: true
+    activation_offloading: true
+    ```
+    """
+
+    code = "AX007"
+    name = "deprecated-option"
+    severity = "warning"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        for key, (effect, instead) in DEPRECATED.items():
+            if key not in data or data[key] is None:
+                continue
+            if key == "sequence_parallel_degree" and data.get("context_parallel_size"):
+                effect = "Axolotl ignores it, as context_parallel_size is set"
+            use = f"write {instead} instead" if instead else "remove it"
+            fix = instead if instead and "." not in instead and instead not in data else None
+            yield self.finding(document, f"/{key}", f"{key} is deprecated: {effect}; {use}", fix=fix, key=True,
+                               fix_kind="rename-key" if fix else None)
+        gc = data.get("gradient_checkpointing")
+        if isinstance(gc, str) and gc in GC_VALUES:
+            yield self.finding(document, "/gradient_checkpointing",
+                               f"gradient_checkpointing: {gc} is deprecated: Axolotl rewrites it to true plus "
+                               f"{GC_VALUES[gc]} (with a warning); write gradient_checkpointing: true and "
+                               f"{GC_VALUES[gc]}")
+
+
 class FsdpListRemoved(Rule):
     """The top-level `fsdp:` list (FSDP1 sharding options): Axolotl's schema rejects it.
 
