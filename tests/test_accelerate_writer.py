@@ -56,7 +56,34 @@ def emitted_cases() -> dict[str, str]:
         out[f"from_ds__{path.stem}.yaml"] = writer.convert(document).text
     document = accelerate.read(FSDP1, "fsdp1.yaml")
     out["fsdp2__inline.yaml"] = writer.to_fsdp2(document).text
+    out["setup__accelerate_clean.yaml"] = setup_to_fsdp2(SETUP / "accelerate_config.yaml").text
     return out
+
+
+SETUP = FIXTURES / "setups" / "accelerate_clean"
+
+
+def setup_to_fsdp2(path):
+    """`convert PATH --to accelerate-fsdp2` as the CLI does it: the setup's merged Plan."""
+    from shardshift.check import load
+    from shardshift.formats.accelerate import fsdp2_target
+    from shardshift.setup import build_setups
+
+    document = load(str(path), explicit=True)
+    (setup,) = [s for s in build_setups([document], lambda p: load(p, explicit=False)) if s.documents[0] is document]
+    document.plan = setup.plan
+    return fsdp2_target.convert(document)
+
+
+def test_deepspeed_plugin_config_with_its_ds_config_becomes_fsdp2_keeping_the_machines():
+    conversion = setup_to_fsdp2(SETUP / "accelerate_config.yaml")
+    data = yaml.safe_load(conversion.text)
+    assert data["distributed_type"] == "FSDP" and "deepspeed_config" not in data
+    assert data["fsdp_config"]["fsdp_version"] == 2
+    assert data["fsdp_config"]["fsdp_reshard_after_forward"] is True  # the ds_config's ZeRO-3
+    assert data["mixed_precision"] == "bf16" and data["num_processes"] == 8
+    statuses = {e.source: e.status for e in conversion.entries}
+    assert statuses["/num_processes"] == "exact" and statuses["/deepspeed_config/zero3_init_flag"] == "approximate"
 
 
 @needs_corpus

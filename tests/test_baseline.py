@@ -58,6 +58,8 @@ EXPECTED: list[Change | NewFile] = [
             "into them), and those helpers"),
     NewFile("fixtures/megatron/*", "Megatron launch scripts and argument files, read since the Megatron reader: the "
             "sample launch script and the MG rules' bad and good fixtures"),
+    NewFile("fixtures/torchtitan/*", "torchtitan TOML rule fixtures (TT001-TT103, PL101 at a TOML key), read since the "
+            "torchtitan reader"),
     NewFile("fixtures/deepspeed/rules/DS421/*.y*ml", "the DS421 fixtures' Accelerate and Axolotl YAML, read since "
             "those readers"),
 ]

@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = commands.add_parser("convert", help="translate a config into another format, with a migration report")
     convert.add_argument("source", metavar="SRC")
-    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed, fsdp2, megatron (a launch script), megatron-args (an argument list) or plan")
+    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed, fsdp2, accelerate, accelerate-fsdp2, megatron (a launch script), megatron-args (an argument list), torchtitan or plan")
     convert.add_argument("-o", "--output", help="write the result here (default: stdout)")
     convert.add_argument("--report", help="also write the migration report as JSON to this file")
     convert.add_argument("--strict", action="store_true",
@@ -218,7 +218,8 @@ def _convert(args, parser) -> int:
               file=sys.stderr)
         return EXIT_FINDINGS
     writer = formats.writer(args.target)
-    linked = _linked(document)
+    # the setup's merged Plan, unless the target is the source's own format (a round trip of the file)
+    linked = _linked(document) if args.target != document.format else None
     if linked is not None:
         # An Accelerate / Axolotl YAML or a launch script with its ds_config: convert the setup's merged
         # Plan, and report the ds_config's settings too (each as the writer carries it over).
@@ -226,8 +227,9 @@ def _convert(args, parser) -> int:
     conversion = writer.convert(document)
     for other in (linked.documents[1:] if linked is not None else []):
         for entry in writer.convert(other).entries:
-            entry.file = other.path
-            conversion.entries.append(entry)
+            if entry.source:  # a note about the whole target (no setting of that file) belongs to the referrer's
+                entry.file = other.path
+                conversion.entries.append(entry)
     conversion.mark_unknowns(document.plan, document.path)
     if args.output:
         try:

@@ -28,6 +28,9 @@ WRITERS: dict[str, str] = {
     "plan": "shardshift.formats.plan_yaml",
     "megatron": "shardshift.formats.megatron.writer",
     "megatron-args": "shardshift.formats.megatron.arguments",
+    "accelerate": "shardshift.formats.accelerate.writer",
+    "accelerate-fsdp2": "shardshift.formats.accelerate.fsdp2_target",
+    "torchtitan": "shardshift.formats.torchtitan.writer",
 }
 
 

@@ -230,18 +230,25 @@ def _override(pointer: str) -> tuple[str, str | None, str] | None:
     return None
 
 
-def _from_deepspeed(document: Document, plan) -> Conversion:
-    from shardshift.formats.fsdp2.mapping import report
+def deepspeed_fsdp2_config(plan, source_name: str) -> tuple[dict, Any]:
+    """The Accelerate FSDP2 config for a DeepSpeed Plan, making the FSDP2 module's choices where
+    Accelerate's config can hold them, and those settings (formats/fsdp2/writer.py)."""
     from shardshift.formats.fsdp2.writer import settings_from_plan
 
-    settings = settings_from_plan(plan, deepspeed=True, source_name=document.path)
+    settings = settings_from_plan(plan, deepspeed=True, source_name=source_name)
     config = fsdp2_settings(plan)
-    # the FSDP2 module's choices, where Accelerate's config can hold them
     config["fsdp_config"]["fsdp_reshard_after_forward"] = bool(settings.stage == 3)
     config["fsdp_config"]["fsdp_offload_params"] = bool(settings.cpu_offload)
     config["fsdp_config"]["fsdp_activation_checkpointing"] = bool(settings.activation_checkpointing)
     if settings.param_dtype in MIXED:
         config["mixed_precision"] = MIXED[settings.param_dtype]
+    return config, settings
+
+
+def _from_deepspeed(document: Document, plan) -> Conversion:
+    from shardshift.formats.fsdp2.mapping import report
+
+    config, settings = deepspeed_fsdp2_config(plan, document.path)
     entries: list[MappingEntry] = []
     for entry in report(document, settings):
         source = entry.source
