@@ -82,8 +82,6 @@ KNOWN_MISSES = {
     "special_tokens override is not supported": "tokenizer check: not checked",
     "validation error for SFTDataset": "datasets: not checked",
     "validation errors for SFTDataset": "datasets: not checked",
-    "Input should be a valid": "a field type outside the keys shardshift reads",
-    "shards": "datasets: not checked",
 }
 
 CHILD = r"""
@@ -114,11 +112,6 @@ json.dump({"errors": out, "values": values}, open(sys.argv[2], "w"), default=str
 """
 
 
-def schema_outcomes(texts: dict[str, str]) -> dict[str, str | None]:
-    """name -> None (accepted) or the schema's error, all in one child process."""
-    return schema_run(texts)["errors"]
-
-
 def schema_run(texts: dict[str, str]) -> dict[str, dict]:
     """{"errors": name -> None or the schema's error, "values": name -> the validated values of
     the keys the reader lifts}, all in one child process."""
@@ -131,6 +124,27 @@ def schema_run(texts: dict[str, str]) -> dict[str, dict]:
                               timeout=oracles.CHILD_TIMEOUT, env=env, cwd=scratch, stdin=subprocess.DEVNULL)
         assert done.returncode == 0 and result.is_file(), done.stderr[-4000:]
         return json.loads(result.read_text(encoding="utf-8"))
+
+
+def _all_texts() -> dict[str, str]:
+    texts = _ds_conversions()
+    for path in sorted(RULES.glob("*/*.yaml")):
+        texts[f"fixture:{path.parent.name}/{path.name}"] = path.read_text()
+        texts[str(path)] = path.read_text()
+    if (CORPUS_DIR / "axolotl").is_dir():
+        for path in corpus_files("axolotl"):
+            text = path.read_text(encoding="utf-8-sig")
+            texts[path.name] = text
+            texts[str(path)] = text
+            texts[f"original:{path.name}"] = text
+            texts[f"written:{path.name}"] = writer.convert(axolotl.read(text, str(path))).text
+    return texts
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, dict]:
+    """Every text of this module through Axolotl's schema, in one child process."""
+    return schema_run(_all_texts())
 
 
 def _ds_conversions() -> dict[str, str]:
@@ -146,13 +160,10 @@ def _ds_conversions() -> dict[str, str]:
     return texts
 
 
-def test_emitted_configs_and_rule_fixtures_against_the_schema():
-    texts = _ds_conversions()
+def test_emitted_configs_and_rule_fixtures_against_the_schema(schema):
     fixtures = sorted(RULES.glob("*/*.yaml"))
-    for path in fixtures:
-        texts[f"fixture:{path.parent.name}/{path.name}"] = path.read_text()
-    outcomes = schema_outcomes(texts)
-    converted = [name for name in texts if name.startswith("convert:")]
+    outcomes = schema["errors"]
+    converted = [name for name in outcomes if name.startswith("convert:")]
     assert len(converted) >= 4
     rejected = {name: outcomes[name] for name in converted if outcomes[name] is not None}
     assert rejected == {}, rejected
@@ -189,14 +200,14 @@ def _same(plan_value, schema_value) -> bool:
     return plan_value == schema_value or str(plan_value) == str(schema_value)
 
 
-def test_reader_values_are_the_schemas_values():
+def test_reader_values_are_the_schemas_values(schema):
     """Every value the reader lifts from an accepted corpus file or rule fixture is the value
     Axolotl's schema validated (numeric strings converted, deprecated spellings rewritten)."""
     paths = sorted(RULES.glob("*/*.yaml"))
     if (CORPUS_DIR / "axolotl").is_dir():
         paths += corpus_files("axolotl")
     texts = {str(path): path.read_text(encoding="utf-8-sig") for path in paths}
-    run = schema_run(texts)
+    run = schema
     compared = 0
     for name, text in texts.items():
         if run["errors"][name] is not None:
@@ -220,14 +231,13 @@ def test_reader_values_are_the_schemas_values():
 
 
 @needs_corpus
-def test_corpus_rejections_are_shardshift_errors_for_the_same_cause():
+def test_corpus_rejections_are_shardshift_errors_for_the_same_cause(schema):
     files = corpus_files("axolotl")
-    texts = {path.name: path.read_text(encoding="utf-8-sig") for path in files}
-    outcomes = schema_outcomes(texts)
+    outcomes = schema["errors"]
     misses, false_errors, measured = [], [], {"accepted": 0, "rejected": 0, "known_misses": 0}
+    status, output = check_json("--isolated", *map(str, files))
     for path in files:
         outcome = outcomes[path.name]
-        status, output = check_json("--isolated", str(path))
         errors = {f["code"] for f in output["findings"] if f["severity"] == "error" and f["file"] == str(path)}
         if outcome is None:
             measured["accepted"] += 1
@@ -244,19 +254,14 @@ def test_corpus_rejections_are_shardshift_errors_for_the_same_cause():
             misses.append((path.name, code, outcome[:120], errors))
     assert misses == []
     assert false_errors == []
-    assert measured["rejected"] >= 50 and measured["known_misses"] <= 8, measured
+    # measured with axolotl 0.21.0: 24 accepted, 59 rejected, 6 of them for causes shardshift does not check
+    assert measured["rejected"] >= 50 and measured["known_misses"] <= 6, measured
 
 
-def test_round_trips_of_accepted_corpus_files_pass_the_schema():
-    if not (CORPUS_DIR / "axolotl").is_dir():
-        pytest.skip("../shared/corpus is not present")
+@needs_corpus
+def test_round_trips_of_accepted_corpus_files_pass_the_schema(schema):
     files = corpus_files("axolotl")
-    texts = {}
-    for path in files:
-        text = path.read_text(encoding="utf-8-sig")
-        texts[f"original:{path.name}"] = text
-        texts[f"written:{path.name}"] = writer.convert(axolotl.read(text, str(path))).text
-    outcomes = schema_outcomes(texts)
+    outcomes = schema["errors"]
     for path in files:
         if outcomes[f"original:{path.name}"] is None:
             assert outcomes[f"written:{path.name}"] is None, path.name
