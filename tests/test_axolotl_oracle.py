@@ -11,10 +11,9 @@ oracle for the Axolotl writer and rules.
   (else KNOWN_MISSES, with why); no error on a file the schema accepts.
 
 axolotl 0.21.0 declares Python >= 3.12, but its schema imports and runs on 3.11; it is installed
-without its dependencies (see the module docstring of shardshift.formats.axolotl.writer's
-report, or the install line in scripts/install-dev.sh): `pip install --no-deps
---ignore-requires-python axolotl==0.21.0` plus `pip install --no-deps peft==0.21.2 addict==2.4.0`
-and `pip install pillow`. One child process runs every case (importing the schema takes seconds).
+without its dependencies: `pip install --no-deps --ignore-requires-python axolotl==0.21.0`, then
+`pip install --no-deps peft==0.21.2 addict==2.4.0` and `pip install pillow` (what importing
+axolotl.utils.config needs beside torch, transformers, accelerate, pydantic and PyYAML). One child process runs every case (importing the schema takes seconds).
 """
 
 from __future__ import annotations
@@ -75,8 +74,7 @@ CAUSES = {
 # corpus files the schema rejects for a cause shardshift does not check (model-, dataset- or
 # plugin-specific validation outside the distributed, batch, precision and optimizer keys)
 KNOWN_MISSES = {
-    "FSDP is not supported for falcon models": "a model-specific check (the files also use the removed fsdp list, "
-                                               "AX101)",
+    "FSDP is not supported for falcon models": "a model-specific check: not checked",
     "FSDP2 does not support load_in_8bit or load_in_4bit with": "RL trainers with quantized base models: not checked",
     "requires fsdp_config.state_dict_type": "expert-parallel plugin check: not checked",
     "special_tokens override is not supported": "tokenizer check: not checked",
