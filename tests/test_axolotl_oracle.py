@@ -2,8 +2,8 @@
 oracle for the Axolotl writer and rules.
 
 - Every Axolotl YAML the writer emits passes the schema: the round trip of every corpus file the
-  schema accepts, and the conversion of every fixture ds_config (and of every DeepSpeed corpus
-  file that reads) into an FSDP2 Axolotl config.
+  schema accepts, and the conversion into an Axolotl config of every fixture ds_config, every
+  DeepSpeed corpus file that reads, and every fixture of the other formats.
 - Every rule fixture: a bad fixture of a rule that says "Axolotl's schema rejects" is rejected with
   the message the finding quotes; a good fixture is accepted; a bad fixture of a silent mistake
   (the schema accepts it) is accepted, which is why the rule exists.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from shardshift.formats import axolotl, deepspeed
+from shardshift.formats import axolotl, deepspeed, detect, reader
 from shardshift.formats.axolotl import writer
 
 import oracles
@@ -155,6 +155,18 @@ def _ds_conversions() -> dict[str, str]:
         if document.syntax is not None or document.plan is None:
             continue
         texts[f"convert:{path.name}"] = writer.convert(document).text
+    # every fixture of the other formats (Accelerate, FSDP2 code, Megatron, torchtitan, Plan YAML, ...)
+    for path in sorted(FIXTURES.rglob("*")):
+        try:
+            text = path.read_text(encoding="utf-8") if path.is_file() else None
+        except (UnicodeDecodeError, OSError):
+            continue
+        name = detect(str(path), text) if text is not None else None
+        if name in (None, "axolotl", "deepspeed"):
+            continue
+        document = reader(name).read(text, str(path))
+        if getattr(document, "syntax", None) is None and document.plan is not None:
+            texts[f"convert:{path.relative_to(FIXTURES)}"] = writer.convert(document).text
     return texts
 
 
@@ -162,7 +174,7 @@ def test_emitted_configs_and_rule_fixtures_against_the_schema(schema):
     fixtures = sorted(RULES.glob("*/*.yaml"))
     outcomes = schema["errors"]
     converted = [name for name in outcomes if name.startswith("convert:")]
-    assert len(converted) >= 4
+    assert len(converted) >= 300  # 4 fixture and ~100 corpus ds_configs, ~400 fixtures of other formats
     rejected = {name: outcomes[name] for name in converted if outcomes[name] is not None}
     assert rejected == {}, rejected
     for path in fixtures:

@@ -69,7 +69,7 @@ PRECEDENCE: dict[str, Precedence] = {
     "gradient_clipping": Precedence("mismatch", _MISMATCH, default=1.0, key="max_grad_norm"),
     "optimizer.weight_decay": Precedence("mismatch", _MISMATCH, default=0.0, key="weight_decay"),
     # Axolotl rejects Muon with DeepSpeed outright (check_muon_deepspeed_fsdp), so "the ds_config's
-    # block wins" would be wrong for it: no finding here (an Axolotl rule's job, issue 10).
+    # block wins" would be wrong for it: no finding here; rule AX105 reports the refusal.
     "optimizer.name": Precedence("referenced", _JSON_WINS.format(block="optimizer", key="optimizer"),
                                  unless=frozenset({"muon"})),
     "scheduler.name": Precedence("referenced", _JSON_WINS.format(block="scheduler", key="lr_scheduler")),
