@@ -103,3 +103,24 @@ def test_activation_offloading_turns_trainer_checkpointing_off(tmp_path):
                     "fsdp_config:\n  activation_checkpointing: true\n")
     status, output = check_json("--isolated", str(path))
     assert findings_with_code(output, "AX104") == []
+
+
+@pytest.mark.parametrize("fixture, before, after", [
+    ("AX001/bad.yaml", "warmup_step: 10", "warmup_steps: 10"),
+    ("AX005/bad.yaml", "  fsdp_offload_params: true", "  offload_params: true"),
+    ("AX006/bad.yaml", "save_strategy: no", "save_strategy: 'no'"),
+    ("AX006/bad_none.yaml", "max_steps: None", "max_steps: null"),
+    ("AX102/bad.yaml", "fsdp_version: 1", "fsdp_version: 2"),
+    ("AX106/bad.yaml", "optimizer: adamw_bnb_8bit", "optimizer: adamw_torch_8bit"),
+])
+def test_fix_edits_one_line_and_clears_the_finding(tmp_path, fixture, before, after):
+    from conftest import run_cli
+
+    original = (RULES / fixture).read_text()
+    path = tmp_path / "axolotl.yaml"
+    path.write_text(original)
+    run_cli("check", "--isolated", "--fix", str(path))
+    fixed = path.read_text()
+    assert fixed == original.replace(before + "\n", after + "\n", 1)
+    status, output = check_json("--isolated", str(path))
+    assert findings_with_code(output, fixture.split("/")[0]) == []
