@@ -107,3 +107,20 @@ def test_write_from_a_plan():
     text = writer.write(deepspeed.read(path.read_text(), str(path)).plan)
     data = axolotl.read(text, "x.yaml").data
     assert data["optimizer"] == "adamw_torch_fused" and data["bf16"] is True and data["lr_scheduler"] == "cosine"
+
+
+@pytest.mark.parametrize("dotted, value", [
+    ("sharding.reshard_after_forward", False), ("activation_checkpointing.enabled", False),
+    ("offload.params.device", "none"), ("precision.param_dtype", "fp16"), ("optimizer.betas", [0.8, 0.9]),
+    ("parallelism.tensor", 2),
+])
+def test_edits_of_distributed_fields_land_in_their_keys(dotted, value):
+    text = ("# header\nbase_model: m\nmicro_batch_size: 1\ngradient_checkpointing: true  # on\nbf16: true\n"
+            "fsdp_version: 2\nfsdp_config:\n  fsdp_offload_params: true\n  reshard_after_forward: true\n")
+    document = axolotl.read(text, "x.yaml")
+    assert document.plan.set(dotted, value)
+    out = writer.convert(document).text
+    plan = axolotl.read(out, "x.yaml").plan
+    expected = None if dotted == "offload.params.device" else value
+    assert plan.get(dotted) == expected
+    assert out.startswith("# header\n") and "# on" in out

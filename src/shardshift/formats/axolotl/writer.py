@@ -411,6 +411,14 @@ def _value(data: Any, pointer: str) -> Any:
     return value_at(data, pointer)
 
 
+# Plan fields the reader lifts from one scalar: where to write them when the text has no key yet
+SCALAR_DEFAULTS = {
+    "sharding.reshard_after_forward": "/fsdp_config/reshard_after_forward",
+    "activation_checkpointing.enabled": "/gradient_checkpointing",
+    "offload.params.pin_memory": "/fsdp_config/cpu_offload_pin_memory",
+}
+
+
 def _round_trip(document: Document) -> Conversion:
     """Edit the original text: only the keys whose Plan value differs from what the text says."""
     from shardshift.formats import yaml_write
@@ -420,16 +428,39 @@ def _round_trip(document: Document) -> Conversion:
     original = read(document.text, document.path).plan
     edit = yaml_write.load(document.text)
     mine, theirs = dict(plan.leaves()), dict(original.leaves())
+    entries: list[MappingEntry] = []
+
+    def where(dotted: str, default: str) -> str:
+        place = original.provenance.get(dotted)
+        return place.pointer if place is not None and place.pointer else default
+
     for dotted, value in mine.items():
-        if theirs.get(dotted) == value or dotted not in FIELD_KEYS or _known(value) is None:
+        if dotted.startswith(("passthrough", "provenance")) or theirs.get(dotted) == value or _known(value) is None:
             continue
-        edit.set(f"/{FIELD_KEYS[dotted]}", value)
+        if dotted in FIELD_KEYS:
+            edit.set(where(dotted, f"/{FIELD_KEYS[dotted]}"), value)
+        elif dotted in SCALAR_DEFAULTS:
+            edit.set(where(dotted, SCALAR_DEFAULTS[dotted]), value)
+        elif dotted == "offload.params.device":
+            edit.set(where(dotted, "/fsdp_config/offload_params"), value == "cpu")
+        elif dotted == "optimizer.betas" and isinstance(value, list) and len(value) == 2:
+            edit.set("/adam_beta1", value[0])
+            edit.set("/adam_beta2", value[1])
+        elif dotted == "precision.param_dtype" and value in ("bf16", "fp16", "fp32", "fp8"):
+            edit.set("/bf16", value == "bf16")
+            if value == "fp16" or edit.has("/fp16"):
+                edit.set("/fp16", value == "fp16")
+            if value == "fp8" or edit.has("/fp8"):
+                edit.set("/fp8", value == "fp8")
+        else:
+            entries.append(MappingEntry(dotted, 1, 1, X, None, f"{dotted} changed in the Plan, but Axolotl has no "
+                                        "key the writer knows for it: the text keeps its value"))
     rest = plan.passthrough.get("axolotl", {})
     for key, value in rest.items():
         if original.passthrough.get("axolotl", {}).get(key) != value:
             edit.set((key,), value)
     entries = [MappingEntry(pointer, line, column, E, pointer, "same key")
-               for pointer, line, column in document.settings()]
+               for pointer, line, column in document.settings()] + entries
     conversion = Conversion(edit.dump(), entries)
     conversion.mark_unknowns(plan)
     return conversion
