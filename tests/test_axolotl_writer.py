@@ -124,3 +124,10 @@ def test_edits_of_distributed_fields_land_in_their_keys(dotted, value):
     expected = None if dotted == "offload.params.device" else value
     assert plan.get(dotted) == expected
     assert out.startswith("# header\n") and "# on" in out
+
+
+def test_converted_config_says_how_to_launch_it():
+    path = FIXTURES / "deepspeed" / "zero2_bf16_adamw.json"
+    text = writer.convert(deepspeed.read(path.read_text(), str(path))).text
+    assert text.startswith("# Axolotl config written by shardshift from zero2_bf16_adamw.json (deepspeed).\n")
+    assert "axolotl train" in text.splitlines()[1]

@@ -350,7 +350,9 @@ def convert(document: Document) -> Conversion:
                                 f"written as {BASE_MODEL}: fill in the model to train"))
     entries.append(MappingEntry("datasets", 1, 1, U, "datasets", f"not in {os.path.basename(document.path)}: "
                                 "written as a placeholder: fill in your datasets"))
-    conversion = Conversion(_dump(out.data), entries)
+    header = (f"# Axolotl config written by shardshift from {os.path.basename(document.path)} ({document.format}).\n"
+              f"# Fill in base_model and datasets, then launch it with: axolotl train <this file>\n")
+    conversion = Conversion(header + _dump(out.data), entries)
     conversion.mark_unknowns(plan)
     return conversion
 
