@@ -11,3 +11,8 @@ python -m pip install --quiet -e ".[test,oracles]"
 # torchtitan 0.2.2 (the last release that reads TOML train configs) as an oracle for the torchtitan
 # format: only its config code is used, so without its dependencies (torchdata would pull torch)
 python -m pip install --quiet --no-deps "torchtitan==0.2.2" "tyro==1.0.17" "docstring-parser==0.18.0" "typeguard==4.6.1"
+# axolotl 0.21.0 as the oracle for Axolotl YAML: only its config schema is used, so without its
+# dependencies (it declares Python >= 3.12; the schema runs on 3.11), plus what the schema imports
+python -m pip install --quiet --no-deps --ignore-requires-python "axolotl==0.21.0"
+python -m pip install --quiet --no-deps "peft==0.21.2" "addict==2.4.0"
+python -m pip install --quiet "pillow==13.0.0"

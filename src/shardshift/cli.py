@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = commands.add_parser("convert", help="translate a config into another format, with a migration report")
     convert.add_argument("source", metavar="SRC")
-    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed, fsdp2, accelerate, accelerate-fsdp2, megatron (a launch script), megatron-args (an argument list), torchtitan or plan")
+    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed, fsdp2, accelerate, accelerate-fsdp2, axolotl, megatron (a launch script), megatron-args (an argument list), torchtitan or plan")
     convert.add_argument("-o", "--output", help="write the result here (default: stdout)")
     convert.add_argument("--report", help="also write the migration report as JSON to this file")
     convert.add_argument("--strict", action="store_true",

@@ -31,6 +31,7 @@ WRITERS: dict[str, str] = {
     "accelerate": "shardshift.formats.accelerate.writer",
     "accelerate-fsdp2": "shardshift.formats.accelerate.fsdp2_target",
     "torchtitan": "shardshift.formats.torchtitan.writer",
+    "axolotl": "shardshift.formats.axolotl.writer",
 }
 
 
