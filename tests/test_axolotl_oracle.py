@@ -49,12 +49,17 @@ REJECTS = {
     "AX103": "deepspeed and fsdp cannot be used together.",
     "AX105": "Muon optimizer is currently incompatible with DeepSpeed",
     "AX106": "FSDP2 not compatible with adamw_bnb_8bit",
+    "AX107": "FSDP is not supported for falcon models",
+    "AX108": "FSDP2 does not support load_in_8bit or load_in_4bit with",
+    "AX109": "expert_parallel_size (2) > 1 requires fsdp_config.state_dict_type",
 }
 # what the finding says about the schema's refusal (its own words, or the quoted error)
 SAYS = {
     "AX003": "schema rejects it", "AX006": "schema rejects a boolean", "AX101": "no longer supported",
     "AX102": "schema rejects it", "AX103": "deepspeed and fsdp cannot be used together.",
     "AX105": "Muon optimizer is currently incompatible with DeepSpeed", "AX106": "FSDP2 not compatible with",
+    "AX107": "FSDP is not supported for falcon models", "AX108": "FSDP2 does not support load_in_8bit",
+    "AX109": "requires fsdp_config.state_dict_type: FULL_STATE_DICT",
 }
 SAYS_FOR_FIXTURE = {"AX006/bad_none.yaml": "is the string 'None' in YAML"}
 SILENT_FIXTURES = {"AX003/bad_ignored.yaml"}  # dropped with a warning in the log, accepted
@@ -68,15 +73,16 @@ CAUSES = {
     "Muon optimizer is currently incompatible with DeepSpeed": "AX105",
     "optimizer is incompatible with DeepSpeed": "AX105",
     "FSDP2 not compatible with adamw": "AX106",
+    "FSDP is not supported for falcon models": "AX107",
+    "FSDP2 does not support load_in_8bit or load_in_4bit with": "AX108",
+    "requires fsdp_config.state_dict_type": "AX109",
+    "requires FSDP2: set fsdp_version": "AX109",
     "Input should be a valid string [type=string_type, input_value=False": "AX006",
     "Input should be a valid string [type=string_type, input_value=True": "AX006",
 }
 # corpus files the schema rejects for a cause shardshift does not check (model-, dataset- or
 # plugin-specific validation outside the distributed, batch, precision and optimizer keys)
 KNOWN_MISSES = {
-    "FSDP is not supported for falcon models": "a model-specific check: not checked",
-    "FSDP2 does not support load_in_8bit or load_in_4bit with": "RL trainers with quantized base models: not checked",
-    "requires fsdp_config.state_dict_type": "expert-parallel plugin check: not checked",
     "special_tokens override is not supported": "tokenizer check: not checked",
     "validation error for SFTDataset": "datasets: not checked",
     "validation errors for SFTDataset": "datasets: not checked",

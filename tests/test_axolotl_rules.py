@@ -1,4 +1,4 @@
-"""Axolotl rules (AX001-AX106) through the real CLI: code, severity, file, line, column, pointer,
+"""Axolotl rules (AX001-AX109) through the real CLI: code, severity, file, line, column, pointer,
 fix and related places on the bad fixtures; no finding of its code and no error on the good ones."""
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ BAD_CASES = [
     ("AX105/bad.yaml", "AX105", "error", "/optimizer", "muon", None, ("deepspeed:", "/deepspeed")),
     ("AX106/bad.yaml", "AX106", "error", "/optimizer", "adamw_bnb_8bit", "adamw_torch_8bit",
      ("fsdp_config:", "/fsdp_config")),
+    ("AX107/bad.yaml", "AX107", "error", "/fsdp_config", "fsdp_config:", None, ("base_model:", "/base_model")),
+    ("AX108/bad.yaml", "AX108", "error", "/load_in_4bit", "load_in_4bit:", None, ("fsdp_config:", "/fsdp_config")),
+    ("AX109/bad.yaml", "AX109", "error", "/fsdp_config", "fsdp_config:", None,
+     ("expert_parallel_size:", "/expert_parallel_size")),
 ]
 
 

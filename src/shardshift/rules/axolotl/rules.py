@@ -694,3 +694,162 @@ class Bnb8bitOptimizerWithFsdp(Rule):
                            f"with {optimizer}\"); use adamw_torch_8bit", fix="adamw_torch_8bit",
                            fix_kind="replace-value",
                            related=[self.related(document, "/fsdp_config", "the FSDP settings", key=True)])
+
+
+class FalconWithFsdp(Rule):
+    """A Falcon base model with FSDP: Axolotl's schema rejects it.
+
+    ## What it does
+    Reports a non-empty `fsdp_config` when `base_model` names a Falcon model (Axolotl tests
+    whether "falcon" is in the name, ignoring case).
+
+    ## Why is this bad
+    Axolotl stops before training with "FSDP is not supported for falcon models".
+
+    ## Example
+    ```yaml
+    base_model: tiiuae/falcon-7b
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+
+    ## Use instead
+    DeepSpeed (`deepspeed: deepspeed_configs/zero3.json`) for Falcon, or another base model with FSDP.
+    """
+
+    code = "AX107"
+    name = "falcon-with-fsdp"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        base = data.get("base_model")
+        if not isinstance(base, str) or "falcon" not in base.lower() or not data.get("fsdp_config"):
+            return
+        yield self.finding(document, "/fsdp_config",
+                           f"FSDP with the Falcon model {base}: Axolotl's schema rejects it (\"FSDP is not supported "
+                           "for falcon models\"); use DeepSpeed for this model", key=True,
+                           related=[self.related(document, "/base_model", "the base model", key=True)])
+
+
+# Axolotl's preference-tuning trainers for which FSDP2 refuses a quantized base model
+QUANTIZED_RL = frozenset({"dpo", "kto", "orpo", "ipo"})
+
+
+class QuantizedPreferenceTuningWithFsdp(Rule):
+    """`load_in_8bit` / `load_in_4bit` with FSDP for DPO, KTO, ORPO or IPO: Axolotl's schema rejects it.
+
+    ## What it does
+    Reports `load_in_8bit: true` or `load_in_4bit: true` when `rl` is dpo, kto, orpo or ipo and
+    `fsdp_config` is set.
+
+    ## Why is this bad
+    Axolotl stops with "FSDP2 does not support load_in_8bit or load_in_4bit with ... Please use
+    DeepSpeed instead."
+
+    ## Example
+    ```yaml
+    rl: dpo
+    load_in_4bit: true
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+
+    ## Use instead
+    ```yaml
+    rl: dpo
+    load_in_4bit: true
+    deepspeed: deepspeed_configs/zero2.json
+    ```
+    """
+
+    code = "AX108"
+    name = "quantized-preference-tuning-with-fsdp"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        rl = data.get("rl")
+        if not isinstance(rl, str) or rl.lower() not in QUANTIZED_RL or not data.get("fsdp_config"):
+            return
+        for key in ("load_in_8bit", "load_in_4bit"):
+            if data.get(key):
+                yield self.finding(document, f"/{key}",
+                                   f"{key} with FSDP for rl: {rl}: Axolotl's schema rejects it (\"FSDP2 does not "
+                                   f"support load_in_8bit or load_in_4bit with {rl}\"); use DeepSpeed for a quantized "
+                                   "base model here", key=True,
+                                   related=[self.related(document, "/fsdp_config", "the FSDP settings", key=True)])
+                return
+
+
+class ExpertParallelRequirements(Rule):
+    """Axolotl's expert-parallel plugin with `expert_parallel_size` > 1 but no FSDP2 full state dict.
+
+    ## What it does
+    With the `expert_parallel` plugin listed in `plugins` and `expert_parallel_size` above 1,
+    reports a missing FSDP2 setup (`fsdp_version: 2` and an `fsdp_config`) and an
+    `fsdp_config.state_dict_type` (or `final_state_dict_type`) other than FULL_STATE_DICT.
+
+    ## Why is this bad
+    The plugin's argument check stops the run ("expert_parallel_size (N) > 1 requires FSDP2" /
+    "requires fsdp_config.state_dict_type: FULL_STATE_DICT"): Accelerate's default sharded state
+    dict keeps only the first expert group's experts in a checkpoint.
+
+    ## Example
+    ```yaml
+    plugins:
+      - axolotl.integrations.expert_parallel.ExpertParallelPlugin
+    expert_parallel_size: 4
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      reshard_after_forward: true
+      state_dict_type: FULL_STATE_DICT
+    ```
+    """
+
+    code = "AX109"
+    name = "expert-parallel-requirements"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        plugins = data.get("plugins")
+        size = data.get("expert_parallel_size")
+        if not isinstance(plugins, list) or not any(isinstance(p, str) and "expert_parallel" in p for p in plugins):
+            return
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 1:
+            return
+        block = _fsdp_config(document)
+        version = data.get("fsdp_version")
+        if version is None and block is not None:
+            version = block.get("fsdp_version", block.get("version"))
+        if block is None or version != 2:
+            yield self.finding(document, "/expert_parallel_size",
+                               f"expert_parallel_size {size} without FSDP2: the expert-parallel plugin stops the run "
+                               f"(\"expert_parallel_size ({size}) > 1 requires FSDP2\"); set fsdp_version: 2 and an "
+                               "fsdp_config with state_dict_type: FULL_STATE_DICT", key=True)
+            return
+        for key in ("state_dict_type", "final_state_dict_type"):
+            spelled = next((k for k in (key, "fsdp_" + key) if k in block), None)
+            value = block.get(spelled) if spelled else None
+            if (key == "state_dict_type" and value is None) or (value is not None and value != "FULL_STATE_DICT"):
+                pointer = f"/fsdp_config/{spelled}" if spelled else "/fsdp_config"
+                yield self.finding(document, pointer,
+                                   f"expert_parallel_size {size} with fsdp_config.{key} {value or 'unset'}: the "
+                                   f"expert-parallel plugin stops the run (\"requires fsdp_config.{key}: "
+                                   "FULL_STATE_DICT\"): a sharded checkpoint keeps only one expert group's experts; "
+                                   "set it to FULL_STATE_DICT", key=True,
+                                   related=[self.related(document, "/expert_parallel_size", "expert parallelism",
+                                                         key=True)])
+                return
