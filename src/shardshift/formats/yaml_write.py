@@ -56,9 +56,15 @@ def needs_quotes(text: str) -> bool:
         or text != text.strip() or text[:1] in "!&*[]{}>|%@`'\"#,?:-" or ": " in text or " #" in text
 
 
-def _scalar(value: Any) -> Any:
-    from ruamel.yaml.scalarstring import SingleQuotedScalarString
+# line breaks other than \n (NEL, LS, PS, CR) and control characters
+_BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
+
+def _scalar(value: Any) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+    if isinstance(value, str) and _BREAKS.search(value):
+        return DoubleQuotedScalarString(value)  # escaped: plain or single-quoted, a loader folds them
     if isinstance(value, str) and needs_quotes(value):
         return SingleQuotedScalarString(value)
     if isinstance(value, dict):
@@ -66,13 +72,20 @@ def _scalar(value: Any) -> Any:
 
         out = CommentedMap()
         for key, item in value.items():
-            out[key] = _scalar(item)
+            out[_key(key)] = _scalar(item)
         return out
     if isinstance(value, list):
         from ruamel.yaml.comments import CommentedSeq
 
         return CommentedSeq(_scalar(item) for item in value)
     return value
+
+
+def _key(key: Any) -> Any:
+    """A new mapping key, quoted when PyYAML would read it as something else (`no:` is a bool key)."""
+    from ruamel.yaml.scalarstring import SingleQuotedScalarString
+
+    return SingleQuotedScalarString(key) if isinstance(key, str) and needs_quotes(key) else key
 
 
 def _indentation(text: str) -> tuple[int, int, int]:
@@ -167,7 +180,7 @@ class Edit:
             if old is not MISSING and isinstance(old, str) and isinstance(value, str) \
                     and type(old) is not str and not needs_quotes(value):
                 new = type(old)(value)  # keep the quoting style of the value it replaces
-            parent[key] = new
+            parent[key if old is not MISSING else _key(key)] = new
         self.changed = True
 
     def delete(self, path: str | tuple | list) -> bool:

@@ -30,11 +30,18 @@ def _data(section: Section) -> dict:
 
 def write(plan: Plan) -> str:
     from ruamel.yaml import YAML
+    from ruamel.yaml.representer import RoundTripRepresenter
 
+    # A subclass of its own: add_representer on ruamel's class would change how every other YAML
+    # writer in the process (formats/yaml_write.py) quotes strings.
+    class PlanRepresenter(RoundTripRepresenter):
+        pass
+
+    PlanRepresenter.add_representer(float, _float)
+    PlanRepresenter.add_representer(str, _str)
     yaml = YAML()
+    yaml.Representer = PlanRepresenter
     yaml.default_flow_style = False
-    yaml.representer.add_representer(float, _float)
-    yaml.representer.add_representer(str, _str)
     stream = io.StringIO()
     yaml.dump(_data(plan), stream)
     return stream.getvalue()
