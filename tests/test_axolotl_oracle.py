@@ -49,6 +49,7 @@ REJECTS = {
     "AX103": "deepspeed and fsdp cannot be used together.",
     "AX105": "Muon optimizer is currently incompatible with DeepSpeed",
     "AX106": "FSDP2 not compatible with adamw_bnb_8bit",
+    "AX008": "special_tokens override is not supported with mistral-common tokenizer",
     "AX107": "FSDP is not supported for falcon models",
     "AX108": "FSDP2 does not support load_in_8bit or load_in_4bit with",
     "AX109": "expert_parallel_size (2) > 1 requires fsdp_config.state_dict_type",
@@ -58,6 +59,7 @@ SAYS = {
     "AX003": "schema rejects it", "AX006": "schema rejects a boolean", "AX101": "no longer supported",
     "AX102": "schema rejects it", "AX103": "deepspeed and fsdp cannot be used together.",
     "AX105": "Muon optimizer is currently incompatible with DeepSpeed", "AX106": "FSDP2 not compatible with",
+    "AX008": "is not supported with mistral-common tokenizer",
     "AX107": "FSDP is not supported for falcon models", "AX108": "FSDP2 does not support load_in_8bit",
     "AX109": "requires fsdp_config.state_dict_type: FULL_STATE_DICT",
 }
@@ -73,6 +75,7 @@ CAUSES = {
     "Muon optimizer is currently incompatible with DeepSpeed": "AX105",
     "optimizer is incompatible with DeepSpeed": "AX105",
     "FSDP2 not compatible with adamw": "AX106",
+    "is not supported with mistral-common tokenizer": "AX008",
     "FSDP is not supported for falcon models": "AX107",
     "FSDP2 does not support load_in_8bit or load_in_4bit with": "AX108",
     "requires fsdp_config.state_dict_type": "AX109",
@@ -83,7 +86,6 @@ CAUSES = {
 # corpus files the schema rejects for a cause shardshift does not check (model-, dataset- or
 # plugin-specific validation outside the distributed, batch, precision and optimizer keys)
 KNOWN_MISSES = {
-    "special_tokens override is not supported": "tokenizer check: not checked",
     "validation error for SFTDataset": "datasets: not checked",
     "validation errors for SFTDataset": "datasets: not checked",
 }

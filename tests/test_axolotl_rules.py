@@ -1,4 +1,4 @@
-"""Axolotl rules (AX001-AX109) through the real CLI: code, severity, file, line, column, pointer,
+"""Axolotl rules (AX001-AX008, AX101-AX109) through the real CLI: code, severity, file, line, column, pointer,
 fix and related places on the bad fixtures; no finding of its code and no error on the good ones."""
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ BAD_CASES = [
     ("AX006/bad_none.yaml", "AX006", "error", "/max_steps", "None", "null", None),
     ("AX007/bad.yaml", "AX007", "warning", "/gradient_checkpointing", "offload", None, None),
     ("AX007/bad_unused.yaml", "AX007", "warning", "/ring_attn_func", "ring_attn_func", None, None),
+    ("AX008/bad.yaml", "AX008", "error", "/special_tokens", "special_tokens:", None,
+     ("tokenizer_use_mistral_common:", "/tokenizer_use_mistral_common")),
     ("AX101/bad.yaml", "AX101", "error", "/fsdp", "fsdp:", None, None),
     ("AX102/bad.yaml", "AX102", "error", "/fsdp_version", "1", "2", None),
     ("AX103/bad.yaml", "AX103", "error", "/deepspeed", "deepspeed:", None, ("fsdp_config:", "/fsdp_config")),

@@ -853,3 +853,52 @@ class ExpertParallelRequirements(Rule):
                                    related=[self.related(document, "/expert_parallel_size", "expert parallelism",
                                                          key=True)])
                 return
+
+
+# what Axolotl refuses to edit on a mistral-common tokenizer (validation.py,
+# check_mistral_common_incompatible_options)
+MISTRAL_COMMON_EDITS = ("added_tokens_overrides", "special_tokens", "tokens")
+
+
+class MistralCommonTokenizerEdit(Rule):
+    """Tokenizer edits with `tokenizer_use_mistral_common: true`: Axolotl's schema rejects them.
+
+    ## What it does
+    Reports `special_tokens`, `tokens` or `added_tokens_overrides` next to
+    `tokenizer_use_mistral_common: true`.
+
+    ## Why is this bad
+    The mistral-common tokenizer cannot be edited: Axolotl stops with "special_tokens override is
+    not supported with mistral-common tokenizer" (and the same for the other two keys).
+
+    ## Example
+    ```yaml
+    tokenizer_use_mistral_common: true
+    special_tokens:
+      pad_token: "</s>"
+    ```
+
+    ## Use instead
+    Drop the tokenizer edits, or set `tokenizer_use_mistral_common: false` to use the Hugging Face
+    tokenizer.
+    """
+
+    code = "AX008"
+    name = "mistral-common-tokenizer-edit"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not data.get("tokenizer_use_mistral_common"):
+            return
+        for key in MISTRAL_COMMON_EDITS:
+            if data.get(key):
+                yield self.finding(document, f"/{key}",
+                                   f"{key} with tokenizer_use_mistral_common: Axolotl's schema rejects it "
+                                   f"(\"{'special_tokens override' if key == 'special_tokens' else key} is not "
+                                   "supported with mistral-common tokenizer\"); drop it or use the Hugging Face "
+                                   "tokenizer", key=True,
+                                   related=[self.related(document, "/tokenizer_use_mistral_common",
+                                                         "the mistral-common tokenizer", key=True)])
+                return
