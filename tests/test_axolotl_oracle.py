@@ -272,8 +272,9 @@ def test_corpus_rejections_are_shardshift_errors_for_the_same_cause(schema):
             misses.append((path.name, code, outcome[:120], errors))
     assert misses == []
     assert false_errors == []
-    # measured with axolotl 0.21.0: 24 accepted, 59 rejected, 6 of them for causes shardshift does not check
-    assert measured["rejected"] >= 50 and measured["known_misses"] <= 6, measured
+    # measured with axolotl 0.21.0: 24 accepted, 59 rejected; since AX008 and AX107-AX109 only the dataset
+    # entries (KNOWN_MISSES) are a cause shardshift does not check
+    assert measured["rejected"] >= 50 and measured["known_misses"] <= 2, measured
 
 
 @needs_corpus
