@@ -32,9 +32,20 @@ def test_a_setting_the_two_files_disagree_on_is_unknown_in_the_report_at_the_ds_
     script.write_text("deepspeed --num_nodes 1 --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
                       "--micro-batch-size 4 --num-layers 2\n")
     report = tmp_path / "report.json"
-    done = run_cli("convert", str(script), "--to", "megatron-args", "--report", str(report))
+    done = run_cli("convert", str(script), "--to", "deepspeed", "--report", str(report))
     assert done.returncode == 0, done.stderr
     entries = json.loads(report.read_text())["entries"]
     (micro,) = [e for e in entries if e["source"] == "/train_micro_batch_size_per_gpu"]
     assert (micro["file"], micro["status"]) == (str(tmp_path / "ds.json"), "unknown")
     assert "set to 4 in" in micro["reason"]
+
+
+def test_a_round_trip_of_the_sources_own_format_does_not_merge_its_ds_config(tmp_path):
+    (tmp_path / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": 2}, "gradient_clipping": 1.0}))
+    script = tmp_path / "run.sh"
+    script.write_text("deepspeed --num_nodes 1 --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
+                      "--micro-batch-size 4 --num-layers 2\n")
+    done = run_cli("convert", str(script), "--to", "megatron-args")
+    assert done.returncode == 0, done.stderr
+    assert "--use-distributed-optimizer" not in done.stdout  # the ds_config's ZeRO stage is not a flag of the script
+    assert not [line for line in done.stderr.splitlines() if line.startswith(str(tmp_path / "ds.json"))]

@@ -72,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = commands.add_parser("convert", help="translate a config into another format, with a migration report")
     convert.add_argument("source", metavar="SRC")
-    convert.add_argument("--to", required=True, dest="target", help="target format: deepspeed, fsdp2, accelerate, accelerate-fsdp2, axolotl, megatron (a launch script), megatron-args (an argument list), torchtitan or plan")
+    convert.add_argument("--to", required=True, dest="target",
+                         help="target format: deepspeed, fsdp2, accelerate, accelerate-fsdp2, axolotl, megatron (a "
+                              "launch script), megatron-args (an argument list), torchtitan or plan")
     convert.add_argument("-o", "--output", help="write the result here (default: stdout)")
     convert.add_argument("--report", help="also write the migration report as JSON to this file")
     convert.add_argument("--strict", action="store_true",
@@ -219,7 +221,8 @@ def _convert(args, parser) -> int:
         return EXIT_FINDINGS
     writer = formats.writer(args.target)
     # the setup's merged Plan, unless the target is the source's own format (a round trip of the file)
-    linked = _linked(document) if args.target != document.format else None
+    same_format = args.target == document.format or (args.target, document.format) == ("megatron-args", "megatron")
+    linked = None if same_format else _linked(document)
     if linked is not None:
         # An Accelerate / Axolotl YAML or a launch script with its ds_config: convert the setup's merged
         # Plan, and report the ds_config's settings too (each as the writer carries it over).
