@@ -26,6 +26,7 @@ RULE_MODULES = (
     "shardshift.rules.deepspeed.auto",
     "shardshift.rules.deepspeed.script",
     "shardshift.rules.fsdp2.rules",
+    "shardshift.rules.fsdp2.catalog",
     "shardshift.rules.megatron.flags",
     "shardshift.rules.megatron.layout",
     "shardshift.rules.megatron.training",
