@@ -322,6 +322,8 @@ NAMED_SETTINGS: tuple[tuple[re.Pattern[str], str], ...] = (
 DS_SCHEDULE_FUNCTIONS = {"warmup_lr": "WarmupLR", "warmup_decay_lr": "WarmupDecayLR",
                          "warmup_cosine_lr_ratio": "WarmupCosineLR", "one_cycle_lr": "OneCycle",
                          "lr_range_test_lr": "LRRangeTest"}
+TIED_ATTRIBUTES = frozenset({"weight", "bias"})  # `lm_head.weight = embed.weight` ties the two modules
+PIPELINING = "torch.distributed.pipelining."
 MAX_INLINE_DEPTH = 8
 MAX_STATEMENTS = 100_000  # inlining stops beyond this many statements run: helpers calling helpers stay linear
 
@@ -652,11 +654,28 @@ class Interpreter:
         elif isinstance(target, ast.Attribute):
             dotted = _dotted(target)
             if dotted is not None:
+                self._attribute_facts(target, dotted, value, node, env)
                 if isinstance(value, _Unknown) or (isinstance(value, Path) and value.path == "?"):
                     value = Path(dotted)
                 self._set(env, dotted, value)
                 if dotted.startswith("self.") and env is not self.module_env:
                     self._set(self.module_env, dotted, value)
+
+    def _attribute_facts(self, target: ast.Attribute, dotted: str, value: Any, node: ast.AST, env: Env) -> None:
+        """What an attribute assignment says about parameters: `a.weight = b.weight` ties two
+        modules' parameters (event "tie", targets [a, b]); `a.w = nn.Parameter(...)` gives module `a`
+        a new parameter (event "new_parameter", targets [a], name w)."""
+        plain = not any(isinstance(n, ast.Call) for n in ast.walk(target.value))
+        resolved = self._expr(target.value, env) if plain else UNKNOWN
+        owner = resolved.path if isinstance(resolved, Path) and resolved.path != "?" else dotted.rpartition(".")[0]
+        if not owner:
+            return
+        if target.attr in TIED_ATTRIBUTES and isinstance(value, Path) and value.path.endswith("." + target.attr) \
+                and value.path != dotted:
+            self._event("tie", node, name=target.attr, targets=[owner, value.path.rpartition(".")[0]])
+        source = getattr(node, "value", None)
+        if isinstance(source, ast.Call) and _text(source.func).split(".")[-1] == "Parameter":
+            self._event("new_parameter", node, name=target.attr, targets=[owner])
 
     # -- expressions ----------------------------------------------------------------------
 
@@ -981,7 +1000,9 @@ class Interpreter:
         elif method == "add_argument":
             self._argparse(node, args, kwargs)
         elif method in ("to_empty",):
-            self._event("to_empty", node, targets=[owner.path])
+            self._event("to_empty", node, targets=[owner.path], kwargs=dict(kwargs))
+        elif method == "register_parameter" and len(args) >= 1 and isinstance(args[0], Const):
+            self._event("new_parameter", node, name=str(args[0].value), targets=[owner.path])
         return self._known(method, method, node, args, kwargs, env, receiver=owner)
 
     def _find_method(self, name: str) -> ast.FunctionDef | None:
@@ -1040,8 +1061,11 @@ class Interpreter:
         if last == "clip_grad_norm_":
             if receiver is not None and not receiver.path.endswith("utils"):  # FSDP1 module.clip_grad_norm_(max_norm)
                 named = {"max_norm": args[0] if args else kwargs.get("max_norm", UNKNOWN)}
-            self._event("clip", node, kwargs=named, given=given, texts=texts)
+            self._event("clip", node, name=qualified, kwargs=named, given=given, texts=texts)
             return UNKNOWN
+        if qualified.startswith(PIPELINING) and not bare:  # a pipeline stage or schedule: the job runs PP
+            self._event("pipeline", node, name=last)
+            return NOT_KNOWN
         if last == "register_fsdp_forward_method":
             self._event("register_forward_method", node, targets=_paths(named.get("module", UNKNOWN)), kwargs=named)
             return UNKNOWN
