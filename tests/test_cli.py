@@ -21,7 +21,8 @@ def test_clean_file_exits_zero_and_json_has_the_contract_shape():
     assert status == 0
     # the contract only grows: these keys stay; "unknowns" was added for values known only at run time
     assert set(output) == {"findings", "files", "summary", "unknowns"} and output["unknowns"] == []
-    assert output["files"] == [{"path": str(DS / "zero2_bf16_adamw.json"), "format": "deepspeed"}]
+    # an absolute path under the current directory is shown relative to it, as every location is
+    assert output["files"] == [{"path": str((DS / "zero2_bf16_adamw.json").relative_to(ROOT)), "format": "deepspeed"}]
     assert output["summary"]["files"] == 1 and output["summary"]["errors"] == 0
 
 
@@ -41,7 +42,7 @@ def test_directory_walk_finds_configs_and_skips_other_files(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")  # not a training config: skipped, not an error
     (tmp_path / "notes.txt").write_text("train_batch_size")
     status, output = check_json(".", cwd=tmp_path)
-    assert [f["path"] for f in output["files"]] == ["./configs/ds_config.json"]
+    assert [f["path"] for f in output["files"]] == ["configs/ds_config.json"]
     assert {f["file"] for f in output["findings"]} == {"./configs/ds_config.json"}
     assert status == 1
 

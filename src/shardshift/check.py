@@ -4,6 +4,8 @@ each with its format's reader, runs the selected rules and collects every findin
 from __future__ import annotations
 
 import os
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -44,9 +46,17 @@ class CheckResult:
     documents: list[Document] = field(default_factory=list, repr=False)
     fixed: list[Finding] | None = None  # with --fix: what was fixed (the findings are what remains)
     unknowns: list[UnknownValue] = field(default_factory=list)
+    hidden: list[Finding] = field(default_factory=list)  # below the lowest severity shown: counted only
 
     def worst(self) -> int:
-        return max((SEVERITY_RANK[f.severity] for f in self.findings), default=-1)
+        """The worst severity found, shown or hidden (the exit status does not depend on what is shown)."""
+        return max((SEVERITY_RANK[f.severity] for f in (*self.findings, *self.hidden)), default=-1)
+
+    def hidden_counts(self) -> dict[str, int]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for finding in self.hidden:
+            counts[finding.severity] += 1
+        return counts
 
     def counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}
@@ -60,7 +70,8 @@ class CheckResult:
             "findings": [f.to_json() for f in self.findings],
             "files": [{"path": f.path, "format": f.format} for f in self.files],
             "summary": {"files": len(self.files), "findings": len(self.findings), "errors": counts["error"],
-                        "warnings": counts["warning"], "infos": counts["info"], "unknowns": len(self.unknowns)},
+                        "warnings": counts["warning"], "infos": counts["info"], "unknowns": len(self.unknowns),
+                        "hidden": len(self.hidden)},
             "unknowns": [u.to_json() for u in self.unknowns],
         }
         if self.fixed is not None:
@@ -194,12 +205,12 @@ def check_documents(documents: list[Document], context: Context, select: set[str
     at `context.documents`), then filter by per-file ignores and inline suppressions, and add an
     unused-suppression finding (SS003) for every suppression that suppressed nothing."""
     from shardshift import suppress
-    from shardshift.rules import all_rules
+    from shardshift.rules import all_codes, rules_for
     from shardshift.rules.base import PlanRule
     from shardshift.setup import build_setups
 
     context.documents = documents
-    registered = all_rules()
+    registered = rules_for(frozenset(d.format for d in documents))
     rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]
     plan_rules = [rule for rule in rules if isinstance(rule, PlanRule)]
     context.setups = build_setups([d for d in documents if d.syntax is None], lambda path: load(path, explicit=False))
@@ -227,11 +238,13 @@ def check_documents(documents: list[Document], context: Context, select: set[str
 
     suppressions = {d.path: suppress.scan(d.path, d.text) for d in documents}
     findings = suppress.apply(findings, suppressions)
-    known = {rule.code for rule in registered}
     for document in documents:
-        active = {rule.code for rule in rules if not _matches(rule.code, off(document.path))}
-        if suppressions[document.path] and document.syntax is None and "SS003" in active:
-            findings.extend(suppress.unused(suppressions[document.path], active, known, "unused-suppression"))
+        if not suppressions[document.path] or document.syntax is not None:
+            continue
+        # a code of another format's rule is known, not a typo: this needs every rule module
+        active = {code for code in all_codes() if _chosen(code, select, ignore) and not _matches(code, off(document.path))}
+        if "SS003" in active:
+            findings.extend(suppress.unused(suppressions[document.path], active, all_codes(), "unused-suppression"))
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return findings
 
@@ -255,3 +268,17 @@ def _chosen(code: str, select: set[str] | None, ignore: set[str] | None) -> bool
     if select and not _matches(code, select):
         return False
     return not _matches(code, ignore)
+
+
+class _CallableModule(types.ModuleType):
+    """`shardshift.check(paths, **options)` is the API's check (shardshift.api.check). Importing this
+    module sets the package's attribute `check` to the module, so the module is callable as that
+    function: whichever of the two a caller reaches, the call does the same."""
+
+    def __call__(self, paths, **options):
+        from shardshift.api import check
+
+        return check(paths, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", help="comma-separated rule codes or prefixes to skip")
     check.add_argument("--fail-on", choices=["error", "warning"], default=None,
                        help="lowest severity that makes the exit status 1 (default: error)")
+    check.add_argument("--min-severity", choices=["error", "warning", "info"], default=None,
+                       help="lowest severity shown (default: warning for text and github, which count the "
+                            "hidden infos; every finding for json and sarif)")
     fixing = check.add_mutually_exclusive_group()
     fixing.add_argument("--fix", action="store_true", help="apply the safe fixes in place, then report what remains")
     fixing.add_argument("--diff", action="store_true",
@@ -104,67 +107,47 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check(args, parser) -> int:
-    from shardshift import config as configuration
-    from shardshift.check import run_check
+    from shardshift import api
     from shardshift.report import REPORTERS, resolve
-    from shardshift.rules import all_rules
-    from shardshift.rules.base import SEVERITY_RANK, Context
+    from shardshift.rules.base import SEVERITY_RANK
 
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    if missing:
-        parser.error(f"no such file or directory: {', '.join(missing)}")
-    if (args.nodes is None) != (args.gpus_per_node is None):
-        parser.error("--nodes and --gpus-per-node go together")
+    reporter_name = resolve(args.format)
     try:
-        config = configuration.load(args.config, args.isolated)
-        known = {rule.code for rule in all_rules()}
-        where = config.path or "the configuration"
-        configuration.check_codes(config.select, known, f"{where} select")
-        configuration.check_codes(config.ignore, known, f"{where} ignore")
-        for pattern, codes in config.per_file_ignores.items():
-            configuration.check_codes(codes, known, f"{where} per-file-ignores {pattern!r}")
-    except configuration.ConfigError as error:
-        print(f"shardshift: {error}", file=sys.stderr)
+        options = api.resolve_options(
+            world_size=args.world_size, nodes=args.nodes, gpus_per_node=args.gpus_per_node,
+            deepspeed_version=args.deepspeed_version, hidden_size=args.hidden_size, select=args.select,
+            ignore=args.ignore, fail_on=args.fail_on, min_severity=args.min_severity, config=args.config,
+            isolated=args.isolated)
+        result = api.run(args.paths, options)
+    except api.ShardshiftError as error:
+        if not error.in_configuration:
+            parser.error(error.message)
+        print(f"shardshift: {error.message}", file=sys.stderr)
         return EXIT_USAGE
-    world = args.world_size
-    if args.nodes is not None:
-        product = args.nodes * args.gpus_per_node
-        if world is not None and world != product:
-            parser.error(f"--world-size {world} disagrees with --nodes × --gpus-per-node = {product}")
-        world = product
-    if world is None:  # the command line wins; the file's world applies only when it says nothing
-        world = config.world_size or (config.nodes * config.gpus_per_node if config.nodes else None)
-    select = _codes(args.select) if args.select is not None else set(config.select or ()) or None
-    ignore = _codes(args.ignore) if args.ignore is not None else set(config.ignore or ()) or None
-    for prefix in (select or set()) | (ignore or set()):
-        if not any(code.startswith(prefix) for code in known):
-            parser.error(f"unknown rule code {prefix!r} (see `shardshift rules`)")
-    fail_on = args.fail_on or config.fail_on or "error"
-    context = Context(world_size=world, deepspeed_version=args.deepspeed_version or config.deepspeed_version,
-                      hidden_size=args.hidden_size or config.hidden_size)
-    if args.nodes is not None or args.world_size is None:  # the node shape that goes with the world size
-        context.gpus_per_node = args.gpus_per_node if args.nodes is not None else config.gpus_per_node
-    per_file = config.ignored_for if config.per_file_ignores else None
-    result = run_check(args.paths, context, select, ignore, per_file)
     unwritten = False
     if args.fix or args.diff:
-        changed, unwritten = _apply_fixes(result, context, select, ignore, per_file, write=args.fix)
+        changed, unwritten = _apply_fixes(result, options, write=args.fix)
         if args.diff:
             return EXIT_FINDINGS if changed else EXIT_OK
-    reporter = importlib.import_module(REPORTERS[resolve(args.format)])
+    # Text and GitHub annotations are read by people: infos are counted, not shown, unless asked.
+    # JSON and SARIF are read by programs: every finding, unless asked.
+    min_severity = options.min_severity or ("warning" if reporter_name in ("text", "github") else None)
+    api.present(result, min_severity)
+    reporter = importlib.import_module(REPORTERS[reporter_name])
     sys.stdout.write(reporter.render(result))
-    return EXIT_FINDINGS if unwritten or result.worst() >= SEVERITY_RANK[fail_on] else EXIT_OK
+    return EXIT_FINDINGS if unwritten or result.worst() >= SEVERITY_RANK[options.fail_on] else EXIT_OK
 
 
-def _apply_fixes(result, context, select, ignore, per_file, *, write: bool) -> tuple[int, bool]:
+def _apply_fixes(result, options, *, write: bool) -> tuple[int, bool]:
     """--fix: write the fixed files and leave in `result` what remains and what was fixed.
     --diff: print the diff of every file that would change. Returns the number of files changed
     and whether some file could not be written."""
     from shardshift import fix
     from shardshift.check import check_documents
 
-    outcome = fix.fix_documents(result.documents, context,
-                                lambda documents: check_documents(documents, context, select, ignore, per_file))
+    context = options.context
+    outcome = fix.fix_documents(result.documents, context, lambda documents: check_documents(
+        documents, context, options.select, options.ignore, options.per_file_ignores))
     unwritten = False
     for path, (before, after) in outcome.changed.items():
         if not write:
@@ -185,77 +168,40 @@ def _apply_fixes(result, context, select, ignore, per_file, *, write: bool) -> t
     return len(outcome.changed), False
 
 
-def _linked(document):
-    """The setup `document` forms with the files it refers to (its ds_config), or None when it names none."""
-    from shardshift.check import load
-    from shardshift.setup import build_setups
-
-    if not any(r.resolved for r in document.references):
-        return None
-    setups = build_setups([document], lambda path: load(path, explicit=False))
-    return next((s for s in setups if s.documents[0] is document and len(s.documents) > 1), None)
-
-
 def _convert(args, parser) -> int:
-    from shardshift import formats
-    from shardshift.check import load
-    from shardshift.document import MAPPING_STATUSES
+    from shardshift import api
 
-    if args.target not in formats.WRITERS:
-        parser.error(f"unknown target format {args.target!r}; choose from {', '.join(sorted(formats.WRITERS))}")
-    if not os.path.isfile(args.source):
-        parser.error(f"no such file: {args.source}")
-    if args.output and os.path.exists(args.output) and os.path.samefile(args.output, args.source):
+    if args.output and os.path.exists(args.output) and os.path.isfile(args.source) \
+            and os.path.samefile(args.output, args.source):
         parser.error("refusing to write over the source file; choose another --output")
-    document = load(args.source, explicit=True)
-    if document is None:
-        print(f"shardshift: {args.source}: not a configuration file of a known format", file=sys.stderr)
+    try:
+        migration = api.convert(args.source, to=args.target)
+    except api.ShardshiftError as error:
+        if error.usage:
+            parser.error(error.message)
+        print(f"shardshift: {error.message}", file=sys.stderr)
         return EXIT_FINDINGS
-    if document.syntax is not None:
-        s = document.syntax
-        print(f"shardshift: {args.source}:{s.line}:{s.column}: cannot parse: {s.message}", file=sys.stderr)
-        return EXIT_FINDINGS
-    if document.plan is None:
-        print(f"shardshift: {args.source}: a {document.format} file describes no training setup to convert",
-              file=sys.stderr)
-        return EXIT_FINDINGS
-    writer = formats.writer(args.target)
-    # the setup's merged Plan, unless the target is the source's own format (a round trip of the file)
-    same_format = args.target == document.format or (args.target, document.format) == ("megatron-args", "megatron")
-    linked = None if same_format else _linked(document)
-    if linked is not None:
-        # An Accelerate / Axolotl YAML or a launch script with its ds_config: convert the setup's merged
-        # Plan, and report the ds_config's settings too (each as the writer carries it over).
-        document.plan = linked.plan
-    conversion = writer.convert(document)
-    for other in (linked.documents[1:] if linked is not None else []):
-        for entry in writer.convert(other).entries:
-            if entry.source:  # a note about the whole target (no setting of that file) belongs to the referrer's
-                entry.file = other.path
-                conversion.entries.append(entry)
-    conversion.mark_unknowns(document.plan, document.path)
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as handle:
-                handle.write(conversion.text)
+                handle.write(migration.text)
         except OSError as error:
             print(f"shardshift: cannot write {args.output}: {error.strerror}", file=sys.stderr)
             return EXIT_USAGE
     else:
-        sys.stdout.write(conversion.text)
-    for entry in conversion.entries:
+        sys.stdout.write(migration.text)
+    for entry in migration.entries:
         target = f" -> {entry.target}" if entry.target else ""
-        print(f"{entry.file or args.source}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: "
-              f"{entry.reason}", file=sys.stderr)
-    counts = {s: sum(e.status == s for e in conversion.entries) for s in MAPPING_STATUSES}
+        where = api.display_path(entry.file) if entry.file else args.source
+        print(f"{where}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: {entry.reason}",
+              file=sys.stderr)
+    counts = migration.summary
     print(f"{counts['exact']} exact, {counts['approximate']} approximate, {counts['dropped']} dropped, "
           f"{counts['unknown']} unknown", file=sys.stderr)
     if args.report:
         try:
             with open(args.report, "w", encoding="utf-8") as handle:
-                json.dump({"source": args.source, "source_format": document.format, "target_format": args.target,
-                           "entries": [e.to_json() for e in conversion.entries], "summary": counts}, handle,
-                          indent=2)
+                json.dump(migration.to_json(), handle, indent=2)
                 handle.write("\n")
         except OSError as error:
             print(f"shardshift: cannot write {args.report}: {error.strerror}", file=sys.stderr)

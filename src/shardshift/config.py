@@ -11,6 +11,7 @@ command line wins over the file, option by option.
 select = ["SS", "DS"]
 ignore = ["DS101"]
 fail-on = "warning"
+min-severity = "info"    # lowest severity shown (text and github default: warning)
 world-size = 16          # or nodes = 2 and gpus-per-node = 8
 deepspeed-version = "0.19.8"
 hidden-size = 4096
@@ -47,6 +48,7 @@ class Config:
     ignore: list[str] | None = None
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     fail_on: str | None = None
+    min_severity: str | None = None
     world_size: int | None = None
     nodes: int | None = None
     gpus_per_node: int | None = None
@@ -99,6 +101,12 @@ def _fail_on(value: Any, name: str) -> str:
     return value
 
 
+def _severity(value: Any, name: str) -> str:
+    if value not in ("error", "warning", "info"):
+        raise ConfigError(f"{name} must be \"error\", \"warning\" or \"info\", not {value!r}")
+    return value
+
+
 def _version(value: Any, name: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in str(value).split("."))
@@ -111,6 +119,7 @@ OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "ignore": ("ignore", _codes),
     "per-file-ignores": ("per_file_ignores", _per_file),
     "fail-on": ("fail_on", _fail_on),
+    "min-severity": ("min_severity", _severity),
     "world-size": ("world_size", _positive),
     "nodes": ("nodes", _positive),
     "gpus-per-node": ("gpus_per_node", _positive),

@@ -16,3 +16,15 @@ def resolve(name: str) -> str:
     if name == "auto":
         return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     return name
+
+
+def hidden_line(result) -> str | None:
+    """The line that says what --min-severity (or the quiet default) left out, or None."""
+    counts = result.hidden_counts()
+    parts = [f"{n} {name}{'s' if n != 1 else ''}" for name, n in
+             (("error", counts["error"]), ("warning", counts["warning"]), ("info", counts["info"])) if n]
+    if not parts:
+        return None
+    lowest = "info" if counts["info"] else "warning" if counts["warning"] else "error"
+    return (f"{' and '.join(parts)} not shown; --min-severity {lowest} (or min-severity in "
+            f"[tool.shardshift]) shows {'them' if len(result.hidden) != 1 else 'it'}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from shardshift.check import CheckResult
+from shardshift.report import hidden_line
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -47,7 +48,11 @@ def render(result: CheckResult) -> str:
                      f"title={_property(title)}::{_data(message)}")
     if result.fixed:
         lines.append(f"shardshift fixed {len(result.fixed)} finding(s)")
+    hidden = hidden_line(result)
+    if hidden:
+        lines.append(f"shardshift: {hidden}")
     counts = result.counts()
     lines.append(f"shardshift: {len(result.files)} file(s) checked: {counts['error']} error(s), "
-                 f"{counts['warning']} warning(s), {counts['info']} info")
+                 f"{counts['warning']} warning(s)"
+                 + ("" if result.hidden_counts()["info"] else f", {counts['info']} info"))
     return "\n".join(lines) + "\n"

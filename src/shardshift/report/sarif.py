@@ -50,26 +50,51 @@ def _descriptor(rule) -> dict:
     }
 
 
-def _artifact(path: str) -> dict:
-    """A relative path stays relative to %SRCROOT% (the current directory); others are file URIs."""
-    absolute = os.path.abspath(path)
+def checkout_root() -> str:
+    """The directory %SRCROOT% stands for: the checkout (GITHUB_WORKSPACE inside GitHub Actions,
+    else the nearest directory up from here holding `.git`), else the current directory. Code
+    scanning resolves repository-relative URIs, so a run from a subdirectory still links."""
     cwd = os.getcwd()
-    if os.path.commonpath([absolute, cwd]) == cwd:
-        relative = os.path.relpath(absolute, cwd).replace(os.sep, "/")
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace and _under(cwd, os.path.abspath(workspace)):
+        return os.path.abspath(workspace)
+    directory = cwd
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return cwd
+        directory = parent
+
+
+def _under(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # another drive
+        return False
+
+
+def _artifact(path: str, root: str | None = None) -> dict:
+    """A file under the checkout is a URI relative to %SRCROOT%; others are file URIs."""
+    root = root or checkout_root()
+    absolute = os.path.abspath(path)
+    if _under(absolute, root):
+        relative = os.path.relpath(absolute, root).replace(os.sep, "/")
         return {"uri": quote(relative), "uriBaseId": SRCROOT}
     return {"uri": Path(absolute).as_uri()}
 
 
-def _location(file: str, line: int, column: int, pointer: str | None) -> dict:
-    location: dict = {"physicalLocation": {"artifactLocation": _artifact(file),
+def _location(file: str, line: int, column: int, pointer: str | None, root: str) -> dict:
+    location: dict = {"physicalLocation": {"artifactLocation": _artifact(file, root),
                                            "region": {"startLine": line, "startColumn": column}}}
     if pointer:
         location["logicalLocations"] = [{"fullyQualifiedName": pointer, "kind": "member"}]
     return location
 
 
-def _related(index: int, related: Related) -> dict:
-    location = _location(related.file, related.line, related.column, related.pointer)
+def _related(index: int, related: Related, root: str) -> dict:
+    location = _location(related.file, related.line, related.column, related.pointer, root)
     return {"id": index, **location, "message": {"text": related.message}}
 
 
@@ -79,7 +104,7 @@ def _fingerprint(finding: Finding) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
+def _result(finding: Finding, rule_index: dict[str, int], root: str) -> dict:
     message = finding.message
     if finding.related:
         # SARIF viewers turn "[text](id)" into links to the related locations.
@@ -88,13 +113,13 @@ def _result(finding: Finding, rule_index: dict[str, int]) -> dict:
         "ruleId": finding.code,
         "level": LEVELS[finding.severity],
         "message": {"text": message},
-        "locations": [_location(finding.file, finding.line, finding.column, finding.pointer)],
+        "locations": [_location(finding.file, finding.line, finding.column, finding.pointer, root)],
         "partialFingerprints": {"shardshiftFinding/v1": _fingerprint(finding)},
     }
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     if finding.related:
-        result["relatedLocations"] = [_related(i, r) for i, r in enumerate(finding.related, 1)]
+        result["relatedLocations"] = [_related(i, r, root) for i, r in enumerate(finding.related, 1)]
     properties = {k: v for k, v in (("pointer", finding.pointer), ("fix", finding.fix), ("fixKind", finding.fix_kind))
                   if v is not None}
     if properties:
@@ -108,13 +133,13 @@ def render(result: CheckResult) -> str:
 
     rules = all_rules()
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
-    cwd = Path(os.getcwd()).as_uri().rstrip("/") + "/"
+    root = checkout_root()
     run = {
         "tool": {"driver": {"name": "shardshift", "version": __version__, "semanticVersion": __version__,
                             "informationUri": INFORMATION_URI, "rules": [_descriptor(r) for r in rules]}},
-        "originalUriBaseIds": {SRCROOT: {"uri": cwd}},
-        "artifacts": [{"location": _artifact(f.path)} for f in result.files],
-        "results": [_result(f, rule_index) for f in result.findings],
+        "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}},
+        "artifacts": [{"location": _artifact(f.path, root)} for f in result.files],
+        "results": [_result(f, rule_index, root) for f in result.findings],
         "columnKind": "unicodeCodePoints",
     }
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shardshift.check import CheckResult
+from shardshift.report import hidden_line
 
 
 def render(result: CheckResult) -> str:
@@ -21,11 +22,15 @@ def render(result: CheckResult) -> str:
         count = len(result.unknowns)
         lines.append(f"{count} setting{'s are' if count != 1 else ' is'} known only when the job runs and "
                      f"{'were' if count != 1 else 'was'} not judged (listed by --format json)")
+    hidden = hidden_line(result)
+    if hidden:
+        lines.append(hidden)
     counts = result.counts()
     files = len(result.files)
     summary = (f"{files} file{'s' if files != 1 else ''} checked: {counts['error']} error(s), "
-               f"{counts['warning']} warning(s), {counts['info']} info")
-    lines.append(summary if result.findings else f"{summary}; all clean")
+               f"{counts['warning']} warning(s)"
+                 + ("" if result.hidden_counts()["info"] else f", {counts['info']} info"))
+    lines.append(summary if result.findings or result.hidden else f"{summary}; all clean")
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,291 @@
+"""The Python API: what the command line does, for tools that want findings, a Plan or a
+conversion without running a process and parsing its JSON. The command line is built on it.
+
+    import shardshift
+
+    result = shardshift.check(["configs/"], world_size=16)
+    for finding in result.findings:          # Finding: code, severity, file, line, column, message, fix
+        print(finding.file, finding.line, finding.code, finding.message)
+
+    setup = shardshift.load("train.sh")      # the file with the files it names (its ds_config)
+    setup.plan.get("parallelism.tensor")     # the merged Plan; an Unknown where it is decided at run time
+
+    migration = shardshift.convert("ds_config.json", to="fsdp2")
+    migration.text, migration.summary        # the target text; exact / approximate / dropped / unknown
+
+Errors a caller can act on (a path that does not exist, a file that is no configuration, a bad
+option) raise `ShardshiftError`; findings about the files are never exceptions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from shardshift.check import CheckResult
+    from shardshift.document import Document, MappingEntry
+    from shardshift.rules.base import Context, Finding
+    from shardshift.setup import Setup
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")
+
+
+class ShardshiftError(Exception):
+    """A problem with what was asked rather than with the files: `usage` is true for a bad option
+    or a path that does not exist (the command line exits 2), false for a file that cannot be
+    used (exit 1). `in_configuration`: the problem is in the configuration file, not the call."""
+
+    def __init__(self, message: str, *, usage: bool = False, in_configuration: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.usage = usage or in_configuration
+        self.in_configuration = in_configuration
+
+
+@dataclass(slots=True)
+class CheckOptions:
+    """The options of one check, resolved against the configuration file."""
+
+    context: Context
+    select: set[str] | None = None
+    ignore: set[str] | None = None
+    per_file_ignores: Any = None  # path -> codes switched off, or None
+    fail_on: Literal["error", "warning"] = "error"
+    min_severity: Severity | None = None  # None: every finding
+
+
+def _codes(value: str | Iterable[str] | None) -> set[str] | None:
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    return {c.strip().upper() for c in items if c.strip()} or None
+
+
+def _version(value: str | tuple[int, ...] | None) -> tuple[int, ...] | None:
+    if value is None or isinstance(value, tuple):
+        return value
+    try:
+        return tuple(int(p) for p in str(value).split("."))
+    except ValueError:
+        raise ShardshiftError(f"{value!r} is not a version like 0.19.8", usage=True) from None
+
+
+def resolve_options(*, world_size: int | None = None, nodes: int | None = None, gpus_per_node: int | None = None,
+                    deepspeed_version: str | tuple[int, ...] | None = None, hidden_size: int | None = None,
+                    select: str | Iterable[str] | None = None, ignore: str | Iterable[str] | None = None,
+                    fail_on: str | None = None, min_severity: str | None = None, config: str | None = None,
+                    isolated: bool = False) -> CheckOptions:
+    """Options given here win over the configuration file (`config`, else the one found from the
+    current directory, none with `isolated`), option by option."""
+    from shardshift import config as configuration
+    from shardshift.rules.base import Context
+
+    if (nodes is None) != (gpus_per_node is None):
+        raise ShardshiftError("--nodes and --gpus-per-node go together", usage=True)
+    for name, value in (("fail_on", fail_on), ("min_severity", min_severity)):
+        allowed = ("error", "warning") if name == "fail_on" else SEVERITIES
+        if value is not None and value not in allowed:
+            raise ShardshiftError(f"{name} must be one of {', '.join(allowed)}, not {value!r}", usage=True)
+    try:
+        settings = configuration.load(config, isolated)
+    except configuration.ConfigError as error:
+        raise ShardshiftError(str(error), in_configuration=True) from None
+    chosen_select = _codes(select) if select is not None else set(settings.select or ()) or None
+    chosen_ignore = _codes(ignore) if ignore is not None else set(settings.ignore or ()) or None
+    if chosen_select or chosen_ignore or settings.per_file_ignores:
+        _check_codes(settings, select, ignore, chosen_select, chosen_ignore)
+    world = world_size
+    if nodes is not None:
+        product = nodes * gpus_per_node
+        if world is not None and world != product:
+            raise ShardshiftError(f"--world-size {world} disagrees with --nodes × --gpus-per-node = {product}",
+                                  usage=True)
+        world = product
+    if world is None:  # the caller wins; the file's world applies only when the caller says nothing
+        world = settings.world_size or (settings.nodes * settings.gpus_per_node if settings.nodes else None)
+    context = Context(world_size=world,
+                      deepspeed_version=_version(deepspeed_version) or settings.deepspeed_version,
+                      hidden_size=hidden_size or settings.hidden_size)
+    if nodes is not None or world_size is None:  # the node shape that goes with the world size
+        context.gpus_per_node = gpus_per_node if nodes is not None else settings.gpus_per_node
+    return CheckOptions(context, chosen_select, chosen_ignore,
+                        settings.ignored_for if settings.per_file_ignores else None,
+                        fail_on or settings.fail_on or "error",  # type: ignore[arg-type]
+                        min_severity or settings.min_severity)  # type: ignore[arg-type]
+
+
+def _check_codes(settings, select, ignore, chosen_select, chosen_ignore) -> None:
+    """Every code or prefix named anywhere selects some rule (this is the one place a check needs
+    every rule module, so it happens only when codes are named)."""
+    from shardshift import config as configuration
+    from shardshift.rules import all_codes
+
+    known = all_codes()
+    where = settings.path or "the configuration"
+    try:
+        configuration.check_codes(settings.select, known, f"{where} select")
+        configuration.check_codes(settings.ignore, known, f"{where} ignore")
+        for pattern, codes in settings.per_file_ignores.items():
+            configuration.check_codes(codes, known, f"{where} per-file-ignores {pattern!r}")
+    except configuration.ConfigError as error:
+        raise ShardshiftError(str(error), in_configuration=True) from None
+    for given, chosen in ((select, chosen_select), (ignore, chosen_ignore)):
+        for prefix in chosen if given is not None and chosen else ():
+            if not any(code.startswith(prefix) for code in known):
+                raise ShardshiftError(f"unknown rule code {prefix!r} (see `shardshift rules`)", usage=True)
+
+
+def run(paths: Iterable[str], options: CheckOptions) -> CheckResult:
+    """Check `paths` with resolved options; every finding, paths as the readers saw them."""
+    from shardshift.check import run_check
+
+    paths = list(paths)
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        raise ShardshiftError(f"no such file or directory: {', '.join(missing)}", usage=True)
+    return run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores)
+
+
+def present(result: CheckResult, min_severity: Severity | None) -> CheckResult:
+    """Make `result` ready to show: every location in the display form of `display_path`, and the
+    findings below `min_severity` moved to `result.hidden` (counted, not shown)."""
+    result.findings = [_displayed(f) for f in result.findings]
+    result.hidden = [_displayed(f) for f in result.hidden]
+    if result.fixed is not None:
+        result.fixed = [_displayed(f) for f in result.fixed]
+    for checked in result.files:
+        checked.path = display_path(checked.path)
+    result.unknowns = [dataclasses.replace(u, file=display_path(u.file)) for u in result.unknowns]
+    if min_severity is not None:
+        floor = SEVERITIES.index(min_severity)
+        result.hidden.extend(f for f in result.findings if SEVERITIES.index(f.severity) < floor)
+        result.findings = [f for f in result.findings if SEVERITIES.index(f.severity) >= floor]
+    return result
+
+
+def check(paths: str | Iterable[str], **options: Any) -> CheckResult:
+    """Check files or directories, as `shardshift check` does: `result.findings` (every finding,
+    unless `min_severity` is given), `result.files`, `result.unknowns` (settings known only when
+    the job runs), `result.to_json()` (the `--format json` contract). Options are those of
+    `resolve_options` (the command line's, with underscores)."""
+    resolved = resolve_options(**options)
+    return present(run([paths] if isinstance(paths, str) else paths, resolved), resolved.min_severity)
+
+
+def display_path(path: str) -> str:
+    """The one form every output uses for a location: relative to the current directory when the
+    file lies under it (a related file found through a reference is often absolute), else as given."""
+    try:
+        absolute = os.path.abspath(path)
+        cwd = os.getcwd()
+        if os.path.commonpath([absolute, cwd]) == cwd and absolute != cwd:
+            return os.path.relpath(absolute, cwd)
+    except ValueError:  # another drive (Windows)
+        pass
+    return path
+
+
+def _displayed(finding: Finding) -> Finding:
+    related = [dataclasses.replace(r, file=display_path(r.file)) for r in finding.related]
+    return dataclasses.replace(finding, file=display_path(finding.file), related=related)
+
+
+def _document(path: str, *, needs_plan: bool = True) -> Document:
+    from shardshift.check import load as load_document
+
+    if not os.path.isfile(path):
+        raise ShardshiftError(f"no such file: {path}", usage=True)
+    document = load_document(path, explicit=True)
+    if document is None:
+        raise ShardshiftError(f"{path}: not a configuration file of a known format")
+    if document.syntax is not None:
+        s = document.syntax
+        raise ShardshiftError(f"{path}:{s.line}:{s.column}: cannot parse: {s.message}")
+    if document.plan is None and needs_plan:
+        raise ShardshiftError(f"{path}: a {document.format} file describes no training setup")
+    return document
+
+
+def _linked(document: Document) -> Setup | None:
+    """The setup `document` forms with the files it refers to (its ds_config), or None when it names none."""
+    from shardshift.check import load as load_document
+    from shardshift.setup import build_setups
+
+    if not any(r.resolved for r in document.references):
+        return None
+    setups = build_setups([document], lambda path: load_document(path, explicit=False))
+    return next((s for s in setups if s.documents[0] is document and len(s.documents) > 1), None)
+
+
+def load(path: str) -> Setup:
+    """Read one file and the files it refers to into their setup: `setup.documents` (the file
+    first), `setup.plan` (the merged Plan, each value with where it came from), `setup.conflicts`."""
+    from shardshift.setup import Setup
+
+    document = _document(path, needs_plan=False)  # a script may describe its setup only through the files it names
+    linked = _linked(document)
+    if linked is not None:
+        return linked
+    if document.plan is None:
+        raise ShardshiftError(f"{path}: a {document.format} file that names no configuration describes no "
+                              "training setup")
+    return Setup([document], document.plan)
+
+
+@dataclass(slots=True)
+class Migration:
+    """A conversion: the target `text` and what happened to every source setting (`entries`)."""
+
+    source: str
+    source_format: str
+    target_format: str
+    text: str
+    entries: list[MappingEntry] = field(default_factory=list)
+
+    @property
+    def summary(self) -> dict[str, int]:
+        from shardshift.document import MAPPING_STATUSES
+
+        return {s: sum(e.status == s for e in self.entries) for s in MAPPING_STATUSES}
+
+    def to_json(self) -> dict:
+        """The `convert --report` contract."""
+        return {"source": self.source, "source_format": self.source_format, "target_format": self.target_format,
+                "entries": [e.to_json() for e in self.entries], "summary": self.summary}
+
+
+def targets() -> list[str]:
+    from shardshift import formats
+
+    return sorted(formats.WRITERS)
+
+
+def convert(path: str, to: str) -> Migration:
+    """Translate one file (with the files it names, unless `to` is its own format) into `to`
+    (see `targets()`), with the migration report."""
+    from shardshift import formats
+
+    if to not in formats.WRITERS:
+        raise ShardshiftError(f"unknown target format {to!r}; choose from {', '.join(targets())}", usage=True)
+    document = _document(path)
+    writer = formats.writer(to)
+    # the setup's merged Plan, unless the target is the source's own format (a round trip of the file)
+    same_format = to == document.format or (to, document.format) == ("megatron-args", "megatron")
+    linked = None if same_format else _linked(document)
+    if linked is not None:
+        # An Accelerate / Axolotl YAML or a launch script with its ds_config: convert the setup's merged
+        # Plan, and report the ds_config's settings too (each as the writer carries it over).
+        document.plan = linked.plan
+    conversion = writer.convert(document)
+    for other in (linked.documents[1:] if linked is not None else []):
+        for entry in writer.convert(other).entries:
+            if entry.source:  # a note about the whole target (no setting of that file) belongs to the referrer's
+                entry.file = other.path
+                conversion.entries.append(entry)
+    conversion.mark_unknowns(document.plan, document.path)
+    return Migration(path, document.format, to, conversion.text, conversion.entries)
