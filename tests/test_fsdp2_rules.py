@@ -19,7 +19,7 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS011": "error", "FS012": "info", "FS013": "warning", "FS014": "warning", "FS015": "error",
             "FS016": "warning", "FS017": "warning", "FS018": "error", "FS019": "error", "FS020": "warning",
             "FS021": "error", "FS022": "warning", "FS023": "error", "FS024": "warning", "FS025": "warning",
-            "FS026": "warning"}
+            "FS026": "warning", "FS027": "info", "FS028": "error"}
 
 
 def expected(path):
@@ -80,6 +80,9 @@ CATALOG_CASES = [
     ("FS025", "bad.py", "fully_shard(stage_module", 1, ("reshard_after_forward=True",), "reshard_after_forward=False"),
     ("FS026", "bad.py", "torch.nn.utils.clip_grad_norm_", 1, ("this rank's stage only", "PipelineStage, line 15"),
      "clip_grads_with_norm_"),
+    ("FS027", "bad.py", "fully_shard(model", 1, ("only sharding call", "one group"), "on each block of model"),
+    ("FS028", "bad.py", "apex.optimizers.FusedAdam", 1, ("GPU-only", "CPUOffloadPolicy (line 9)", "step fails"),
+     "torch.optim.AdamW"),
 ]
 
 

@@ -230,6 +230,7 @@ class Event:
     # in it), and where the outermost call into it sits in the file being read. "" for the file itself.
     file: str = ""
     site: tuple[int, int] | None = None
+    qualified: str = ""  # the callee as imported (apex.optimizers.FusedAdam), where a rule needs it
 
     def value(self, name: str, default: Any = None) -> Any:
         """A resolved plain argument value (Const unwrapped), or `default`."""
@@ -1097,7 +1098,7 @@ class Interpreter:
                 named.setdefault(name, value)
             params = named.get("params", UNKNOWN)
             targets = [params.path] if isinstance(params, ParamsOf) else []
-            return Ref(self._event("optimizer", node, name=last, targets=targets, kwargs=named,
+            return Ref(self._event("optimizer", node, name=last, qualified=qualified, targets=targets, kwargs=named,
                                    given=frozenset(named), texts=_argument_texts(
                                        node, ("params", *OPTIMIZER_POSITIONAL.get(last, ())))))
         return NOT_KNOWN

@@ -454,3 +454,117 @@ class ClipGradNormPerPipelineStage(_base._Fsdp2Rule):
                        "different, partial norm instead of the global one",
                        "compute torch.nn.utils.get_total_norm, all-reduce its square over the pipeline ranks, then "
                        "torch.nn.utils.clip_grads_with_norm_ (torchtitan's clip_grad_norm_ does this)")
+
+
+def _parameters_of_function_at(tree: ast.Module, line: int) -> set[str]:
+    """The parameter names of the innermost function around `line` (empty at module level)."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            if best is None or node.lineno > best.lineno:
+                best = node
+    if best is None:
+        return set()
+    arguments = best.args
+    return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+
+
+class OnlyRootSharded(_base._Fsdp2Rule):
+    """`fully_shard` is applied to the whole model only, never to its blocks.
+
+    ## What it does
+    Reports a file whose only `fully_shard` calls shard one top-level module, with no call on
+    any block, no sharding helper the reader cannot follow, and no `FSDPModule` check. A
+    function that shards a module it receives as an argument is left alone (its callers may
+    pass blocks).
+
+    ## Why is this bad
+    Each `fully_shard` call makes one communication group. With the root alone, every parameter
+    is in one group: forward all-gathers the whole model in one collective before computing
+    anything, and backward reduce-scatters all gradients at the end, so communication never
+    overlaps computation and the full unsharded model is in memory at once.
+
+    ## Example
+    ```python
+    fully_shard(model)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    ```
+    """
+
+    code = "FS027"
+    name = "only-root-sharded"
+    severity = "info"
+
+    def judge(self, analysis, context):
+        calls = analysis.of("fully_shard")
+        if not calls or "FSDPModule" in analysis.text or any(e.file for e in calls):
+            return
+        targets = {t for e in calls for t in e.targets}
+        if len(targets) != 1 or any(e.in_loop or len(e.targets) != 1 for e in calls):
+            return
+        root = next(iter(targets))
+        if "[" in root or root in ("?", "self") or "<child>" in root:
+            return
+        if R._Facts(analysis)._unfollowed_sharding():
+            return
+        tree = R._parse(analysis.text)
+        if not isinstance(tree, ast.Module):
+            return
+        event = calls[0]
+        if root.split(".")[0] in _parameters_of_function_at(tree, event.line):
+            return
+        yield (event, f"fully_shard({_show(root)}) is the only sharding call: every parameter is in one group, so "
+               "forward all-gathers the whole model at once and communication cannot overlap computation",
+               f"call fully_shard on each block of {_show(root)} (e.g. each transformer layer) first, then on "
+               f"{_show(root)}")
+
+
+GPU_ONLY_OPTIMIZERS = ("apex.optimizers.",)
+
+
+class CpuOffloadWithGpuOnlyOptimizer(_base._Fsdp2Rule):
+    """`CPUOffloadPolicy` with one of apex's GPU-only fused optimizers.
+
+    ## What it does
+    Reports an optimizer from `apex.optimizers` (`FusedAdam`, `FusedLAMB`, `FusedSGD`, ...) in a
+    file that passes `CPUOffloadPolicy` to `fully_shard`.
+
+    ## Why is this bad
+    With `CPUOffloadPolicy`, FSDP2 keeps the sharded parameters and their gradients on the
+    CPU, so the optimizer step runs on CPU tensors. apex's fused optimizers are GPU-only (CUDA
+    multi-tensor kernels): the step fails. `torch.optim.AdamW` (including `fused=True`, which
+    supports CPU tensors in torch 2.13) works.
+
+    ## Example
+    ```python
+    fully_shard(model, offload_policy=CPUOffloadPolicy())
+    optimizer = apex.optimizers.FusedAdam(model.parameters(), lr=1e-4)
+    ```
+
+    ## Use instead
+    ```python
+    fully_shard(model, offload_policy=CPUOffloadPolicy())
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    ```
+    """
+
+    code = "FS028"
+    name = "cpu-offload-with-gpu-only-optimizer"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        offload = next((e for e in analysis.of("policy") if e.name == "cpu_offload"), None)
+        if offload is None:
+            return
+        for event in analysis.of("optimizer"):
+            if event.qualified.startswith(GPU_ONLY_OPTIMIZERS):
+                yield (event, f"{event.qualified} is GPU-only (apex's CUDA multi-tensor kernels), but CPUOffloadPolicy "
+                       f"(line {offload.line}) keeps the sharded parameters and gradients on the CPU, where FSDP2 "
+                       "runs the optimizer step: the step fails",
+                       "use torch.optim.AdamW (fused=True works on CPU tensors), or drop CPUOffloadPolicy")

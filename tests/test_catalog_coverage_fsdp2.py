@@ -1,0 +1,144 @@
+"""Issue 11: "every pitfall in fsdp2.md (§9 and §10) that can be decided from code is a rule, or a
+test names why it cannot be".
+
+COVERAGE maps every entry of the FSDP2 reference's catalog — the known pitfalls of §9 (their own
+IDs, P1...) and the lint-rule seeds of §10 (their bold names, FSDP2-...) — to the FS codes that
+decide it, or to "not decidable:" and the precise reason (a fact that exists only at run time or
+in no file shardshift reads). The IDs are parsed from the reference when it is present, so a new
+entry fails here until it is mapped. Every code named must be a registered rule with a bad and a
+good fixture, and must report something on its bad fixtures through the real CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+import pytest
+
+from shardshift.rules import all_rules
+
+from conftest import FIXTURES, SHARED, check_json
+
+REFERENCE = SHARED / "reference" / "fsdp2.md"
+NOT_DECIDABLE = "not decidable: "
+
+COVERAGE: dict[str, tuple[str, ...] | str] = {
+    # §9 known pitfalls
+    "P1": ("FS001",),
+    "P2": ("FS015",),
+    # FS002: blocks sharded, the root never; FS027: only the root sharded (one group, no overlap)
+    "P3": ("FS002", "FS027"),
+    "P4": ("FS003",),
+    "P5": ("FS021",),
+    # FS004: reduce_dtype unset; FS005: low-precision reduction over many accumulation steps
+    "P6": ("FS004", "FS005"),
+    # FS022: to_empty with nothing initialising or loading afterwards; FS023: a new nn.Parameter after
+    # fully_shard. Which buffers are non-persistent is declared in the model's class (often another
+    # package), so "non-persistent buffers not re-created after a load" is not decided
+    "P7": ("FS022", "FS023"),
+    "P8": ("FS016",),
+    "P9": ("FS012",),
+    # FS020: HF gradient checkpointing plus checkpoint wrappers; FS017: AC applied after fully_shard
+    "P10": ("FS020", "FS017"),
+    # FS026: torch.nn.utils.clip_grad_norm_ under pipelining. The mixed-mesh case is not decided: which
+    # parameters a tensor-parallel plan covers (and so which mesh each parameter ends on) depends on
+    # the model's module tree, matched against the plan's FQN patterns at run time
+    "P11": ("FS026",),
+    "P12": ("FS024",),
+    "P13": ("FS025",),
+    # FS014: fp16 without a scaler; FS013: ShardedGradScaler with fully_shard
+    "P14": ("FS014", "FS013"),
+    # apex's GPU-only fused optimizers. DeepSpeed's FusedAdam picks its kernel from the accelerator it
+    # detects at run time (with the CPU accelerator it steps CPU tensors), and torch's fused=True
+    # supports CPU tensors in 2.13, so neither is reported
+    "P15": ("FS028",),
+    "P16": (
+        NOT_DECIDABLE + "how global ranks map to nodes is set by the launcher and the cluster scheduler when the "
+        "job starts (torchrun --node-rank, SLURM's task distribution); no file shardshift reads says whether ranks "
+        "are contiguous per node, only whether the int divides the shard group (FS006)"),
+    # §10 lint-rule seeds
+    "FSDP2-MESH-PRODUCT": ("FS019",),
+    "FSDP2-HSDP-ORDER": ("FS009",),
+    "FSDP2-RAF-INT": ("FS006",),
+    # the "any explicit value on torch <= 2.7" half needs the torch version of the job, which no file read
+    # states (there is no --torch-version); FS012 reports the explicit True of torch 2.8+
+    "FSDP2-RAF-ROOT": ("FS012",),
+    "FSDP2-NO-ROOT": ("FS002",),
+    "FSDP2-OPT-ORDER": ("FS001", "FS015"),
+    "FSDP2-TIED": ("FS021",),
+    "FSDP2-REDUCE-DTYPE": ("FS004",),
+    "FSDP2-META-INIT": ("FS022",),
+    "FSDP2-NOSHARD-MAP": ("FS024",),
+    "FSDP2-AC-DOUBLE": ("FS020",),
+    "FSDP2-SCALER": ("FS014", "FS013"),
+}
+
+PITFALL_ROW = re.compile(r"^\|\s*(P\d+)\s*\|", re.MULTILINE)
+SEED = re.compile(r"^-\s+\*\*(FSDP2-[A-Z0-9]+(?:-[A-Z0-9]+)*)\*\*", re.MULTILINE)
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    following = re.search(r"^## ", text[start + len(heading):], re.MULTILINE)
+    return text[start:start + len(heading) + following.start()] if following else text[start:]
+
+
+def catalog_ids(text: str) -> list[str]:
+    """The pitfall IDs of §9's table and the seed names of §10's list, in order."""
+    return (PITFALL_ROW.findall(_section(text, "## 9. Known pitfalls"))
+            + SEED.findall(_section(text, "## 10. Lint-rule seeds")))
+
+
+@pytest.mark.skipif(not REFERENCE.is_file(), reason="../shared/reference is not present")
+def test_every_catalog_entry_is_mapped():
+    ids = catalog_ids(REFERENCE.read_text(encoding="utf-8"))
+    assert len(ids) == len(set(ids)) >= 28, ids
+    assert sorted(set(ids) - COVERAGE.keys()) == [], "catalog entries without a rule or a reason"
+    assert sorted(COVERAGE.keys() - set(ids)) == [], "entries no longer in the catalog"
+
+
+def test_catalog_ids_are_parsed_from_the_two_sections_only():
+    text = ("## 8. Order\n| P0 | before |\n- **FSDP2-EARLY** (error): x\n"
+            "## 9. Known pitfalls and silent misconfigurations\n| # | Pitfall |\n|---|---|\n| P1 | a P7 |\n| P12 | b |\n"
+            "## 10. Lint-rule seeds for the project\n- **FSDP2-A-B** (error): x **FSDP2-NOT** y\n- **FSDP2-C** (info): z\n"
+            "## 11. After\n| P99 | c |\n- **FSDP2-LATE** (error): w\n")
+    assert catalog_ids(text) == ["P1", "P12", "FSDP2-A-B", "FSDP2-C"]
+
+
+def test_every_entry_is_rules_or_a_precise_reason():
+    registered = {rule.code for rule in all_rules()}
+    for entry, decided in COVERAGE.items():
+        if isinstance(decided, str):
+            assert decided.startswith(NOT_DECIDABLE) and len(decided) > len(NOT_DECIDABLE) + 40, entry
+            continue
+        assert decided and len(set(decided)) == len(decided), entry
+        assert all(code.startswith("FS") for code in decided), entry
+        assert set(decided) <= registered, (entry, set(decided) - registered)
+
+
+@lru_cache(maxsize=None)
+def _fixtures_of(code: str) -> tuple[str, ...]:
+    return tuple(sorted(str(p) for p in FIXTURES.rglob("*") if p.is_file() and code in p.parts))
+
+
+DECIDING = sorted({code for decided in COVERAGE.values() if not isinstance(decided, str) for code in decided})
+
+
+@pytest.mark.parametrize("code", DECIDING)
+def test_each_deciding_rule_has_bad_and_good_fixtures(code):
+    names = [os.path.basename(p) for p in _fixtures_of(code)]
+    assert any(n.startswith("bad") for n in names) and any(n.startswith("good") for n in names), (code, names)
+
+
+def test_each_deciding_rule_reports_its_bad_fixtures():
+    """Through the real CLI, in one run: every code of the table finds something in a bad fixture of
+    its own (FS019 needs a world size; every literal mesh of the FS fixtures is 32 ranks but one)."""
+    folders = sorted({os.path.dirname(p) for code in DECIDING for p in _fixtures_of(code)
+                      if os.path.basename(p).startswith("bad")})
+    _, output = check_json("--world-size", "32", *folders)
+    reported = {f["code"] for f in output["findings"]
+                if os.path.basename(f["file"]).startswith("bad") and f["code"] in f["file"].split(os.sep)}
+    assert sorted(set(DECIDING) - reported) == []
+
