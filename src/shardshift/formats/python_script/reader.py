@@ -34,6 +34,12 @@ INITIALIZE_PARAMETERS = ("args", "model", "optimizer", "model_parameters", "trai
                          "distributed_port", "mpu", "dist_init_required", "collate_fn", "config", "mesh_param",
                          "config_params")
 
+# argparse flags whose default is a ds_config path, and who reads it.
+ARGPARSE_FLAGS = {"--deepspeed": "trainer", "--deepspeed_config": "deepspeed", "--deepscale_config": "deepspeed",
+                  "--deepspeed_config_file": "accelerate"}
+# dataclass fields (HfArgumentParser) whose default is a ds_config path.
+DATACLASS_FIELDS = {"deepspeed": "trainer"}
+
 # Loaders that turn a path into the dict a script passes on.
 JSON_LOADERS = {"json.load": "json", "hjson.load": "hjson", "json.loads": "json", "hjson.loads": "hjson"}
 
@@ -107,6 +113,7 @@ class ConfigReference:
     consumer: str
     callee: str
     expr: Expr
+    runtime: bool = False  # an unknown path given at run time (`args.deepspeed`, os.environ, sys.argv)
 
 
 @dataclass(slots=True)
@@ -218,6 +225,10 @@ class _Reader(ast.NodeVisitor):
         self.calls: list[tuple[ast.Call, str]] = []
         # names whose dict value is changed in place (`cfg["optimizer"] = ...`, `cfg.update(...)`)
         self.mutated: set[str] = set()
+        self.classes: list[ast.ClassDef] = []
+        # argparse destination -> its default (None when several add_argument calls set it)
+        self.argparse_defaults: dict[str, ast.AST | None] = {}
+        self.parameters: set[tuple[str, str]] = set()  # (scope, name) of function parameters
 
     # -- pass 1: what is bound where -------------------------------------------------------
 
@@ -302,6 +313,7 @@ class _Reader(ast.NodeVisitor):
         for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
             if arg is not None:
                 self._bind(arg.arg, node.lineno, None)
+                self.parameters.add((self.scopes[-1], arg.arg))
         body = node.body if isinstance(node.body, list) else [node.body]
         for statement in body:
             self.visit(statement)
@@ -311,10 +323,20 @@ class _Reader(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._bind(node.name, node.lineno, None)
+        self.classes.append(node)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.scopes[-1]))
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            dest = keywords.get("dest")
+            name = dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else next(
+                (f.lstrip("-").replace("-", "_") for f in flags if f.startswith("--")),
+                flags[0].lstrip("-").replace("-", "_") if flags else None)
+            if name and "default" in keywords:
+                self.argparse_defaults[name] = keywords["default"] if name not in self.argparse_defaults else None
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "pop", "clear", "__setitem__"):
             base = func.value
@@ -339,6 +361,8 @@ class _Reader(ast.NodeVisitor):
                 reference = self._reference(call, scope)
                 if reference is not None:
                     facts.references.append(reference)
+        for node in self.classes:
+            facts.references.extend(self._dataclass_default(node))
         return facts
 
     def _is_initialize(self, func: ast.AST) -> bool:
@@ -376,14 +400,66 @@ class _Reader(ast.NodeVisitor):
         if last == "DeepSpeedPlugin" and "hf_ds_config" in keywords:
             return ConfigReference("accelerate", last, self.describe(keywords["hf_ds_config"], scope, call.lineno))
         if "deepspeed" in keywords and (last.endswith("Arguments") or last.endswith("Config")):
-            return ConfigReference("trainer", last, self.describe(keywords["deepspeed"], scope, call.lineno))
+            expr = self.describe(keywords["deepspeed"], scope, call.lineno)
+            return ConfigReference("trainer", last, expr,
+                                   expr.kind == "unknown" and self._runtime(keywords["deepspeed"], scope, call.lineno))
         if last == "add_argument" and call.args and isinstance(call.args[0], ast.Constant) and "default" in keywords:
-            flag = call.args[0].value
-            consumer = {"--deepspeed": "trainer", "--deepspeed_config": "deepspeed"}.get(flag)
+            flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            consumer = next((ARGPARSE_FLAGS[f] for f in flags if f in ARGPARSE_FLAGS), None)
             if consumer is not None:
-                return ConfigReference(consumer, f"add_argument({flag!r})",
+                return ConfigReference(consumer, f"add_argument({flags[0]!r})",
                                        self.describe(keywords["default"], scope, call.lineno))
         return None
+
+    def _runtime(self, node: ast.AST | None, scope: str, line: int, depth: int = 0) -> bool:
+        """A value given when the script runs: an attribute of the parsed arguments or a config
+        object (`args.deepspeed`, `self.cfg.ds_config`), a function parameter, `os.environ[...]`,
+        `os.getenv(...)`, `sys.argv[...]`, or a name bound to one of these."""
+        if node is None or depth > 8:
+            return False
+        if isinstance(node, ast.Attribute):
+            return dotted(node) is not None
+        if isinstance(node, ast.Subscript):
+            return dotted(node.value) in ("os.environ", "sys.argv", "environ", "argv")
+        if isinstance(node, ast.Call):
+            return (dotted(node.func) or "") in ("os.getenv", "os.environ.get", "getenv", "environ.get")
+        if isinstance(node, ast.IfExp):
+            return self._runtime(node.body, scope, line, depth + 1) or self._runtime(node.orelse, scope, line,
+                                                                                     depth + 1)
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, scope, line)
+            if found is None:
+                return False
+            value, _ = found
+            if value is None:
+                return (scope, node.id) in self.parameters
+            return self._runtime(value, scope, getattr(value, "lineno", line), depth + 1)
+        return False
+
+    def _dataclass_default(self, node: ast.ClassDef) -> list[ConfigReference]:
+        """`deepspeed: str = field(default="ds.json")` (or `= "ds.json"`) in a dataclass that
+        HfArgumentParser reads or that extends TrainingArguments: the default of `--deepspeed`."""
+        decorated = any((dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"
+                        for d in node.decorator_list)
+        extends = any((dotted(b) or "").endswith(("Arguments", "Config")) for b in node.bases)
+        if not (extends or (decorated and "HfArgumentParser" in self.text)):
+            return []
+        found = []
+        for statement in node.body:
+            if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                    and statement.target.id in DATACLASS_FIELDS and statement.value is not None):
+                continue
+            value = statement.value
+            if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            if value is None:
+                continue
+            expr = self.describe(value, "<module>", statement.lineno)
+            if expr.kind == "str":
+                expr.certain = False  # the command line may give another path
+                found.append(ConfigReference(DATACLASS_FIELDS[statement.target.id],
+                                             f"{node.name}.{statement.target.id}", expr))
+        return found
 
     # -- values ----------------------------------------------------------------------------
 
@@ -440,6 +516,15 @@ class _Reader(ast.NodeVisitor):
             inner.certain = inner.certain and only and not (inner.kind == "dict" and node.id in self.mutated) \
                 and not (inner.loader is not None and node.id in self.mutated)
             return inner
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in self.argparse_defaults:
+            # `args.ds_config` with `parser.add_argument("--ds_config", default="ds.json")`: the default,
+            # which the command line may replace
+            default = self.argparse_defaults[node.attr]
+            if default is not None:
+                inner = self.describe(default, "<module>", default.lineno, depth + 1)
+                if inner.kind == "str":
+                    expr.kind, expr.value, expr.certain = "str", inner.value, False
+            return expr
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # pathlib: Path("a") / "b"
             left, right = (self.describe(n, scope, line, depth + 1) for n in (node.left, node.right))
             if left.kind == right.kind == "str":

@@ -88,6 +88,8 @@ SCAN_MAX_BYTES = 1_000_000
 # ds.json` yields both flags.
 SHELL_FLAG = re.compile(r"--(deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)\b"
                         r"(?=(?:\s*=\s*|(?:\s|\\\n)+)([\"']?)([^\s\"'`;|&()]+)\2)")
+# A flag whose value is a variable: a script that may pass any ds_config.
+RUNTIME_FLAG = re.compile(r"--(?:deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)(?:\s*=\s*|\s+)[\"']?[^\s\"']*[$`]")
 YAML_KEY = re.compile(r"^\s*(deepspeed_config_file|deepspeed)\s*:\s*[\"']?([^\"'#\s]+)", re.MULTILINE)
 
 
@@ -101,6 +103,9 @@ class Consumer:
     file: str
     line: int
     loader: str = "json"
+    # set for a reference whose path is decided at run time (`--deepspeed $1`): why it is not
+    # known. Such a consumer may or may not read the file: `consumers_of` leaves it out.
+    unknown: str | None = None
 
     @property
     def hugging_face(self) -> bool:
@@ -119,6 +124,17 @@ _CACHE: dict[int, tuple[list, dict[str, list[Consumer]]]] = {}
 
 def consumers_of(document: Document, context: Context) -> list[Consumer]:
     """Everything found that reads `document` (empty when it is checked alone)."""
+    return [c for c in _all_consumers(document, context) if c.unknown is None]
+
+
+def undecided_consumers_of(document: Document, context: Context) -> list[Consumer]:
+    """The references found whose path is decided at run time (`--deepspeed $1`,
+    `TrainingArguments(deepspeed=args.cfg)`) and may be `document`: scripts in the file's own
+    directory or one of its ancestors up to the repository root."""
+    return [c for c in _all_consumers(document, context) if c.unknown is not None]
+
+
+def _all_consumers(document: Document, context: Context) -> list[Consumer]:
     documents = context.documents or [document]
     cached = _CACHE.get(id(documents))
     if cached is None or cached[0] is not documents:
@@ -174,16 +190,47 @@ def _index(documents: list[Document]) -> dict[str, list[Consumer]]:
     index: dict[str, list[Consumer]] = {}
     names = tuple(targets)
     for path, document in candidates.items():
-        for reference, consumer in _references(path, document, names):
-            for target in _resolve(reference, path, targets):
+        for reference, consumer, alternatives in _references(path, document, names):
+            hits: list[str] = []
+            for written in (reference, *alternatives):
+                hits += [t for t in _resolve(written, path, targets) if t not in hits]
+            if consumer.unknown is not None:
+                if hits:
+                    consumer = Consumer(consumer.kind, consumer.file, consumer.line, consumer.loader)
+                else:
+                    hits = _may_name(reference, path, targets)
+            for target in hits:
                 index.setdefault(target, [])
                 if consumer not in index[target]:
                     index[target].append(consumer)
     return index
 
 
-def _references(path: str, document: Document | None, names: tuple[str, ...]) -> list[tuple[str, Consumer]]:
-    """(path as written, consumer) for every ds_config reference in one file."""
+def _may_name(reference: str, referrer: str, targets: dict[str, list[str]]) -> list[str]:
+    """The ds_configs a path decided at run time may name: those in the referring file's
+    directory or below it whose name fits the known part of the path (`${?}` stands for each
+    unknown stretch); none when the path names known directories (`$ROOT/configs/ds.json` is
+    configs/ds.json, resolved by `_resolve`)."""
+    from shardshift.formats.shell_refs import HOLE
+
+    parts = [p.replace("$", HOLE) if "$" in p and HOLE not in p else p for p in _components(reference)] or [HOLE]
+    holes = [i for i, p in enumerate(parts) if HOLE in p]
+    if not holes:
+        return []
+    tail = [p for p in parts[holes[-1] + 1:] if p != ".."]
+    if len(tail) >= 2:
+        return []
+    pattern = re.compile(".*".join(re.escape(piece) for piece in parts[-1].split(HOLE)) + r"\Z")
+    base = os.path.dirname(referrer)
+    return [t for paths in targets.values() for t in paths
+            if pattern.match(os.path.basename(t))
+            and (os.path.dirname(t) == base or os.path.dirname(t).startswith(base + os.sep))]
+
+
+def _references(path: str, document: Document | None, names: tuple[str, ...]
+                ) -> list[tuple[str, Consumer, tuple[str, ...]]]:
+    """(path as written, consumer, other paths it may be) for every ds_config reference in one
+    file; a path decided at run time has the consumer's `unknown` set."""
     if document is not None:
         text = document.text
     else:
@@ -194,31 +241,58 @@ def _references(path: str, document: Document | None, names: tuple[str, ...]) ->
                 text = handle.read().decode("utf-8", "replace")
         except OSError:
             return []
-    if not any(name in text for name in names):
-        return []
-    found: list[tuple[str, Consumer]] = []
+    named = any(name in text for name in names)
     if path.endswith(".py"):
+        if not named and "deepspeed" not in text:
+            return []
         from shardshift.formats import python_script
 
         facts = document.data if document is not None and document.format == "python" else \
             python_script.read(text, path).data
+        found: list[tuple[str, Consumer, tuple[str, ...]]] = []
         for reference in getattr(facts, "references", []):
-            if reference.expr.kind == "str":
-                loader = reference.expr.loader or ("hjson" if reference.consumer == "deepspeed" else "json")
-                found.append((reference.expr.value, Consumer(reference.consumer, path, reference.expr.line, loader)))
+            expr = reference.expr
+            loader = expr.loader or ("hjson" if reference.consumer == "deepspeed" else "json")
+            if expr.kind == "str":
+                found.append((expr.value, Consumer(reference.consumer, path, expr.line, loader), ()))
+            elif expr.kind == "unknown" and reference.runtime:
+                found.append(("${?}", Consumer(reference.consumer, path, expr.line, loader,
+                                               f"{expr.text} is decided at run time"), ()))
         return found
     if path.endswith((".yaml", ".yml")):
+        if not named:
+            return []
+        found = []
         for match in YAML_KEY.finditer(text):
             kind = "accelerate" if match.group(1) == "deepspeed_config_file" else "axolotl"
-            found.append((match.group(2), Consumer(kind, path, text.count("\n", 0, match.start(2)) + 1)))
+            found.append((match.group(2), Consumer(kind, path, text.count("\n", 0, match.start(2)) + 1), ()))
         return found
-    for match in SHELL_FLAG.finditer(text):
+    if not named and not RUNTIME_FLAG.search(text):
+        return []
+    found = []
+    covered: set[int] = set()
+    if not path.endswith((".args", ".cmd")):
+        from shardshift.formats.shell_refs import deepspeed_references
+
+        for reference in deepspeed_references(text, path):
+            loader = "hjson" if reference.kind == "deepspeed" else "json"
+            covered.add(reference.line)
+            if reference.value is not None:
+                found.append((reference.value, Consumer(reference.kind, path, reference.line, loader), ()))
+            else:
+                found.append((reference.text, Consumer(reference.kind, path, reference.line, loader,
+                                                       reference.unknown.reason if reference.unknown else "unknown"),
+                              reference.alternatives))
+    if not named:
+        return found
+    for match in SHELL_FLAG.finditer(text):  # what the shell reader did not see (eval strings, argument files)
         value = match.group(3)
-        if value.startswith("-"):
+        line = text.count("\n", 0, match.start(3)) + 1
+        if value.startswith("-") or line in covered or text.count("\n", 0, match.start(1)) + 1 in covered:
             continue
         kind = {"deepspeed": "shell", "deepspeed_config_file": "accelerate"}.get(match.group(1), "deepspeed")
         loader = "hjson" if kind == "deepspeed" else "json"
-        found.append((value, Consumer(kind, path, text.count("\n", 0, match.start(3)) + 1, loader)))
+        found.append((value, Consumer(kind, path, line, loader), ()))
     return found
 
 
@@ -369,6 +443,21 @@ class AutoWithoutIntegration(Rule):
             line, column = document.position(pointer)
             related.append(Related(document.path, line, column, pointer,
                                    f"{_dotted(pointer)}: plain DeepSpeed {plain_deepspeed_effect(pointer)}"))
+        undecided = undecided_consumers_of(document, context)
+        if undecided:
+            first = undecided[0]
+            for consumer in undecided[:3]:
+                related.append(Related(consumer.file, consumer.line, 1, None,
+                                       f"{consumer.describe().rsplit(' (', 1)[0]} gets a ds_config path decided at "
+                                       f"run time ({consumer.unknown})"))
+            yield self.finding(
+                document, pointers[0],
+                f"{count}: {who}; {first.describe()} passes a ds_config whose path is decided at run time "
+                f"({first.unknown}), so whether it reads {name} (and fills the \"auto\" values) is unknown; if "
+                f"{name} is given to plain DeepSpeed instead, it {plain_deepspeed_effect(pointers[0])} for "
+                f"{_dotted(pointers[0])}; set values, or pass {name} literally where the script names it",
+                related=related)
+            return
         yield self.finding(
             document, pointers[0],
             f"{count}: {who}, and nothing found with this run passes {name} to them; plain DeepSpeed "
