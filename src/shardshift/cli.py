@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print a JSON Schema for editors (deepspeed, accelerate, plan)")
     schema.add_argument("name", choices=SCHEMA_NAMES, metavar="NAME", help=", ".join(SCHEMA_NAMES))
 
+    from shardshift.planner import cli as planner_cli
+
+    planner_cli.add_parsers(commands)
+
     commands.add_parser("rules", help="list the rules")
     explain = commands.add_parser("explain", help="show one rule's documentation")
     explain.add_argument("code")
@@ -99,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = {"check": _check, "convert": _convert, "rules": _rules, "explain": _explain,
-               "schema": _schema}[args.command]
+               "schema": _schema, "plan": _plan, "diff": _diff}[args.command]
     try:
         return handler(args, parser)
     except BrokenPipeError:  # `shardshift check | head`
@@ -211,6 +215,18 @@ def _convert(args, parser) -> int:
               file=sys.stderr)
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _plan(args, parser) -> int:
+    from shardshift.planner import cli as planner_cli
+
+    return planner_cli.run_plan(args, parser)
+
+
+def _diff(args, parser) -> int:
+    from shardshift.planner import cli as planner_cli
+
+    return planner_cli.run_diff(args, parser)
 
 
 def _schema(args, parser) -> int:
