@@ -100,7 +100,8 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
     assert (seen["context"].world_size, seen["context"].deepspeed_version, seen["context"].hidden_size) == (
         2, (0, 19, 8), 1024)
     assert set(OPTIONS) == {"select", "ignore", "per-file-ignores", "fail-on", "world-size", "nodes",
-                            "gpus-per-node", "deepspeed-version", "hidden-size", "min-severity"}
+                            "gpus-per-node", "deepspeed-version", "hidden-size", "min-severity", "gpu-memory",
+                            "model-params", "model-config"}
 
 
 def test_shardshift_toml_wins_over_pyproject_and_files_are_found_walking_up(tmp_path):

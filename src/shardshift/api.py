@@ -79,7 +79,8 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                     deepspeed_version: str | tuple[int, ...] | None = None, hidden_size: int | None = None,
                     select: str | Iterable[str] | None = None, ignore: str | Iterable[str] | None = None,
                     fail_on: str | None = None, min_severity: str | None = None, config: str | None = None,
-                    isolated: bool = False) -> CheckOptions:
+                    isolated: bool = False, gpu_memory: str | int | None = None,
+                    model_params: str | int | None = None, model_config: str | None = None) -> CheckOptions:
     """Options given here win over the configuration file (`config`, else the one found from the
     current directory, none with `isolated`), option by option."""
     from shardshift import config as configuration
@@ -113,10 +114,30 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                       hidden_size=hidden_size or settings.hidden_size)
     if nodes is not None or world_size is None:  # the node shape that goes with the world size
         context.gpus_per_node = gpus_per_node if nodes is not None else settings.gpus_per_node
+    _model_and_memory(context, gpu_memory or settings.gpu_memory, model_params or settings.model_params,
+                      model_config or settings.model_config)
     return CheckOptions(context, chosen_select, chosen_ignore,
                         settings.ignored_for if settings.per_file_ignores else None,
                         fail_on or settings.fail_on or "error",  # type: ignore[arg-type]
                         min_severity or settings.min_severity)  # type: ignore[arg-type]
+
+
+def _model_and_memory(context: Context, gpu_memory, model_params, model_config) -> None:
+    from shardshift.planner.units import UnitError, parse_bytes, parse_count
+
+    try:
+        if gpu_memory is not None:
+            context.gpu_memory = gpu_memory if isinstance(gpu_memory, int) else parse_bytes(gpu_memory)
+        if model_params is not None:
+            context.model_parameters = model_params if isinstance(model_params, int) else parse_count(model_params)
+    except UnitError as error:
+        raise ShardshiftError(str(error), usage=True) from None
+    if model_params is not None and model_config is not None:
+        raise ShardshiftError("give the model as a parameter count or a config.json, not both", usage=True)
+    if model_config is not None:
+        if not os.path.isfile(model_config):
+            raise ShardshiftError(f"no such model config: {model_config}", usage=True)
+        context.model_config = model_config
 
 
 def _check_codes(settings, select, ignore, chosen_select, chosen_ignore) -> None:

@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--gpus-per-node", type=_positive, help="GPUs per node (with --nodes)")
     check.add_argument("--deepspeed-version", type=_version, help="DeepSpeed version to judge against (default: newest)")
     check.add_argument("--hidden-size", type=_positive, help="the model's hidden size, for bucket sizing")
+    check.add_argument("--gpu-memory", metavar="SIZE", help="memory per GPU (80GB, 80GiB): with the model's size, "
+                       "a setup that cannot fit is reported (PL201)")
+    model = check.add_mutually_exclusive_group()
+    model.add_argument("--model-params", metavar="N", help="the model's parameter count (8B, 70e9)")
+    model.add_argument("--model-config", metavar="FILE", help="the model's Hugging Face config.json")
     check.add_argument("--select", help="comma-separated rule codes or prefixes to run (default: all)")
     check.add_argument("--ignore", help="comma-separated rule codes or prefixes to skip")
     check.add_argument("--fail-on", choices=["error", "warning"], default=None,
@@ -121,7 +126,8 @@ def _check(args, parser) -> int:
             world_size=args.world_size, nodes=args.nodes, gpus_per_node=args.gpus_per_node,
             deepspeed_version=args.deepspeed_version, hidden_size=args.hidden_size, select=args.select,
             ignore=args.ignore, fail_on=args.fail_on, min_severity=args.min_severity, config=args.config,
-            isolated=args.isolated)
+            isolated=args.isolated, gpu_memory=args.gpu_memory, model_params=args.model_params,
+            model_config=args.model_config)
         result = api.run(args.paths, options)
     except api.ShardshiftError as error:
         if not error.in_configuration:

@@ -54,6 +54,9 @@ class Config:
     gpus_per_node: int | None = None
     deepspeed_version: tuple[int, ...] | None = None
     hidden_size: int | None = None
+    gpu_memory: str | None = None
+    model_params: str | None = None
+    model_config: str | None = None
 
     @property
     def root(self) -> str:
@@ -107,6 +110,18 @@ def _severity(value: Any, name: str) -> str:
     return value
 
 
+def _quantity(value: Any, name: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(f"{name} must be a number or a string such as \"80GB\" or \"8B\", not {value!r}")
+    return str(value)
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{name} must be a path string, not {value!r}")
+    return value
+
+
 def _version(value: Any, name: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in str(value).split("."))
@@ -125,6 +140,9 @@ OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "gpus-per-node": ("gpus_per_node", _positive),
     "deepspeed-version": ("deepspeed_version", _version),
     "hidden-size": ("hidden_size", _positive),
+    "gpu-memory": ("gpu_memory", _quantity),
+    "model-params": ("model_params", _quantity),
+    "model-config": ("model_config", _text),
 }
 
 

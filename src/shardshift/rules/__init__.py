@@ -39,6 +39,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.plan.batch": (),
     "shardshift.rules.plan.conflict": (),
     "shardshift.rules.plan.layout": (),
+    "shardshift.rules.plan.memory": (),
 }
 
 

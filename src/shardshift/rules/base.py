@@ -75,6 +75,9 @@ class Context:
     documents: list[Document] = field(default_factory=list)
     gpus_per_node: int | None = None  # known with --nodes/--gpus-per-node (or nodes/gpus-per-node in the config)
     setups: list[Setup] = field(default_factory=list)  # the documents linked into training runs (setup.py)
+    gpu_memory: int | None = None  # bytes per GPU (--gpu-memory): with the model, the planner judges the fit
+    model_parameters: int | None = None  # --model-params
+    model_config: str | None = None  # --model-config: a Hugging Face config.json
 
     @property
     def deepspeed_version_text(self) -> str:
