@@ -245,3 +245,65 @@ def test_reader_never_imports_the_file(tmp_path):
     text = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\nfully_shard(model)\n"
     document = fsdp2_reader.read(text, "x.py")
     assert document.plan is not None and not marker.exists()
+
+
+# --- facts the catalog rules (FS021-FS028) read -------------------------------------------------
+
+
+def _events(text, *kinds):
+    analysis = fsdp2_reader.analyse(text)
+    return [(e.kind, e.line, e.name, e.targets) for e in analysis.events if e.kind in kinds]
+
+
+def test_weight_ties_are_events_with_both_modules():
+    text = ("import torch.nn as nn\n"
+            "class M(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        self.output.weight = self.tok_embeddings.weight\n"
+            "        self.config = self.other.config\n"
+            "model = build()\n"
+            "model.lm_head.weight = model.model.embed_tokens.weight\n"
+            "model.norm.weight = model.norm.weight\n"
+            "head = model.lm_head\n"
+            "head.bias = model.proj.bias\n")
+    assert _events(text, "tie") == [
+        ("tie", 7, "weight", ["model.lm_head", "model.model.embed_tokens"]),
+        ("tie", 10, "bias", ["model.lm_head", "model.proj"]),
+        ("tie", 4, "weight", ["self.output", "self.tok_embeddings"]),
+    ]
+
+
+def test_new_parameters_are_events_on_the_resolved_module():
+    text = ("import torch\nfrom torch import nn\n"
+            "for layer in model.layers:\n"
+            "    layer.attn.magnitude = nn.Parameter(torch.ones(4))\n"
+            "model.norm.register_parameter('shift', torch.nn.Parameter(torch.zeros(4)))\n"
+            "model.norm.register_parameter(name, p)\n"
+            "model.scale = torch.ones(4)\n"
+            "make().x = nn.Parameter(torch.ones(1))\n")
+    assert _events(text, "new_parameter") == [
+        ("new_parameter", 4, "magnitude", ["model.layers[*].attn"]),
+        ("new_parameter", 5, "shift", ["model.norm"]),
+    ]  # `make().x` names no module path
+
+
+def test_pipelining_clip_and_optimizer_names():
+    text = ("import torch, apex\n"
+            "from torch.distributed.pipelining import PipelineStage, Schedule1F1B\n"
+            "from torch.nn.utils import clip_grad_norm_\n"
+            "stage = PipelineStage(module, 0, 2, device)\n"
+            "schedule = Schedule1F1B(stage, n_microbatches=4)\n"
+            "opt = apex.optimizers.FusedAdam(module.parameters())\n"
+            "clip_grad_norm_(module.parameters(), 1.0)\n"
+            "model.clip_grad_norm_(1.0)\n")
+    analysis = fsdp2_reader.analyse(text)
+    assert [(e.kind, e.name) for e in analysis.of("pipeline")] == [("pipeline", "PipelineStage"),
+                                                                  ("pipeline", "Schedule1F1B")]
+    assert [e.name for e in analysis.of("clip")] == ["torch.nn.utils.clip_grad_norm_", "clip_grad_norm_"]
+    assert [e.qualified for e in analysis.of("optimizer")] == ["apex.optimizers.FusedAdam"]
+
+
+def test_to_empty_keeps_its_arguments():
+    analysis = fsdp2_reader.analyse("model.to_empty(device='cuda')\n")
+    (event,) = analysis.of("to_empty")
+    assert event.targets == ["model"] and event.value("device") == "cuda"

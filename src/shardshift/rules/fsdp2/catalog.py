@@ -239,8 +239,11 @@ class ParameterAssignedAfterFullyShard(_base._Fsdp2Rule):
     ## Why is this bad
     `fully_shard` manages the parameters a module has when it runs: it replaces each by a
     sharded DTensor and swaps in its own tensors around forward and backward. A parameter added
-    later is not one of them: torch 2.13 raises `AttributeError: 'Parameter' object has no
-    attribute '_local_tensor'` at the first forward (adapters such as DoRA hit this).
+    later is not one of them. Under a new name it stays a plain tensor on every rank, which
+    FSDP2 neither shards nor reduces: each rank's copy trains on its own gradients and drifts.
+    In place of a parameter `fully_shard` took (`layer.weight = nn.Parameter(...)`), torch 2.13
+    raises `AttributeError: 'Parameter' object has no attribute '_local_tensor'` at the first
+    forward. Adapters added after sharding (DoRA magnitudes, LoRA) hit this.
 
     ## Example
     ```python
@@ -275,8 +278,10 @@ class ParameterAssignedAfterFullyShard(_base._Fsdp2Rule):
                         continue
                     yield (event, f"{_show(module)}.{event.name} gets a new parameter at line {event.line}, after "
                            f"fully_shard({_show(_base._target(done))}) at line {done.line}: FSDP2 manages only the "
-                           "parameters present when fully_shard runs, and torch 2.13 raises AttributeError "
-                           "('Parameter' object has no attribute '_local_tensor') at the first forward",
+                           "parameters present when fully_shard ran; a new one stays a plain tensor it neither "
+                           "shards nor reduces across ranks, and one replacing a sharded parameter makes torch 2.13 "
+                           "raise AttributeError ('Parameter' object has no attribute '_local_tensor') at the first "
+                           "forward",
                            "add the parameter (or the adapter) before fully_shard; to change values later, copy into "
                            "the existing parameter")
 
