@@ -337,6 +337,16 @@ CHILD = textwrap.dedent(r'''
             fully_shard(layer, mesh=MESH)
         model(TOKENS)
 
+    @case("FS003-named-mesh")
+    def _():
+        named = init_device_mesh("cpu", (1,), mesh_dim_names=("dp_shard",))
+        model = Transformer(tied=False)
+        fully_shard(model, mesh=named)
+        for layer in model.layers:
+            fully_shard(layer, mesh=named)
+        out["FS003-named-mesh-sharded"] = True
+        model(TOKENS)
+
     @case("FS004")
     def _():
         model = blocks_then_root(Transformer(tied=False), mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16))
@@ -530,8 +540,10 @@ def test_fs002_parameters_outside_every_group_stay_plain_tensors(ran):
 
 
 def test_fs003_block_after_root_fails(ran):
-    # the block's fully_shard call fails, or (another model) the first forward: either way it never trains
-    assert "raised" in ran["FS003"], ran["FS003"]
+    # the block's fully_shard call raises on a mesh without dim names; with names, the first forward does
+    raised(ran["FS003"], "TypeError", "Invariant encountered")
+    assert ran["FS003-named-mesh-sharded"]
+    raised(ran["FS003-named-mesh"], "RuntimeError", "mixed torch.Tensor and DTensor")
 
 
 def test_fs004_unset_reduce_dtype_reduces_in_param_dtype(ran):

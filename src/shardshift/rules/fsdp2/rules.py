@@ -197,8 +197,9 @@ class BlockShardedAfterRoot(_Fsdp2Rule):
     ## Why is this bad
     `fully_shard` groups every parameter under the module that no earlier call claimed. Sharding
     the root first puts all parameters into one group; the later block-level call then finds
-    parameters that are already sharded DTensors and fails (or, with the duplicate check of
-    torch 2.13+, the first forward raises). It must run bottom-up: blocks first, root last.
+    parameters that are already sharded DTensors, and torch 2.13 raises: a `TypeError` at that
+    call when the mesh has no dim names, otherwise a `RuntimeError` (mixed Tensor and DTensor)
+    at the first forward. It must run bottom-up: blocks first, root last.
 
     ## Example
     ```python
