@@ -41,6 +41,7 @@ class TiedParametersInTwoGroups(_base._Fsdp2Rule):
     Reports a weight tie written in the code (`lm_head.weight = embed.weight`, in the model class
     or in the script) when the two modules fall into different FSDP groups: each is passed to
     its own `fully_shard` call, or one of them is and the other is left to the root's group.
+    A tie or a `fully_shard` call under an `if` the reader cannot decide is left alone.
 
     ## Why is this bad
     A parameter belongs to exactly one FSDP group. From torch 2.13 the first forward raises
@@ -73,7 +74,7 @@ class TiedParametersInTwoGroups(_base._Fsdp2Rule):
     severity = "error"
 
     def judge(self, analysis, context):
-        ties = analysis.of("tie")
+        ties = [t for t in analysis.of("tie") if not t.conds]  # a tie under an undecided `if` may not happen
         if not ties:
             return
         for flow in analysis.flows():
@@ -83,7 +84,7 @@ class TiedParametersInTwoGroups(_base._Fsdp2Rule):
                 for first, second in _anchored(list(tie.targets), targets):
                     group_a = next((e for e in calls if any(_contains(t, first) for t in e.targets)), None)
                     group_b = next((e for e in calls if any(_contains(t, second) for t in e.targets)), None)
-                    if group_a is None or group_b is None or group_a is group_b:
+                    if group_a is None or group_b is None or group_a is group_b or group_a.conds or group_b.conds:
                         continue
                     later = max(group_a, group_b, key=lambda e: e.seq)
                     yield (later, f"{_show(first)}.{tie.name} and {_show(second)}.{tie.name} are one tied parameter "
