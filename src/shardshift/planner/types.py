@@ -32,6 +32,7 @@ class Model:
     experts_per_token: int | None = None
     tied_embeddings: bool | None = None
     largest_layer_parameters: int | None = None  # ZeRO-3's largest gathered layer (DeepSpeed's estimator)
+    expert_parameters: int | None = None  # the routed experts' share of `parameters` (split by EP)
     source: str = ""  # where the shape came from: "--model-params", "config.json path", "the Plan"
     assumptions: list[str] = field(default_factory=list)
 
@@ -79,6 +80,24 @@ class Layout:
     fixed_buffers: dict[str, Figure] = field(default_factory=dict)  # buckets, prefetch, persistence
     framework: str = ""  # deepspeed, fsdp2, megatron, accelerate, axolotl, torchtitan
     assumptions: list[str] = field(default_factory=list)
+    nodes: int = 1
+    gpus_per_node: int = 1
+    compute_bytes: int = 2  # bytes per element of gathered / computed parameters and activations
+    master_bytes: int = 4  # bytes per parameter of the master copy (when master_weights)
+    fp32_grad_copy: bool = False  # an fp32 gradient partition beside 16-bit gradients (DeepSpeed's ZeRO)
+    zero_init: bool = True  # ZeRO-3 parameters partitioned at construction (deepspeed.zero.Init)
+    additional_buffer_factor: float = 1.5  # DeepSpeed's estimator margin on CPU memory
+    flash_attention: bool = True  # attention scores are not stored (no s^2 term in activations)
+    gated_mlp: bool = False  # SwiGLU-style MLP (activations: two ffn-wide inputs)
+    num_microbatches: int | None = None  # per optimizer step per pipeline (accumulation steps)
+    engine: str = ""  # the accounting used: deepspeed, megatron, fsdp2 (also torchtitan, Accelerate FSDP), ddp
+    # bytes per gradient element as reduced on the wire (DeepSpeed communication_data_type, FSDP2
+    # reduce_dtype, Megatron --accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16);
+    # None: the engine's default (planner/communication.py says which and why)
+    grad_reduce_bytes: int | None = None
+    # gradient reduction under accumulation: "every-micro-batch" or "last-micro-batch" (DDP no_sync,
+    # FSDP2 set_requires_gradient_sync(False), Accelerate's accumulate); None: the engine's default
+    gradient_sync: str | None = None
 
     @property
     def data_parallel(self) -> int:

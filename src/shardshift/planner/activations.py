@@ -1,0 +1,143 @@
+"""Activation memory per GPU for GPT-style transformers.
+
+Source: V. Korthikanti, J. Casper, S. Lym, L. McAfee, M. Andersch, M. Shoeybi, B. Catanzaro,
+"Reducing Activation Recomputation in Large Transformer Models", MLSys 2023, arXiv:2205.05198
+(section 4, Table 2). Per transformer layer, in bytes, with 16-bit activations and 1-byte dropout
+masks, sequence s, micro-batch b, hidden h, heads a, tensor-parallel size t:
+
+    no parallelism                   s*b*h * (34 + 5*a*s/h)
+    tensor parallel                  s*b*h * (10 + 24/t + 5*a*s/(h*t))
+    tensor + sequence parallel       s*b*h / t * (34 + 5*a*s/h)
+    selective recomputation          the 5*a*s/h term is dropped (attention scores recomputed)
+    full recomputation               2*s*b*h per layer (its input; /t with sequence parallelism),
+                                     plus one layer's activations while it is recomputed
+
+The 34 breaks down as: layer-norm inputs 4, attention 11 (QKV input 2, Q and K 4, V 2, output
+projection input 2, dropout mask 1), MLP 19 (input 2, fc1 output 8, GeLU output 8, dropout mask 1);
+the "10" are the parts tensor parallelism does not split (norm inputs, block inputs, dropout
+masks). Here the terms are kept apart so that an element size other than 2 bytes, an MLP width
+other than 4h, a gated (SwiGLU) MLP (three ffn-wide tensors instead of two) and grouped-query
+attention (K and V kv_heads/heads as wide) follow the same accounting.
+
+Attention kernel: with a fused (flash) attention kernel the s^2 scores are never stored, so the
+5*a*s/h term is dropped as under selective recomputation (`Layout.flash_attention`; Megatron's
+`compute_activation_memory_without_sp` assumes the same).
+
+Pipeline parallelism (section 4.2.3 of the paper; Megatron's `compute_activation_memory`): the first
+stage holds L/p layers for p micro-batches in flight under 1F1B, i.e. L layers' worth; fewer when
+there are fewer micro-batches (x min(1, m/p)); the interleaved schedule with v virtual stages
+multiplies by 1 + (p-1)/(p*v). Context parallelism divides s. The embedding stage adds the input
+ids (8 bytes a token) and the embedding dropout mask (1 byte an element) per in-flight micro-batch;
+with p = 1 the output layer adds the final norm's output and the 16-bit logits (s*b*V/t elements).
+Megatron multiplies its estimate by 1.05 for temporaries when sequence parallelism is off; that
+margin is not added here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from shardshift.planner.types import Figure, Layout, Model
+
+
+def missing_shape(model: Model, layout: Layout) -> list[str]:
+    """What the activation formula needs and does not have."""
+    need = [name for name in ("layers", "hidden", "heads") if getattr(model, name) is None]
+    if layout.sequence_length is None:
+        need.append("sequence length")
+    return need
+
+
+def per_layer_bytes(layout: Layout, model: Model, micro_batch: int) -> float:
+    """Bytes of one transformer layer's saved activations for one micro-batch on one GPU."""
+    s = layout.sequence_length / max(1, layout.context)
+    b, h, a = micro_batch, model.hidden, model.heads
+    t = max(1, layout.tensor)
+    e = layout.compute_bytes
+    ffn = model.ffn_hidden or 4 * h
+    kv = (model.kv_heads or a) / a
+    sbh = s * b * h
+    if layout.recompute == "full":
+        return sbh * e / (t if layout.sequence_parallel else 1)
+    # parts tensor parallelism does not split: two norm inputs, QKV input, MLP input (e each),
+    # two dropout masks (1 byte each) -- 10 with e = 2
+    replicated = 4 * e + 2
+    # parts it splits: Q (e), K and V (e * kv each), output-projection input (e), the MLP's
+    # ffn-wide tensors (fc1 output and activation output; a gated MLP has gate, up and product)
+    widths = 3 if _gated(layout, model) else 2
+    split = e * (2 + 2 * kv) + widths * e * ffn / h
+    scores = 0.0 if (layout.flash_attention or layout.recompute == "selective") else (2 * e + 1) * a * s / h
+    if layout.sequence_parallel:
+        return sbh * (replicated + split + scores) / t
+    return sbh * (replicated + (split + scores) / t)
+
+
+def _gated(layout: Layout, model: Model) -> bool:
+    return bool(layout.gated_mlp)
+
+
+def _in_flight(layout: Layout) -> float:
+    """Micro-batches' worth of layers the first pipeline stage holds, as a multiple of L/p x p."""
+    p = max(1, layout.pipeline)
+    if layout.virtual_pipeline and p > 1:
+        return 1 + (p - 1) / (p * layout.virtual_pipeline)
+    if p > 1 and layout.num_microbatches is not None:
+        return min(1.0, layout.num_microbatches / p)
+    return 1.0
+
+
+def activation_bytes(layout: Layout, model: Model, *, micro_batch: int | None = None) -> Figure:
+    """Peak saved-activation bytes per GPU (the first pipeline stage) for one micro-batch size."""
+    need = missing_shape(model, layout)
+    if need:
+        return Figure(0.0, f"activations not estimated: {', '.join(need)} not known")
+    b = layout.micro_batch if micro_batch is None else micro_batch
+    s = layout.sequence_length / max(1, layout.context)
+    h, L = model.hidden, model.layers
+    t = max(1, layout.tensor)
+    p = max(1, layout.pipeline)
+    layer = per_layer_bytes(layout, model, b)
+    factor = _in_flight(layout)
+    # the first stage keeps L/p layers for p micro-batches: L layers' worth (times the schedule factor)
+    total = layer * L * factor
+    how = {"none": "no recomputation", "selective": "selective recomputation",
+           "full": "full recomputation (layer inputs kept)"}[layout.recompute]
+    if layout.recompute == "full":
+        # while a layer is recomputed in the backward pass its activations exist in full
+        total += per_layer_bytes(replace(layout, recompute="selective"), model, b)
+    # embedding stage: input ids (8 bytes a token) and the embedding dropout mask, p micro-batches in flight
+    embedding = (8 * s * b * p + s * b * h * p) * factor
+    if layout.sequence_parallel:
+        embedding /= t
+    total += embedding
+    if p == 1:
+        vocab = model.vocab or 0
+        final_norm = s * b * h * layout.compute_bytes / (t if layout.sequence_parallel else 1)
+        total += final_norm + s * b * vocab * layout.compute_bytes / t
+    attention = "fused attention, no s^2 scores" if layout.flash_attention else "attention scores stored"
+    schedule = ""
+    if p > 1:
+        schedule = (f", first of {p} pipeline stages x {factor:.3g}" if layout.virtual_pipeline
+                    else f", first of {p} pipeline stages with {min(p, layout.num_microbatches or p)} micro-batches "
+                         f"in flight (1F1B)")
+    parallel = f", TP {t}" + (" with sequence parallelism" if layout.sequence_parallel else "") if t > 1 else ""
+    context = f", CP {layout.context} (s/{layout.context})" if layout.context > 1 else ""
+    return Figure(total, f"Korthikanti et al. 2022 (arXiv:2205.05198) per-layer activations x {L} layers: "
+                         f"s={layout.sequence_length}, b={b}, h={h}, a={model.heads}, {how}, {attention}"
+                         f"{parallel}{context}{schedule}")
+
+
+def per_sample_bytes(layout: Layout, model: Model) -> float:
+    """Activation bytes per sample of micro-batch (every term is proportional to b)."""
+    if missing_shape(model, layout):
+        return 0.0
+    return activation_bytes(layout, model, micro_batch=1).value
+
+
+def largest_fitting(free_bytes: float, layout: Layout, model: Model) -> int | None:
+    """The largest micro-batch whose activations fit in `free_bytes`; None when not estimated."""
+    per = per_sample_bytes(layout, model)
+    if per <= 0:
+        return None
+    return max(0, math.floor(free_bytes / per))
