@@ -9,7 +9,9 @@ documentation: a first line (the summary), then the sections "What it does", "Wh
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Iterable, Literal
 
 if TYPE_CHECKING:
@@ -164,38 +166,132 @@ def name_of(where: Location | None, dotted: str) -> str:
     return where.pointer
 
 
+# "Did you mean": at most this many fuzzy look-ups per file (see `Suggestions`), so that a file
+# with 200,000 unknown keys costs a dictionary look-up per key, not 200,000 fuzzy searches.
+SUGGESTION_LIMIT = 50
+# How many candidates were compared with a word (edit distance or difflib ratio): tests assert
+# that the work is bounded by reading this counter, never the clock.
+COMPARISONS = [0]
+
+
+class _Candidates:
+    """A candidate list prepared once: its exact-match maps and its words bucketed by length."""
+
+    __slots__ = ("normal", "lowered", "normalised", "by_length", "lowered_by_length")
+
+    def __init__(self, candidates: tuple[str, ...]):
+        self.normal: dict[str, str] = {}
+        for c in candidates:  # clear_match: the first candidate with the same normal form
+            self.normal.setdefault(c.replace("-", "_").lower(), c)
+        self.lowered = {c.lower(): c for c in candidates}  # did_you_mean: the last one wins
+        self.normalised = {c.replace("-", "_").lower(): c for c in candidates}
+        self.by_length: dict[int, list[tuple[str, str]]] = {}
+        for c in candidates:
+            self.by_length.setdefault(len(c), []).append((c, c.replace("-", "_").lower()))
+        self.lowered_by_length: dict[int, list[str]] = {}
+        for low in self.lowered:
+            self.lowered_by_length.setdefault(len(low), []).append(low)
+
+
+@lru_cache(maxsize=512)
+def _prepared(candidates: tuple[str, ...]) -> _Candidates:
+    return _Candidates(candidates)
+
+
+def _candidates(candidates: Iterable[str]) -> _Candidates:
+    return _prepared(candidates if isinstance(candidates, tuple) else tuple(candidates))
+
+
 def clear_match(word: str, candidates: Iterable[str]) -> str | None:
     """The one candidate `word` is an unmistakable misspelling of (safe for --fix), or None:
     the same but for case or `-`/`_`, or the only candidate within two edits (one edit for
     words shorter than eight characters)."""
-    candidates = list(candidates)
+    return _clear_match(word, _candidates(candidates))
+
+
+def _clear_match(word: str, table: _Candidates) -> str | None:
     normal = word.replace("-", "_").lower()
-    for candidate in candidates:
-        if candidate.replace("-", "_").lower() == normal:
-            return candidate
+    found = table.normal.get(normal)
+    if found is not None:
+        return found
     limit = min(2, len(word) // 4)
-    close = [c for c in candidates if _edit_distance(normal, c.replace("-", "_").lower()) <= limit]
-    return close[0] if len(close) == 1 else None
+    if limit == 0:
+        return None
+    close = []
+    for length in range(len(normal) - limit, len(normal) + limit + 1):  # an edit changes the length by one at most
+        for candidate, candidate_normal in table.by_length.get(length, ()):
+            if _edit_distance(normal, candidate_normal, limit) <= limit:
+                close.append(candidate)
+    if len(close) != 1:
+        return None
+    return close[0]
 
 
-def _edit_distance(a: str, b: str) -> int:
+def _edit_distance(a: str, b: str, limit: int | None = None) -> int:
+    """Levenshtein distance; with `limit`, any value above it may be returned as soon as the
+    distance is known to exceed it."""
+    COMPARISONS[0] += 1
     previous = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):
         current = [i]
         for j, y in enumerate(b, 1):
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        if limit is not None and min(current) > limit:
+            return limit + 1
         previous = current
     return previous[-1]
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     """The closest candidate to a misspelled key, or None when nothing is close."""
-    candidates = list(candidates)
-    lowered = {c.lower(): c for c in candidates}
-    if word.lower() in lowered:
-        return lowered[word.lower()]
-    normalised = {c.replace("-", "_").lower(): c for c in candidates}
-    if word.replace("-", "_").lower() in normalised:
-        return normalised[word.replace("-", "_").lower()]
-    matches = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.8)
-    return lowered[matches[0]] if matches else None
+    return _did_you_mean(word, _candidates(candidates))
+
+
+def _did_you_mean(word: str, table: _Candidates) -> str | None:
+    low = word.lower()
+    if low in table.lowered:
+        return table.lowered[low]
+    found = table.normalised.get(word.replace("-", "_").lower())
+    if found is not None:
+        return found
+    # difflib's ratio is 2*matches/(len(a)+len(b)) <= 2*min/(len(a)+len(b)): a ratio of 0.8 needs
+    # the lengths within a factor of 1.5 (the same filter as difflib's real_quick_ratio, by bucket).
+    size = len(low)
+    possible = [c for length in range(math.ceil(size * 2 / 3) - 1, math.floor(size * 3 / 2) + 2)
+                for c in table.lowered_by_length.get(length, ())]
+    if not possible:
+        return None
+    COMPARISONS[0] += len(possible)
+    matches = difflib.get_close_matches(low, possible, n=1, cutoff=0.8)
+    return table.lowered[matches[0]] if matches else None
+
+
+class Suggestions:
+    """"Did you mean" for the unknown keys of one file, bounded: exact matches (case, `-`/`_`)
+    always, fuzzy ones for the first `limit` keys only. `skipped` says whether the last look-up
+    was left out (say so in the message); `left_out` counts them."""
+
+    def __init__(self, limit: int = SUGGESTION_LIMIT):
+        self.limit = limit
+        self.used = 0
+        self.skipped = False
+        self.left_out = 0
+
+    def lookup(self, word: str, candidates: Iterable[str]) -> tuple[str | None, str | None]:
+        """(clear_match, clear_match or did_you_mean) of `word`, as the functions give them."""
+        table = _candidates(candidates)
+        self.skipped = False
+        exact = table.normal.get(word.replace("-", "_").lower())
+        if exact is not None:
+            return exact, exact
+        if self.used >= self.limit:
+            self.skipped = True
+            self.left_out += 1
+            return None, None
+        self.used += 1
+        clear = _clear_match(word, table)
+        return clear, clear or _did_you_mean(word, table)
+
+    def note(self) -> str:
+        """The words a message ends with when the look-up was left out."""
+        return f"no spelling suggestion computed (only the first {self.limit} unknown keys of a file get one)"

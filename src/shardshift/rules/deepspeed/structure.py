@@ -9,7 +9,7 @@ from typing import Iterable
 
 from shardshift.document import Document
 from shardshift.formats.deepspeed.keys import Key, children_of, key_index
-from shardshift.rules.base import Context, Finding, Rule, Severity, clear_match, did_you_mean
+from shardshift.rules.base import Context, Finding, Rule, Severity, Suggestions, did_you_mean
 from shardshift.source import Member, Node, find_node, join_pointer
 
 TRUTHY_STRINGS = {"true", "yes", "on", "1"}
@@ -79,6 +79,7 @@ class UnknownKey(Rule):
     formats = ("deepspeed",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        suggestions = Suggestions()  # fuzzy "did you mean" for the first 50 unknown keys of the file only
         for node, pointer, row, member, child, child_row in _members(document):
             if child_row is not None and child_row.foreign:
                 yield self.finding(document, child, f"{member.key!r} is not a DeepSpeed key: it is "
@@ -92,8 +93,7 @@ class UnknownKey(Rule):
                 continue
             known = children_of(pointer)
             where = f"in {pointer[1:]}" if pointer else "at the top level"
-            clear = clear_match(member.key, known)
-            suggestion = clear or did_you_mean(member.key, known)
+            clear, suggestion = suggestions.lookup(member.key, known)
             if row is not None and row.strict:
                 message = f"unknown key {member.key!r} {where}: DeepSpeed rejects it at launch"
                 severity: Severity = "error"
@@ -105,6 +105,8 @@ class UnknownKey(Rule):
                            "code reads it)")
                 severity = "warning"
             message += f"; did you mean {suggestion!r}?" if suggestion else "; remove it"
+            if suggestions.skipped:
+                message += f" ({suggestions.note()})"
             yield self.finding(document, child, message, fix=suggestion, severity=severity, key=True,
                                fix_kind="rename-key" if clear and node.get(clear) is None else None)
 

@@ -1,4 +1,4 @@
-"""Rules about the text itself, for every format: unparseable files and duplicate keys."""
+"""Rules about the text itself, for every format: unparseable files, hjson-only syntax, duplicate keys."""
 
 from __future__ import annotations
 
@@ -12,17 +12,15 @@ class UnparseableFile(Rule):
     """The file cannot be parsed, so the framework's loader rejects it or misreads it.
 
     ## What it does
-    Reports a configuration file that is not valid in its format (for a ds_config: JSON, with the
-    comments and trailing commas that DeepSpeed's hjson loader accepts), at the first place the
-    parser stopped.
+    Reports a configuration file that is not valid in its format, at the first place the parser
+    stopped. For a ds_config that means text DeepSpeed itself cannot load: shardshift reads it
+    the way DeepSpeed's loader (hjson) does, so what hjson accepts but strict JSON does not
+    (unquoted words, newline-separated members) is SS004 instead, and checked further.
 
     ## Why is this bad
-    The training job fails when it loads the file, usually after waiting in a queue: Hugging Face
-    Transformers and Accelerate read ds_config files with `json.load`. DeepSpeed's own hjson
-    loader is laxer (it reads an unquoted word as a string), which is worse: a missing comma or
-    quote then turns a value into a string without a word, and the run fails later. Template
-    files with unquoted placeholders (`"train_batch_size": BATCH`) that a script fills in with
-    `sed` also land here: check the filled-in file instead.
+    The training job fails when it loads the file, usually after waiting in a queue. A template
+    whose placeholders hjson cannot read (`{BATCH_SIZE}` where a value should be, which hjson
+    takes for an object with a bad key) lands here too: check the filled-in file instead.
 
     ## Example
     ```json
@@ -44,6 +42,70 @@ class UnparseableFile(Rule):
             problem = document.syntax
             yield self.finding(document, None, f"cannot parse {document.format} file: {problem.message}",
                                position=(problem.line, problem.column))
+
+
+class HjsonOnlySyntax(Rule):
+    """The ds_config uses hjson-only syntax that `json.load` (Transformers, Accelerate) refuses.
+
+    ## What it does
+    Reports, at the first place, a ds_config written in a form that DeepSpeed's own loader (hjson)
+    reads but strict JSON does not: a string or key without quotes, members or array elements
+    separated by newlines instead of commas, a single-quoted or `\'\'\'` multi-line string, a root
+    object without braces, an empty file, an escape JSON does not have (`\\'`), digits that are
+    not ASCII. The message counts every such place in the file. The file is still checked: the
+    values are read as hjson reads them, so an unquoted template placeholder
+    (`"train_batch_size": CONFIG_BATCH_SIZE`) is the string "CONFIG_BATCH_SIZE" and gets the
+    findings DeepSpeed's own validation is about, too.
+
+    Comments (`//`, `#`, `/* */`) and trailing commas are not reported: `json.load` refuses them
+    as well, but they are the common way to annotate a ds_config, and shardshift accepted them
+    silently before this rule existed; a finding on every annotated file would bury the forms
+    that change what a value is.
+
+    ## Why is this bad
+    DeepSpeed opens a config path with `hjson.load`, so `deepspeed --deepspeed_config ds.json`
+    accepts the file. The Hugging Face Trainer (`TrainingArguments(deepspeed="ds.json")`) and
+    Accelerate (`deepspeed_config_file`) open the same path with `json.load` and fail with
+    `JSONDecodeError` before DeepSpeed sees it. And hjson's laxness changes meaning silently: an
+    unquoted value runs to the end of the line, so `"lr": 1e-4 x,` or a forgotten quote becomes
+    a string, and an unquoted placeholder that a script was meant to fill in is read as text.
+
+    ## Example
+    ```json
+    {
+      "train_batch_size": CONFIG_BATCH_SIZE
+      "zero_optimization": {stage: 2}
+    }
+    ```
+
+    ## Use instead
+    ```json
+    {
+      "train_batch_size": 32,
+      "zero_optimization": {"stage": 2}
+    }
+    ```
+    """
+
+    code = "SS004"
+    name = "hjson-only-syntax"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        forms = document.root.hjson_forms if document.root is not None else None
+        if not forms:
+            return
+        from shardshift.jsonc import FORMS
+
+        form, line, column = forms[0]
+        others = sorted({FORMS[f] for f, _, _ in forms[1:]} - {FORMS[form]})
+        count = f"{len(forms)} such places in this file" if len(forms) > 1 else "the only such place in this file"
+        message = (f"{FORMS[form]} is hjson-only syntax: DeepSpeed's own loader (hjson) reads it, but json.load, "
+                   "which the Hugging Face Trainer and Accelerate use to open a ds_config path, refuses the file; "
+                   f"{count}")
+        if others:
+            message += f" (also: {'; '.join(others)})"
+        yield self.finding(document, None, message, position=(line, column))
 
 
 # What each format's loader does with a repeated key.
