@@ -27,21 +27,18 @@ NOT_DECIDABLE = "not decidable: "
 # parts, a comment says which part a code decides.
 COVERAGE: dict[str, tuple[str, ...] | str] = {
     "DS-OPT-CLIENT-WINS": ("DS430",),
-    "DS-OPT-HF-CONFIG-WINS": (
-        NOT_DECIDABLE + "the custom optimizer reaches the Hugging Face Trainer through Trainer(optimizers=...) or a "
-        "create_optimizer override in the user's Python, and only that Trainer path (not plain DeepSpeed, not "
-        "Accelerate, which raise) swaps it for the ds_config's optimizer; shardshift's script reader follows "
-        "deepspeed.initialize calls and ds_config references, not Trainer arguments"),
-    "DS-OPT-HF-OPTIM-IGNORED": (
-        NOT_DECIDABLE + "--optim is a TrainingArguments value, normally given on the command line and parsed by "
-        "HfArgumentParser at run time; no file shardshift reads records it (a TrainingArguments(optim=...) literal "
-        "in a script is not collected by the script reader)"),
+    # DS438: Trainer(optimizers=(opt, ...)) with TrainingArguments(deepspeed=...) in the same file; the Trainer
+    # drops the optimizer whether or not the ds_config has an optimizer block (transformers 5.x deepspeed_init)
+    "DS-OPT-HF-CONFIG-WINS": ("DS438",),
+    # DS435: a TrainingArguments(optim=...) literal; --optim on a command line is not read
+    "DS-OPT-HF-OPTIM-IGNORED": ("DS435",),
     "DS-OPT-CFG-SCHED-ON-CLIENT": ("DS432",),
     "DS-OPT-ADAM-IS-ADAMW": ("DS406",),
     "DS-OPT-WD-ZERO": ("DS408",),
     "DS-OPT-MAXGRADNORM": ("DS404",),
-    # plain deepspeed.initialize; the silent swap under Accelerate/the Trainer depends on the optimizer built in code
-    "DS-OFF-CLIENT-OPT": ("DS431",),
+    # DS431: plain deepspeed.initialize; DS439: the silent swap for DeepSpeedCPUAdam under the Trainer and Accelerate,
+    # for a TrainingArguments(optim=...) literal that is not AdamW or Adagrad
+    "DS-OFF-CLIENT-OPT": ("DS431", "DS439"),
     "DS-OPT-UNTESTED-BYPASS": (
         NOT_DECIDABLE + "when the ds_config has no optimizer block, the optimizer the Trainer or Accelerate builds "
         "(and unlocks with zero_allow_untested_optimizer) is TrainingArguments.optim or an object in user code, "
@@ -80,7 +77,9 @@ COVERAGE: dict[str, tuple[str, ...] | str] = {
     # limits too small; how large they may be depends on free GPU memory, which no file states
     "DS-BKT-LIVE-SUBGROUP": ("DS332",),
     "DS-PREC-AUTO-FALSE": ("DS420", "DS421"),
-    "DS-PREC-BOTH": ("DS310",),
+    # DS310: both in the ds_config; DS436: TrainingArguments asking for the precision the ds_config does not enable
+    # (Accelerate's set_mixed_precision ValueError)
+    "DS-PREC-BOTH": ("DS310", "DS436"),
     "DS-PREC-BF16-ALIAS": ("DS321",),
     "DS-PREC-STATIC-LOSS": ("DS312",),
     "DS-PREC-BF16-ACCUM": ("DS311",),

@@ -114,12 +114,49 @@ class ConfigReference:
     callee: str
     expr: Expr
     runtime: bool = False  # an unknown path given at run time (`args.deepspeed`, os.environ, sys.argv)
+    call: ArgumentsCall | None = None  # the TrainingArguments-like call that names it, when it is one
+
+
+@dataclass(slots=True)
+class ArgumentsCall:
+    """A `TrainingArguments(...)`-like call (the class, TRL's `*Config` classes built on it):
+    its keyword arguments as literals (UNKNOWN where the source is not a literal), where each is
+    written, and whether `**kwargs` may set more."""
+
+    callee: str
+    line: int
+    column: int
+    keywords: dict[str, Any]
+    positions: dict[str, tuple[int, int]]
+    star_kwargs: bool = False
+
+    def value(self, name: str, default: Any) -> Any:
+        """The keyword's literal value; `default` when the call certainly does not pass it;
+        UNKNOWN when the source cannot tell."""
+        if name in self.keywords:
+            return self.keywords[name]
+        return UNKNOWN if self.star_kwargs else default
+
+
+@dataclass(slots=True)
+class TrainerCall:
+    """A `Trainer(...)`-like call that passes `optimizers=(optimizer, scheduler)`: the optimizer
+    argument as far as the source tells, where `optimizers=` is written, and the position of the
+    `TrainingArguments(...)` call its `args=` is bound to (None when the source does not say)."""
+
+    callee: str
+    line: int
+    column: int
+    optimizer: Expr
+    position: tuple[int, int]
+    arguments_at: tuple[int, int] | None
 
 
 @dataclass(slots=True)
 class ScriptFacts:
     initialize_calls: list[InitializeCall] = field(default_factory=list)
     references: list[ConfigReference] = field(default_factory=list)
+    trainers: list[TrainerCall] = field(default_factory=list)
 
 
 def looks_like(path: str, text: str) -> bool:
@@ -361,6 +398,9 @@ class _Reader(ast.NodeVisitor):
                 reference = self._reference(call, scope)
                 if reference is not None:
                     facts.references.append(reference)
+                trainer = self._trainer(call, scope)
+                if trainer is not None:
+                    facts.trainers.append(trainer)
         for node in self.classes:
             facts.references.extend(self._dataclass_default(node))
         return facts
@@ -401,8 +441,13 @@ class _Reader(ast.NodeVisitor):
             return ConfigReference("accelerate", last, self.describe(keywords["hf_ds_config"], scope, call.lineno))
         if "deepspeed" in keywords and (last.endswith("Arguments") or last.endswith("Config")):
             expr = self.describe(keywords["deepspeed"], scope, call.lineno)
+            arguments = ArgumentsCall(last, call.lineno, call.col_offset + 1,
+                                      {k.arg: self._keyword(k.value, scope, call.lineno) for k in call.keywords if k.arg},
+                                      {k.arg: (k.lineno, k.col_offset + 1) for k in call.keywords if k.arg},
+                                      any(k.arg is None for k in call.keywords) or bool(call.args))
             return ConfigReference("trainer", last, expr,
-                                   expr.kind == "unknown" and self._runtime(keywords["deepspeed"], scope, call.lineno))
+                                   expr.kind == "unknown" and self._runtime(keywords["deepspeed"], scope, call.lineno),
+                                   arguments)
         if last == "add_argument" and call.args and isinstance(call.args[0], ast.Constant) and "default" in keywords:
             flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             consumer = next((ARGPARSE_FLAGS[f] for f in flags if f in ARGPARSE_FLAGS), None)
@@ -410,6 +455,35 @@ class _Reader(ast.NodeVisitor):
                 return ConfigReference(consumer, f"add_argument({flags[0]!r})",
                                        self.describe(keywords["default"], scope, call.lineno))
         return None
+
+    def _trainer(self, call: ast.Call, scope: str) -> TrainerCall | None:
+        callee = dotted(call.func) or ""
+        if not callee.rsplit(".", 1)[-1].endswith("Trainer"):
+            return None
+        keywords = {k.arg: k for k in call.keywords if k.arg}
+        given = keywords.get("optimizers")
+        if given is None or not isinstance(given.value, (ast.Tuple, ast.List)) or not given.value.elts:
+            return None
+        optimizer = self.describe(given.value.elts[0], scope, call.lineno)
+        arguments_at = None
+        args = keywords.get("args")
+        node = args.value if args is not None else None
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, scope, call.lineno)
+            node = found[0] if found is not None and found[1] and node.id not in self.mutated else None
+        if isinstance(node, ast.Call):
+            arguments_at = (node.lineno, node.col_offset + 1)
+        return TrainerCall(callee.rsplit(".", 1)[-1], call.lineno, call.col_offset + 1, optimizer,
+                           (given.lineno, given.col_offset + 1), arguments_at)
+
+    def _keyword(self, node: ast.AST, scope: str, line: int) -> Any:
+        """A keyword argument's literal value (a name bound once to a literal counts), else UNKNOWN."""
+        value = _literal(node)
+        if value is UNKNOWN and isinstance(node, ast.Name):
+            found = self._lookup(node.id, scope, line)
+            if found is not None and found[0] is not None and found[1] and node.id not in self.mutated:
+                value = _literal(found[0])
+        return value
 
     def _runtime(self, node: ast.AST | None, scope: str, line: int, depth: int = 0) -> bool:
         """A value given when the script runs: an attribute of the parsed arguments or a config

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from shardshift.document import Document
 from shardshift.formats.deepspeed.optimizers import TORCH_OPTIMIZERS, WARMUP_LR_MAX_FOLLOWS_OPTIMIZER_SINCE
-from shardshift.formats.python_script import UNKNOWN, Expr, InitializeCall, ScriptFacts
+from shardshift.formats.python_script import UNKNOWN, ArgumentsCall, Expr, InitializeCall, ScriptFacts
 from shardshift.rules.base import Context, Finding, Rule
 from shardshift.rules.deepspeed.facts import zero_stage
 from shardshift.rules.deepspeed.optimizer import is_number, optimizer_offload
@@ -57,7 +57,11 @@ def _read_config(path: str, context: Context) -> Document | None:
 
 def loaded_config(call: InitializeCall, script: Document, context: Context) -> LoadedConfig | None:
     """The config a call loads, when the source says which."""
-    expr = call.config
+    return config_of(call.config, script, context)
+
+
+def config_of(expr: Expr | None, script: Document, context: Context) -> LoadedConfig | None:
+    """The ds_config an argument names (a path or a dict literal), when the source says which."""
     if expr is None or not expr.certain:
         return None
     if expr.kind == "dict" and isinstance(expr.value, dict):
@@ -399,3 +403,332 @@ class ZeroWithoutOptimizer(ScriptRule):
                       f"zero_optimization.stage is {stage}: DeepSpeed asserts \"zero stage {stage} requires an "
                       f"optimizer\"; add an \"optimizer\" block to {config.name} or pass optimizer=",
                       config=config, pointer="/zero_optimization/stage", about="the ZeRO stage")
+
+
+# --- TrainingArguments(...) against the ds_config it names (transformers 5.x) ------------------
+#
+# What transformers does with these arguments (checked by tests/test_training_arguments.py with the
+# real Trainer on the CPU):
+# - `TrainingArguments.__post_init__` raises "At most one of fp16 and bf16 can be True";
+# - `HfTrainerDeepSpeedConfig.trainer_config_process` fills "auto" in fp16.enabled with
+#   `fp16 or fp16_full_eval` (bf16.enabled with `bf16 or bf16_full_eval`), and records a mismatch
+#   for a real value that differs; `trainer_config_finalize` (in `deepspeed_init`, when train()
+#   starts) raises ValueError listing the mismatches. With the other precision enabled in the
+#   ds_config, Accelerate's `DeepSpeedPlugin.set_mixed_precision` raises first, when the Trainer
+#   is built;
+# - `deepspeed_optim_sched`: with an "optimizer" block the Trainer hands DeepSpeed a DummyOptim and
+#   DeepSpeed builds the block's optimizer: `optim` is not used, and nothing says so. Without the
+#   block the Trainer builds `optim`, and with ZeRO-Offload of the optimizer Accelerate swaps it
+#   for DeepSpeedCPUAdam (`map_pytorch_optim_to_deepspeed`), in AdamW mode only for torch AdamW.
+
+# optim values whose optimizer Accelerate replaces with DeepSpeedCPUAdam in Adam (L2) mode under
+# ZeRO-Offload: the torch classes the Trainer builds for them are not AdamW or Adagrad.
+OFFLOAD_SWAPPED_OPTIM = {"sgd": "torch.optim.SGD", "adafactor": "transformers' Adafactor",
+                         "rmsprop": "torch.optim.RMSprop"}
+
+
+def _arguments_calls(document: Document):
+    facts = document.data
+    if not isinstance(facts, ScriptFacts):
+        return
+    for reference in facts.references:
+        if reference.consumer == "trainer" and reference.call is not None:
+            yield reference
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+class TrainingArgumentsRule(Rule):
+    formats = ("python",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        for reference in _arguments_calls(document):
+            config = config_of(reference.expr, document, context)
+            if config is not None:
+                yield from self.check_arguments(document, reference.call, config, context)
+
+    def check_arguments(self, document: Document, call: ArgumentsCall, config: LoadedConfig,
+                        context: Context) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def at(self, document: Document, call: ArgumentsCall, keyword: str, message: str, *,
+           config: LoadedConfig | None = None, pointer: str = "", about: str = "", key: bool = True) -> Finding:
+        position = call.positions.get(keyword, (call.line, call.column))
+        related = []
+        if config is not None and config.document is not None:
+            related.append(self.related(config.document, pointer, about, key=key))
+        return self.finding(document, None, message, position=position, related=related)
+
+
+class TrainingArgumentsOptimIgnored(TrainingArgumentsRule):
+    """`TrainingArguments(optim=...)` with a ds_config that has an `optimizer` block.
+
+    ## What it does
+    Reports a `TrainingArguments(...)` call (or a class built on it, such as TRL's `SFTConfig`)
+    that sets `optim` literally and names a ds_config with an `optimizer` block.
+
+    ## Why is this bad
+    With an `optimizer` block the Hugging Face Trainer does not build an optimizer at all: it
+    hands DeepSpeed a placeholder (`DummyOptim`, in `deepspeed_optim_sched`) and DeepSpeed builds
+    the block's optimizer. `optim="adamw_bnb_8bit"`, `"sgd"` or `"adafactor"` is not used, and
+    nothing says so: the run trains with the block's optimizer and memory.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", optim="sgd", deepspeed="ds_config.json")
+    ```
+    with `"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}` in ds_config.json
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", optim="sgd", deepspeed="ds_config.json")
+    ```
+    with no `"optimizer"` block in ds_config.json (or drop `optim=` and keep the block)
+    """
+
+    code = "DS435"
+    name = "training-arguments-optim-ignored"
+    severity = "warning"
+
+    def check_arguments(self, document, call, config, context):
+        optim = call.keywords.get("optim")
+        block = config.data.get("optimizer")
+        if not isinstance(optim, str) or not isinstance(block, dict):
+            return
+        kind = f" ({block['type']})" if isinstance(block.get("type"), str) else ""
+        yield self.at(document, call, "optim",
+                      f"{call.callee}(optim={json.dumps(optim)}) is ignored: {config.name} has an \"optimizer\" "
+                      f"block{kind}, so the Trainer hands DeepSpeed a DummyOptim and DeepSpeed builds the block's "
+                      f"optimizer without a word; remove the \"optimizer\" block to train with optim, or drop optim=",
+                      config=config, pointer="/optimizer", about="the optimizer DeepSpeed builds instead")
+
+
+PRECISION = (("fp16", "fp16_full_eval", "bf16"), ("bf16", "bf16_full_eval", "fp16"))
+
+
+class TrainingArgumentsPrecisionMismatch(TrainingArgumentsRule):
+    """`fp16`/`bf16` in `TrainingArguments` that differ from the ds_config's `enabled`.
+
+    ## What it does
+    Reports a `TrainingArguments(...)` call whose `fp16 or fp16_full_eval` (`bf16 or
+    bf16_full_eval`), as literals or their default `False`, differs from a `true`/`false`
+    `fp16.enabled` (`bf16.enabled`) in the ds_config it names. Not reported when `**kwargs` may
+    set them or the ds_config says `"auto"`.
+
+    ## Why is this bad
+    The Trainer compares the two (`HfTrainerDeepSpeedConfig.trainer_config_process`) and raises
+    `ValueError: Please correct the following DeepSpeed config values that mismatch
+    TrainingArguments values: - ds bf16.enabled=True vs hf bf16|bf16_full_eval=False` when
+    `train()` starts, after the model is loaded. When the arguments ask for the other precision
+    (`fp16=True` with `bf16.enabled: true`), Accelerate raises already when the Trainer is built
+    (`--mixed_precision arg cannot be set to fp16 when bf16 is set in the DeepSpeed config file`).
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", deepspeed="ds_config.json")
+    ```
+    with `"bf16": {"enabled": true}` in ds_config.json
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", bf16=True, deepspeed="ds_config.json")
+    ```
+    (or `"bf16": {"enabled": "auto"}`, filled from the arguments)
+    """
+
+    code = "DS436"
+    name = "training-arguments-precision-mismatch"
+    severity = "error"
+
+    def check_arguments(self, document, call, config, context):
+        for section, full_eval, other in PRECISION:
+            block = config.data.get(section)
+            enabled = _flag(block.get("enabled")) if isinstance(block, dict) else None
+            if enabled is None:
+                continue
+            train, evaluate = (_flag(call.value(section, False)), _flag(call.value(full_eval, False)))
+            if train is None or evaluate is None or (train or evaluate) == enabled:
+                continue
+            asked = _flag(call.value(other, False))
+            keyword = next((k for k in (section, full_eval) if k in call.keywords),
+                           other if enabled and asked and other in call.keywords else "")
+            written = ", ".join(f"{k}={call.keywords[k]}" for k in (section, full_eval) if k in call.keywords) or \
+                f"{section} not set (False)"
+            if enabled and asked:
+                written = f"{other}=True" + (f", {written}" if section in call.keywords or full_eval in call.keywords
+                                               else "")
+                what = (f"Accelerate raises ValueError when the Trainer is built (\"`--mixed_precision` arg cannot "
+                        f"be set to `{other}` when `{section}` is set in the DeepSpeed config file.\")")
+            else:
+                what = (f"the Trainer raises ValueError when train() starts (\"Please correct the following "
+                        f"DeepSpeed config values that mismatch TrainingArguments values: - ds {section}.enabled="
+                        f"{enabled} vs hf {section}|{full_eval}={train or evaluate}\")")
+            yield self.at(document, call, keyword,
+                          f"{call.callee}({written}) but {config.name} has {section}.enabled {json.dumps(enabled)}: "
+                          f"{what}; make them agree, or set \"{section}\": {{\"enabled\": \"auto\"}}",
+                          config=config, pointer=f"/{section}/enabled", about=f"{section}.enabled", key=False)
+
+
+class FullEvalPrecisionTrains(TrainingArgumentsRule):
+    """`fp16_full_eval`/`bf16_full_eval` with `"enabled": "auto"`: training runs in that precision too.
+
+    ## What it does
+    Reports a `TrainingArguments(...)` call with `fp16_full_eval=True` (`bf16_full_eval=True`)
+    and `fp16` (`bf16`) not set, when the ds_config it names has `fp16.enabled` (`bf16.enabled`)
+    `"auto"`.
+
+    ## Why is this bad
+    `*_full_eval` asks for half precision in evaluation only. The Trainer fills the ds_config's
+    `"auto"` with `fp16 or fp16_full_eval` (`trainer_config_process`), so DeepSpeed trains in
+    fp16 (bf16) as well: the weights, the optimizer's master copy and the numerics of the whole run
+    change, and nothing says so.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", bf16_full_eval=True, deepspeed="ds_config.json")
+    ```
+    with `"bf16": {"enabled": "auto"}` in ds_config.json
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", bf16_full_eval=True, deepspeed="ds_config.json")
+    ```
+    with no `"bf16"` section in ds_config.json (or `bf16=True` if training in bf16 is meant;
+    `"enabled": false` makes the Trainer raise a mismatch ValueError, see
+    training-arguments-precision-mismatch)
+    """
+
+    code = "DS437"
+    name = "full-eval-precision-trains"
+    severity = "warning"
+
+    def check_arguments(self, document, call, config, context):
+        for section, full_eval, _ in PRECISION:
+            block = config.data.get(section)
+            if not isinstance(block, dict) or block.get("enabled") != "auto":
+                continue
+            if call.keywords.get(full_eval) is not True or _flag(call.value(section, False)) is not False:
+                continue
+            yield self.at(document, call, full_eval,
+                          f"{call.callee}({full_eval}=True) asks for {section} in evaluation only, but {config.name} "
+                          f"has {section}.enabled \"auto\", which the Trainer fills with {section} or {full_eval} "
+                          f"(True): DeepSpeed trains in {section} too; remove the \"{section}\" section to train in full "
+                          f"precision (\"enabled\": false makes the Trainer raise a mismatch ValueError), or set "
+                          f"{section}=True if that is meant",
+                          config=config, pointer=f"/{section}/enabled", about=f"{section}.enabled", key=False)
+
+
+class TrainerOptimizerReplaced(TrainingArgumentsRule):
+    """`Trainer(optimizers=(optimizer, ...))` with TrainingArguments that name a ds_config.
+
+    ## What it does
+    Reports a `Trainer(...)`-like call (also TRL's `SFTTrainer` and the rest) that passes an
+    optimizer it builds in code through `optimizers=`, when its `args=` is a
+    `TrainingArguments(...)` call in the same file that names a ds_config.
+
+    ## Why is this bad
+    Under DeepSpeed the Trainer drops that optimizer when training starts (`deepspeed_init` sets
+    `trainer.optimizer = None`): with an `optimizer` block in the ds_config DeepSpeed builds the
+    block's optimizer, without one the Trainer builds the `optim` of the arguments (AdamW by
+    default). The optimizer, learning rate and parameter groups written in code are not used, and
+    nothing says so.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", deepspeed="ds_config.json")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    Trainer(model=model, args=args, optimizers=(optimizer, None)).train()
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", optim="sgd", learning_rate=0.5, deepspeed="ds_config.json")
+    Trainer(model=model, args=args).train()
+    ```
+    (or an `"optimizer"` block in the ds_config)
+    """
+
+    code = "DS438"
+    name = "trainer-optimizer-replaced-under-deepspeed"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        facts = document.data
+        if not isinstance(facts, ScriptFacts):
+            return
+        by_position = {(r.call.line, r.call.column): r for r in _arguments_calls(document)}
+        for trainer in facts.trainers:
+            reference = by_position.get(trainer.arguments_at) if trainer.arguments_at else None
+            if reference is None or trainer.optimizer.kind not in ("call", "callable") or not trainer.optimizer.certain:
+                continue
+            config = config_of(reference.expr, document, context)
+            if config is None:
+                continue
+            block = config.data.get("optimizer")
+            if isinstance(block, dict):
+                kind = f" ({block['type']})" if isinstance(block.get("type"), str) else ""
+                instead = f"DeepSpeed builds the \"optimizer\" block of {config.name}{kind}"
+                pointer, about = "/optimizer", "the optimizer DeepSpeed builds instead"
+            else:
+                optim = reference.call.value("optim", None)
+                optim = f"optim={json.dumps(optim)}" if isinstance(optim, str) else \
+                    "the optim of the arguments (AdamW by default)" if optim is None else "the optim of the arguments"
+                instead = f"{config.name} has no \"optimizer\" block, so the Trainer builds {optim}"
+                pointer, about = "", "the ds_config"
+            related = [self.related(config.document, pointer, about, key=bool(pointer))] \
+                if config.document is not None else []
+            yield self.finding(
+                document, None,
+                f"{trainer.callee}(optimizers=({_shown(trainer.optimizer)}, ...)) is dropped under DeepSpeed: the "
+                f"Trainer sets its optimizer to None when training starts and {instead}, without a word; give the "
+                "optimizer through the arguments (optim, learning_rate, weight_decay) or the ds_config's "
+                "\"optimizer\" block", position=trainer.position, related=related)
+
+
+class TrainingArgumentsOptimSwappedByOffload(TrainingArgumentsRule):
+    """`TrainingArguments(optim="sgd" / "adafactor" / "rmsprop")` with ZeRO-Offload of the optimizer.
+
+    ## What it does
+    Reports a `TrainingArguments(...)` call with `optim` `"sgd"`, `"adafactor"` or `"rmsprop"`
+    when the ds_config it names has no `optimizer` block, offloads the optimizer
+    (`zero_optimization.offload_optimizer.device` cpu or nvme) and does not set
+    `"zero_force_ds_cpu_optimizer": false`.
+
+    ## Why is this bad
+    The Trainer builds the `optim` optimizer, and Accelerate then replaces it with DeepSpeed's
+    `DeepSpeedCPUAdam` (`map_pytorch_optim_to_deepspeed`), keeping only `lr` and `weight_decay`,
+    in Adam mode (L2 weight decay; AdamW mode only for a torch AdamW). The run trains with Adam,
+    not SGD, Adafactor or RMSprop, and nothing says so.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", optim="sgd", deepspeed="ds_offload.json")
+    ```
+    with `"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}`
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", optim="adamw_torch", deepspeed="ds_offload.json")
+    ```
+    (or no optimizer offload, or `"zero_force_ds_cpu_optimizer": false` for a slow torch step on the CPU)
+    """
+
+    code = "DS439"
+    name = "training-arguments-optim-swapped-by-offload"
+    severity = "warning"
+
+    def check_arguments(self, document, call, config, context):
+        optim = call.keywords.get("optim")
+        if optim not in OFFLOAD_SWAPPED_OPTIM or "optimizer" in config.data:
+            return
+        if optimizer_offload(config.data) is not True or config.data.get("zero_force_ds_cpu_optimizer", True) is False:
+            return
+        yield self.at(document, call, "optim",
+                      f"{call.callee}(optim={json.dumps(optim)}) builds {OFFLOAD_SWAPPED_OPTIM[optim]}, but "
+                      f"{config.name} offloads the optimizer and has no \"optimizer\" block: Accelerate replaces it "
+                      "with DeepSpeedCPUAdam in Adam mode (only lr and weight_decay kept) without a word; use an "
+                      "AdamW optim, add an \"optimizer\" block, or set \"zero_force_ds_cpu_optimizer\": false "
+                      "(a slow torch step on the CPU)",
+                      config=config, pointer="/zero_optimization/offload_optimizer", about="the optimizer offload")
