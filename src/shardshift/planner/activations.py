@@ -28,7 +28,9 @@ stage holds L/p layers for p micro-batches in flight under 1F1B, i.e. L layers' 
 there are fewer micro-batches (x min(1, m/p)); the interleaved schedule with v virtual stages
 multiplies by 1 + (p-1)/(p*v). Context parallelism divides s. The embedding stage adds the input
 ids (8 bytes a token) and the embedding dropout mask (1 byte an element) per in-flight micro-batch;
-with p = 1 the output layer adds the final norm's output and the 16-bit logits (s*b*V/t elements).
+with p = 1 the output layer adds the final norm's and the output projection's inputs and the fp32 logits
+the loss reads, 4*s*b*h*(1 + V/h)/t with 16-bit activations and sequence parallelism (as Megatron's
+`compute_activation_memory`; its `compute_activation_memory_without_sp` counts 2*(s*b*V/t + s*b*h)).
 Megatron multiplies its estimate by 1.05 for temporaries when sequence parallelism is off; that
 margin is not added here.
 """
@@ -74,7 +76,7 @@ def per_layer_bytes(layout: Layout, model: Model, micro_batch: int) -> float:
 
 
 def _gated(layout: Layout, model: Model) -> bool:
-    return bool(layout.gated_mlp)
+    return bool(layout.gated_mlp or model.gated_mlp)
 
 
 def _in_flight(layout: Layout) -> float:
@@ -112,9 +114,11 @@ def activation_bytes(layout: Layout, model: Model, *, micro_batch: int | None = 
         embedding /= t
     total += embedding
     if p == 1:
+        # output layer (paper, section 4.3): final norm input and output-projection input (e bytes
+        # each), and the logits kept in fp32 for the cross-entropy loss (4 bytes, split by TP)
         vocab = model.vocab or 0
-        final_norm = s * b * h * layout.compute_bytes / (t if layout.sequence_parallel else 1)
-        total += final_norm + s * b * vocab * layout.compute_bytes / t
+        norm_and_projection = 2 * layout.compute_bytes * s * b * h / (t if layout.sequence_parallel else 1)
+        total += norm_and_projection + 4 * s * b * vocab / t
     attention = "fused attention, no s^2 scores" if layout.flash_attention else "attention scores stored"
     schedule = ""
     if p > 1:

@@ -212,7 +212,9 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
     opt_name = known(plan.optimizer.name) if plan.optimizer is not None else None
     if not isinstance(opt_name, str):
         opt_name = "adamw"
-        notes.append(f"optimizer {_why(plan.optimizer.name if plan.optimizer else None)}: AdamW assumed "
+        default = {"megatron": "adam (AdamW), Megatron's default", "deepspeed": "AdamW assumed (without an "
+                   "optimizer block the training script builds it)"}.get(engine, "AdamW assumed")
+        notes.append(f"optimizer {_why(plan.optimizer.name if plan.optimizer else None)}: {default} "
                      f"(8 bytes/parameter of state)")
     key = opt_name.lower().replace("-", "_")
     state_bytes, exact, says = OPTIMIZER_STATE_BYTES.get(key, OPTIMIZER_STATE_BYTES.get(key.replace("_", ""),
@@ -255,6 +257,8 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         recompute = "full"
         notes.append("activation checkpointing on: full recomputation per layer assumed (only layer inputs kept)")
 
+    gated = megatron_args.get("--swiglu") is True
+
     # --- attention kernel ------------------------------------------------------------------------
     flash = True
     notes.append("fused (flash) attention assumed: the s^2 attention scores are not stored "
@@ -269,7 +273,7 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         optimizer_state_bytes=int(state_bytes), micro_batch=micro_batch, accumulation=accumulation,
         sequence_length=sequence, recompute=recompute,  # type: ignore[arg-type]
         framework=name or engine, assumptions=notes, nodes=nodes, gpus_per_node=per_node,
-        compute_bytes=compute, fp32_grad_copy=copy, flash_attention=flash,
+        compute_bytes=compute, fp32_grad_copy=copy, flash_attention=flash, gated_mlp=gated,
         num_microbatches=accumulation, engine=engine,
     )
     if engine == "deepspeed" and stage == 3:

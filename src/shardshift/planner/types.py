@@ -33,6 +33,7 @@ class Model:
     tied_embeddings: bool | None = None
     largest_layer_parameters: int | None = None  # ZeRO-3's largest gathered layer (DeepSpeed's estimator)
     expert_parameters: int | None = None  # the routed experts' share of `parameters` (split by EP)
+    gated_mlp: bool | None = None  # SwiGLU-style MLP (gate and up projections): more MLP activations
     source: str = ""  # where the shape came from: "--model-params", "config.json path", "the Plan"
     assumptions: list[str] = field(default_factory=list)
 
