@@ -108,7 +108,8 @@ def _micro_batches(layout: Layout) -> int:
 def grad_wire_bytes(layout: Layout) -> tuple[int, str]:
     """Bytes per gradient element as reduced, and why."""
     if layout.grad_reduce_bytes:
-        return layout.grad_reduce_bytes, f"gradients reduced in {layout.grad_reduce_bytes}-byte elements (the setup's reduce dtype)"
+        size = layout.grad_reduce_bytes
+        return size, f"gradients reduced in {size}-byte elements (the setup's reduce dtype)"
     engine = engine_of(layout)
     if engine == "deepspeed":
         return layout.compute_bytes, (f"gradients reduced in {layout.compute_bytes}-byte elements: DeepSpeed's "
