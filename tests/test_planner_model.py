@@ -162,3 +162,12 @@ def test_counts_equal_transformers(transformers_counts, kind):
     assert ours.parameters == total
     assert ours.largest_layer_parameters == largest
     assert from_config(written).parameters == total  # the full config.json transformers writes
+
+
+def test_expert_parameters():
+    """The routed experts' share of the count (what expert parallelism splits)."""
+    mixtral = from_config(MIXTRAL_8X7B)
+    assert mixtral.expert_parameters == 32 * 8 * 3 * 4096 * 14336
+    assert from_config(LLAMA_3_8B).expert_parameters is None
+    deepseek = from_config(DEEPSEEK_V3)
+    assert deepseek.expert_parameters == 58 * 256 * 3 * 7168 * 2048

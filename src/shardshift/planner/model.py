@@ -118,6 +118,7 @@ def _decoder(config, source, kind, h, layers, heads, vocab) -> Model:
     per_token = _int(config.get("num_experts_per_tok")) if experts else None
     moe_layers = 0
     moe_mlp = 0
+    expert_ffn = ffn
     if experts:
         expert_ffn = _int(config.get("moe_intermediate_size")) or ffn
         shared = (_int(config.get("n_shared_experts")) or 0) * 3 * h * expert_ffn
@@ -141,9 +142,11 @@ def _decoder(config, source, kind, h, layers, heads, vocab) -> Model:
     name = kind or "an unnamed model_type"
     assumptions.insert(0, f"{_LLAMA_LIKE} ({name}) from {source}: gated MLP {ffn}, RMSNorms, "
                           f"{'tied' if tied else 'untied'} embeddings")
+    routed = experts * 3 * h * expert_ffn * moe_layers if experts else None
     return Model(parameters=total, layers=layers, hidden=h, heads=heads, kv_heads=kv_heads, ffn_hidden=ffn,
                  vocab=vocab, experts=experts, experts_per_token=per_token, tied_embeddings=tied,
-                 largest_layer_parameters=largest, source=source, assumptions=assumptions)
+                 largest_layer_parameters=largest, expert_parameters=routed, source=source,
+                 assumptions=assumptions)
 
 
 def load_config(path: str) -> Model:
@@ -201,6 +204,8 @@ def from_plan(plan) -> Model | None:
         attention = 2 * hidden * hidden * (1 + groups / heads)
         mlp_ffn = _known(megatron.get("--moe-ffn-hidden-size")) or ffn or 4 * hidden
         mlp = 2 * hidden * (mlp_ffn * experts if experts else ffn) * gated
+        if experts:
+            model.expert_parameters = round(layers * mlp)
         router = hidden * experts if experts else 0
         per_layer = attention + mlp + 2 * hidden * norm + router
         model.parameters = round(layers * per_layer + norm * hidden + padded * hidden * (1 if tied else 2))
