@@ -70,6 +70,11 @@ BAD_CASES = [
     ("DS430/bad.py", "newest", "DS430", "error", "optimizer=optimizer", 1, None, None, None),
     ("DS431/bad.py", "newest", "DS431", "error", "AdamW(model", 1, None, None, None),
     ("DS432/bad.py", "newest", "DS432", "warning", "optimizer=optimizer", 1, None, None, None),
+    # optimizers passed as callables or built by a helper of the same file (issue 11)
+    ("DS430/bad_callable.py", "newest", "DS430", "error", "optimizer=make_optimizer", 1, None, None, None),
+    ("DS431/bad_callable.py", "newest", "DS431", "error", "optimizer=lambda", 1, None, None, None),
+    ("DS431/bad_helper.py", "newest", "DS431", "error", "optimizer=optimizer", 1, None, None, None),
+    ("DS432/bad_helper.py", "newest", "DS432", "warning", "optimizer=optimizer", 1, None, None, None),
     ("DS433/bad.py", "newest", "DS433", "error", "lr_scheduler=scheduler", 1, None, None, None),
     ("DS434/bad.py", "newest", "DS434", "error", "deepspeed.initialize(", 1, None, None, None),
 ]
@@ -595,3 +600,89 @@ def test_verdicts_match_deepspeed_initialize(deepspeed, tmp_path):
                 expected = pytest.approx(value, rel=1e-3) if isinstance(value, float) else value
                 assert result[field] == expected, f"{name}: {field} {result[field]} != {value}"
         assert ours.get(name, set()) == ({code} if code else set()), f"{name}: shardshift reports {ours.get(name)}"
+
+
+CALLABLE_PROBE = r'''
+import json, logging, os, sys
+os.environ.setdefault("DS_ACCELERATOR", "cpu")
+import torch, deepspeed
+from deepspeed.utils import logger
+logger.setLevel(logging.ERROR)
+
+
+def build_optimizer(model):
+    return torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+
+results = {}
+for case in json.load(sys.stdin):
+    model = torch.nn.Linear(4, 4)
+    if case["how"] == "callable":
+        kwargs = {"optimizer": lambda params: torch.optim.AdamW(params, lr=1e-4), "model_parameters": model.parameters()}
+    else:
+        kwargs = {"optimizer": build_optimizer(model)}
+    try:
+        engine, _, _, _ = deepspeed.initialize(model=model, config=case["path"], **kwargs)
+    except Exception as error:
+        results[case["name"]] = {"refused": f"{type(error).__name__}: {error}"[:300]}
+        continue
+    group = engine.basic_optimizer.param_groups[0]
+    results[case["name"]] = {"refused": None, "optimizer": type(engine.basic_optimizer).__name__, "lr": group["lr"]}
+print(json.dumps(results))
+'''
+
+CALLABLE_SCRIPTS = {
+    "callable": "import deepspeed, torch\nengine, *_ = deepspeed.initialize(model=m, model_parameters=m.parameters(), "
+                "optimizer=lambda params: torch.optim.AdamW(params, lr=1e-4), config='{name}.json')\n",
+    "helper": "import deepspeed, torch\ndef build_optimizer(model):\n    return torch.optim.AdamW(model.parameters(), "
+              "lr=1e-4)\nopt = build_optimizer(m)\nengine, *_ = deepspeed.initialize(model=m, optimizer=opt, "
+              "config='{name}.json')\n",
+}
+# (name, how the optimizer is given, config beyond the batch size, the code shardshift reports, what DeepSpeed does)
+CALLABLE_CASES = [
+    ("callable_block", "callable", {"optimizer": SGD}, "DS430", {"optimizer": "AdamW", "lr": 1e-4}),
+    ("helper_block", "helper", {"optimizer": SGD}, "DS430", {"optimizer": "AdamW", "lr": 1e-4}),
+    ("callable_offload", "callable", {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}},
+     "DS431", "refused"),
+    ("helper_offload", "helper", {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}},
+     "DS431", "refused"),
+]
+
+
+def test_callable_and_helper_optimizers_match_deepspeed_initialize(deepspeed, tmp_path):
+    """deepspeed.initialize calls a callable `optimizer` with the parameters (engine.py
+    `_configure_optimizer`) and treats what it returns, like an optimizer built by a helper, as the
+    client optimizer: the config's block is ignored and ZeRO-Offload refuses it."""
+    import socket
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    cases = []
+    for name, how, extra, code, effect in CALLABLE_CASES:
+        config = {"train_micro_batch_size_per_gpu": 1, "gradient_clipping": 1.0, **extra}
+        (tmp_path / f"{name}.json").write_text(json.dumps(config, indent=2))
+        (tmp_path / f"{name}.py").write_text(CALLABLE_SCRIPTS[how].format(name=name))
+        cases.append({"name": name, "how": how, "path": str(tmp_path / f"{name}.json")})
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "DS_ACCELERATOR": "cpu", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0",
+           "LOCAL_RANK": "0", "WORLD_SIZE": "1"}
+    done = subprocess.run([sys.executable, "-c", CALLABLE_PROBE], input=json.dumps(cases), capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ran = json.loads(done.stdout.strip().splitlines()[-1])
+    status, output = check_json(str(tmp_path))
+    ours: dict[str, set[str]] = {}
+    for finding in output["findings"]:
+        if finding["code"].startswith("DS43") and finding["severity"] in ("error", "warning"):
+            ours.setdefault(Path(finding["file"]).stem, set()).add(finding["code"])
+    for name, how, extra, code, effect in CALLABLE_CASES:
+        result = ran[name]
+        if effect == "refused":
+            assert result["refused"] and "ZeRO-Offload with a client provided optimizer" in result["refused"], result
+        else:
+            assert result["refused"] is None, result
+            assert result["optimizer"] == effect["optimizer"] and result["lr"] == pytest.approx(effect["lr"])
+        assert ours.get(name, set()) == {code}, (name, ours.get(name))

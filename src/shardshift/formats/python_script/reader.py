@@ -249,6 +249,20 @@ def _literal(node: ast.AST) -> Any:
     return UNKNOWN
 
 
+def _always_returns(body: list[ast.stmt]) -> bool:
+    """Every path through `body` ends in `return` or `raise`."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _always_returns(last.body)
+    return False
+
+
 class _Reader(ast.NodeVisitor):
     def __init__(self, text: str, tree: ast.Module):
         self.text = text
@@ -456,6 +470,38 @@ class _Reader(ast.NodeVisitor):
                                        self.describe(keywords["default"], scope, call.lineno))
         return None
 
+    def _returned(self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> Expr:
+        """What a function of this file returns, as an Expr of kind "call" when every return is a
+        call: `value` the class when all call the same one (None when they differ), its literal
+        keywords when there is one return, `certain` False when a path returns something else or
+        nothing (an `if` on run-time values choosing between an optimizer and None). Kind
+        "unknown" when no return is a call."""
+        expr = Expr("unknown", function.name, function.lineno, function.col_offset + 1)
+        if depth > 6:
+            return expr
+        scope = f"{function.name}@{function.lineno}:{function.col_offset}"
+        returns: list[ast.Return] = []
+
+        def collect(nodes: list[ast.AST]) -> None:
+            for child in nodes:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                    continue
+                if isinstance(child, ast.Return):
+                    returns.append(child)
+                collect(list(ast.iter_child_nodes(child)))
+
+        collect(function.body)
+        built = [self.describe(r.value, scope, r.lineno, depth + 1) if r.value is not None else None for r in returns]
+        calls = [b for b in built if b is not None and b.kind == "call"]
+        if not calls:
+            return expr
+        expr.kind = "call"
+        classes = {c.value for c in calls}
+        expr.value = classes.pop() if len(classes) == 1 else None
+        expr.keywords = dict(calls[0].keywords) if len(built) == 1 else {}
+        expr.certain = len(calls) == len(built) and all(c.certain for c in calls) and _always_returns(function.body)
+        return expr
+
     def _trainer(self, call: ast.Call, scope: str) -> TrainerCall | None:
         callee = dotted(call.func) or ""
         if not callee.rsplit(".", 1)[-1].endswith("Trainer"):
@@ -571,8 +617,12 @@ class _Reader(ast.NodeVisitor):
             expr.certain = not spread
             return expr
         if isinstance(node, ast.Lambda):
+            # DeepSpeed calls a callable optimizer with the parameters (engine.py `_configure_optimizer`)
             expr.kind = "callable"
-            expr.value = dotted(node.body.func) if isinstance(node.body, ast.Call) else None
+            if isinstance(node.body, ast.Call):
+                inner = self.describe(node.body, scope, line, depth + 1)
+                expr.value = inner.value if inner.kind == "call" else dotted(node.body.func)
+                expr.keywords = dict(inner.keywords) if inner.kind == "call" else {}
             return expr
         if isinstance(node, ast.Name):
             found = self._lookup(node.id, scope, line)
@@ -582,7 +632,8 @@ class _Reader(ast.NodeVisitor):
             if value is None:
                 return expr
             if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                expr.kind, expr.value = "callable", value.name
+                built = self._returned(value, depth)
+                expr.kind, expr.value, expr.keywords = "callable", built.value, built.keywords
                 return expr
             inner = self.describe(value, scope, value.lineno, depth + 1)
             inner.text, inner.line, inner.column = expr.text, expr.line, expr.column
@@ -626,6 +677,15 @@ class _Reader(ast.NodeVisitor):
             elif source.kind == "str" and callee.endswith(".load"):
                 pass  # json.load of a string is an error in the script, not ours to report
             return expr
+        if isinstance(node.func, ast.Name):
+            found = self._lookup(node.func.id, scope, line)
+            if found is not None and isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)) and found[1]:
+                # a helper defined in this file: what it returns (`def build(m): return torch.optim.AdamW(...)`)
+                built = self._returned(found[0], depth)
+                expr.kind, expr.value, expr.keywords, expr.certain = "call", built.value, built.keywords, built.certain
+                if built.kind != "call":
+                    expr.kind = "unknown"
+                return expr
         expr.kind, expr.value = "call", callee
         expr.keywords = {k.arg: _literal(k.value) for k in node.keywords if k.arg}
         if callee in ("open", "io.open") and args and args[0].kind == "str":
