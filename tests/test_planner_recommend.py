@@ -43,7 +43,8 @@ def fake_estimate(model: Model, machine: Machine):
         activations = (model.layers * layout.sequence_length * layout.micro_batch * model.hidden * per_layer / t)
         total = states + activations
         parts = {"model_states": Figure(states, "fake"), "activations": Figure(activations, "fake")}
-        return MemoryEstimate(parts=parts, per_gpu_bytes=total, fits=total <= machine.gpu_memory, largest_micro_batch=None)
+        return MemoryEstimate(parts=parts, per_gpu_bytes=total, fits=total <= machine.gpu_memory,
+                              largest_micro_batch=None)
     return estimate
 
 
@@ -146,6 +147,13 @@ def test_400b_on_64_gpus_is_3d():
     #   PP 1 (DP 8): 50.6e9 a GPU -> 380 GB; PP 2: 228 GB; PP 4 (DP 2): 12.66e9 x 12 = 152 GB (+4.2 = 156): no;
     #   PP 8 (DP 1): 6.33e9 x 18 = 113.9 GB + 71.9 GB = 186 GB; with checkpointing + 4.2 = 118 GB: fits.
     # The setup, FSDP2 full shard over 64: 16 x 405 / 64 = 101.25 GB + 575 GB = 676 GB; checkpointing: 135 GB.
+    # Communication per step (one micro-batch; 25e9 B/s across nodes, 900e9 within):
+    #   full shard over 64: 2 all-gathers + 1 reduce-scatter of 405e9 x 2 B, 63/64 each:
+    #     3 x 0.984375 x 810e9 = 2,392,031,250,000 B; / 25e9 = 95.68 s.
+    #   3-D: TP 8: 6 collectives a layer (full recomputation) x 2 x 7/8 x (8192 x 16384 x 2 = 268,435,456 B)
+    #     = 2,818,572,288 B x 126/8 layers = 44,392,513,536 B; / 900e9 = 0.04933 s.
+    #     PP 8: (8192/8) x 16384 x 2 = 33,554,432 B, 2 sends a micro-batch = 67,108,864 B; / 25e9 = 0.00268 s.
+    #     44.46 GB, 0.0520 s.
     model = Model(parameters=405 * 10**9, layers=126, hidden=16384, heads=128, kv_heads=8)
     layout = Layout(world_size=64, data_parallel_shard=64, stage=3, engine="fsdp2", param_bytes=4, grad_bytes=4,
                     master_weights=False, sequence_length=8192, micro_batch=1, nodes=8, gpus_per_node=8)
@@ -155,7 +163,9 @@ def test_400b_on_64_gpus_is_3d():
     assert rec.why.endswith(
         "full sharding across 8 nodes (more than 4) would all-gather the whole model over the inter-node link at "
         "every micro-batch; Megatron-style 3-D, TP 8 × PP 8 × DP 1 with the distributed optimizer and sequence "
-        "parallelism with activation checkpointing: 118 GB per GPU (model states 114 GB) fits 141 GB")
+        "parallelism with activation checkpointing: 118 GB per GPU (model states 114 GB) fits 141 GB; "
+        "communication per step: FSDP2 full shard over 64 GPUs 2392 GB per GPU (at least 95.7 s), "
+        "3-D 44 GB per GPU (at least 0.052 s)")
     assert rec.smallest_change == ("FSDP2 full shard on 8 × 8 × 141 GB: 676 GB per GPU; activation checkpointing "
                                    "(full recomputation) needs 135 GB")
 
@@ -170,7 +180,9 @@ def test_400b_on_64_gpus_is_3d():
         "Megatron-style 3-D, TP 8 × PP 8 × DP 1 with the distributed optimizer and sequence parallelism with "
         "activation checkpointing: 118 GB per GPU (model states 114 GB): nothing fits on the GPUs alone; "
         "Megatron-style 3-D, TP 8 × PP 8 × DP 1 with the distributed optimizer, sequence parallelism and "
-        "--optimizer-cpu-offload with activation checkpointing: 42 GB per GPU (model states 38 GB) fits 80 GB")
+        "--optimizer-cpu-offload with activation checkpointing: 42 GB per GPU (model states 38 GB) fits 80 GB; "
+        "communication per step: FSDP2 full shard over 64 GPUs 2392 GB per GPU (at least 95.7 s), "
+        "3-D 44 GB per GPU (at least 0.052 s)")
     assert rec.smallest_change == (
         "FSDP2 full shard on 8 × 8 × 80 GB: 676 GB per GPU; activation checkpointing (full recomputation) + "
         "CPUOffloadPolicy (parameters, gradients and the optimizer step on the CPU) needs 34 GB")

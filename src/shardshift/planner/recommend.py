@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from shardshift.planner import communication
 from shardshift.planner.types import Layout, Machine, MemoryEstimate, Model, Recommendation
 
 EstimateFn = Callable[[Layout], MemoryEstimate]
@@ -256,6 +257,7 @@ def recommend(layout: Layout, model: Model, machine: Machine, estimate_fn: Estim
         estimate = estimate_fn(candidate)
         tried.append(f"{what}: {gb(estimate.per_gpu_bytes)} per GPU (model states {gb(_model_states(estimate))})")
     if choice is None:
+        full_shard = _full_shard(layout, machine)
         if machine.nodes > FEW_NODES:
             tried.append(f"full sharding across {machine.nodes} nodes (more than {FEW_NODES}) would all-gather the "
                          f"whole model over the inter-node link at every micro-batch")
@@ -267,7 +269,13 @@ def recommend(layout: Layout, model: Model, machine: Machine, estimate_fn: Estim
         else:
             tried.append(f"{what}{' ' + how if how else ''}: {gb(estimate.per_gpu_bytes)} per GPU (model states "
                          f"{gb(_model_states(estimate))}): nothing fits on the GPUs alone")
-            choice, why = _offloaded(layout, model, machine, estimate_fn)
+            choice, why, chosen = _offloaded(layout, model, machine, estimate_fn)
+        if choice.startswith("3d") and machine.nodes > 1:
+            # the reason in communication: what full sharding would send against what 3-D sends
+            full = replace(full_shard, recompute=chosen.recompute, micro_batch=chosen.micro_batch,
+                           accumulation=chosen.accumulation, num_microbatches=chosen.num_microbatches)
+            why += (f"; communication per step: FSDP2 full shard over {machine.world_size} GPUs "
+                    f"{_comm_text(full, model, machine)}, 3-D {_comm_text(chosen, model, machine)}")
     if tried:
         why = "; ".join(tried) + "; " + why
     why = f"on {machine_text(machine)}: {why}"
@@ -275,8 +283,31 @@ def recommend(layout: Layout, model: Model, machine: Machine, estimate_fn: Estim
                           assumptions=notes)
 
 
-def _offloaded(layout: Layout, model: Model, machine: Machine, estimate_fn: EstimateFn) -> tuple[str, str]:
-    """(choice, why) with the optimizer states on the CPU, when nothing fits on the GPUs alone."""
+def _full_shard(layout: Layout, machine: Machine) -> Layout:
+    """FSDP2 full shard over every GPU of the machine."""
+    base = replace(layout, world_size=machine.world_size, nodes=machine.nodes, gpus_per_node=machine.gpus_per_node,
+                   tensor=1, pipeline=1, virtual_pipeline=None, sequence_parallel=False, offload_optimizer="none",
+                   offload_params="none")
+    dp = max(1, machine.world_size // max(1, layout.context))
+    return _as_engine(base, "fsdp2", 3, data_parallel_shard=dp, data_parallel_replicate=1)
+
+
+def _comm_text(layout: Layout, model: Model, machine: Machine) -> str:
+    """'2392 GB per GPU (at least 96 s)': what one GPU sends per step, and the time it bounds."""
+    traffic = communication.per_step(layout, model, machine)
+    sent = sum(t.bytes for t in traffic)
+    text = f"{gb(sent)} per GPU"
+    if traffic and all(t.seconds is not None for t in traffic):
+        text += f" (at least {communication.step_time_lower_bound(traffic).value:.3g} s)"
+    missing = communication.not_estimated(layout, model)
+    if missing:
+        text += " (" + "; ".join(missing) + ")"
+    return text
+
+
+def _offloaded(layout: Layout, model: Model, machine: Machine, estimate_fn: EstimateFn
+               ) -> tuple[str, str, Layout]:
+    """(choice, why, layout) with the optimizer states on the CPU, when nothing fits on the GPUs alone."""
     memory = machine.gpu_memory
     if machine.nodes <= FEW_NODES:
         for name, candidate, what in _candidates(layout, model, machine):
@@ -284,16 +315,16 @@ def _offloaded(layout: Layout, model: Model, machine: Machine, estimate_fn: Esti
                 candidate = replace(candidate, offload_optimizer="cpu", offload_params="cpu")
                 found = _first_fit(candidate, estimate_fn)
                 if found:
-                    _, estimate, how = found
+                    chosen, estimate, how = found
                     return "fsdp2-full-shard+cpu-offload", _fits_text(
-                        f"{what} with CPUOffloadPolicy", how, estimate, memory)
+                        f"{what} with CPUOffloadPolicy", how, estimate, memory), chosen
     chosen, estimate, how, fits = _three_d(layout, model, machine, estimate_fn, offload=True)
     what = (f"Megatron-style 3-D, {_degrees(chosen)} with the distributed optimizer, sequence parallelism and "
             f"--optimizer-cpu-offload")
     if fits:
-        return "3d+cpu-offload", _fits_text(what, how, estimate, memory)
+        return "3d+cpu-offload", _fits_text(what, how, estimate, memory), chosen
     return "3d", (f"{what}{' ' + how if how else ''}: {gb(estimate.per_gpu_bytes)} per GPU still does not fit "
-                  f"{gb(memory)}: more GPUs, or GPUs with more memory")
+                  f"{gb(memory)}: more GPUs, or GPUs with more memory"), chosen
 
 
 # --- the smallest change --------------------------------------------------------------------------
