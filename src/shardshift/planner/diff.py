@@ -47,6 +47,17 @@ LABELS = {
     "gradient_clipping": "gradient clipping",
     "optimizer.name": "optimizer",
     "scheduler.name": "scheduler",
+    "optimizer.params": "optimizer parameters",
+    "scheduler.params": "scheduler parameters",
+    "world.nodes": "nodes",
+    "world.gpus_per_node": "GPUs per node",
+    "world.world_size": "world size",
+    "parallelism.data_parallel_shard": "data-parallel shard",
+    "parallelism.data_parallel_replicate": "data-parallel replicate",
+    "parallelism.tensor": "tensor parallel",
+    "parallelism.pipeline": "pipeline parallel",
+    "parallelism.context": "context parallel",
+    "parallelism.expert": "expert parallel",
 }
 HEADLINE = ("sharding.stage", "precision.param_dtype", "parallelism.tensor", "parallelism.pipeline")
 BUCKETS = ("communication.reduce_bucket_elements", "communication.allgather_bucket_elements",
