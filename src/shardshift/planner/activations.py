@@ -21,7 +21,9 @@ attention (K and V kv_heads/heads as wide) follow the same accounting.
 
 Attention kernel: with a fused (flash) attention kernel the s^2 scores are never stored, so the
 5*a*s/h term is dropped as under selective recomputation (`Layout.flash_attention`; Megatron's
-`compute_activation_memory_without_sp` assumes the same).
+`compute_activation_memory_without_sp` assumes the same); the kernel keeps the softmax's log-sum-exp
+instead, 4 bytes per head and token (4*a/h in units of s*b*h: under 0.1% for usual shapes; Megatron
+leaves it out). Measured on the CPU (tests/test_planner_activations.py).
 
 Pipeline parallelism (section 4.2.3 of the paper; Megatron's `compute_activation_memory`): the first
 stage holds L/p layers for p micro-batches in flight under 1F1B, i.e. L layers' worth; fewer when
@@ -69,7 +71,13 @@ def per_layer_bytes(layout: Layout, model: Model, micro_batch: int) -> float:
     # ffn-wide tensors (fc1 output and activation output; a gated MLP has gate, up and product)
     widths = 3 if _gated(layout, model) else 2
     split = e * (2 + 2 * kv) + widths * e * ffn / h
-    scores = 0.0 if (layout.flash_attention or layout.recompute == "selective") else (2 * e + 1) * a * s / h
+    if layout.flash_attention:
+        # a fused kernel keeps only the softmax's log-sum-exp: one fp32 value per head and token
+        scores = 4 * a / h
+    elif layout.recompute == "selective":
+        scores = 0.0
+    else:
+        scores = (2 * e + 1) * a * s / h
     if layout.sequence_parallel:
         return sbh * (replicated + split + scores) / t
     return sbh * (replicated + (split + scores) / t)
