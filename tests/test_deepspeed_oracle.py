@@ -10,9 +10,11 @@ is loaded in practice: `json.load` (Transformers / Accelerate) and DeepSpeed's o
 
 Issue 3 (checker): when DeepSpeed rejects a config at every plausible world size (powers of two
 to 64 and the sizes its batch values imply), `shardshift check` must report at least one error.
-A file counts as rejected when it is not JSON once comments and trailing commas are removed, even
-where DeepSpeed's lenient hjson loader would take it (missing commas, unquoted words), because
-`json.load` in Transformers and Accelerate refuses it. A lone "auto" is not an error by itself.
+A file is judged on the values DeepSpeed's own loader (hjson) gives it: one that is not JSON once
+comments and trailing commas are removed (missing commas, unquoted words such as a template's
+`CONFIG_BATCH_SIZE`) is read by shardshift as hjson reads it, gets the hjson-only syntax warning
+(SS004, tests/test_hjson.py) and counts as rejected only when DeepSpeed rejects those values.
+A file hjson cannot load at all counts as rejected. A lone "auto" is not an error by itself.
 
 DeepSpeed is imported once per module (about 3.5 s); the rest runs in a few seconds. Known gaps
 are listed in KNOWN_MISSES / ROUND_TRIP_GAPS as strict xfails: fixing one makes its test XPASS
@@ -74,6 +76,7 @@ class Case:
     world: int | None = None  # first plausible world size where DeepSpeed accepts it
     rejected_everywhere: bool = False
     errors: list[str] = field(default_factory=list)
+    hjson_only: bool = False  # hjson (DeepSpeed) loads it, json.load (Transformers, Accelerate) does not
 
     @property
     def name(self) -> str:
@@ -110,11 +113,9 @@ class Oracle:
             case.load_error = f"{type(error).__name__}: {error}"
             case.rejected_everywhere, case.errors = True, [f"DeepSpeed cannot load the file: {case.load_error}"]
             return case
-        if not oracles.is_json_with_comments(text):
-            # DeepSpeed's hjson takes it (missing commas, unquoted words), json.load does not.
-            case.load_error = "hjson-only syntax: not JSON even with comments and trailing commas"
-            case.rejected_everywhere, case.errors = True, [f"json.load cannot read the file ({case.load_error})"]
-            return case
+        # DeepSpeed's hjson takes missing commas and unquoted words, json.load does not: shardshift
+        # warns about those (SS004) and judges the values DeepSpeed gets, as for any other file.
+        case.hjson_only = not oracles.is_json_with_comments(text)
         case.world, _, case.errors = oracles.first_acceptance(case.loaded)
         if case.world is None:
             case.rejected_everywhere, case.errors = oracles.rejected_everywhere(case.loaded)

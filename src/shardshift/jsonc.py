@@ -87,12 +87,18 @@ FORMS = {
     "quoteless-key": "a key without quotes",
     "single-quoted": "a single-quoted string",
     "multiline-string": "a ''' multi-line string",
-    "missing-comma": "members or elements not separated by a comma",
+    "missing-comma": "no comma between two members or elements",
     "braceless-root": "a root object without braces",
     "empty-file": "an empty file (hjson reads it as an empty object)",
     "escape": "a string escape JSON does not have",
     "non-ascii-digits": "a number with non-ASCII digits",
 }
+
+
+def _took_comma(node: Node) -> bool:
+    """Whether `node` is a quoteless string that ran past the comma written after it (then hjson
+    sees no comma, but the author wrote one: not a form of its own)."""
+    return node.kind == "string" and node.raw.endswith(",") and node.raw[:1] not in "\"'"
 
 
 def _escape_token(token: str) -> str:
@@ -102,13 +108,14 @@ def _escape_token(token: str) -> str:
 
 
 class _Parser:
-    __slots__ = ("text", "n", "newlines", "forms")
+    __slots__ = ("text", "n", "newlines", "forms", "swallowed")
 
     def __init__(self, text: str):
         self.text = text
         self.n = len(text)
         self.newlines = [m.start() for m in re.finditer("\n", text)]
         self.forms: list[tuple[str, int]] = []  # (form, offset) in source order
+        self.swallowed: int | None = None  # the first quoteless value that runs past a } or ]
 
     # --- positions ------------------------------------------------------------------------
 
@@ -305,6 +312,8 @@ class _Parser:
             end = eol.start() if eol is not None else self.n
         value = text[pos:end].strip()
         raw = text[pos:end].rstrip()
+        if stop is not None and self.swallowed is None and any(c in value for c in "}]"):
+            self.swallowed = pos  # the value took a closing bracket with it: said if one is missing
         self.forms.append(("quoteless-value", pos))
         return self.node("string", pos, pointer, value, raw), end
 
@@ -341,6 +350,14 @@ class _Parser:
                 key = key.rstrip()
             return key, plain.end() - 1
         raise self._bad_key(pos)
+
+    def _missing(self, closer: str, end: int) -> _Fail:
+        message = f"unexpected end of file: a {closer!r} is missing"
+        if self.swallowed is not None:
+            line, column = self.position(self.swallowed)
+            message += (f" (the value without quotes at line {line}, column {column} runs to the end of its line, "
+                        "closing brackets and commas included, as hjson reads it)")
+        return _Fail(message, end)
 
     def _expected_colon(self, end: int) -> _Fail:
         ch = self.text[end:end + 1]
@@ -441,8 +458,9 @@ class _Parser:
                 return node, end
             if not comma:
                 if ch == "":
-                    raise _Fail("unexpected end of file: a '}' is missing", end)
-                self.forms.append(("missing-comma", end))
+                    raise self._missing("}", end)
+                if not _took_comma(child):
+                    self.forms.append(("missing-comma", end))
 
     def array(self, pos: int, pointer: str, depth: int) -> tuple[Node, int]:
         if depth > MAX_DEPTH:
@@ -471,8 +489,9 @@ class _Parser:
                 return node, end + 1
             if not comma:
                 if ch == "":
-                    raise _Fail("unexpected end of file: a ']' is missing", end)
-                self.forms.append(("missing-comma", end))
+                    raise self._missing("]", end)
+                if not _took_comma(child):
+                    self.forms.append(("missing-comma", end))
 
     # --- the document ---------------------------------------------------------------------
 

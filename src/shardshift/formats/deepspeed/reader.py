@@ -1,6 +1,7 @@
 """DeepSpeed ds_config.json: reader (text -> Document with Plan) and writer (Plan -> text).
 
-The reader parses JSON with comments (DeepSpeed loads files with hjson), renames legacy
+The reader parses the text as DeepSpeed's own loader (hjson) reads it (JSON, comments, and
+hjson's laxer forms, which rule SS004 reports: shardshift.jsonc), renames legacy
 spellings the way DeepSpeed itself migrates them, lifts every value with a neutral meaning into
 the Plan, and keeps the rest, untouched, in ``plan.passthrough["deepspeed"]``. A value is lifted
 only when its JSON type is the one DeepSpeed expects: anything else stays in the passthrough and
@@ -56,7 +57,12 @@ def looks_like(path: str, text: str) -> bool:
         return False
     if NAME_PATTERN.search(name):
         return True
-    return any(f'"{k}"' in text for k in MARKER_KEYS)
+    return any(f'"{k}"' in text for k in MARKER_KEYS) or (
+        any(k in text for k in MARKER_KEYS) and _QUOTELESS_MARKER.search(text) is not None)
+
+
+# A marker key written the hjson way, without quotes (`train_batch_size: 32`).
+_QUOTELESS_MARKER = re.compile(r"(?:^|[{,\s'])(?:" + "|".join(sorted(MARKER_KEYS)) + r")'?[ \t]*:", re.M)
 
 
 def is_config(document: Document) -> bool:

@@ -100,7 +100,7 @@ class HjsonOnlySyntax(Rule):
         form, line, column = forms[0]
         others = sorted({FORMS[f] for f, _, _ in forms[1:]} - {FORMS[form]})
         count = f"{len(forms)} such places in this file" if len(forms) > 1 else "the only such place in this file"
-        message = (f"{FORMS[form]} is hjson-only syntax: DeepSpeed's own loader (hjson) reads it, but json.load, "
+        message = (f"hjson-only syntax ({FORMS[form]}): DeepSpeed's own loader (hjson) reads it, but json.load, "
                    "which the Hugging Face Trainer and Accelerate use to open a ds_config path, refuses the file; "
                    f"{count}")
         if others:
