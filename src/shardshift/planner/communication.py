@@ -34,7 +34,10 @@ gathered parameter element):
   `partition_gradients`); ZeRO-2: at every micro-batch ("ZeRO stage >= 2 communicates during non
   gradient accumulation boundaries as well"; `DeepSpeedEngine.no_sync` asserts against stage 2/3);
   ZeRO-1/2 then all-gather the updated 16-bit partitions once per step. ZeRO-3: every micro-batch
-  all-gathers the parameters in forward and again in backward and reduce-scatters the gradients.
+  all-gathers the parameters in forward and again in backward and reduce-scatters the gradients; a
+  parameter used again within `stage3_max_reuse_distance` elements (1e9 by default) of the module
+  trace is not released (partitioned_param_coordinator.py `__params_to_release`), which at the
+  forward/backward turn spares the backward gather of about the last half of that distance.
 - FSDP2 (`fully_shard`): every micro-batch all-gathers in forward, again in backward when
   `reshard_after_forward=True` (stage 3; False = stage 2 keeps them), and reduce-scatters at every
   backward unless `set_requires_gradient_sync(False)` (Accelerate calls it on non-final micro-batches;
@@ -67,6 +70,7 @@ GB = 1e9
 AXES = ("data-parallel", "hybrid-cross-node", "expert-data-parallel", "tensor", "context", "expert", "pipeline")
 
 DEFAULT_TOPK = 2  # Megatron's --moe-router-topk default (../shared/reference/megatron.md)
+DS_MAX_REUSE_DISTANCE = 1_000_000_000  # zero_optimization.stage3_max_reuse_distance default (zero/config.py)
 
 
 # --- collectives: bytes one rank sends --------------------------------------------------------------
@@ -230,11 +234,22 @@ def _data_parallel_group(axis: str, params: float, shard: int, replicate: int, s
     parts: list[str] = []
     sent = 0.0
     if stage == 3 or (engine == "fsdp2" and stage >= 2):
-        gathers = 2 * m if stage == 3 else m
-        sent += gathers * all_gather(weights, s)
-        which = "forward and backward" if stage == 3 else "forward only (reshard_after_forward=False)"
-        parts.append(f"{gathers} x all-gather of {params:,.0f} parameters x {c} B over {s} ranks "
-                     f"({which}, every micro-batch of {m})")
+        sent += m * all_gather(weights, s)
+        parts.append(f"{m} x all-gather of {params:,.0f} parameters x {c} B over {s} ranks in forward (every "
+                     f"micro-batch)")
+        if stage == 3 and engine == "deepspeed":
+            kept = min(params, DS_MAX_REUSE_DISTANCE / 2)
+            sent += m * all_gather((params - kept) * c, s)
+            parts.append(f"{m} x all-gather in backward of all but the last ~{kept:,.0f} parameters of the forward "
+                         f"(DeepSpeed keeps a parameter used again within stage3_max_reuse_distance, "
+                         f"{DS_MAX_REUSE_DISTANCE:,} elements by default, partitioned_param_coordinator.py; "
+                         f"about half of it at the forward/backward turn)")
+        elif stage == 3:
+            sent += m * all_gather(weights, s)
+            parts.append(f"{m} x all-gather in backward (reshard_after_forward=True; the root module, left at its "
+                         f"default, is not resharded after forward: its parameters, often few, are counted anyway)")
+        else:
+            parts.append("no backward all-gather (reshard_after_forward=False)")
         sent += k * reduce_scatter(grads, s)
         parts.append(f"{k} x reduce-scatter of the gradients x {g_bytes} B ({k_why})")
     else:  # DeepSpeed ZeRO-1/2, Megatron's distributed optimizer
@@ -389,7 +404,8 @@ def not_estimated(layout: Layout, model: Model) -> list[str]:
 
 def step_time_lower_bound(traffic: list[Traffic], overlapped: bool = False) -> Figure:
     """The least time per step the communication alone takes: the sum over the axes (no axis
-    overlaps another), or with `overlapped` the slowest axis (all axes run at once)."""
+    overlaps another), or with `overlapped` the slowest axis (all axes run at once). Axes without a
+    bandwidth are left out (the assumption names them); NaN when no axis has one."""
     known = [t for t in traffic if t.seconds is not None]
     unknown = sorted({t.axis for t in traffic if t.seconds is None})
     if overlapped:
@@ -400,6 +416,8 @@ def step_time_lower_bound(traffic: list[Traffic], overlapped: bool = False) -> F
         how = "the sum over the axes (no overlap between axes, nor with compute)"
     if not traffic:
         how = "no communication"
+    elif not known:
+        value = float("nan")  # not 0: every axis sends something, at a speed not given
     if unknown:
         how += f"; not counted for want of a bandwidth: {', '.join(unknown)}"
     return Figure(float(value), f"communication time per step: {how}; bandwidth terms only (no latency)")
