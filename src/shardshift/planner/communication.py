@@ -166,7 +166,7 @@ def split_parameters(layout: Layout, model: Model) -> tuple[float, float, str]:
         return model.parameters / (t * p), 0.0, how
     dense = (model.parameters - experts) / (t * p)
     expert = experts / (e * t * p)
-    how = f"parameters split evenly over TP {t} x PP {p}" if t * p > 1 else "every parameter on each GPU"
+    how = f"parameters split evenly over TP {t} x PP {p}" if t * p > 1 else "no tensor or pipeline split"
     if experts:
         how += f"; routed experts ({experts:,}) over EP {e} x TP {t} x PP {p}"
     return dense, expert, how
@@ -251,10 +251,10 @@ def _data_parallel_group(axis: str, params: float, shard: int, replicate: int, s
         else:
             parts.append("no backward all-gather (reshard_after_forward=False)")
         sent += k * reduce_scatter(grads, s)
-        parts.append(f"{k} x reduce-scatter of the gradients x {g_bytes} B ({k_why})")
+        parts.append(f"{k} x reduce-scatter of the gradients x {g_bytes} B: {k_why}")
     else:  # DeepSpeed ZeRO-1/2, Megatron's distributed optimizer
         sent += k * reduce_scatter(grads, s)
-        parts.append(f"{k} x reduce-scatter of {params:,.0f} gradients x {g_bytes} B over {s} ranks ({k_why})")
+        parts.append(f"{k} x reduce-scatter of {params:,.0f} gradients x {g_bytes} B over {s} ranks: {k_why}")
         sent += all_gather(weights, s)
         parts.append(f"1 x all-gather of the updated parameters x {c} B after the step")
     how = "; ".join(parts) + f"; (n-1)/n of each; {g_why}; {split_how}{offload}"

@@ -436,8 +436,10 @@ def smallest_change(layout: Layout, model: Model, machine: Machine, estimate_fn:
             estimate = estimate_fn(changed)
             if estimate.fits:
                 return f"{head}; {' + '.join(labels + [label])} needs {gb(estimate.per_gpu_bytes)}"
-        cumulative, label = options[-1]
-        labels.append(label)
-        best = estimate_fn(cumulative)
+        strongest, label = options[-1]
+        estimate = estimate_fn(strongest)
+        if estimate.per_gpu_bytes < best.per_gpu_bytes:  # a step that saves nothing is not proposed
+            cumulative, best = strongest, estimate
+            labels.append(label)
     return (f"{head}; nothing within reach fits: {' + '.join(labels) or 'no change applies'} still needs "
             f"{gb(best.per_gpu_bytes)} per GPU (more GPUs, or GPUs with more memory)")
