@@ -67,10 +67,10 @@ def test_zero3_16_gpus_two_nodes():
     assert "inter-node" in traffic["data-parallel"].assumption
 
 
-def test_zero3_small_model_gathers_once_in_backward_window():
+def test_zero3_backward_gather_spares_the_reuse_window():
     # 0.8e9 parameters; DeepSpeed keeps the last stage3_max_reuse_distance / 2 = 0.5e9 of the forward, so the
-    # backward gathers 0.3e9 parameters. 8 GPUs, bf16, one micro-batch: forward 7/8 x 1.6e9 = 1.4e9 B; backward 7/8 x 0.6e9 =
-    # 0.525e9 B; reduce-scatter 7/8 x 1.6e9 = 1.4e9 B: 3.325e9 B.
+    # backward gathers 0.3e9 parameters. 8 GPUs, bf16, one micro-batch: forward 7/8 x 1.6e9 = 1.4e9 B;
+    # backward 7/8 x 0.6e9 = 0.525e9 B; reduce-scatter 7/8 x 1.6e9 = 1.4e9 B: 3.325e9 B.
     layout = Layout(world_size=8, data_parallel_shard=8, stage=3, engine="deepspeed", param_bytes=2, grad_bytes=2,
                     compute_bytes=2)
     traffic = by_axis(per_step(layout, Model(parameters=8 * 10**8), machine(1, 8)))
@@ -80,6 +80,30 @@ def test_zero3_small_model_gathers_once_in_backward_window():
                    compute_bytes=2)
     assert by_axis(per_step(fsdp2, Model(parameters=8 * 10**8), machine(1, 8)))["data-parallel"].bytes == \
         pytest.approx(4.2e9)
+
+
+def test_fsdp2_accumulation_through_accelerate():
+    # FSDP2 full shard through Accelerate, 8 GPUs, 1e9 parameters, bf16 param and reduce dtype, 4 micro-batches:
+    # all-gathers repeat every micro-batch (forward + backward): 8 x 7/8 x 2e9 = 14e9 B; the reduce-scatter
+    # runs once (set_requires_gradient_sync(False) on the first 3): 7/8 x 2e9 = 1.75e9 B. 15.75e9 B.
+    # Without Accelerate (fully_shard's default, sync every micro-batch): 14e9 + 4 x 1.75e9 = 21e9 B.
+    common = dict(world_size=8, data_parallel_shard=8, stage=3, engine="fsdp2", param_bytes=4, grad_bytes=4,
+                  compute_bytes=2, accumulation=4, num_microbatches=4)
+    model = Model(parameters=10**9)
+    accelerate = by_axis(per_step(Layout(framework="accelerate", **common), model, machine(1, 8)))
+    plain = by_axis(per_step(Layout(framework="fsdp2", **common), model, machine(1, 8)))
+    assert accelerate["data-parallel"].bytes == pytest.approx(15.75e9)
+    assert plain["data-parallel"].bytes == pytest.approx(21e9)
+
+
+def test_interleaved_pipeline():
+    # Megatron PP 4 with 2 virtual stages, 8 micro-batches, s 4096, b 1, h 4096, bf16, no TP:
+    # x = 4096 x 4096 x 2 = 33,554,432 B; a middle rank sends 2 x 2 = 4 tensors a micro-batch:
+    # 4 x 8 x 33,554,432 = 1,073,741,824 B.
+    layout = Layout(world_size=4, data_parallel_shard=1, pipeline=4, virtual_pipeline=2, engine="megatron",
+                    compute_bytes=2, sequence_length=4096, micro_batch=1, accumulation=8, num_microbatches=8)
+    axes = by_axis(per_step(layout, Model(parameters=10**9, layers=32, hidden=4096, heads=32), machine(1, 8)))
+    assert axes["pipeline"].bytes == pytest.approx(1_073_741_824)
 
 
 def test_zero2_and_zero1_under_accumulation():
