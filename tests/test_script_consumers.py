@@ -81,7 +81,10 @@ CASES = {
     "other-directory": ({"run.sh": 'deepspeed train.py --deepspeed "$ROOT/other/ds_config.json"\n'}, "nothing"),
     "literal-other-file": ({"run.sh": "deepspeed train.py --deepspeed configs/z3.json\n"}, "nothing"),
     # a script in another directory than the config's (or its ancestors) is not assumed to read it
-    "runtime-elsewhere": ({"scripts/run.sh": "deepspeed train.py --deepspeed $1\n"}, "nothing"),
+    "runtime-elsewhere": ({"other/run.sh": "deepspeed train.py --deepspeed $1\n"}, "nothing"),
+    # a scripts/ folder runs from the directory above (FastChat's scripts/train_lora.sh)
+    "runtime-scripts-folder": ({"scripts/train.sh": "deepspeed t.py --deepspeed $PATH_TO_DEEPSPEED_CONFIG\n"},
+                               "unknown"),
     "switch-then-flag": ({"run.sh": "deepspeed train.py --deepspeed --deepspeed_config=$CFG --bf16\n"}, "unknown"),
     "python-constant": ({"train.py": 'from transformers import TrainingArguments\nDS = "configs/ds_config.json"\n'
                                      'def main():\n    return TrainingArguments(output_dir="o", deepspeed=DS)\n'}, "none"),

@@ -9,10 +9,14 @@ and `trainer_config_finalize`) and Accelerate (`DeepSpeedPlugin.__post_init__`,
 So the rules first find the file's consumers (`consumers_of`): an Accelerate YAML whose
 `deepspeed_config_file` names it, an Axolotl (or LLaMA-Factory) YAML with `deepspeed:`, a Python
 script that passes it to `TrainingArguments(deepspeed=...)`, `HfDeepSpeedConfig`,
-`DeepSpeedPlugin` or `deepspeed.initialize`, or a shell script with `--deepspeed <file>` /
-`--deepspeed_config <file>`. They are looked for among the documents of the run and in the
-files of the file's repository (the nearest directory with `.git`, else the file's own
-directory), with a plain text search for the file name before anything is parsed.
+`DeepSpeedPlugin` or `deepspeed.initialize` (also through a constant, an argparse default or an
+HfArgumentParser dataclass default), or a shell script with `--deepspeed <file>` /
+`--deepspeed_config <file>` / `--deepspeed_config_file <file>` (read with the Megatron launch
+script reader, formats/shell_refs.py: variables, arrays, `${X:-default}`, branches). They are
+looked for among the documents of the run and in the files of the file's repository (the nearest
+directory with `.git`, else the file's own directory), with a plain text search for the file name
+(or a `--deepspeed*` flag with a `$` value) before anything is parsed. A path decided at run time
+is an "undecided" consumer (`undecided_consumers_of`), never counted as one that reads the file.
 """
 
 from __future__ import annotations
@@ -88,6 +92,8 @@ SCAN_MAX_BYTES = 1_000_000
 # ds.json` yields both flags.
 SHELL_FLAG = re.compile(r"--(deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)\b"
                         r"(?=(?:\s*=\s*|(?:\s|\\\n)+)([\"']?)([^\s\"'`;|&()]+)\2)")
+# Folders of launch scripts that run from the directory above (`bash scripts/train.sh`).
+LAUNCH_DIRS = {"scripts", "script", "bin", "launch", "launchers", "slurm", "jobs", "examples", "run"}
 # A flag whose value is a variable: a script that may pass any ds_config.
 RUNTIME_FLAG = re.compile(r"--(?:deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)(?:\s*=\s*|\s+)[\"']?[^\s\"']*[$`]")
 YAML_KEY = re.compile(r"^\s*(deepspeed_config_file|deepspeed)\s*:\s*[\"']?([^\"'#\s]+)", re.MULTILINE)
@@ -208,7 +214,7 @@ def _index(documents: list[Document]) -> dict[str, list[Consumer]]:
 
 def _may_name(reference: str, referrer: str, targets: dict[str, list[str]]) -> list[str]:
     """The ds_configs a path decided at run time may name: those in the referring file's
-    directory or below it whose name fits the known part of the path (`${?}` stands for each
+    directory or below it (the directory above for a `scripts/`-like folder) whose name fits the known part of the path (`${?}` stands for each
     unknown stretch); none when the path names known directories (`$ROOT/configs/ds.json` is
     configs/ds.json, resolved by `_resolve`)."""
     from shardshift.formats.shell_refs import HOLE
@@ -222,6 +228,8 @@ def _may_name(reference: str, referrer: str, targets: dict[str, list[str]]) -> l
         return []
     pattern = re.compile(".*".join(re.escape(piece) for piece in parts[-1].split(HOLE)) + r"\Z")
     base = os.path.dirname(referrer)
+    if os.path.basename(base).lower() in LAUNCH_DIRS:
+        base = os.path.dirname(base)  # `scripts/train.sh` is run from the directory above, next to configs/
     return [t for paths in targets.values() for t in paths
             if pattern.match(os.path.basename(t))
             and (os.path.dirname(t) == base or os.path.dirname(t).startswith(base + os.sep))]
@@ -394,9 +402,14 @@ class AutoWithoutIntegration(Rule):
     file, at the first one, with every place as a related location): no Accelerate
     YAML (`deepspeed_config_file`), Axolotl YAML (`deepspeed:`), Python script
     (`TrainingArguments(deepspeed=...)`, `HfDeepSpeedConfig`, `deepspeed.initialize`) or shell
-    script (`--deepspeed`, `--deepspeed_config`) in the run or in the file's repository names it.
-    Says what plain DeepSpeed would do with the key. Keys where `"auto"` is a real DeepSpeed value
-    (`pipeline.stages`, the ZenFlow intervals, ...) are not reported.
+    script (`--deepspeed`, `--deepspeed_config`, `accelerate launch --deepspeed_config_file`) in
+    the run or in the file's repository names it. Paths are followed through shell variables,
+    arrays and `${X:-default}`, Python constants, argparse defaults (also `args.<dest>`) and
+    `HfArgumentParser` dataclass defaults. Says what plain DeepSpeed would do with the key. Keys
+    where `"auto"` is a real DeepSpeed value (`pipeline.stages`, the ZenFlow intervals, ...) are
+    not reported. When a script in the file's directory (or the directory above its `scripts/`
+    folder) passes a path decided at run time (`--deepspeed $1`, `TrainingArguments(
+    deepspeed=args.ds)`), the finding says the consumer is unknown instead of that there is none.
 
     ## Why is this bad
     Only the Hugging Face integration (Trainer, Accelerate) fills `"auto"` in. Given to plain
@@ -452,8 +465,8 @@ class AutoWithoutIntegration(Rule):
                                        f"run time ({consumer.unknown})"))
             yield self.finding(
                 document, pointers[0],
-                f"{count}: {who}; {first.describe()} passes a ds_config whose path is decided at run time "
-                f"({first.unknown}), so whether it reads {name} (and fills the \"auto\" values) is unknown; if "
+                f"{count}: {who}; the ds_config path given to {first.describe()} is decided at run time "
+                f"({first.unknown}), so whether it is {name} (and the \"auto\" values are filled) is unknown; if "
                 f"{name} is given to plain DeepSpeed instead, it {plain_deepspeed_effect(pointers[0])} for "
                 f"{_dotted(pointers[0])}; set values, or pass {name} literally where the script names it",
                 related=related)
