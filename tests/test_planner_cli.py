@@ -198,23 +198,32 @@ def test_the_text_table():
 FIT = ("--gpu-memory", "24GB", "--model-params", "8B", "--world-size", "8")
 
 PL201_CASES = [
-    # fixture, options, severity, line, column, pointer, fix
-    ("bad.json", FIT, "error", 6, 14, "/zero_optimization/stage", None),
+    # fixture, options, severity, line, column, pointer, fix, message start
+    ("bad.json", FIT, "error", 6, 14, "/zero_optimization/stage", None,
+     "ZeRO-1 on 8 × 24 GB: 50.0 GB per GPU (gradients 20.0, parameters 16.0, optimizer states 8.0) for 8B "
+     "parameters; stage 3 needs"),
+    # the script states the model and the world (torchrun --nproc_per_node 8 --nnodes 1)
+    ("bad_megatron.sh", ("--gpu-memory", "24GB"), "error", 19, 5, "--tensor-model-parallel-size", None,
+     "Megatron DDP with TP 2 on 8 × 24 GB: 85.8 GB per GPU (optimizer states 32.1, gradients 16.1, master weights "
+     "16.1) for 8.03B parameters; "),
 ]
 
 
-@pytest.mark.parametrize(("name", "options", "severity", "line", "column", "pointer", "fix"), PL201_CASES)
-def test_pl201_case_table(name, options, severity, line, column, pointer, fix):
+@pytest.mark.parametrize(("name", "options", "severity", "line", "column", "pointer", "fix", "message"), PL201_CASES,
+                         ids=[c[0] for c in PL201_CASES])
+def test_pl201_case_table(name, options, severity, line, column, pointer, fix, message):
     status, output = check_json(*options, str(PL201 / name))
     (finding,) = [f for f in output["findings"] if f["code"] == "PL201"]
     assert status == 1
     assert (finding["severity"], finding["file"], finding["line"], finding["column"], finding["pointer"],
             finding["fix"]) == (severity, f"fixtures/plan/PL201/{name}", line, column, pointer, fix)
-    assert finding["message"].startswith("ZeRO-1 on 8 × 24 GB: 50.0 GB per GPU")
+    assert finding["message"].startswith(message), finding["message"]
+    assert finding["message"].endswith("(`shardshift plan` shows the estimate)")
 
 
-def test_pl201_good_fixture_fits():
-    status, output = check_json(*FIT, str(PL201 / "good.json"))
+@pytest.mark.parametrize(("name", "options"), [("good.json", FIT), ("good_megatron.sh", ("--gpu-memory", "24GB"))])
+def test_pl201_good_fixtures_fit(name, options):
+    status, output = check_json(*options, str(PL201 / name))
     assert status == 0 and [f for f in output["findings"] if f["severity"] != "info"] == []
 
 
@@ -226,7 +235,7 @@ def test_pl201_names_the_smallest_change():
 
 @pytest.mark.parametrize("options", [
     ("--model-params", "8B", "--world-size", "8"),  # no GPU memory
-    ("--gpu-memory", "24GB", "--world-size", "8"),  # no model
+    ("--gpu-memory", "24GB", "--world-size", "8"),  # no model (a ds_config states none)
     ("--gpu-memory", "24GB", "--model-params", "8B"),  # no world size
 ], ids=["no-memory", "no-model", "no-world"])
 def test_pl201_is_silent_without_what_it_needs(options):

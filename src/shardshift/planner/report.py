@@ -200,8 +200,11 @@ def render_text(report: dict[str, Any]) -> str:
     else:
         total += "  (pass --gpu-memory to judge the fit)"
     lines.append(total)
-    if memory["largest_micro_batch"] is not None:
+    if memory["largest_micro_batch"]:
         lines.append(f"  largest micro batch that fits: {memory['largest_micro_batch']}")
+    elif memory["largest_micro_batch"] == 0:
+        lines.append("  no micro batch fits: the model states and buffers leave no room for activations"
+                     if memory["fits"] is False else "  no micro batch fits")
     cpu = [(n, p) for n, p in memory["parts"].items() if n.startswith("cpu_")]
     if cpu:
         lines.append("host (CPU) memory per node")

@@ -59,7 +59,8 @@ class SetupDoesNotFit(PlanRule):
     total exceeds the GPU memory, it reports at the setting that decides it (the sharding
     stage) with the smallest change that fits. The estimate is a lower bound where something is
     not stated: no activations without a shape and a sequence length, micro batch 1 when it is
-    not set, no optimizer state when the setup names no optimizer. Nothing is judged when the
+    not set, no optimizer state when the setup names no optimizer (Megatron-LM and torchtitan
+    build their default Adam / AdamW themselves, and it is counted). Nothing is judged when the
     world size, the GPU memory or the model is not known, or when a setting the estimate reads
     is `"auto"` or known only at run time.
 
@@ -88,7 +89,7 @@ class SetupDoesNotFit(PlanRule):
     severity = "error"
 
     def check_setup(self, setup: Setup, context: Context) -> Iterable[Finding]:
-        if context.gpu_memory is None or (context.model_parameters is None and context.model_config is None):
+        if context.gpu_memory is None:
             return
         plan = setup.plan
         for dotted in DECIDING:
@@ -118,7 +119,10 @@ class SetupDoesNotFit(PlanRule):
         layout = layouts.layout_of(plan, machine, framework=framework_of(setup))
         if layout.world_size % (layout.tensor * layout.pipeline * layout.context):
             return  # PL101 reports the degrees against the world size
-        no_optimizer = plan.optimizer is None or plan.optimizer.name is None
+        # Megatron-LM (--optimizer, default adam) and torchtitan ([optimizer] name, default AdamW)
+        # build the optimizer themselves; elsewhere a setup that names none leaves it to the code.
+        no_optimizer = (plan.optimizer is None or plan.optimizer.name is None) \
+            and layout.engine != "megatron" and layout.framework != "torchtitan"
         if no_optimizer:
             layout.optimizer_state_bytes = 0
 
@@ -182,8 +186,9 @@ class SetupDoesNotFit(PlanRule):
         if change:
             message += f"; {change}"
         message += " (`shardshift plan` shows the estimate)"
-        dotted = "sharding.stage"
-        where = plan.provenance.get(dotted)
+        # the setting that decides it: the sharding stage, else the model-parallel degrees, else the micro batch
+        where = next((plan.provenance[d] for d in ("sharding.stage", "parallelism.tensor", "parallelism.pipeline",
+                                                    "batch.micro") if d in plan.provenance), None)
         if where is None:
             document = setup.documents[0]
             where = Location(document.path, 1, 1, None)
