@@ -262,3 +262,40 @@ def test_estimate_without_shape_says_why():
     assert result.parts["activations"].value == 0
     assert "not known" in result.parts["activations"].assumption
     assert result.largest_micro_batch is None
+
+
+def test_lora_trains_only_the_adapter():
+    plan = Plan()
+    plan.set("precision.param_dtype", "bf16")
+    plan.passthrough["axolotl"] = {"adapter": "qlora", "lora_r": 16, "lora_target_linear": True}
+    layout = layout_of(plan, Machine(1, 1), framework="axolotl")
+    assert (layout.adapter, layout.adapter_rank, layout.adapter_targets, layout.base_weight_bytes) == \
+        ("qlora", 16, ("all-linear",), 0.5)
+    h, ffn, kv, layers = 4096, 14336, 1024, 32  # Llama-3-8B: 8 KV heads of 128
+    model = Model(8_030_261_248, layers=layers, hidden=h, heads=32, kv_heads=8, ffn_hidden=ffn, vocab=128256)
+    parts = model_states(layout, model)
+    # r x (fan-in + fan-out) over q, k, v, o, gate, up, down: 16 x 32 x (2h + 2(h+kv) + 2h + 3(h+ffn)) = 41,943,040
+    adapter = 16 * layers * (2 * h + 2 * (h + kv) + 2 * h + 3 * (h + ffn))
+    assert adapter == 41_943_040
+    assert parts["gradients"].value == adapter * 4
+    assert parts["optimizer_states"].value == adapter * 8
+    assert parts["parameters"].value == pytest.approx(8_030_261_248 * 0.5 + adapter * 4)
+    assert "master_weights" not in parts
+
+
+def test_framework_from_a_fully_lifted_ds_config():
+    plan = Plan()
+    from shardshift.source import Location
+    plan.set("sharding.stage", 2, Location("ds.json", 1, 1, "/zero_optimization/stage"))
+    assert layout_of(plan, Machine(1, 8)).engine == "deepspeed"
+    assert layout_of(Plan(), Machine(1, 8)).engine == "ddp"
+
+
+def test_context_parallel_ranks_share_the_shards():
+    plan = Plan()
+    plan.set("sharding.stage", 3)
+    plan.set("parallelism.context", 2)
+    layout = layout_of(plan, Machine(1, 8), framework="fsdp2")
+    assert layout.data_parallel == 4
+    parts = model_states(layout, Model(8_000_000_000))
+    assert parts["optimizer_states"].value == pytest.approx(8 * 8e9 / 8)  # sharded over DP 4 x CP 2

@@ -60,9 +60,20 @@ DS_PERSISTENCE_THRESHOLD = 100_000
 FRAMEWORK_NAMES = {"deepspeed": "DeepSpeed", "megatron": "Megatron-LM", "fsdp2": "FSDP2", "ddp": "DDP"}
 
 
+# where a ds_config's settings come from (JSON pointers), and Accelerate's DeepSpeed block
+_DEEPSPEED_POINTERS = ("/zero_optimization", "/train_micro_batch_size_per_gpu", "/train_batch_size",
+                       "/deepspeed_config/", "/zero_allow_untested_optimizer")
+
+
 def _engine(plan: Plan, framework: str | None) -> tuple[str, str]:
     """(the accounting used: deepspeed, megatron, fsdp2, ddp; the framework name for the Layout)."""
     formats = set(plan.passthrough)
+    accelerate = plan.passthrough.get("accelerate")
+    if isinstance(accelerate, dict) and str(accelerate.get("distributed_type", "")).upper() == "DEEPSPEED":
+        formats.add("deepspeed")
+    if any(where is not None and isinstance(where.pointer, str) and where.pointer.startswith(_DEEPSPEED_POINTERS)
+           for where in plan.provenance.values()):
+        formats.add("deepspeed")  # a ds_config whose every setting was lifted leaves no passthrough
     name = framework or next((f for f in ("megatron", "torchtitan", "axolotl", "accelerate", "deepspeed", "fsdp2")
                               if f in formats), "")
     if name in ("megatron",):
@@ -224,7 +235,7 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         momentum = known(plan.optimizer.params.get("momentum"))
         if momentum in (0, 0.0):
             state_bytes, says = 0, "SGD without momentum: no state"
-    if not exact or key not in ("adam", "adamw"):
+    if not exact or state_bytes != 8:
         notes.append(says)
 
     # --- batch -----------------------------------------------------------------------------------
@@ -264,6 +275,9 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
     notes.append("fused (flash) attention assumed: the s^2 attention scores are not stored "
                  "(Megatron's Transformer Engine default; PyTorch SDPA on GPUs)")
 
+    # --- parameter-efficient fine-tuning (Axolotl) -----------------------------------------------
+    adapter, rank, targets, base_bytes = _adapter(plan, notes)
+
     layout = Layout(
         world_size=world, data_parallel_replicate=replicate, data_parallel_shard=shard,
         tensor=tp, pipeline=pp, virtual_pipeline=vpp, context=cp, expert=ep,
@@ -275,12 +289,57 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         framework=name or engine, assumptions=notes, nodes=nodes, gpus_per_node=per_node,
         compute_bytes=compute, fp32_grad_copy=copy, flash_attention=flash, gated_mlp=gated,
         num_microbatches=accumulation, engine=engine,
+        adapter=adapter, adapter_rank=rank, adapter_targets=targets, base_weight_bytes=base_bytes,
     )
     if engine == "deepspeed" and stage == 3:
         notes.append("ZeRO-3 parameters partitioned at construction (zero.Init), as the Hugging Face "
                      "integration does")
     layout.fixed_buffers = _buffers(plan, layout, engine)
     return layout
+
+
+# PEFT's default LoRA targets for Llama-style models (peft/utils/constants.py,
+# TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING["llama"])
+PEFT_DEFAULT_TARGETS = ("q_proj", "v_proj")
+PEFT_DEFAULT_RANK = 8  # peft.LoraConfig(r=8)
+
+
+def _adapter(plan: Plan, notes: list[str]) -> tuple[str | None, int | None, tuple[str, ...], float | None]:
+    """(adapter, rank, target modules, frozen base bytes/parameter) from Axolotl's settings."""
+    settings = plan.passthrough.get("axolotl")
+    if not isinstance(settings, dict):
+        return None, None, (), None
+    adapter = settings.get("adapter")
+    if adapter not in ("lora", "qlora"):
+        if adapter is not None:
+            notes.append(f"adapter {adapter!r}: not modelled, every parameter counted as trained")
+        return None, None, (), None
+    rank = settings.get("lora_r")
+    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+        rank = PEFT_DEFAULT_RANK
+        notes.append(f"lora_r not set: {rank}, PEFT's default")
+    modules = settings.get("lora_target_modules")
+    if settings.get("lora_target_linear") is True:
+        targets: tuple[str, ...] = ("all-linear",)
+    elif isinstance(modules, list) and all(isinstance(m, str) for m in modules) and modules:
+        targets = tuple(modules)
+    elif modules == "all-linear":
+        targets = ("all-linear",)
+    else:
+        targets = PEFT_DEFAULT_TARGETS
+        notes.append("LoRA target modules not set: q_proj and v_proj, PEFT's default for Llama-style models")
+    if adapter == "qlora" or settings.get("load_in_4bit") is True:
+        base = 0.5
+        notes.append("QLoRA: frozen base weights in 4-bit NF4, 0.5 bytes/parameter (quantization constants, "
+                     "about 0.5% more, not counted)")
+    elif settings.get("load_in_8bit") is True:
+        base = 1.0
+        notes.append("base weights loaded in 8-bit: 1 byte/parameter")
+    else:
+        base = None
+    notes.append(f"{adapter}: only the adapter (rank {rank}) is trained: gradients and optimizer states for it "
+                 f"alone; its weights fp32 (PEFT's autocast_adapter_dtype)")
+    return adapter, rank, targets, base
 
 
 def _buffers(plan: Plan, layout: Layout, engine: str) -> dict[str, Figure]:

@@ -99,9 +99,13 @@ def model_states(layout: Layout, model: Model) -> dict[str, Figure]:
     stage = layout.stage
     dense, expert, split_how = parameter_split(layout, model)
     tp, pp, ep = max(1, layout.tensor), max(1, layout.pipeline), max(1, layout.expert)
-    dp = max(1, layout.data_parallel_shard)
+    # ZeRO / FSDP shard over data parallel x context parallel (Megatron's dp-cp group, torchtitan's
+    # dp_shard_cp mesh): context-parallel ranks hold the same parameters
+    dp = max(1, layout.data_parallel_shard) * max(1, layout.context)
     expert_dp = max(1, layout.world_size // (tp * ep * pp) // max(1, layout.data_parallel_replicate))
     groups = [(dense, dp)] + ([(expert, expert_dp)] if expert else [])
+    if layout.adapter:
+        return _adapter_states(layout, model, dense + expert, dp, split_how)
 
     def sharded(bytes_per: float, from_stage: int) -> float:
         return sum(n * bytes_per / (d if stage >= from_stage else 1) for n, d in groups)
@@ -182,6 +186,60 @@ def model_states(layout: Layout, model: Model) -> dict[str, Figure]:
         out[name] = Figure(value, why[name] + suffix)
     for name, value in cpu.items():
         out[f"cpu_{name}"] = Figure(value, f"per node: {why[name]}")
+    return out
+
+
+# LoRA adapter size: (fan-in + fan-out) of each targeted projection of a Llama-style layer
+def _projections(model: Model) -> dict[str, int] | None:
+    h = model.hidden
+    if not h or not model.layers:
+        return None
+    ffn = model.ffn_hidden or 4 * h
+    kv = h * (model.kv_heads or model.heads or 1) // (model.heads or 1)
+    return {"q_proj": 2 * h, "k_proj": h + kv, "v_proj": h + kv, "o_proj": 2 * h,
+            "gate_proj": h + ffn, "up_proj": h + ffn, "down_proj": ffn + h}
+
+
+def adapter_parameters(layout: Layout, model: Model) -> tuple[int | None, str]:
+    """The LoRA adapter's parameter count (whole model) and how it was counted."""
+    projections = _projections(model)
+    if projections is None:
+        return None, "adapter size not known (needs the model's layers and hidden size)"
+    targets = list(projections) if "all-linear" in layout.adapter_targets else list(layout.adapter_targets)
+    known_targets = [t for t in targets if t in projections]
+    unknown = [t for t in targets if t not in projections]
+    rank = layout.adapter_rank or 8
+    count = rank * model.layers * sum(projections[t] for t in known_targets)
+    how = f"LoRA rank {rank} on {', '.join(known_targets) or 'no known module'} of {model.layers} layers: {count:,}"
+    if unknown:
+        how += f" (not counted: {', '.join(unknown)}, sizes not known)"
+    return count, how
+
+
+def _adapter_states(layout: Layout, model: Model, frozen: float, dp: int, split_how: str) -> dict[str, Figure]:
+    """Model states when only a LoRA adapter is trained: the frozen base (no gradient, no optimizer
+    state) and the adapter's fp32 weights, gradients and optimizer state."""
+    stage = layout.stage
+    count, how = adapter_parameters(layout, model)
+    adapter = (count or 0) / (max(1, layout.tensor) * max(1, layout.pipeline))
+    base = layout.base_weight_bytes or layout.compute_bytes
+    on_cpu = layout.offload_params != "none" and stage == 3
+    suffix = f"; {split_how}" if split_how else ""
+    shard = lambda from_stage: dp if stage >= from_stage else 1  # noqa: E731
+    out = {
+        "parameters": Figure(frozen * base / shard(3) + adapter * 4 / shard(3),
+                             f"frozen base weights {base:g} bytes/parameter + the adapter's fp32 weights ({how})"
+                             + (f", sharded over {dp}" if stage >= 3 else "") + suffix),
+        "gradients": Figure(adapter * 4 / shard(2), f"the adapter's fp32 gradients only ({how})"),
+        "optimizer_states": Figure(adapter * layout.optimizer_state_bytes / shard(1),
+                                   f"the adapter's optimizer state, {layout.optimizer_state_bytes} bytes/parameter"),
+    }
+    if count is None:
+        for name in ("gradients", "optimizer_states"):
+            out[name] = Figure(0.0, f"not counted: {how}")
+    if on_cpu:
+        out["cpu_parameters"] = Figure(out.pop("parameters").value * max(1, layout.gpus_per_node),
+                                       "per node: parameters offloaded")
     return out
 
 

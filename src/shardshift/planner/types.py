@@ -92,6 +92,11 @@ class Layout:
     gated_mlp: bool = False  # SwiGLU-style MLP (activations: two ffn-wide inputs)
     num_microbatches: int | None = None  # per optimizer step per pipeline (accumulation steps)
     engine: str = ""  # the accounting used: deepspeed, megatron, fsdp2 (also torchtitan, Accelerate FSDP), ddp
+    # parameter-efficient fine-tuning (Axolotl `adapter: lora|qlora`): only the adapter is trained
+    adapter: str | None = None  # "lora", "qlora"; None: every parameter is trained
+    adapter_rank: int | None = None
+    adapter_targets: tuple[str, ...] = ()  # module names (q_proj, ...), or ("all-linear",)
+    base_weight_bytes: float | None = None  # frozen base weights, bytes/parameter (4-bit 0.5, 8-bit 1)
     # bytes per gradient element as reduced on the wire (DeepSpeed communication_data_type, FSDP2
     # reduce_dtype, Megatron --accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16);
     # None: the engine's default (planner/communication.py says which and why)
