@@ -207,6 +207,19 @@ def test_layout_buffers_deepspeed_defaults():
     assert layout.fixed_buffers["reduce_bucket"].value == 16_777_216 * 2
 
 
+def test_layout_buffers_zero2_overlap_double_buffers():
+    plan = _plan(2)
+    layout = layout_of(plan, Machine(1, 8), framework="deepspeed")
+    assert layout.fixed_buffers["reduce_bucket"].value == 500_000_000 * 2  # overlap_comm off at stage 2
+    assert "allgather_bucket" not in layout.fixed_buffers  # gathers into the parameters themselves
+    plan.set("communication.overlap", True)
+    plan.set("communication.reduce_bucket_elements", 200_000_000)
+    layout = layout_of(plan, Machine(1, 8), framework="deepspeed")
+    assert layout.fixed_buffers["reduce_bucket"].value == 2 * 200_000_000 * 2
+    plan.set("communication.contiguous_gradients", False)
+    assert "reduce_bucket" not in layout_of(plan, Machine(1, 8), framework="deepspeed").fixed_buffers
+
+
 def test_optimizer_state_bytes():
     for name, expected in (("AdamW", 8), ("SGD", 4), ("Lion", 4), ("adamw_8bit", 2)):
         plan = Plan()

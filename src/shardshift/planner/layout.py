@@ -354,23 +354,31 @@ def _buffers(plan: Plan, layout: Layout, engine: str) -> dict[str, Figure]:
             return default
         return count
 
+    accum = known(plan.precision.grad_accum_dtype)
+    grad_buffer_bytes = DTYPE_BYTES.get(accum, layout.grad_bytes) if isinstance(accum, str) else layout.grad_bytes
+    contiguous = known(comm.contiguous_gradients) is not False  # DeepSpeed's default: True
     if engine == "deepspeed" and layout.stage in (1, 2):
         reduce = elements(comm.reduce_bucket_elements, DS_REDUCE_BUCKET, "reduce_bucket_size")
-        gather = elements(comm.allgather_bucket_elements, DS_ALLGATHER_BUCKET, "allgather_bucket_size")
-        out["reduce_bucket"] = Figure(reduce * layout.grad_bytes,
-                                      f"reduce_bucket_size {reduce:,} elements x {layout.grad_bytes} bytes "
-                                      f"(the gradient bucket ZeRO-{layout.stage} fills before each reduce)")
-        out["allgather_bucket"] = Figure(gather * layout.param_bytes,
-                                         f"allgather_bucket_size {gather:,} elements x {layout.param_bytes} bytes "
-                                         f"(updated partitions gathered after the step)")
+        overlap = known(comm.overlap) is True  # DeepSpeed's default for stages 1 and 2: False
+        if contiguous:
+            copies = 2 if overlap else 1
+            out["reduce_bucket"] = Figure(copies * reduce * grad_buffer_bytes,
+                                          f"{copies} x reduce_bucket_size {reduce:,} elements x {grad_buffer_bytes} "
+                                          f"bytes: ZeRO-{layout.stage}'s contiguous gradient bucket"
+                                          + (", double-buffered for overlap_comm" if overlap else "")
+                                          + " (stage_1_and_2.py setup_buckets)")
+        layout.assumptions.append("allgather_bucket_size sets how the updated partitions are gathered, straight "
+                                  "into the 16-bit parameters: no buffer of its own (deepspeed/runtime/utils.py "
+                                  "all_gather_dp_groups)")
     elif engine == "deepspeed" and layout.stage == 3:
         reduce = elements(comm.reduce_bucket_elements, DS_REDUCE_BUCKET, "reduce_bucket_size")
         prefetch = elements(comm.prefetch_bucket_elements, DS_PREFETCH_BUCKET, "stage3_prefetch_bucket_size")
         persist = elements(comm.param_persistence_threshold, DS_PERSISTENCE_THRESHOLD,
                            "stage3_param_persistence_threshold")
-        out["reduce_bucket"] = Figure(reduce * layout.grad_bytes,
-                                      f"reduce_bucket_size {reduce:,} elements x {layout.grad_bytes} bytes "
-                                      f"(ZeRO-3's IPG gradient buffer, stage3.py)")
+        if contiguous:
+            out["reduce_bucket"] = Figure(reduce * grad_buffer_bytes,
+                                          f"reduce_bucket_size {reduce:,} elements x {grad_buffer_bytes} bytes "
+                                          f"(ZeRO-3's IPG gradient buffer, stage3.py)")
         out["prefetch_bucket"] = Figure(prefetch * layout.param_bytes,
                                         f"stage3_prefetch_bucket_size {prefetch:,} elements x {layout.param_bytes} "
                                         f"bytes gathered ahead of use")
