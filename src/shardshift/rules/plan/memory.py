@@ -96,7 +96,7 @@ class SetupDoesNotFit(PlanRule):
             value = plan.get(dotted)
             if value is not None and known(value) is None:
                 return
-        if self._undecided_precision(plan):
+        if known(plan.precision.param_dtype) is None and self._undecided_precision(plan):
             return
         world = context.world_size or known(plan.world.world_size)
         if not isinstance(world, int) or world < 1:
@@ -138,8 +138,8 @@ class SetupDoesNotFit(PlanRule):
 
     @staticmethod
     def _undecided_precision(plan) -> bool:
-        """A ds_config's `bf16`/`fp16` block with `"enabled": "auto"` (the Hugging Face integration
-        fills it): the Plan keeps it aside, and the training dtype is not known before the run."""
+        """A ds_config's `bf16`/`fp16` block with `"enabled": "auto"` that no linked file filled (the
+        Hugging Face integration fills it at launch): the training dtype is not known before the run."""
         deepspeed = plan.passthrough.get("deepspeed")
         if not isinstance(deepspeed, dict):
             return False
@@ -173,7 +173,8 @@ class SetupDoesNotFit(PlanRule):
         split = [f"{label} {getattr(layout, axis)}" for axis, label in
                  (("tensor", "TP"), ("pipeline", "PP"), ("context", "CP"), ("expert", "EP"))
                  if getattr(layout, axis) > 1]
-        on = f"{machine.world_size} × {machine.gpu_memory / GB:.0f} GB"
+        on = (f"{machine.nodes} × {machine.gpus_per_node}" if machine.nodes > 1 else f"{machine.world_size}") \
+            + f" × {machine.gpu_memory / GB:.0f} GB"
         parts = sorted(((n, f.value) for n, f in estimate.parts.items() if not n.startswith("cpu_") and f.value),
                        key=lambda item: -item[1])
         shown = ", ".join(f"{n.replace('_', ' ')} {v / GB:.1f}" for n, v in parts[:3])
