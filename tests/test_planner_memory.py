@@ -312,3 +312,16 @@ def test_context_parallel_ranks_share_the_shards():
     assert layout.data_parallel == 4
     parts = model_states(layout, Model(8_000_000_000))
     assert parts["optimizer_states"].value == pytest.approx(8 * 8e9 / 8)  # sharded over DP 4 x CP 2
+
+
+def test_nvme_offload_is_neither_gpu_nor_host_memory():
+    plan = _plan(3)
+    plan.set("offload.optimizer.device", "nvme")
+    plan.set("offload.params.device", "nvme")
+    layout = layout_of(plan, Machine(1, 8), framework="deepspeed")
+    parts = model_states(layout, Model(8_000_000_000, largest_layer_parameters=500_000_000))
+    assert {"nvme_parameters", "nvme_gradients", "nvme_master_weights", "nvme_optimizer_states"} <= set(parts)
+    assert sum(f.value for n, f in parts.items() if n.startswith("nvme_")) == pytest.approx(18 * 8e9)
+    result = estimate(layout, Model(8_000_000_000, largest_layer_parameters=500_000_000), Machine(1, 8))
+    assert result.per_gpu_bytes == pytest.approx(parts["gathered_parameters"].value
+                                                 + result.parts["buffers"].value)

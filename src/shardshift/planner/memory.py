@@ -1,7 +1,7 @@
 """Memory per GPU: model states (parameters, gradients, optimizer states, master weights) by ZeRO stage /
 FSDP2 sharding, hybrid shard groups, TP/PP/EP splits and offload; activations; fixed buffers.
 
-    model_states(layout, model) -> {part: Figure}     GPU parts, and CPU parts (per node) as "cpu_*"
+    model_states(layout, model) -> {part: Figure}     GPU parts; CPU parts (per node) as "cpu_*", NVMe as "nvme_*"
     estimate(layout, model, machine) -> MemoryEstimate
 
 Model-state accounting follows the frameworks' own estimators where they model the same thing:
@@ -38,6 +38,8 @@ from shardshift.planner.activations import activation_bytes, largest_fitting, pe
 from shardshift.planner.types import Figure, Layout, Machine, MemoryEstimate, Model
 
 GiB = 2**30
+# parts that are not GPU memory: host memory per node ("cpu_"), NVMe per node ("nvme_")
+HOST_PREFIXES = ("cpu_", "nvme_")
 
 
 def _gb(value: float) -> str:
@@ -119,8 +121,14 @@ def model_states(layout: Layout, model: Model) -> dict[str, Figure]:
     cpu: dict[str, float] = {}
     why: dict[str, str] = {}
 
+    nvme: dict[str, float] = {}
+    param_device = layout.offload_params if off_par else ("cpu" if fsdp_offload else "none")
+    state_device = layout.offload_optimizer if off_opt else ("cpu" if fsdp_offload else "none")
+
     def put(name: str, value: float, on_cpu: bool, text: str) -> None:
-        (cpu if on_cpu else gpu)[name] = (cpu if on_cpu else gpu).get(name, 0.0) + value
+        device = (param_device if name == "parameters" else state_device) if on_cpu else "none"
+        target = nvme if device == "nvme" else cpu if on_cpu else gpu
+        target[name] = target.get(name, 0.0) + value
         why[name] = text
 
     shard_text = lambda from_stage: (f"sharded over {dp} data-parallel ranks" if stage >= from_stage  # noqa: E731
@@ -186,6 +194,8 @@ def model_states(layout: Layout, model: Model) -> dict[str, Figure]:
         out[name] = Figure(value, why[name] + suffix)
     for name, value in cpu.items():
         out[f"cpu_{name}"] = Figure(value, f"per node: {why[name]}")
+    for name, value in nvme.items():
+        out[f"nvme_{name}"] = Figure(value * per_node, f"per node, on NVMe (offload device nvme): {why[name]}")
     return out
 
 
@@ -251,7 +261,7 @@ def estimate(layout: Layout, model: Model, machine: Machine | None = None) -> Me
     if layout.fixed_buffers:
         total_buffers = sum(f.value for f in layout.fixed_buffers.values())
         parts["buffers"] = Figure(total_buffers, "; ".join(f"{k}: {f.assumption}" for k, f in layout.fixed_buffers.items()))
-    per_gpu = sum(f.value for name, f in parts.items() if not name.startswith("cpu_"))
+    per_gpu = sum(f.value for name, f in parts.items() if not name.startswith(HOST_PREFIXES))
     memory = machine.gpu_memory if machine is not None else None
     fits = None if memory is None else per_gpu <= memory
     largest = None
