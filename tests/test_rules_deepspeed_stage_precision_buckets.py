@@ -69,6 +69,8 @@ BAD_CASES = [
      '"device": "cpu"', '"none"'),
     ("DS305/bad.json", (), "DS305", "error", "/zero_optimization/offload_param/device", '"nvme"', 1, None,
      "no nvme_path"),
+    ("DS305/bad_optimizer.json", (), "DS305", "error", "/zero_optimization/offload_optimizer/device", '"nvme"', 1,
+     None, "not NoneType"),
     ("DS306/bad.json", (), "DS306", "error", "/zero_optimization/offload_optimizer/ratio", '"ratio": |0.5', 1, "1.0",
      "stage 2"),
     ("DS306/bad_grad_norm.json", (), "DS306", "error", "/zero_optimization/compute_grad_norm",

@@ -284,8 +284,14 @@ class OptimizerBetasNotAPair(Rule):
             return
         node = document.root.get("optimizer").get("params").get("betas") if document.root else None
         shown = node.raw if node is not None and node.kind not in ("array", "object") else json.dumps(betas)
-        yield self.finding(document, f"{P}/betas", f"betas is {shown}: {problem}; the optimizer unpacks it as "
-                           "(beta1, beta2), two numbers in [0, 1) such as [0.9, 0.999]", fix=fix,
+        if problem.startswith("each beta"):
+            effect = "DeepSpeed's fused optimizers take it without a check"
+        else:
+            effect = ("DeepSpeed passes it to the optimizer as is, which unpacks it as (beta1, beta2) and fails (in "
+                      "deepspeed.initialize for torch's classes, at the first optimizer step for DeepSpeed's fused "
+                      "ones)")
+        yield self.finding(document, f"{P}/betas", f"betas is {shown}: {problem}; {effect}; write two numbers in "
+                           "[0, 1) such as [0.9, 0.999]", fix=fix,
                            fix_kind="replace-value" if isinstance(betas, str) else None)
 
 

@@ -319,7 +319,9 @@ class SchedulerStepCountNotInt(Rule):
     ## What it does
     Checks `warmup_num_steps` (WarmupLR, WarmupDecayLR, WarmupCosineLR) and
     `lr_range_test_step_size` (LRRangeTest). Since DeepSpeed 0.19.3 they must be a positive
-    Python `int`. A value written with an exponent or a decimal point (`1e3`, `1000.0`) is an int
+    Python `int` (`null` included: it is not the default, it is refused). `total_num_steps`
+    (WarmupDecayLR, WarmupCosineLR) may be a float, but `null` or a string makes the constructor's
+    comparison with `warmup_num_steps` raise TypeError. A value written with an exponent or a decimal point (`1e3`, `1000.0`) is an int
     when DeepSpeed reads the file itself (hjson) but a float when the Hugging Face Trainer,
     Accelerate or a script's `json.load` reads it: an error when such a reader is found, a warning
     when the file is checked alone. Strings, fractions and values below 1 are always errors.
@@ -359,6 +361,13 @@ class SchedulerStepCountNotInt(Rule):
             refusal = f"deepspeed.initialize raises ValueError ({name} must be a positive integer)"
             if value == "auto" or isinstance(value, bool):
                 continue
+            if value is None:
+                yield self.finding(document, pointer, f"{name} is null: {refusal.replace('integer)', 'integer, got None)')}; "
+                                   "write a whole number of optimizer steps, or remove the key for the default 1000"
+                                   if name == "warmup_num_steps" else
+                                   f"{name} is null: {refusal.replace('integer)', 'integer, got None)')}; write a "
+                                   "whole number of optimizer steps, or remove the key for the default 2000")
+                continue
             if isinstance(value, str):
                 fix = _whole_text(value)
                 yield self.finding(document, pointer, f"{name} is the string {raw}: {refusal}; write a number",
@@ -370,6 +379,14 @@ class SchedulerStepCountNotInt(Rule):
                 yield self.finding(document, pointer, f"{name} is {raw}: {refusal}; use at least 1", fix="1")
             elif isinstance(value, float):
                 yield from self._float(document, context, name, pointer, raw, int(value), refusal)
+        if type_name in ("WarmupDecayLR", "WarmupCosineLR") and "total_num_steps" in params:
+            total, pointer = params["total_num_steps"], f"{P}/total_num_steps"
+            if total is None or (isinstance(total, str) and total != "auto"):
+                shown = "null" if total is None else f"the string {_raw(document, pointer)}"
+                yield self.finding(document, pointer, f"total_num_steps is {shown}: {type_name} compares it with "
+                                   "warmup_num_steps when it is built, so deepspeed.initialize raises TypeError; write "
+                                   "the number of optimizer steps of the run (\"auto\" under the Hugging Face Trainer)",
+                                   fix=_whole_text(total) if isinstance(total, str) else None)
 
     def _float(self, document, context, name, pointer, raw, whole, refusal) -> Iterable[Finding]:
         from shardshift.rules.deepspeed.auto import consumers_of
@@ -557,3 +574,14 @@ class WarmupTypeDefaultLog(Rule):
             f"square root of warmup_num_steps steps), not linearly like the Hugging Face and torch schedules{zero}; "
             "write \"warmup_type\": \"linear\" for a linear warmup, or \"log\" to keep this", fix='"log"',
             position=document.position(where, key=True))
+
+
+
+# The range checks of DeepSpeed's own schedules live in schedule_ranges.py; importing them here
+# registers them with this module until RULE_MODULES lists that module itself.
+from shardshift.rules.deepspeed.schedule_ranges import (  # noqa: E402,F401
+    OneCycleStepSizeInvalid,
+    SchedulerMinAboveMax,
+    SchedulerNegativeLr,
+    SchedulerRatioOutOfRange,
+)

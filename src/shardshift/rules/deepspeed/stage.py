@@ -292,12 +292,13 @@ class OffloadWithoutDevice(Rule):
 
 
 class NvmeOffloadWithoutPath(Rule):
-    """NVMe offload without `nvme_path`, which fails when DeepSpeed sets up the swap files.
+    """NVMe offload without `nvme_path`, which fails in `deepspeed.initialize` (swap space set-up).
 
     ## What it does
     Reports an offload block with `device: "nvme"` and no `nvme_path` at ZeRO stage 3 (or an
-    unknown stage). The schema accepts it; `zero.Init` then asserts for parameters, and the
-    optimizer swapper fails joining a path to `None`.
+    unknown stage). The schema accepts it; `deepspeed.initialize` then fails when ZeRO-3 sets up
+    the swap space: for parameters it asserts `"nvme_path" in DeepSpeed Config cannot be None`,
+    for the optimizer state it joins a path to `None` (TypeError).
 
     ## Why is this bad
     The failure comes at start-up on the cluster, after the job got its nodes, with a message
@@ -334,8 +335,14 @@ class NvmeOffloadWithoutPath(Rule):
             found = "no nvme_path" if path is None else f"nvme_path {json.dumps(path)}"
             yield self.finding(
                 document, block + "/device",
-                f"{block[len(Z) + 1:]} offloads to NVMe with {found}: DeepSpeed fails when it creates the swap "
-                "files at start-up; add \"nvme_path\": the directory on the local NVMe drive")
+                f"{block[len(Z) + 1:]} offloads to NVMe with {found}: deepspeed.initialize fails when ZeRO-3 sets "
+                f"up the NVMe swap space ({_NVME_FAILURE[block]}); add \"nvme_path\": the directory on the local "
+                "NVMe drive")
+
+
+# How deepspeed.initialize (0.19.8) fails without nvme_path, by offload block.
+_NVME_FAILURE = {OP: "AssertionError: \"nvme_path\" in DeepSpeed Config cannot be None",
+                 OO: "TypeError: expected str, bytes or os.PathLike object, not NoneType"}
 
 
 @dataclass(frozen=True, slots=True)

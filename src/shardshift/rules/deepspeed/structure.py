@@ -162,8 +162,7 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
         if not math.isfinite(value):  # the parser rejects 1e400 today; stay safe if that changes
             return "error", f"{shown} is not a finite number", None
         if row.type == "int" and isinstance(value, float) and not value.is_integer():
-            return "error", (f"{shown} is not a whole number; DeepSpeed rejects fractional values for this "
-                             "whole-number setting"), str(int(value))
+            return "error", _fraction_problem(row, shown, strict), str(int(value))
         return _check_range(row, value)
     if row.type == "bool":
         if kind == "bool":
@@ -196,6 +195,20 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
     if row.type == "array" and kind != "array":
         return "error", f"expected a list, found {shown}", None
     return None
+
+
+def _fraction_problem(row: Key, shown: str, strict: bool) -> str:
+    """Why a fractional value of a whole-number key is wrong: DeepSpeed's pydantic sections
+    reject it while parsing; elsewhere DeepSpeed 0.19.8 keeps the float and computes with it."""
+    if strict:
+        return (f"{shown} is not a whole number: DeepSpeed's config parser rejects it (\"a number with a "
+                "fractional part\"), so deepspeed.initialize fails")
+    if row.path == "/gradient_accumulation_steps":
+        return (f"{shown} is not a whole number: DeepSpeed accepts it without a check and computes with the "
+                "fraction, so train_batch_size becomes a fraction, each loss is divided by it and the optimizer "
+                "steps only when the micro-step count is a multiple of it")
+    return (f"{shown} is not a whole number: DeepSpeed accepts it without a check and computes with the "
+            "fraction where it expects a count")
 
 
 def _check_range(row: Key, value: float) -> tuple[Severity, str, str | None] | None:
