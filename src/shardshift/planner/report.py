@@ -177,6 +177,20 @@ def _describe_layout(layout: dict, machine: dict) -> str:
     return ", ".join([*bits, f"{engine or 'ddp'} {sharding}", *degrees, batch, *extra])
 
 
+WIDTH = 110  # the text table wraps each row's assumption under its own column
+
+
+def _row(head: str, text: str) -> list[str]:
+    """`head` then `text` wrapped to WIDTH, continuation lines aligned under the text."""
+    import textwrap
+
+    if not text:
+        return [head.rstrip()]
+    indent = " " * len(head)
+    return textwrap.wrap(text, width=max(WIDTH, len(head) + 40), initial_indent=head, subsequent_indent=indent,
+                         break_on_hyphens=False) or [head.rstrip()]
+
+
 def render_text(report: dict[str, Any]) -> str:
     memory, comm, rec = report["memory"], report["communication"], report["recommendation"]
     model, machine, layout = report["model"], report["machine"], report["setup"]["layout"]
@@ -191,7 +205,7 @@ def render_text(report: dict[str, Any]) -> str:
     for name, part in memory["parts"].items():
         if name.startswith("cpu_"):
             continue
-        lines.append(f"  {name:<{width}}{gb(part['bytes']):>10}  {part['assumption']}")
+        lines.extend(_row(f"  {name:<{width}}{gb(part['bytes']):>10}  ", part["assumption"]))
     total = f"  {'total':<{width}}{gb(memory['per_gpu_bytes']):>10}"
     if memory["fits"] is True:
         total += f"  fits in {gb(memory['gpu_memory_bytes'])}"
@@ -209,26 +223,27 @@ def render_text(report: dict[str, Any]) -> str:
     if cpu:
         lines.append("host (CPU) memory per node")
         for name, part in cpu:
-            lines.append(f"  {name:<{width}}{gb(part['bytes']):>10}  {part['assumption']}")
+            lines.extend(_row(f"  {name:<{width}}{gb(part['bytes']):>10}  ", part["assumption"]))
     lines.append("")
     lines.append("communication per optimizer step, per GPU")
     if not comm["per_step"]:
         lines.append("  none (one GPU, or nothing is exchanged)")
     axis_width = max([len(t["axis"]) for t in comm["per_step"]] + [4]) + 2
     for traffic in comm["per_step"]:
-        lines.append(f"  {traffic['axis']:<{axis_width}}{gb(traffic['bytes']):>10}{seconds(traffic['seconds']):>11}"
-                     f"  {traffic['assumption']}")
+        lines.extend(_row(f"  {traffic['axis']:<{axis_width}}{gb(traffic['bytes']):>10}"
+                          f"{seconds(traffic['seconds']):>11}  ", traffic["assumption"]))
     if comm["step_time_lower_bound_seconds"] is not None:
-        lines.append(f"  step time is at least {seconds(comm['step_time_lower_bound_seconds'])}"
-                     + (f" ({comm['step_time_lower_bound_assumption']})"
-                        if comm.get("step_time_lower_bound_assumption") else ""))
+        lines.extend(_row("  ", f"step time is at least {seconds(comm['step_time_lower_bound_seconds'])}"
+                          + (f" ({comm['step_time_lower_bound_assumption']})"
+                             if comm.get("step_time_lower_bound_assumption") else "")))
     lines.append("")
     lines.append(f"recommendation: {rec['choice']}")
-    lines.append(f"  {rec['why']}")
+    lines.extend(_row("  ", rec["why"]))
     if rec["smallest_change"]:
-        lines.append(f"  smallest change that fits: {rec['smallest_change']}")
+        lines.extend(_row("  smallest change that fits: ", rec["smallest_change"]))
     if report["assumptions"]:
         lines.append("")
         lines.append("assumptions")
-        lines.extend(f"  - {a}" for a in report["assumptions"])
+        for assumption in report["assumptions"]:
+            lines.extend(_row("  - ", assumption))
     return "\n".join(lines) + "\n"
