@@ -325,3 +325,12 @@ def test_nvme_offload_is_neither_gpu_nor_host_memory():
     result = estimate(layout, Model(8_000_000_000, largest_layer_parameters=500_000_000), Machine(1, 8))
     assert result.per_gpu_bytes == pytest.approx(parts["gathered_parameters"].value
                                                  + result.parts["buffers"].value)
+
+
+def test_zeropp_hpz_keeps_a_secondary_partition():
+    plan = _plan(3)
+    plan.passthrough["deepspeed"] = {"zero_optimization": {"zero_hpz_partition_size": 8}}
+    layout = layout_of(plan, Machine(4, 8), framework="deepspeed")
+    assert layout.secondary_partition == 8
+    parts = model_states(layout, Model(8_000_000_000, largest_layer_parameters=500_000_000))
+    assert parts["secondary_parameters"].value == pytest.approx(2 * 8e9 / 8)

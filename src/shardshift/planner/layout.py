@@ -291,6 +291,10 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         num_microbatches=accumulation, engine=engine,
         adapter=adapter, adapter_rank=rank, adapter_targets=targets, base_weight_bytes=base_bytes,
     )
+    zero = plan.passthrough.get("deepspeed", {}).get("zero_optimization") if engine == "deepspeed" else None
+    hpz = zero.get("zero_hpz_partition_size") if isinstance(zero, dict) else None
+    if stage == 3 and isinstance(hpz, int) and not isinstance(hpz, bool) and hpz > 1:
+        layout.secondary_partition = hpz
     if engine == "deepspeed" and stage == 3:
         notes.append("ZeRO-3 parameters partitioned at construction (zero.Init), as the Hugging Face "
                      "integration does")

@@ -159,6 +159,12 @@ def model_states(layout: Layout, model: Model) -> dict[str, Figure]:
         why["gathered_parameters"] = (f"ZeRO-3: the largest layer gathered with its 16-bit gradient, "
                                       f"{layout.param_bytes + layout.grad_bytes} bytes/parameter ({how}), "
                                       f"as DeepSpeed's estimator counts")
+        if layout.secondary_partition > 1 and not off_par:
+            k = layout.secondary_partition
+            gpu["secondary_parameters"] = sum(n for n, _ in groups) * layout.param_bytes / k
+            why["secondary_parameters"] = (f"ZeRO++ hpZ: a second {layout.param_bytes}-byte copy of the parameters "
+                                           f"sharded over {k} ranks (zero_hpz_partition_size; "
+                                           f"partition_parameters.py)")
     elif engine == "fsdp2" and stage >= 2:
         unit, how = _unit(layout, model)
         e = layout.compute_bytes
