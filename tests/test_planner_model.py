@@ -12,8 +12,8 @@ import shardshift
 from shardshift.planner.model import from_config, load_config, model_from
 from shardshift.planner.units import parse_count
 
-from conftest import FIXTURES
 import oracles
+from conftest import FIXTURES
 
 LLAMA_3_8B = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
               "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,

@@ -76,7 +76,8 @@ def framework_of(setup) -> str | None:
 
 def estimates(plan, model, machine, framework: str | None = None):
     """(layout, memory estimate, traffic, step-time lower bound, recommendation) of one setup."""
-    from shardshift.planner import communication, layout as layouts, memory, recommend
+    from shardshift.planner import communication, memory, recommend
+    from shardshift.planner import layout as layouts
 
     layout = layouts.layout_of(plan, machine, framework=framework)
     estimate = memory.estimate(layout, model, machine)
