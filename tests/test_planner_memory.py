@@ -334,3 +334,17 @@ def test_zeropp_hpz_keeps_a_secondary_partition():
     assert layout.secondary_partition == 8
     parts = model_states(layout, Model(8_000_000_000, largest_layer_parameters=500_000_000))
     assert parts["secondary_parameters"].value == pytest.approx(2 * 8e9 / 8)
+
+
+def test_megatron_partial_optimizer_offload():
+    plan = Plan()
+    plan.set("sharding.stage", 1)
+    plan.set("precision.param_dtype", "bf16")
+    plan.set("offload.optimizer.device", "cpu")
+    plan.set("offload.optimizer.ratio", 0.5)
+    layout = layout_of(plan, Machine(1, 8), framework="megatron")
+    assert layout.offload_fraction == 0.5
+    parts = model_states(layout, Model(1_000_000_000))
+    assert parts["gradients"].value == pytest.approx(4e9)  # the fp32 main gradients stay on the GPU
+    assert parts["optimizer_states"].value == pytest.approx(8e9 / 8 * 0.5)
+    assert parts["cpu_optimizer_states"].value == pytest.approx(8e9 / 8 * 0.5 * 8)  # per node: 8 GPUs

@@ -17,7 +17,9 @@ projection input 2, dropout mask 1), MLP 19 (input 2, fc1 output 8, GeLU output 
 the "10" are the parts tensor parallelism does not split (norm inputs, block inputs, dropout
 masks). Here the terms are kept apart so that an element size other than 2 bytes, an MLP width
 other than 4h, a gated (SwiGLU) MLP (three ffn-wide tensors instead of two) and grouped-query
-attention (K and V kv_heads/heads as wide) follow the same accounting.
+attention (K and V kv_heads/heads as wide) and mixture-of-experts layers (each token's ffn-wide tensors
+once per routed expert, top-k, with `ffn_hidden` the expert width; balanced routing) follow the same
+accounting.
 
 Attention kernel: with a fused (flash) attention kernel the s^2 scores are never stored, so the
 5*a*s/h term is dropped as under selective recomputation (`Layout.flash_attention`; Megatron's
@@ -70,6 +72,8 @@ def per_layer_bytes(layout: Layout, model: Model, micro_batch: int) -> float:
     # parts it splits: Q (e), K and V (e * kv each), output-projection input (e), the MLP's
     # ffn-wide tensors (fc1 output and activation output; a gated MLP has gate, up and product)
     widths = 3 if _gated(layout, model) else 2
+    if model.experts and model.experts_per_token:
+        widths *= model.experts_per_token  # each token goes through k experts of width ffn (balanced routing)
     split = e * (2 + 2 * kv) + widths * e * ffn / h
     if layout.flash_attention:
         # a fused kernel keeps only the softmax's log-sum-exp: one fp32 value per head and token
@@ -128,6 +132,9 @@ def activation_bytes(layout: Layout, model: Model, *, micro_batch: int | None = 
         norm_and_projection = 2 * layout.compute_bytes * s * b * h / (t if layout.sequence_parallel else 1)
         total += norm_and_projection + 4 * s * b * vocab / t
     attention = "fused attention, no s^2 scores" if layout.flash_attention else "attention scores stored"
+    if model.experts and model.experts_per_token:
+        attention += (f", MoE: each token's MLP activations for its {model.experts_per_token} experts "
+                      f"(ffn {model.ffn_hidden or 4 * h}), routing balanced")
     schedule = ""
     if p > 1:
         schedule = (f", first of {p} pipeline stages x {factor:.3g}" if layout.virtual_pipeline

@@ -185,6 +185,11 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         notes.append("optimizer offload needs ZeRO stage 1-3: ignored")
         offload_optimizer = "none"
 
+    fraction = 1.0
+    ratio = known(plan.offload.optimizer.ratio) if plan.offload.optimizer is not None else None
+    if offload_optimizer != "none" and isinstance(ratio, (int, float)) and 0 <= ratio < 1:
+        fraction = float(ratio)
+
     # --- precision -------------------------------------------------------------------------------
     dtype_value = plan.precision.param_dtype
     dtype = known(dtype_value)
@@ -290,6 +295,7 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         compute_bytes=compute, fp32_grad_copy=copy, flash_attention=flash, gated_mlp=gated,
         num_microbatches=accumulation, engine=engine,
         adapter=adapter, adapter_rank=rank, adapter_targets=targets, base_weight_bytes=base_bytes,
+        offload_fraction=fraction,
     )
     zero = plan.passthrough.get("deepspeed", {}).get("zero_optimization") if engine == "deepspeed" else None
     hpz = zero.get("zero_hpz_partition_size") if isinstance(zero, dict) else None

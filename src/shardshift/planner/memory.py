@@ -135,7 +135,9 @@ def model_states(layout: Layout, model: Model) -> dict[str, Figure]:
                                      else "replicated on every data-parallel rank")
     put("parameters", sharded(layout.param_bytes, 3), off_par or fsdp_offload,
         f"{layout.param_bytes} bytes/parameter, {shard_text(3)}")
-    grad_on_cpu = off_opt or fsdp_offload
+    # Megatron's optimizer offload moves the optimizer step (main params, moments) to the CPU; its
+    # fp32 main-gradient buffer stays on the GPU
+    grad_on_cpu = (off_opt and engine != "megatron") or fsdp_offload
     if not zero3_ds and not (engine == "deepspeed" and off_opt and layout.fp32_grad_copy):
         # (with optimizer offload DeepSpeed copies each reduced 16-bit bucket straight into the CPU's
         # fp32 gradient partition: no 16-bit partition is kept)
@@ -151,6 +153,15 @@ def model_states(layout: Layout, model: Model) -> dict[str, Figure]:
     if layout.optimizer_state_bytes:
         put("optimizer_states", sharded(layout.optimizer_state_bytes, 1), off_opt or fsdp_offload,
             f"{layout.optimizer_state_bytes} bytes/parameter, {shard_text(1)}")
+
+    # partial optimizer offload: the rest of the offloaded states stays on the GPU
+    fraction = layout.offload_fraction
+    if off_opt and fraction < 1:
+        for name in ("gradients", "master_weights", "optimizer_states"):
+            if name in cpu:
+                gpu[name] = gpu.get(name, 0.0) + cpu[name] * (1 - fraction)
+                cpu[name] *= fraction
+                why[name] += f"; {fraction:g} of it offloaded"
 
     # the gathered working set
     if zero3_ds:
