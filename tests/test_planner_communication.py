@@ -228,3 +228,302 @@ def test_single_gpu_sends_nothing():
 
 def _fields(layout: Layout) -> dict:
     return {name: getattr(layout, name) for name in Layout.__dataclass_fields__}
+
+
+# --- oracles: what the frameworks send, counted on the CPU -------------------------------------------
+#
+# The cadence and dtype claims per_step rests on, checked against the frameworks themselves: FSDP2 and
+# DDP on 2 gloo ranks (every collective wrapped and counted), DeepSpeed's engine on one CPU rank (its
+# gradient reductions per micro-batch), Megatron's validate_args (the fp32 reduction with bf16) and
+# schedules.py, and Accelerate's accumulate.
+
+TORCH_CHILD = r'''
+import json, os, sys, warnings
+warnings.simplefilter("ignore")
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch import nn
+
+
+def worker(rank, port, out_path):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.nn.parallel import DistributedDataParallel
+    mesh = init_device_mesh("cpu", (2,))
+    calls = []
+    originals = {}
+    for name in ("all_gather_single", "reduce_scatter_single", "all_reduce", "all_gather_into_tensor",
+                 "reduce_scatter_tensor"):
+        if hasattr(dist, name):
+            originals[name] = getattr(dist, name)
+            def counted(*a, _name=name, **k):
+                tensors = [x for x in list(a) + list(k.values()) if isinstance(x, torch.Tensor)]
+                calls.append([_name, max(t.numel() for t in tensors), str(tensors[0].dtype).split(".")[-1]])
+                return originals[_name](*a, **k)
+            setattr(dist, name, counted)
+
+    def model():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))  # 2 x 4160 parameters
+
+    def fsdp2(micro=2, sync_last_only=False, **kw):
+        net = model()
+        for block in net:
+            fully_shard(block, mesh=mesh, **kw)
+        fully_shard(net, mesh=mesh, **kw)
+        x = torch.ones(2, 64)
+        net(x).sum().backward()  # lazy initialisation, not counted
+        calls.clear()
+        for i in range(micro):
+            if sync_last_only:
+                net.set_requires_gradient_sync(i == micro - 1)
+            net(x).float().sum().backward()
+        out = list(calls)
+        calls.clear()
+        return out
+
+    def ddp(micro=2, no_sync=False):
+        net = DistributedDataParallel(model())
+        def hook(state, bucket):
+            calls.append(["ddp_all_reduce", bucket.buffer().numel(), str(bucket.buffer().dtype).split(".")[-1]])
+            return default_hooks.allreduce_hook(None, bucket)
+        net.register_comm_hook(None, hook)
+        x = torch.ones(2, 64)
+        net(x).sum().backward()
+        calls.clear()
+        for i in range(micro):
+            if no_sync and i < micro - 1:
+                with net.no_sync():
+                    net(x).sum().backward()
+            else:
+                net(x).sum().backward()
+        out = [c for c in calls if c[0] == "ddp_all_reduce"]
+        calls.clear()
+        return out
+
+    bf16 = MixedPrecisionPolicy(param_dtype=torch.bfloat16)
+    result = {
+        "fsdp2-default": fsdp2(mp_policy=bf16),
+        "fsdp2-reshard-false": fsdp2(mp_policy=bf16, reshard_after_forward=False),
+        "fsdp2-sync-last": fsdp2(mp_policy=bf16, sync_last_only=True),
+        "fsdp2-fp32-reduce": fsdp2(mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16,
+                                                                  reduce_dtype=torch.float32)),
+        "ddp": ddp(),
+        "ddp-no-sync": ddp(no_sync=True),
+        "torch": torch.__version__,
+    }
+    if rank == 0:
+        with open(out_path, "w") as handle:
+            json.dump(result, handle)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(int(sys.argv[2]), sys.argv[1]), nprocs=2)
+'''
+
+DEEPSPEED_CHILD = r'''
+import json, logging, sys, warnings
+warnings.simplefilter("ignore")
+import torch
+from torch import nn
+import deepspeed
+import deepspeed.comm as comm
+logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
+
+calls = []
+for name in ("all_reduce", "reduce", "reduce_scatter_fn", "reduce_scatter_tensor", "all_gather_into_tensor",
+             "allgather_fn", "all_gather", "all_reduce_coalesced", "reduce_scatter", "all_gather_coalesced"):
+    if hasattr(comm, name):
+        def counted(*a, _name=name, _original=getattr(comm, name), **k):
+            tensor = next((x for x in list(a) + list(k.values()) if isinstance(x, torch.Tensor)), None)
+            calls.append([_name, None if tensor is None else tensor.numel()])
+            return _original(*a, **k)
+        setattr(comm, name, counted)
+
+
+def run(stage, accumulation=2):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))  # 8320 parameters
+    config = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": accumulation,
+              "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "torch_adam": True}},
+              "zero_optimization": {"stage": stage}, "bf16": {"enabled": True}}
+    engine, *_ = deepspeed.initialize(model=model, config=config, model_parameters=model.parameters())
+    x = torch.ones(2, 64, dtype=torch.bfloat16)
+    for _ in range(accumulation):  # one whole step first, not counted
+        engine.backward(engine(x).float().sum())
+        engine.step()
+    backward = []
+    for _ in range(accumulation):
+        loss = engine(x).float().sum()
+        calls.clear()
+        engine.backward(loss)
+        backward.append(list(calls))
+        engine.step()
+    return backward
+
+
+print(json.dumps({"stages": {stage: run(stage) for stage in (0, 1, 2, 3)}, "deepspeed": deepspeed.__version__}))
+'''
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _child_env() -> dict:
+    import os
+
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", "CUDA_VISIBLE_DEVICES": ""}
+
+
+@pytest.fixture(scope="module")
+def torch_counts(tmp_path_factory):
+    import json
+    import subprocess
+    import sys
+
+    from oracles import require_installed
+
+    require_installed("torch")
+    directory = tmp_path_factory.mktemp("planner_comm_torch")
+    script, out = directory / "child.py", directory / "out.json"
+    script.write_text(TORCH_CHILD)
+    done = subprocess.run([sys.executable, str(script), str(out), str(_free_port())], capture_output=True, text=True,
+                          timeout=300, env=_child_env(), cwd=directory, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and out.is_file(), done.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def deepspeed_counts(tmp_path_factory):
+    import json
+    import subprocess
+    import sys
+
+    from oracles import require_installed
+
+    require_installed("torch", "deepspeed")
+    directory = tmp_path_factory.mktemp("planner_comm_deepspeed")
+    env = {**_child_env(), "DS_ACCELERATOR": "cpu", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port()),
+           "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1"}
+    done = subprocess.run([sys.executable, "-c", DEEPSPEED_CHILD], capture_output=True, text=True, timeout=600,
+                          env=env, cwd=directory, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _ring_bytes(calls: list, n: int = 2) -> float:
+    """What one rank sends for the counted collectives: (n-1)/n of each full tensor (all-gather output,
+    reduce-scatter input), 2(n-1)/n for an all-reduce."""
+    size = {"bfloat16": 2, "float16": 2, "float32": 4}
+    total = 0.0
+    for name, numel, dtype in calls:
+        factor = 2 * (n - 1) / n if "all_reduce" in name else (n - 1) / n
+        total += factor * numel * size[dtype]
+    return total
+
+
+@pytest.mark.oracle
+def test_oracle_fsdp2_sends_what_per_step_says(torch_counts):
+    """fully_shard on 2 gloo ranks, 2 blocks of 4160 parameters, bf16 param_dtype, 2 micro-batches."""
+    assert torch_counts["torch"].startswith(("2.13", "2.14")), torch_counts["torch"]
+    model = Model(parameters=8320)
+
+    def planned(**changes) -> float:
+        layout = Layout(**{**dict(world_size=2, data_parallel_shard=2, stage=3, engine="fsdp2", framework="fsdp2",
+                                  param_bytes=4, grad_bytes=4, compute_bytes=2, accumulation=2, num_microbatches=2),
+                           **changes})
+        return by_axis(per_step(layout, model, machine(1, 8)))["data-parallel"].bytes
+
+    def kinds(calls):
+        return sorted({(name, dtype) for name, _, dtype in calls})
+
+    default = torch_counts["fsdp2-default"]
+    # every micro-batch: each block gathered in forward and again in backward, and reduce-scattered
+    assert [c[0] for c in default].count("all_gather_single") == 8
+    assert [c[0] for c in default].count("reduce_scatter_single") == 4
+    assert kinds(default) == [("all_gather_single", "bfloat16"), ("reduce_scatter_single", "bfloat16")]
+    assert _ring_bytes(default) == pytest.approx(planned())
+    # reshard_after_forward=False: no backward gather
+    assert _ring_bytes(torch_counts["fsdp2-reshard-false"]) == pytest.approx(planned(stage=2))
+    assert [c[0] for c in torch_counts["fsdp2-reshard-false"]].count("all_gather_single") == 4
+    # set_requires_gradient_sync(False) on the first micro-batch: one reduction, the gathers unchanged
+    sync_last = torch_counts["fsdp2-sync-last"]
+    assert [c[0] for c in sync_last].count("reduce_scatter_single") == 2
+    assert _ring_bytes(sync_last) == pytest.approx(planned(gradient_sync="last-micro-batch"))
+    assert _ring_bytes(sync_last) == pytest.approx(planned(framework="accelerate"))
+    # reduce_dtype fp32: the reduce-scatter in fp32, the gathers still in param_dtype
+    fp32 = torch_counts["fsdp2-fp32-reduce"]
+    assert kinds(fp32) == [("all_gather_single", "bfloat16"), ("reduce_scatter_single", "float32")]
+    assert _ring_bytes(fp32) == pytest.approx(planned(grad_reduce_bytes=4))
+
+
+@pytest.mark.oracle
+def test_oracle_ddp_all_reduces_every_backward_outside_no_sync(torch_counts):
+    model = Model(parameters=8320)
+    every, once = torch_counts["ddp"], torch_counts["ddp-no-sync"]
+    assert sum(numel for _, numel, _ in every) == 2 * 8320 and sum(numel for _, numel, _ in once) == 8320
+    layout = Layout(world_size=2, data_parallel_shard=2, engine="ddp", grad_bytes=4, accumulation=2,
+                    num_microbatches=2)
+    assert by_axis(per_step(layout, model, machine(1, 8)))["data-parallel"].bytes == pytest.approx(_ring_bytes(every))
+    accelerate = Layout(world_size=2, data_parallel_shard=2, engine="ddp", grad_bytes=4, accumulation=2,
+                        num_microbatches=2, framework="accelerate")
+    assert by_axis(per_step(accelerate, model, machine(1, 8)))["data-parallel"].bytes == \
+        pytest.approx(_ring_bytes(once))
+
+
+@pytest.mark.oracle
+def test_oracle_deepspeed_reduces_gradients_when_per_step_says(deepspeed_counts):
+    """DeepSpeed's engine on one CPU rank, 2 micro-batches a step: the gradient reductions (a collective
+    over all 8320 parameters) in each micro-batch's backward, against gradient_reductions()."""
+    from shardshift.planner.communication import gradient_reductions
+
+    for stage, micro_batches in deepspeed_counts["stages"].items():
+        reduced = [sum(1 for _, numel in calls if numel == 8320) for calls in micro_batches]
+        counted, why = gradient_reductions(Layout(world_size=2, data_parallel_shard=2, stage=int(stage),
+                                                  engine="deepspeed", accumulation=2, num_microbatches=2))
+        assert reduced == ([0, 1] if int(stage) < 2 else [1, 1]), (stage, micro_batches)
+        assert counted == sum(reduced), (stage, why)
+
+
+@pytest.mark.oracle
+def test_oracle_megatron_reduces_in_fp32_with_bf16_once_per_step():
+    import megatron_oracle
+
+    reason = megatron_oracle.available()
+    if reason:
+        pytest.skip(f"the Megatron oracle cannot run: {reason}")
+    base = ["--num-layers", "2", "--hidden-size", "64", "--num-attention-heads", "4", "--seq-length", "128",
+            "--max-position-embeddings", "128", "--train-iters", "10", "--micro-batch-size", "1", "--mock-data",
+            "--bf16"]
+    fp32, bf16 = megatron_oracle.judge([(base, 8), (base + ["--grad-reduce-in-bf16"], 8)])
+    note = "accumulate and all-reduce gradients in fp32 for bfloat16 data type."
+    assert fp32.ok and note in fp32.warnings
+    assert bf16.ok and note not in bf16.warnings
+    # all micro-batches but the last run under no_sync_func (the forward-backward without pipelining)
+    schedules = (megatron_oracle.MEGATRON / "megatron" / "core" / "pipeline_parallel" / "schedules.py").read_text()
+    assert "with no_sync_func():\n            for i in range(num_microbatches - 1):" in schedules
+
+
+@pytest.mark.oracle
+def test_oracle_accelerate_accumulate_skips_the_sync():
+    import inspect
+
+    from oracles import require_installed
+
+    require_installed("accelerate")
+    from accelerate import Accelerator
+
+    no_sync = inspect.getsource(Accelerator.no_sync)
+    assert "model.set_requires_gradient_sync(False)" in no_sync  # FSDP2
+    assert "zero_stage < 2" in no_sync  # DeepSpeed ZeRO-2/3: no no_sync, the engine reduces every micro-batch
+    assert "self.no_sync(m)" in inspect.getsource(Accelerator.accumulate)

@@ -59,6 +59,12 @@ the param dtype, or None, means no cast); Megatron reduces its main-gradient buf
 `--accumulate-allreduce-grads-in-fp32` is switched on unless `--grad-reduce-in-bf16`); DDP reduces in
 the gradients' own dtype. Gathered parameters travel in the compute dtype (`Layout.compute_bytes`).
 Offloaded optimizer states or parameters move over PCIe, which is not counted here.
+
+Confirmed on the CPU (tests/test_planner_communication.py, oracle tests): fully_shard's and DDP's
+collectives counted on 2 gloo ranks equal per_step's bytes (reshard True/False, the sync skipped on
+all but the last micro-batch, fp32 reduce_dtype); DeepSpeed's engine reduces gradients only at the
+boundary at ZeRO-0/1 and at every micro-batch at ZeRO-2/3; Megatron's validate_args switches the fp32
+reduction on with --bf16 unless --grad-reduce-in-bf16; Accelerate's accumulate skips the sync.
 """
 
 from __future__ import annotations
