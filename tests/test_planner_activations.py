@@ -173,3 +173,24 @@ def test_full_checkpointing_keeps_only_layer_inputs(s, b, h, a, layers):
     per_layer = per_layer_bytes(_layout(s, "full"), Model(0, layers=layers, hidden=h, heads=a), b)
     assert per_layer == 2 * s * b * h
     assert measured == per_layer * layers
+
+
+def test_megatron_recompute_methods():
+    """Full recomputation by Megatron's methods (megatron/core/recompute.py), 8 layers on one stage."""
+    from dataclasses import replace
+
+    from shardshift.planner.activations import activation_bytes
+
+    s, b, h, a = 1024, 1, 512, 8
+    model = Model(0, layers=8, hidden=h, heads=a, vocab=0)
+    base = Layout(world_size=1, sequence_length=s, micro_batch=b, recompute="full")
+    kept = per_layer_bytes(base, model, b)
+    whole = per_layer_bytes(replace(base, recompute="none"), model, b)
+    embedding = 8 * s * b + s * b * h  # input ids and embedding dropout mask
+    output = 2 * 2 * s * b * h  # final norm and projection inputs (no vocabulary here)
+    extra = embedding + output
+    assert activation_bytes(base, model).value == pytest.approx(8 * kept + whole + extra)
+    uniform = replace(base, recompute_method="uniform", recompute_layers=4)
+    assert activation_bytes(uniform, model).value == pytest.approx(2 * kept + 4 * whole + extra)
+    block = replace(base, recompute_method="block", recompute_layers=3)
+    assert activation_bytes(block, model).value == pytest.approx(3 * kept + 5 * whole + whole + extra)

@@ -348,3 +348,16 @@ def test_megatron_partial_optimizer_offload():
     assert parts["gradients"].value == pytest.approx(4e9)  # the fp32 main gradients stay on the GPU
     assert parts["optimizer_states"].value == pytest.approx(8e9 / 8 * 0.5)
     assert parts["cpu_optimizer_states"].value == pytest.approx(8e9 / 8 * 0.5 * 8)  # per node: 8 GPUs
+
+
+def test_megatron_flags_reach_the_layout():
+    from shardshift.formats.megatron import read
+
+    text = ("--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --micro-batch-size 1 "
+            "--global-batch-size 64 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+            "--use-distributed-optimizer --recompute-granularity full --recompute-method uniform "
+            "--recompute-num-layers 2 --swiglu\n")
+    layout = layout_of(read(text, "x.args").plan, Machine(2, 8))
+    assert (layout.engine, layout.distributed_optimizer, layout.data_parallel) == ("megatron", True, 4)
+    assert (layout.recompute, layout.recompute_method, layout.recompute_layers) == ("full", "uniform", 2)
+    assert layout.gated_mlp and layout.num_microbatches == 16 and layout.sequence_length == 4096

@@ -101,6 +101,32 @@ def _in_flight(layout: Layout) -> float:
     return 1.0
 
 
+def _full_recompute(layout: Layout, layers: int, p: int, kept: float, whole: float) -> tuple[float, float, str]:
+    """(bytes the first stage keeps for its in-flight micro-batches, the peak of one recomputation,
+    how) under full recomputation. Megatron's methods (megatron/core/recompute.py): "uniform" keeps
+    the input of each chunk of N layers and recomputes a chunk at a time; "block" checkpoints the
+    first N layers of each stage's model chunk and keeps every other layer's activations whole.
+    Without a method (Hugging Face gradient checkpointing, torch checkpoint per block): each layer's
+    input, one layer recomputed at a time."""
+    v = max(1, layout.virtual_pipeline or 1)
+    chunk = layers / (p * v)  # layers of one model chunk on a stage
+    n = max(1, layout.recompute_layers or 1)
+    if layout.recompute_method == "block":
+        checkpointed = min(n, chunk)
+        per_chunk = checkpointed * kept + (chunk - checkpointed) * whole
+        peak = whole
+        how = f"full recomputation of the first {n} layers of each stage (block), the rest kept whole"
+    elif layout.recompute_method == "uniform":
+        per_chunk = math.ceil(chunk / n) * kept
+        peak = min(n, chunk) * whole
+        how = f"full recomputation in chunks of {n} layers (uniform): chunk inputs kept"
+    else:
+        per_chunk = chunk * kept
+        peak = whole
+        how = "full recomputation (layer inputs kept)"
+    return per_chunk * v * p, peak, how
+
+
 def activation_bytes(layout: Layout, model: Model, *, micro_batch: int | None = None) -> Figure:
     """Peak saved-activation bytes per GPU (the first pipeline stage) for one micro-batch size."""
     need = missing_shape(model, layout)
@@ -113,13 +139,15 @@ def activation_bytes(layout: Layout, model: Model, *, micro_batch: int | None = 
     p = max(1, layout.pipeline)
     layer = per_layer_bytes(layout, model, b)
     factor = _in_flight(layout)
-    # the first stage keeps L/p layers for p micro-batches: L layers' worth (times the schedule factor)
-    total = layer * L * factor
     how = {"none": "no recomputation", "selective": "selective recomputation",
            "full": "full recomputation (layer inputs kept)"}[layout.recompute]
     if layout.recompute == "full":
-        # while a layer is recomputed in the backward pass its activations exist in full
-        total += per_layer_bytes(replace(layout, recompute="selective"), model, b)
+        whole = per_layer_bytes(replace(layout, recompute="none"), model, b)
+        stored, peak, how = _full_recompute(layout, L, p, layer, whole)
+        total = stored * factor + peak
+    else:
+        # the first stage keeps L/p layers for p micro-batches: L layers' worth (times the schedule factor)
+        total = layer * L * factor
     # embedding stage: input ids (8 bytes a token) and the embedding dropout mask, p micro-batches in flight
     embedding = (8 * s * b * p + s * b * h * p) * factor
     if layout.sequence_parallel:

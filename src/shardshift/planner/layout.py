@@ -274,6 +274,10 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         notes.append("activation checkpointing on: full recomputation per layer assumed (only layer inputs kept)")
 
     gated = megatron_args.get("--swiglu") is True
+    method = megatron_args.get("--recompute-method")
+    method = method if recompute == "full" and method in ("uniform", "block") else None
+    count = megatron_args.get("--recompute-num-layers")
+    count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else (1 if method else None)
 
     # --- attention kernel ------------------------------------------------------------------------
     flash = True
@@ -295,7 +299,7 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         compute_bytes=compute, fp32_grad_copy=copy, flash_attention=flash, gated_mlp=gated,
         num_microbatches=accumulation, engine=engine,
         adapter=adapter, adapter_rank=rank, adapter_targets=targets, base_weight_bytes=base_bytes,
-        offload_fraction=fraction,
+        offload_fraction=fraction, recompute_method=method, recompute_layers=count,
     )
     zero = plan.passthrough.get("deepspeed", {}).get("zero_optimization") if engine == "deepspeed" else None
     hpz = zero.get("zero_hpz_partition_size") if isinstance(zero, dict) else None

@@ -97,6 +97,8 @@ class Layout:
     adapter_rank: int | None = None
     adapter_targets: tuple[str, ...] = ()  # module names (q_proj, ...), or ("all-linear",)
     base_weight_bytes: float | None = None  # frozen base weights, bytes/parameter (4-bit 0.5, 8-bit 1)
+    recompute_method: str | None = None  # full recomputation: Megatron's "uniform" / "block"; None: every layer
+    recompute_layers: int | None = None  # Megatron's --recompute-num-layers (N)
     offload_fraction: float = 1.0  # share of the optimizer state offloaded (Megatron --optimizer-offload-fraction, DeepSpeed ratio)
     secondary_partition: int = 1  # DeepSpeed ZeRO++ hpZ: a second 16-bit parameter copy sharded over this many ranks
     # bytes per gradient element as reduced on the wire (DeepSpeed communication_data_type, FSDP2
