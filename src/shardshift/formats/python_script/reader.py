@@ -277,6 +277,7 @@ class _Reader(ast.NodeVisitor):
         # names whose dict value is changed in place (`cfg["optimizer"] = ...`, `cfg.update(...)`)
         self.mutated: set[str] = set()
         self.classes: list[ast.ClassDef] = []
+        self.lines: list[str] | None = None
         # argparse destination -> its default (None when several add_argument calls set it)
         self.argparse_defaults: dict[str, ast.AST | None] = {}
         self.parameters: set[tuple[str, str]] = set()  # (scope, name) of function parameters
@@ -584,7 +585,20 @@ class _Reader(ast.NodeVisitor):
     # -- values ----------------------------------------------------------------------------
 
     def _text(self, node: ast.AST) -> str:
-        text = ast.get_source_segment(self.text, node) or ""
+        """The node's source (as ast.get_source_segment, without splitting the file per call)."""
+        end_line, end_column = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_line is None or end_column is None:
+            return ""
+        if self.lines is None:
+            self.lines = self.text.splitlines(keepends=True)
+        lines = self.lines[node.lineno - 1:end_line]
+        if not lines:
+            return ""
+        if len(lines) == 1:
+            text = lines[0].encode()[node.col_offset:end_column].decode("utf-8", "replace")
+        else:
+            text = (lines[0].encode()[node.col_offset:].decode("utf-8", "replace") + "".join(lines[1:-1]) +
+                    lines[-1].encode()[:end_column].decode("utf-8", "replace"))
         text = " ".join(text.split())
         return text if len(text) <= 80 else text[:77] + "..."
 

@@ -92,6 +92,8 @@ SCAN_MAX_BYTES = 1_000_000
 # ds.json` yields both flags.
 SHELL_FLAG = re.compile(r"--(deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)\b"
                         r"(?=(?:\s*=\s*|(?:\s|\\\n)+)([\"']?)([^\s\"'`;|&()]+)\2)")
+# `deepspeed=` given something other than a string literal (TrainingArguments(deepspeed=args.ds)).
+PYTHON_RUNTIME = re.compile(r"\bdeepspeed\s*=\s*(?![\s\"'=]|None\b|True\b|False\b)")
 # Folders of launch scripts that run from the directory above (`bash scripts/train.sh`).
 LAUNCH_DIRS = {"scripts", "script", "bin", "launch", "launchers", "slurm", "jobs", "examples", "run"}
 # A flag whose value is a variable: a script that may pass any ds_config.
@@ -195,8 +197,11 @@ def _index(documents: list[Document]) -> dict[str, list[Consumer]]:
                 break
     index: dict[str, list[Consumer]] = {}
     names = tuple(targets)
+    target_dirs = {os.path.dirname(t) for paths in targets.values() for t in paths}
     for path, document in candidates.items():
-        for reference, consumer, alternatives in _references(path, document, names):
+        scope = _scope(path)
+        runtime = any(d == scope or d.startswith(scope + os.sep) for d in target_dirs)
+        for reference, consumer, alternatives in _references(path, document, names, runtime):
             hits: list[str] = []
             for written in (reference, *alternatives):
                 hits += [t for t in _resolve(written, path, targets) if t not in hits]
@@ -227,18 +232,25 @@ def _may_name(reference: str, referrer: str, targets: dict[str, list[str]]) -> l
     if len(tail) >= 2:
         return []
     pattern = re.compile(".*".join(re.escape(piece) for piece in parts[-1].split(HOLE)) + r"\Z")
-    base = os.path.dirname(referrer)
-    if os.path.basename(base).lower() in LAUNCH_DIRS:
-        base = os.path.dirname(base)  # `scripts/train.sh` is run from the directory above, next to configs/
+    base = _scope(referrer)
     return [t for paths in targets.values() for t in paths
             if pattern.match(os.path.basename(t))
             and (os.path.dirname(t) == base or os.path.dirname(t).startswith(base + os.sep))]
 
 
-def _references(path: str, document: Document | None, names: tuple[str, ...]
+def _scope(referrer: str) -> str:
+    """The directory whose ds_configs a path decided at run time in `referrer` may name."""
+    base = os.path.dirname(referrer)
+    if os.path.basename(base).lower() in LAUNCH_DIRS:
+        base = os.path.dirname(base)  # `scripts/train.sh` is run from the directory above, next to configs/
+    return base
+
+
+def _references(path: str, document: Document | None, names: tuple[str, ...], runtime: bool = True
                 ) -> list[tuple[str, Consumer, tuple[str, ...]]]:
     """(path as written, consumer, other paths it may be) for every ds_config reference in one
-    file; a path decided at run time has the consumer's `unknown` set."""
+    file; a path decided at run time has the consumer's `unknown` set. A file that names none of
+    the ds_configs is read only when `runtime` (a ds_config lies in its scope, see `_may_name`)."""
     if document is not None:
         text = document.text
     else:
@@ -251,8 +263,8 @@ def _references(path: str, document: Document | None, names: tuple[str, ...]
             return []
     named = any(name in text for name in names)
     if path.endswith(".py"):
-        if not named and "deepspeed" not in text:
-            return []
+        if not named and not (runtime and PYTHON_RUNTIME.search(text)):
+            return []  # only a keyword `deepspeed=<not a string>` can name a ds_config decided at run time
         from shardshift.formats import python_script
 
         facts = document.data if document is not None and document.format == "python" else \
@@ -275,7 +287,7 @@ def _references(path: str, document: Document | None, names: tuple[str, ...]
             kind = "accelerate" if match.group(1) == "deepspeed_config_file" else "axolotl"
             found.append((match.group(2), Consumer(kind, path, text.count("\n", 0, match.start(2)) + 1), ()))
         return found
-    if not named and not RUNTIME_FLAG.search(text):
+    if not named and not (runtime and RUNTIME_FLAG.search(text)):
         return []
     found = []
     covered: set[int] = set()
