@@ -350,6 +350,34 @@ CLAIMS: dict[str, Claim | tuple[Claim, ...]] = {
     "deepspeed/rules/SS002/bad.json": Claim("load", "DeepSpeed rejects the file", error="Duplicate keys"),
 }
 
+# Messages of branches no fixture shows: generated files (name -> (config, claim)), checked in one
+# run like the fixtures.
+B = {"train_micro_batch_size_per_gpu": 4, "gradient_clipping": 1.0, "optimizer": OPT}
+GENERATED: dict[str, tuple[dict, Claim]] = {
+    "string_count": ({**B, "train_micro_batch_size_per_gpu": "4"}, P(
+        "'>' not supported between instances of 'str' and 'int'",
+        "DeepSpeed uses it as a string and fails when it computes with it", code="DS102")),
+    "string_clipping": ({**B, "gradient_clipping": "1.0"}, Claim(
+        "step", "DeepSpeed uses it as a string and fails when it computes with it",
+        error="'>' not supported between instances of 'str' and 'float'", code="DS102")),
+    "digit_string_strict": ({**B, "zero_optimization": {"stage": 2, "reduce_bucket_size": "500000000"}}, A(
+        "DeepSpeed converts it", lambda d, c: d.zero_config.reduce_bucket_size == 500_000_000, code="DS102")),
+    "bool_string_strict": ({**B, "zero_optimization": {"stage": 2, "overlap_comm": "false"}}, A(
+        "DeepSpeed reads it as false", lambda d, c: d.zero_config.overlap_comm is False, code="DS102")),
+    "bool_string_top": ({**B, "prescale_gradients": "false"}, A(
+        "DeepSpeed keeps the value as written and tests it for truth",
+        lambda d, c: d.prescale_gradients == "false" and bool(d.prescale_gradients), code="DS102")),
+    "legacy_zero_bool": ({**B, "zero_optimization": True}, A(
+        "legacy boolean form (means stage 1)", lambda d, c: int(d.zero_optimization_stage) == 1, code="DS102")),
+    "enum_auto": ({**B, "communication_data_type": "auto"}, P(
+        "Invalid communication_data_type", "DeepSpeed raises ValueError while parsing the config", code="DS102")),
+    "no_batch": ({"gradient_clipping": 1.0, "optimizer": OPT}, P(
+        "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
+        "DeepSpeed asserts one of them at launch", code="DS201")),
+}
+for _name, (_config_dict, _claim) in GENERATED.items():
+    CLAIMS[f"generated/{_name}.json"] = _claim
+
 # Bad fixtures of codes in CLAIMS that no oracle here can run, with the reason.
 FIXTURE_EXEMPT = {
     "deepspeed/rules/DS403/bad_length.json": "Lion (the fixture's optimizer) fails on the CPU only (oracles.md); the "
@@ -437,9 +465,18 @@ CASE_IDS = [f"{fixture.removeprefix('deepspeed/rules/')}#{index}" for fixture, i
 # --- shardshift's findings (one CLI run per set of arguments) ---------------------------------
 
 
+def _is_generated(fixture: str) -> bool:
+    return fixture.startswith("generated/")
+
+
 @pytest.fixture(scope="module")
-def findings() -> dict[str, list[dict]]:
-    """fixture (below fixtures/) -> its findings, each fixture checked with its claim's arguments."""
+def findings(tmp_path_factory) -> dict[str, list[dict]]:
+    """fixture (below fixtures/) -> its findings, each fixture checked with its claim's arguments;
+    the generated files in a folder of their own (with a .git: no consumer search beyond it)."""
+    folder = tmp_path_factory.mktemp("generated")
+    (folder / ".git").mkdir()
+    for name, (config, _) in GENERATED.items():
+        (folder / f"{name}.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     runs: dict[tuple[str, ...], list[str]] = {}
     for fixture, _, claim in CASES:
         runs.setdefault(claim.args, [])
@@ -447,10 +484,12 @@ def findings() -> dict[str, list[dict]]:
             runs[claim.args].append(fixture)
     found: dict[str, list[dict]] = {}
     for args, fixtures in runs.items():
-        _, output = check_json(*args, *(str(FIXTURES / f) for f in fixtures))
+        paths = {((folder / f.removeprefix("generated/")) if _is_generated(f) else FIXTURES / f).resolve(): f
+                 for f in fixtures}
+        _, output = check_json(*args, *map(str, paths))
         for finding in output["findings"]:
-            name = Path(os.path.relpath((ROOT / finding["file"]).resolve(), FIXTURES)).as_posix()
-            if name in fixtures:
+            name = paths.get((ROOT / finding["file"]).resolve())
+            if name is not None:
                 found.setdefault(name, []).append(finding)
     return found
 
@@ -472,6 +511,8 @@ def test_message_states_the_claim(findings, fixture, index, claim):
 
 
 def _config(fixture: str, claim: Claim) -> dict:
+    if _is_generated(fixture):
+        return copy.deepcopy(GENERATED[fixture.removeprefix("generated/").removesuffix(".json")][0])
     path = FIXTURES / fixture
     config = json.loads(path.read_text(encoding="utf-8")) if claim.json_load else oracles.load_file(path)
     if claim.fill:
@@ -579,7 +620,8 @@ def test_every_bad_fixture_of_a_claimed_rule_is_confirmed_or_exempt():
     missing = [fixture for fixture in _bad_fixtures() if _fixture_code(fixture) in codes
                and fixture not in CLAIMS and fixture not in FIXTURE_EXEMPT]
     assert missing == [], f"bad fixtures of rules in CLAIMS without a claim: {missing}"
-    unknown = [fixture for fixture in (*CLAIMS, *FIXTURE_EXEMPT) if not (FIXTURES / fixture).is_file()]
+    unknown = [fixture for fixture in (*CLAIMS, *FIXTURE_EXEMPT)
+               if not _is_generated(fixture) and not (FIXTURES / fixture).is_file()]
     assert unknown == []
 
 

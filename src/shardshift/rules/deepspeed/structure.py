@@ -172,6 +172,10 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
             truth = value in (1,) or (isinstance(value, str) and value.lower() in TRUTHY_STRINGS)
             return "warning", f"{shown} is not a JSON boolean (DeepSpeed reads it as {str(truth).lower()})", \
                 str(truth).lower()
+        if not strict and kind in ("string", "number"):
+            return "error", (f"expected true or false, found {shown}: DeepSpeed keeps the value as written and tests "
+                             "it for truth, so any non-empty string (\"false\" too) or non-zero number counts as "
+                             "true"), None
         return "error", f"expected true or false, found {shown}", None
     if row.type == "str":
         return None if kind == "string" else ("error", f"expected a string, found {shown}", None)

@@ -71,6 +71,9 @@ class BatchArithmetic(PlanRule):
             # batch settings would have been merged in above.
             if configs and (setup.referrer is None or setup.referrer.format == "python"):
                 document = configs[0]
+                if isinstance(document.data, dict) and ({"train_batch_size", "train_micro_batch_size_per_gpu"}
+                                                        & document.data.keys()):
+                    return  # written, but not as a number: DS102 says what DeepSpeed does with it
                 from shardshift.source import Location
 
                 yield self.finding_at(
