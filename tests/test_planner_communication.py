@@ -270,7 +270,7 @@ def worker(rank, port, out_path):
         torch.manual_seed(0)
         return nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))  # 2 x 4160 parameters
 
-    def fsdp2(micro=2, sync_last_only=False, **kw):
+    def fsdp2(micro=2, sync_last_only=False, mesh=mesh, **kw):
         net = model()
         for block in net:
             fully_shard(block, mesh=mesh, **kw)
@@ -306,7 +306,9 @@ def worker(rank, port, out_path):
         return out
 
     bf16 = MixedPrecisionPolicy(param_dtype=torch.bfloat16)
+    hsdp_mesh = init_device_mesh("cpu", (2, 1), mesh_dim_names=("replicate", "shard"))
     result = {
+        "hsdp-2x1": fsdp2(mp_policy=bf16, mesh=hsdp_mesh),
         "fsdp2-default": fsdp2(mp_policy=bf16),
         "fsdp2-reshard-false": fsdp2(mp_policy=bf16, reshard_after_forward=False),
         "fsdp2-sync-last": fsdp2(mp_policy=bf16, sync_last_only=True),
@@ -465,6 +467,19 @@ def test_oracle_fsdp2_sends_what_per_step_says(torch_counts):
     fp32 = torch_counts["fsdp2-fp32-reduce"]
     assert kinds(fp32) == [("all_gather_single", "bfloat16"), ("reduce_scatter_single", "float32")]
     assert _ring_bytes(fp32) == pytest.approx(planned(grad_reduce_bytes=4))
+
+
+@pytest.mark.oracle
+def test_oracle_hsdp_all_reduces_the_shard_across_replicas(torch_counts):
+    # a (replicate 2, shard 1) mesh: nothing to gather or reduce-scatter, one all-reduce per block per micro-batch
+    calls = torch_counts["hsdp-2x1"]
+    assert [(name, dtype) for name, _, dtype in calls] == [("all_reduce", "bfloat16")] * 4
+    layout = Layout(world_size=2, data_parallel_shard=1, data_parallel_replicate=2, stage=3, engine="fsdp2",
+                    framework="fsdp2", param_bytes=4, grad_bytes=4, compute_bytes=2, accumulation=2,
+                    num_microbatches=2)
+    axes = by_axis(per_step(layout, Model(parameters=8320), machine(1, 8)))
+    assert set(axes) == {"hybrid-cross-node"}
+    assert axes["hybrid-cross-node"].bytes == pytest.approx(_ring_bytes(calls))
 
 
 @pytest.mark.oracle
