@@ -26,6 +26,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.deepspeed.buckets": ("deepspeed",),
     "shardshift.rules.deepspeed.optimizer": ("deepspeed",),
     "shardshift.rules.deepspeed.scheduler": ("deepspeed",),
+    "shardshift.rules.deepspeed.schedule_ranges": ("deepspeed",),
     "shardshift.rules.deepspeed.auto": ("deepspeed",),
     "shardshift.rules.deepspeed.script": ("python",),
     "shardshift.rules.fsdp2.rules": ("fsdp2",),
