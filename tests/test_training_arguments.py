@@ -13,18 +13,16 @@ by a recorder, since building the real one compiles a C++ extension for minutes.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import oracles
 from conftest import FIXTURES, check_json
-from rule_cases import findings_with_code, marker_position
+from rule_cases import marker_position
 
 RULES = FIXTURES / "deepspeed" / "rules"
 CODES = ("DS435", "DS436", "DS437", "DS438", "DS439")
