@@ -172,6 +172,8 @@ def find_node(root: Node, pointer: str) -> Node | None:
 
 def find_member(root: Node, pointer: str) -> Member | None:
     """The object member whose value is at `pointer` (for the key's own position)."""
+    if pointer.count("/") == 1 and "~" not in pointer:  # a top-level key: the common case
+        return root.member(pointer[1:]) if root.kind == "object" else None
     tokens = split_pointer(pointer)
     if not tokens:
         return None

@@ -162,10 +162,22 @@ def _blocked(data: dict, pointer: str) -> bool:
     return False
 
 
+def _copy_json(value: Any) -> Any:
+    """A deep copy of JSON-like data, several times faster than copy.deepcopy on a large file
+    (no memo: parsed data shares no containers); other mutable values go through deepcopy."""
+    if type(value) is dict:
+        return {k: _copy_json(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
+    if type(value) is list:
+        return [_copy_json(v) if isinstance(v, (dict, list)) else v for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return copy.deepcopy(value)
+
+
 def _normalise(data: dict) -> tuple[dict, dict[str, str]]:
     """Rename legacy keys the way DeepSpeed migrates them. Returns (data, renamed) where renamed
     maps each new pointer to the pointer as written."""
-    data = copy.deepcopy(data)
+    data = _copy_json(data)
     renamed: dict[str, str] = {}
     zero = data.get("zero_optimization")
     if isinstance(zero, bool):  # legacy `zero_optimization: true` -> stage 1

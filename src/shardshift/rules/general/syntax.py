@@ -149,8 +149,11 @@ class DuplicateKey(Rule):
         if document.root is None:
             return
         for node in document.root.walk():
+            members = node.members
+            if len(members) < 2 or len({m.key for m in members}) == len(members):
+                continue  # no repeated key here (the common case, decided at C speed)
             seen: dict[str, int] = {}
-            for member in node.members:
+            for member in members:
                 if member.key in seen:
                     pointer = member.value.pointer
                     yield self.finding(
