@@ -107,17 +107,18 @@ def test_interleaved_pipeline():
 
 
 def test_zero2_and_zero1_under_accumulation():
-    # 8 GPUs one node, 1e9 parameters, bf16, 4 micro-batches. Reduce-scatter 2e9 B -> 7/8 x 2e9 = 1.75e9 B;
-    # all-gather of the updated bf16 partitions once per step: 1.75e9 B.
-    # ZeRO-2 reduce-scatters at every micro-batch: 4 x 1.75e9 + 1.75e9 = 8.75e9 B.
-    # ZeRO-1 only at the boundary: 1.75e9 + 1.75e9 = 3.5e9 B.
+    # 8 GPUs one node, 1e9 parameters, bf16, 4 micro-batches. DeepSpeed all-reduces each gradient bucket
+    # (use_multi_rank_bucket_allreduce): 2 x 7/8 x 2e9 B = 3.5e9 B; all-gather of the updated bf16 partitions
+    # once per step: 7/8 x 2e9 = 1.75e9 B.
+    # ZeRO-2 reduces at every micro-batch: 4 x 3.5e9 + 1.75e9 = 15.75e9 B.
+    # ZeRO-1 only at the boundary: 3.5e9 + 1.75e9 = 5.25e9 B.
     common = dict(world_size=8, data_parallel_shard=8, engine="deepspeed", param_bytes=2, grad_bytes=2,
                   compute_bytes=2, accumulation=4, num_microbatches=4)
     model = Model(parameters=10**9)
     zero2 = by_axis(per_step(Layout(stage=2, **common), model, machine(1, 8)))
     zero1 = by_axis(per_step(Layout(stage=1, **common), model, machine(1, 8)))
-    assert zero2["data-parallel"].bytes == pytest.approx(8.75e9)
-    assert zero1["data-parallel"].bytes == pytest.approx(3.5e9)
+    assert zero2["data-parallel"].bytes == pytest.approx(15.75e9)
+    assert zero1["data-parallel"].bytes == pytest.approx(5.25e9)
 
 
 def test_fsdp2_hybrid_2x8():
@@ -329,47 +330,63 @@ if __name__ == "__main__":
 '''
 
 DEEPSPEED_CHILD = r'''
-import json, logging, sys, warnings
+import json, logging, os, sys, warnings
 warnings.simplefilter("ignore")
 import torch
-from torch import nn
-import deepspeed
-import deepspeed.comm as comm
-logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
-
-calls = []
-for name in ("all_reduce", "reduce", "reduce_scatter_fn", "reduce_scatter_tensor", "all_gather_into_tensor",
-             "allgather_fn", "all_gather", "all_reduce_coalesced", "reduce_scatter", "all_gather_coalesced"):
-    if hasattr(comm, name):
-        def counted(*a, _name=name, _original=getattr(comm, name), **k):
-            tensor = next((x for x in list(a) + list(k.values()) if isinstance(x, torch.Tensor)), None)
-            calls.append([_name, None if tensor is None else tensor.numel()])
-            return _original(*a, **k)
-        setattr(comm, name, counted)
+import torch.multiprocessing as mp
 
 
-def run(stage, accumulation=2):
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))  # 8320 parameters
-    config = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": accumulation,
-              "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "torch_adam": True}},
-              "zero_optimization": {"stage": stage}, "bf16": {"enabled": True}}
-    engine, *_ = deepspeed.initialize(model=model, config=config, model_parameters=model.parameters())
-    x = torch.ones(2, 64, dtype=torch.bfloat16)
-    for _ in range(accumulation):  # one whole step first, not counted
-        engine.backward(engine(x).float().sum())
-        engine.step()
-    backward = []
-    for _ in range(accumulation):
-        loss = engine(x).float().sum()
-        calls.clear()
-        engine.backward(loss)
-        backward.append(list(calls))
-        engine.step()
-    return backward
+def worker(rank, port, out_path):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank),
+                      WORLD_SIZE="2", DS_ACCELERATOR="cpu")
+    from torch import nn
+    import deepspeed
+    import deepspeed.comm as comm
+    logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
+    calls = []
+    for name in ("all_reduce", "reduce", "reduce_scatter_fn", "reduce_scatter_tensor", "all_gather_into_tensor",
+                 "allgather_fn", "all_gather", "all_reduce_coalesced", "reduce_scatter", "all_gather_coalesced"):
+        if hasattr(comm, name):
+            def counted(*a, _name=name, _original=getattr(comm, name), **k):
+                tensors = [x for x in list(a) + list(k.values()) if isinstance(x, torch.Tensor)]
+                if tensors:
+                    calls.append([_name, max(t.numel() for t in tensors), str(tensors[0].dtype).split(".")[-1]])
+                return _original(*a, **k)
+            setattr(comm, name, counted)
+
+    def run(stage, accumulation=2):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))  # 8320 parameters
+        config = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": accumulation,
+                  "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "torch_adam": True}},
+                  "zero_optimization": {"stage": stage, "stage3_param_persistence_threshold": 0},
+                  "bf16": {"enabled": True}}
+        engine, *_ = deepspeed.initialize(model=model, config=config, model_parameters=model.parameters())
+        x = torch.ones(2, 64, dtype=torch.bfloat16)
+        for _ in range(accumulation):  # one whole step first, not counted
+            engine.backward(engine(x).float().sum())
+            engine.step()
+        micro_batches = []
+        for _ in range(accumulation):
+            calls.clear()
+            loss = engine(x).float().sum()
+            forward = list(calls)
+            calls.clear()
+            engine.backward(loss)
+            backward = list(calls)
+            calls.clear()
+            engine.step()
+            micro_batches.append({"forward": forward, "backward": backward, "step": list(calls)})
+        return micro_batches
+
+    result = {"stages": {stage: run(stage) for stage in (0, 1, 2, 3)}, "deepspeed": deepspeed.__version__}
+    if rank == 0:
+        with open(out_path, "w") as handle:
+            json.dump(result, handle)
 
 
-print(json.dumps({"stages": {stage: run(stage) for stage in (0, 1, 2, 3)}, "deepspeed": deepspeed.__version__}))
+if __name__ == "__main__":
+    mp.spawn(worker, args=(int(sys.argv[2]), sys.argv[1]), nprocs=2)
 '''
 
 
@@ -415,12 +432,12 @@ def deepspeed_counts(tmp_path_factory):
 
     require_installed("torch", "deepspeed")
     directory = tmp_path_factory.mktemp("planner_comm_deepspeed")
-    env = {**_child_env(), "DS_ACCELERATOR": "cpu", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port()),
-           "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1"}
-    done = subprocess.run([sys.executable, "-c", DEEPSPEED_CHILD], capture_output=True, text=True, timeout=600,
-                          env=env, cwd=directory, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    script, out = directory / "child.py", directory / "out.json"
+    script.write_text(DEEPSPEED_CHILD)
+    done = subprocess.run([sys.executable, str(script), str(out), str(_free_port())], capture_output=True, text=True,
+                          timeout=600, env=_child_env(), cwd=directory, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and out.is_file(), done.stderr[-4000:]
+    return json.loads(out.read_text())
 
 
 def _ring_bytes(calls: list, n: int = 2) -> float:
@@ -497,17 +514,35 @@ def test_oracle_ddp_all_reduces_every_backward_outside_no_sync(torch_counts):
 
 
 @pytest.mark.oracle
-def test_oracle_deepspeed_reduces_gradients_when_per_step_says(deepspeed_counts):
-    """DeepSpeed's engine on one CPU rank, 2 micro-batches a step: the gradient reductions (a collective
-    over all 8320 parameters) in each micro-batch's backward, against gradient_reductions()."""
+def test_oracle_deepspeed_sends_what_per_step_says(deepspeed_counts):
+    """DeepSpeed's engine on 2 CPU ranks (gloo), bf16, 2 micro-batches a step, 8320 parameters: the gradient
+    reductions in each micro-batch's backward, and every byte, against per_step."""
     from shardshift.planner.communication import gradient_reductions
 
+    assert deepspeed_counts["deepspeed"].startswith("0.19"), deepspeed_counts["deepspeed"]
+    model = Model(parameters=8320)
     for stage, micro_batches in deepspeed_counts["stages"].items():
-        reduced = [sum(1 for _, numel in calls if numel == 8320) for calls in micro_batches]
-        counted, why = gradient_reductions(Layout(world_size=2, data_parallel_shard=2, stage=int(stage),
-                                                  engine="deepspeed", accumulation=2, num_microbatches=2))
-        assert reduced == ([0, 1] if int(stage) < 2 else [1, 1]), (stage, micro_batches)
-        assert counted == sum(reduced), (stage, why)
+        stage = int(stage)
+        layout = Layout(world_size=2, data_parallel_shard=2, stage=stage, engine="deepspeed", param_bytes=2,
+                        grad_bytes=2, compute_bytes=2, accumulation=2, num_microbatches=2)
+        # the collectives over the model (not the 1-element overflow and norm checks)
+        calls = [[c for c in phase if c[1] > 1] for mb in micro_batches for phase in mb.values()]
+        reductions = [sum(1 for name, numel, _ in mb["backward"] if "reduce" in name and numel == 8320)
+                      for mb in micro_batches]
+        assert reductions == ([0, 1] if stage < 2 else [1, 1]), (stage, micro_batches)
+        assert gradient_reductions(layout)[0] == sum(reductions)
+        assert {dtype for phase in calls for _, _, dtype in phase} == {"bfloat16"}, stage
+        measured = _ring_bytes([c for phase in calls for c in phase])
+        planned = by_axis(per_step(layout, model, machine(1, 8)))["data-parallel"].bytes
+        assert measured == pytest.approx(planned), (stage, micro_batches)
+    # ZeRO-1/2 all-reduce the gradients (use_multi_rank_bucket_allreduce) and gather once after the step;
+    # ZeRO-3 gathers in forward (this model lies inside stage3_max_reuse_distance: no backward gather)
+    zero2 = deepspeed_counts["stages"]["2"][1]
+    assert [c[0] for c in zero2["backward"] if c[1] > 1] == ["all_reduce"]
+    assert [c[0] for c in zero2["step"] if c[1] > 1] == ["all_gather_into_tensor"]
+    zero3 = deepspeed_counts["stages"]["3"][0]
+    assert [c[0] for c in zero3["forward"]] == ["allgather_fn"] and zero3["step"] == []
+    assert [c[0] for c in zero3["backward"]] == ["reduce_scatter_fn"]
 
 
 @pytest.mark.oracle

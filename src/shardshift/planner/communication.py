@@ -32,8 +32,10 @@ gathered parameter element):
   `allreduce_gradients`: "Communicate only at gradient accumulation boundaries"; stage_1_and_2.py
   `reduce_ready_partitions_and_remove_grads` reduces before the boundary only when
   `partition_gradients`); ZeRO-2: at every micro-batch ("ZeRO stage >= 2 communicates during non
-  gradient accumulation boundaries as well"; `DeepSpeedEngine.no_sync` asserts against stage 2/3);
-  ZeRO-1/2 then all-gather the updated 16-bit partitions once per step. ZeRO-3: every micro-batch
+  gradient accumulation boundaries as well"; `DeepSpeedEngine.no_sync` asserts against stage 2/3).
+  The ZeRO-1/2 reduction is an all-reduce of each gradient bucket, each rank keeping its partition
+  (`use_multi_rank_bucket_allreduce`, true by default: stage_1_and_2.py `average_tensor`); ZeRO-1/2
+  then all-gather the updated 16-bit partitions once per step. ZeRO-3: every micro-batch
   all-gathers the parameters in forward and again in backward and reduce-scatters the gradients; a
   parameter used again within `stage3_max_reuse_distance` elements (1e9 by default) of the module
   trace is not released (partitioned_param_coordinator.py `__params_to_release`), which at the
@@ -45,7 +47,7 @@ gathered parameter element):
   the gradient shard across replicas at each reduction (torch 2.13 `_fsdp_collectives.py`).
 - Megatron-LM: all but the last micro-batch run under `config.no_sync_func` (core/pipeline_parallel/
   schedules.py), so gradients are all-reduced once per step, or, with `--use-distributed-optimizer`,
-  reduce-scattered once and the parameters all-gathered once. Tensor parallelism: 2 all-reduces of
+  reduce-scattered once and the parameters all-gathered once (core/distributed/param_and_grad_buffer.py). Tensor parallelism: 2 all-reduces of
   the s*b*h layer output in forward and 2 in backward per layer (Shoeybi et al. 2019, section 3);
   with sequence parallelism each becomes an all-gather + reduce-scatter of the same volume
   (Korthikanti et al. 2022, section 4.2.2); full recomputation repeats the forward's 2. Pipeline:
@@ -62,8 +64,9 @@ Offloaded optimizer states or parameters move over PCIe, which is not counted he
 
 Confirmed on the CPU (tests/test_planner_communication.py, oracle tests): fully_shard's and DDP's
 collectives counted on 2 gloo ranks equal per_step's bytes (reshard True/False, the sync skipped on
-all but the last micro-batch, fp32 reduce_dtype); DeepSpeed's engine reduces gradients only at the
-boundary at ZeRO-0/1 and at every micro-batch at ZeRO-2/3; Megatron's validate_args switches the fp32
+all but the last micro-batch, fp32 reduce_dtype, HSDP); so do DeepSpeed's on 2 gloo ranks (ZeRO-0..3:
+gradients reduced only at the boundary at ZeRO-0/1, at every micro-batch at ZeRO-2/3, the ZeRO-1/2
+all-reduce and post-step all-gather, ZeRO-3's forward gather); Megatron's validate_args switches the fp32
 reduction on with --bf16 unless --grad-reduce-in-bf16; Accelerate's accumulate skips the sync.
 """
 
@@ -242,7 +245,7 @@ def _data_parallel_group(axis: str, params: float, shard: int, replicate: int, s
     if stage == 3 or (engine == "fsdp2" and stage >= 2):
         sent += m * all_gather(weights, s)
         parts.append(f"{m} x all-gather of {params:,.0f} parameters x {c} B over {s} ranks in forward (every "
-                     f"micro-batch)")
+                     f"micro-batch; (n-1)/n of each collective)")
         if stage == 3 and engine == "deepspeed":
             kept = min(params, DS_MAX_REUSE_DISTANCE / 2)
             sent += m * all_gather((params - kept) * c, s)
@@ -258,12 +261,20 @@ def _data_parallel_group(axis: str, params: float, shard: int, replicate: int, s
             parts.append("no backward all-gather (reshard_after_forward=False)")
         sent += k * reduce_scatter(grads, s)
         parts.append(f"{k} x reduce-scatter of the gradients x {g_bytes} B: {k_why}")
-    else:  # DeepSpeed ZeRO-1/2, Megatron's distributed optimizer
+    elif engine == "megatron":  # the distributed optimizer (param_and_grad_buffer.py)
         sent += k * reduce_scatter(grads, s)
-        parts.append(f"{k} x reduce-scatter of {params:,.0f} gradients x {g_bytes} B over {s} ranks: {k_why}")
+        parts.append(f"{k} x reduce-scatter of {params:,.0f} gradients x {g_bytes} B over {s} ranks ((n-1)/n): "
+                     f"{k_why}")
         sent += all_gather(weights, s)
-        parts.append(f"1 x all-gather of the updated parameters x {c} B after the step")
-    how = "; ".join(parts) + f"; (n-1)/n of each; {g_why}; {split_how}{offload}"
+        parts.append(f"1 x all-gather of the updated parameters x {c} B after the step ((n-1)/n)")
+    else:  # DeepSpeed ZeRO-1/2
+        sent += k * all_reduce(grads, s)
+        parts.append(f"{k} x all-reduce of {params:,.0f} gradients x {g_bytes} B over {s} ranks (2(n-1)/n; "
+                     f"DeepSpeed's default use_multi_rank_bucket_allreduce all-reduces each bucket and keeps its "
+                     f"partition, stage_1_and_2.py average_tensor): {k_why}")
+        sent += all_gather(weights, s)
+        parts.append(f"1 x all-gather of the updated 16-bit partitions x {c} B after the step ((n-1)/n)")
+    how = "; ".join(parts) + f"; {g_why}; {split_how}{offload}"
     out = [_traffic(axis, sent, stride * s, layout, machine, how)] if s > 1 else []
     if replicate > 1:
         shard_grads = grads / s
