@@ -127,13 +127,15 @@ def test_the_world_size_options_and_the_default():
     ("--model-params", "8X"),
     ("--model-params", "8B", "--gpu-memory", "80XB"),
     ("--model-params", "8B", "--bandwidth", "fast"),
+    ("--model-params", "8B", "--bandwidth", "0Gbps"),
+    ("--model-params", "8B", "--gpu-memory", "0GB"),
     ("--model-params", "8B", "--model-config", "config.json"),
     ("--model-params", "8B", "--nodes", "2"),
     ("--model-params", "8B", "--nodes", "2", "--gpus-per-node", "8", "--world-size", "8"),
     ("--model-params", "8B", "--world-size", "0"),
     ("--model-params", "8B", "--format", "yaml"),
     (),  # no model: a ds_config states none
-], ids=["count-unit", "size-unit", "bandwidth-unit", "two-models", "nodes-alone", "world-disagrees", "world-0",
+], ids=["count-unit", "size-unit", "bandwidth-unit", "bandwidth-0", "memory-0", "two-models", "nodes-alone", "world-disagrees", "world-0",
         "format", "no-model"])
 def test_usage_errors_exit_2(args):
     done = run_cli("plan", DS / "zero2_bf16_adamw.json", *args)

@@ -109,6 +109,9 @@ def machine_of(args, plan=None):
         raise UsageError(str(error)) from None
     if memory is not None and memory <= 0:
         raise UsageError("--gpu-memory must be more than 0")
+    for name, rate in (("--bandwidth", bandwidth), ("--intra-node-bandwidth", intra)):
+        if rate <= 0:
+            raise UsageError(f"{name} must be more than 0")
     if memory is None:
         notes.append("GPU memory not given: the fit is not judged (pass --gpu-memory 80GB)")
     if args.bandwidth is None:
