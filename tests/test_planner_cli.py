@@ -308,3 +308,20 @@ def test_pl201_judges_an_auto_a_linked_file_fills(tmp_path):
     _, output = check_json("--gpu-memory", "80GB", "--model-config", "config.json", "--nodes", "2",
                            "--gpus-per-node", "8", "ds_zero3.json", cwd=tmp_path)
     assert [f for f in output["findings"] if f["code"] == "PL201"] == []
+
+
+def test_report_of_a_bare_plan():
+    """report.build takes a Plan as well as a setup (no files, the layout from the Plan alone)."""
+    from shardshift.plan import Plan
+    from shardshift.planner import report
+    from shardshift.planner.types import Machine, Model
+
+    plan = Plan()
+    plan.set("sharding.stage", 3)
+    plan.set("precision.param_dtype", "bf16")
+    result = report.build(plan, Model(parameters=8_000_000_000, source="test"),
+                          Machine(nodes=1, gpus_per_node=8, gpu_memory=80 * 10**9))
+    assert result["setup"]["files"] == [] and result["setup"]["layout"]["stage"] == 3
+    assert result["memory"]["fits"] is True
+    assert json.loads(json.dumps(result)) == result  # plain JSON data
+    assert "memory per GPU" in report.render_text(result)

@@ -38,8 +38,23 @@ def _unique(items) -> list[str]:
     return list(seen)
 
 
+def plain(value: Any) -> Any:
+    """JSON data: tuples and sets as lists, a Figure as {"value", "assumption"}, other objects as text."""
+    from shardshift.planner.types import Figure
+
+    if isinstance(value, Figure):
+        return {"value": _number(value.value), "assumption": value.assumption}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
 def layout_data(layout) -> dict[str, Any]:
-    data = {f.name: getattr(layout, f.name) for f in dataclasses.fields(layout)
+    data = {f.name: plain(getattr(layout, f.name)) for f in dataclasses.fields(layout)
             if f.name not in ("assumptions", "fixed_buffers")}
     data["data_parallel"] = layout.data_parallel
     data["fixed_buffers"] = {name: {"bytes": _number(f.value), "assumption": f.assumption}
@@ -48,7 +63,7 @@ def layout_data(layout) -> dict[str, Any]:
 
 
 def model_data(model) -> dict[str, Any]:
-    return {f.name: getattr(model, f.name) for f in dataclasses.fields(model) if f.name != "assumptions"}
+    return {f.name: plain(getattr(model, f.name)) for f in dataclasses.fields(model) if f.name != "assumptions"}
 
 
 def machine_data(machine) -> dict[str, Any]:
