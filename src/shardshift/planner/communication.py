@@ -152,7 +152,7 @@ def gradient_reductions(layout: Layout) -> tuple[int, str]:
                    f"under no_sync_func, schedules.py)")
     if engine == "deepspeed":
         if layout.stage >= 2:
-            return m, (f"gradients reduce-scattered at each of the {m} micro-batches (DeepSpeed ZeRO-{layout.stage} "
+            return m, (f"gradients reduced at each of the {m} micro-batches (DeepSpeed ZeRO-{layout.stage} "
                        f"communicates before the accumulation boundary too, engine.py allreduce_gradients)")
         return 1, (f"gradients reduced once per step of {m} micro-batches (DeepSpeed ZeRO-{layout.stage} reduces "
                    f"only at the accumulation boundary, engine.py allreduce_gradients)")

@@ -404,7 +404,11 @@ def _pipeline_parallel(layout: Layout, model: Model) -> list[tuple[Layout, str]]
     p = layout.pipeline * 2
     while layout.tensor * p * max(1, layout.context) <= layout.world_size and (not model.layers or p <= model.layers):
         if layout.world_size % (layout.tensor * p * max(1, layout.context)) == 0:
-            out.append((_regrid(layout, pipeline=p), f"PP {p}"))
+            changed, label = _regrid(layout, pipeline=p), f"PP {p}"
+            if layout.engine == "deepspeed" and layout.stage >= 2:
+                # "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism" (runtime/pipe/engine.py)
+                changed, label = replace(changed, stage=1), f"PP {p} with ZeRO-1 (DeepSpeed's pipeline engine's most)"
+            out.append((changed, label))
         p *= 2
     return out
 
