@@ -57,6 +57,7 @@ class CheckOptions:
     per_file_ignores: Any = None  # path -> codes switched off, or None
     fail_on: Literal["error", "warning"] = "error"
     min_severity: Severity | None = None  # None: every finding
+    skip_unrecognised: bool = False  # files named explicitly that are no configuration: skipped, not reported
 
 
 def _codes(value: str | Iterable[str] | None) -> set[str] | None:
@@ -80,7 +81,8 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                     select: str | Iterable[str] | None = None, ignore: str | Iterable[str] | None = None,
                     fail_on: str | None = None, min_severity: str | None = None, config: str | None = None,
                     isolated: bool = False, gpu_memory: str | int | None = None,
-                    model_params: str | int | None = None, model_config: str | None = None) -> CheckOptions:
+                    model_params: str | int | None = None, model_config: str | None = None,
+                    skip_unrecognised: bool = False) -> CheckOptions:
     """Options given here win over the configuration file (`config`, else the one found from the
     current directory, none with `isolated`), option by option."""
     from shardshift import config as configuration
@@ -119,7 +121,8 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
     return CheckOptions(context, chosen_select, chosen_ignore,
                         settings.ignored_for if settings.per_file_ignores else None,
                         fail_on or settings.fail_on or "error",  # type: ignore[arg-type]
-                        min_severity or settings.min_severity)  # type: ignore[arg-type]
+                        min_severity or settings.min_severity,  # type: ignore[arg-type]
+                        skip_unrecognised)
 
 
 def _model_and_memory(context: Context, gpu_memory, model_params, model_config) -> None:
@@ -169,7 +172,8 @@ def run(paths: Iterable[str], options: CheckOptions) -> CheckResult:
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise ShardshiftError(f"no such file or directory: {', '.join(missing)}", usage=True)
-    return run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores)
+    return run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores,
+                     skip_unrecognised=options.skip_unrecognised)
 
 
 def present(result: CheckResult, min_severity: Severity | None) -> CheckResult:
@@ -222,7 +226,7 @@ def _document(path: str, *, needs_plan: bool = True) -> Document:
     if not os.path.isfile(path):
         raise ShardshiftError(f"no such file: {path}", usage=True)
     document = load_document(path, explicit=True)
-    if document is None:
+    if document is None or document.format == "unrecognised":
         raise ShardshiftError(f"{path}: not a configuration file of a known format")
     if document.syntax is not None:
         s = document.syntax

@@ -94,8 +94,20 @@ def discover(paths: list[str]) -> list[tuple[str, bool]]:
     return found
 
 
+UNRECOGNISED = "unrecognised"  # the format of a file named on the command line that is no config shardshift reads
+
+
+def unrecognised(path: str, text: str, why: str) -> Document:
+    """A file named on the command line that shardshift does not read: reported (SS005), never
+    skipped in silence (a CI step that names a file must not pass without checking it)."""
+    document = Document(path=path, format=UNRECOGNISED, text=text)
+    document.data = why
+    return document
+
+
 def load(path: str, explicit: bool) -> Document | None:
-    """Read one file into a Document, or None when it is not a training config."""
+    """Read one file into a Document, or None when it is not a training config (found by a
+    walk; a file named explicitly becomes an `unrecognised` Document instead)."""
     from shardshift import formats
 
     try:
@@ -111,10 +123,14 @@ def load(path: str, explicit: bool) -> Document | None:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        return _undecodable(path, raw, error) if explicit else None
+        if not explicit:
+            return None
+        return _undecodable(path, raw, error) or unrecognised(
+            path, "", f"it is not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})")
     name = formats.detect(path, text)
     if name is None:
-        return None
+        return unrecognised(path, text, "neither its name nor its content is that of a training configuration "
+                                        "shardshift reads") if explicit else None
     module = formats.reader(name)
     document = module.read(text, path)
     if document.syntax is not None and not _worth_reporting(name, path, text, explicit):
@@ -123,7 +139,8 @@ def load(path: str, explicit: bool) -> Document | None:
     # (a JSON Schema mentions "zero_optimization" too, but is no ds_config).
     confirm = getattr(module, "is_config", None)
     if document.syntax is None and confirm is not None and not confirm(document):
-        return None
+        return unrecognised(path, text, f"its name suggests a {name} file, but its content is not one "
+                                        "(no setting of that format)") if explicit else None
     return document
 
 
@@ -154,13 +171,18 @@ def _worth_reporting(name: str, path: str, text: str, explicit: bool) -> bool:
 
 
 def run_check(paths: list[str], context: Context, select: set[str] | None = None,
-              ignore: set[str] | None = None, per_file_ignores: Callable[[str], set[str]] | None = None) -> CheckResult:
+              ignore: set[str] | None = None, per_file_ignores: Callable[[str], set[str]] | None = None, *,
+              skip_unrecognised: bool = False) -> CheckResult:
     """Check every config under `paths` with the rules chosen by `select` / `ignore` (code
     prefixes, as in ruff: "DS" selects every DS rule) and `per_file_ignores` (a file's path ->
-    the codes or prefixes switched off for it). Inline suppressions are applied last."""
+    the codes or prefixes switched off for it). Inline suppressions are applied last. A file
+    named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
+    (what a pre-commit hook, which names every changed file, asks for)."""
     result = CheckResult()
     for path, explicit in discover(paths):
         document = load(path, explicit)
+        if document is not None and skip_unrecognised and document.format == UNRECOGNISED:
+            continue
         if document is not None:
             result.documents.append(document)
             result.files.append(CheckedFile(path, document.format))

@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--min-severity", choices=["error", "warning", "info"], default=None,
                        help="lowest severity shown (default: warning for text and github, which count the "
                             "hidden infos; every finding for json and sarif)")
+    check.add_argument("--skip-unrecognised", action="store_true",
+                       help="skip files named on the command line that are not configurations shardshift reads "
+                            "(the pre-commit hooks pass every changed file); without it each is an error (SS005)")
     fixing = check.add_mutually_exclusive_group()
     fixing.add_argument("--fix", action="store_true", help="apply the safe fixes in place, then report what remains")
     fixing.add_argument("--diff", action="store_true",
@@ -127,7 +130,7 @@ def _check(args, parser) -> int:
             deepspeed_version=args.deepspeed_version, hidden_size=args.hidden_size, select=args.select,
             ignore=args.ignore, fail_on=args.fail_on, min_severity=args.min_severity, config=args.config,
             isolated=args.isolated, gpu_memory=args.gpu_memory, model_params=args.model_params,
-            model_config=args.model_config)
+            model_config=args.model_config, skip_unrecognised=args.skip_unrecognised)
         result = api.run(args.paths, options)
     except api.ShardshiftError as error:
         if not error.in_configuration:

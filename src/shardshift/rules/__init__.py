@@ -17,6 +17,7 @@ from shardshift.rules.base import Rule
 RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.general.syntax": (),
     "shardshift.rules.general.suppression": (),
+    "shardshift.rules.general.unrecognised": ("unrecognised",),
     "shardshift.rules.deepspeed.structure": ("deepspeed",),
     "shardshift.rules.deepspeed.batch": ("deepspeed",),
     "shardshift.rules.deepspeed.stage": ("deepspeed",),
