@@ -11,7 +11,9 @@ finding's message must state the behaviour written in CLAIMS (`says`), and the o
 - "initialize": `DeepSpeedConfig` accepts it but `deepspeed.initialize` raises `error`;
 - "step": the engine is built and the first training step raises `error`;
 - "runs": the engine is built and trains, and `engine(facts)` holds (optimizer class, param
-  groups, lr at scheduler steps, batch, ZeRO stage, precision: tests/deepspeed_initialize_oracle).
+  groups, lr at scheduler steps, batch, ZeRO stage, precision: tests/deepspeed_initialize_oracle);
+- "handoff": what Accelerate's DeepSpeedPlugin and the Hugging Face Trainer's DeepSpeed config
+  make of the file (`handoffs`), and `engine(result)` holds.
 
 `deepspeed.initialize` runs on the CPU, one rank (gloo), in one child process for all cases. To
 build an engine from a fixture that only shows a config mistake, the config is first made
@@ -55,7 +57,7 @@ PROBE = [0, 1, 2, 10, 50, 99, 100, 500, 1000, 2000, 10000]
 
 @dataclass(frozen=True)
 class Claim:
-    stage: str  # load | parse | accepts | initialize | step | runs
+    stage: str  # load | parse | accepts | initialize | step | runs | handoff
     says: str  # the behaviour as the message states it (a substring of the message)
     error: str | None = None  # a substring of the framework's error (load/parse/initialize/step)
     engine: Callable[[dict, dict], bool] | None = None  # (engine facts, config) -> holds
@@ -228,7 +230,14 @@ CLAIMS: dict[str, Claim | tuple[Claim, ...]] = {
     "deepspeed/rules/DS320/bad_allgather_size.json": A(
         "ignores it here", lambda d, c: d.zero_config.allgather_bucket_size == 500_000_000,
         variant=_set("allgather_size", 1234)),  # the fixture writes the default: show a changed value ignored
-    "deepspeed/rules/DS320/bad_bfloat16.json": A("DeepSpeed reads it", lambda d, c: d.bfloat16_config.enabled is True),
+    "deepspeed/rules/DS320/bad_bfloat16.json": (
+        A("DeepSpeed reads it", lambda d, c: d.bfloat16_config.enabled is True),
+        Claim("handoff", "Accelerate and the Hugging Face Trainer fill and check only bf16 (Accelerate even adds a bf16 "
+              "block of its own, which then wins over bfloat16)",
+              engine=lambda h, c: h["trainer"]["bfloat16"]["enabled"] == "auto"
+              and h["accelerate"]["bf16"] == {"enabled": True}
+              and _parse(h["accelerate"], 1)[0].bfloat16_config.enabled is True,
+              extra={"trainer": _set("bfloat16/enabled", "auto"), "accelerate": _set("bfloat16/enabled", False)})),
     "deepspeed/rules/DS320/bad_cpu_offload.json": A(
         "DeepSpeed still converts it to offload_optimizer",
         lambda d, c: getattr(d.zero_config.offload_optimizer.device, "value", d.zero_config.offload_optimizer.device)
@@ -278,10 +287,16 @@ CLAIMS: dict[str, Claim | tuple[Claim, ...]] = {
                                         "to true", lambda e, c: e["optimizer"] == "FusedAdam" and e["adam_w_mode"] == 1),
     "deepspeed/rules/DS407/bad.json": I("You are using an untested ZeRO Optimizer",
                                         'deepspeed.initialize asserts "You are using an untested ZeRO Optimizer"'),
-    "deepspeed/rules/DS408/bad.json": R("DeepSpeed builds FusedAdam, whose default is 0 (no weight decay), while "
-                                        "torch.optim.AdamW defaults to 0.01",
-                                        lambda e, c: e["optimizer"] == "FusedAdam" and e["group"]["weight_decay"] == 0
-                                        and _torch_adamw_weight_decay() == 0.01),
+    "deepspeed/rules/DS408/bad.json": (
+        R("DeepSpeed builds FusedAdam, whose default is 0 (no weight decay), while torch.optim.AdamW defaults to 0.01",
+          lambda e, c: e["optimizer"] == "FusedAdam" and e["group"]["weight_decay"] == 0
+          and _torch_adamw_weight_decay() == 0.01),
+        Claim("handoff", "the Hugging Face Trainer's --weight_decay is used only with \"weight_decay\": \"auto\"",
+              engine=lambda h, c: "weight_decay" not in h["trainer"]["optimizer"]["params"],
+              extra={"trainer": lambda c: c}),
+        Claim("handoff", "the Hugging Face Trainer's --weight_decay is used only with \"weight_decay\": \"auto\"",
+              engine=lambda h, c: h["trainer"]["optimizer"]["params"]["weight_decay"] == 0.05,
+              extra={"trainer": _set("optimizer/params/weight_decay", "auto")})),
     # --- scheduler
     "deepspeed/rules/DS410/bad.json": I("DeepSpeed does not recognize LR scheduler WarmUpLR",
                                         'deepspeed.initialize stops with "DeepSpeed does not recognize LR scheduler'),
@@ -555,6 +570,52 @@ def _parse(config: dict, world: int) -> tuple[Any, str | None]:
 
 ENGINE_STAGES = ("initialize", "step", "runs")
 
+HANDOFF = r'''
+import json, os, sys, tempfile
+os.environ["DS_ACCELERATOR"] = "cpu"
+from accelerate.utils import DeepSpeedPlugin
+from transformers import TrainingArguments
+from transformers.integrations.deepspeed import HfTrainerDeepSpeedConfig
+results = {}
+for name, case in json.load(sys.stdin).items():
+    result = results[name] = {}
+    if case.get("accelerate") is not None:
+        plugin = DeepSpeedPlugin(hf_ds_config=case["accelerate"])
+        plugin.set_mixed_precision("bf16")
+        result["accelerate"] = plugin.deepspeed_config
+    if case.get("trainer") is not None:
+        with tempfile.TemporaryDirectory() as folder:
+            args = TrainingArguments(output_dir=folder, bf16=True, weight_decay=0.05, use_cpu=True, report_to="none")
+            trainer = HfTrainerDeepSpeedConfig(case["trainer"])
+            trainer.trainer_config_process(args)
+        result["trainer"] = trainer.config
+print(json.dumps(results, default=str))
+'''
+
+
+@pytest.fixture(scope="module")
+def handoffs() -> dict[str, dict]:
+    """What Accelerate's DeepSpeedPlugin (`set_mixed_precision("bf16")`) and transformers'
+    HfTrainerDeepSpeedConfig (`trainer_config_process` with bf16=True, weight_decay=0.05) make of
+    each "handoff" case's configs (`claim.extra["accelerate"]` / `["trainer"]`: the fixture changed
+    as the claim needs), in one child process."""
+    import subprocess
+    import sys
+
+    oracles.require_installed("accelerate", "transformers")
+    cases = {}
+    for (fixture, _, claim), name in zip(CASES, CASE_IDS):
+        if claim.stage == "handoff":
+            config = _config(fixture, claim)
+            config.setdefault("zero_optimization", {"stage": 2})  # Accelerate's plugin requires the section
+            cases[name] = {role: change(config) for role, change in claim.extra.items()}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ACCELERATE_")}, "DS_ACCELERATOR": "cpu",
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error", "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, "-c", HANDOFF], input=json.dumps(cases), capture_output=True, text=True,
+                          env=env, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
 
 @pytest.fixture(scope="module")
 def engines() -> dict[str, dict]:
@@ -574,8 +635,11 @@ def engines() -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("fixture,index,claim", CASES, ids=CASE_IDS)
-def test_the_framework_does_what_the_message_says(engines, fixture, index, claim):
+def test_the_framework_does_what_the_message_says(engines, handoffs, fixture, index, claim):
     name = CASE_IDS[CASES.index((fixture, index, claim))]
+    if claim.stage == "handoff":
+        assert claim.engine(handoffs[name], _config(fixture, claim)), f"{fixture}: {handoffs[name]}"
+        return
     if claim.stage == "load":
         with pytest.raises(ValueError, match=claim.error):
             oracles.load_file(FIXTURES / fixture)
