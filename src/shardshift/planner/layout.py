@@ -309,7 +309,25 @@ def layout_of(plan: Plan, machine: Machine | None = None, *, micro_batch: int | 
         notes.append("ZeRO-3 parameters partitioned at construction (zero.Init), as the Hugging Face "
                      "integration does")
     layout.fixed_buffers = _buffers(plan, layout, engine)
+    layout.grad_reduce_bytes = _grad_reduce_bytes(plan, engine, notes)
     return layout
+
+
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
+
+
+def _grad_reduce_bytes(plan: Plan, engine: str, notes: list[str]) -> int | None:
+    """Bytes per gradient element on the wire when the setup says so: DeepSpeed's
+    communication_data_type, FSDP2's MixedPrecisionPolicy(reduce_dtype=...), Megatron's
+    --grad-reduce-in-bf16. None leaves it to the engine's default (planner/communication.py)."""
+    said = plan.communication.dtype if engine == "deepspeed" else plan.precision.reduce_dtype if engine == "fsdp2" \
+        else None
+    if engine == "megatron" and plan.passthrough.get("megatron", {}).get("grad_reduce_in_bf16") is True:
+        said = "bf16"
+    if isinstance(said, str) and said in DTYPE_BYTES:
+        notes.append(f"gradients reduced in {said} ({DTYPE_BYTES[said]} bytes per element), as the setup says")
+        return DTYPE_BYTES[said]
+    return None
 
 
 # PEFT's default LoRA targets for Llama-style models (peft/utils/constants.py,
