@@ -9,7 +9,10 @@ positioned), beside json.loads and the hjson package, and the hostile case of is
                   a 3.5 MB ds_config with 200,000 unknown top-level keys (issue 11 asks for < 3 s);
                   wall and CPU time of the child, median of --runs.
 
-Usage: python bench/bench_parse.py [--runs N] [--keys N]
+  --stages        the hostile case stage by stage, in this process (CPU time): parse, read, rules,
+                  present, render text, render json
+
+Usage: python bench/bench_parse.py [--runs N] [--keys N] [--stages]
 """
 
 from __future__ import annotations
@@ -79,11 +82,50 @@ def child_times(args: list[str], runs: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+def stages(path: Path) -> list[tuple[str, float]]:
+    """CPU seconds of each stage of `shardshift check --format json PATH`, in this process."""
+    import importlib
+
+    from shardshift import api, check
+    from shardshift.jsonc import parse_jsonc
+    from shardshift.rules.base import Context
+
+    text = path.read_text()
+    times = []
+
+    def timed(label, function):
+        start = time.process_time()
+        value = function()
+        times.append((label, time.process_time() - start))
+        return value
+
+    timed("parse (jsonc)", lambda: parse_jsonc(text))
+    documents = timed("read (parse + reader)", lambda: [check.load(str(path), True)])
+    findings = timed("rules, suppressions, sort", lambda: check.check_documents(documents, Context()))
+    result = check.CheckResult()
+    result.documents, result.findings = documents, findings
+    result.files = [check.CheckedFile(str(path), documents[0].format)]
+    timed("present (api: display paths)", lambda: api.present(result, None))
+    for name in ("text", "json"):
+        reporter = importlib.import_module(f"shardshift.report.{name}")
+        timed(f"render {name}", lambda: reporter.render(result))
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keys", type=int, default=200_000)
+    parser.add_argument("--stages", action="store_true", help="only the per-stage CPU time of the hostile case")
     options = parser.parse_args()
+    if options.stages:
+        with tempfile.TemporaryDirectory() as directory:
+            big = Path(directory) / "big.json"
+            big.write_text(hostile(options.keys))
+            print(f"stages of `check` on {big.stat().st_size / 1e6:.1f} MB, {options.keys:,} unknown keys (CPU s):")
+            for label, seconds in stages(big):
+                print(f"  {label:30} {seconds:6.2f}")
+        return
 
     from shardshift.jsonc import parse_jsonc
 

@@ -330,3 +330,32 @@ def test_member_lookup_is_indexed():
     root = parse_jsonc(json.dumps({f"k{i}": i for i in range(1000)})[:-1] + ', "k5": "last"}')
     assert find_member(root, "/k5").value.value == "last"  # the last duplicate, as json.load keeps
     assert root._index is not None and len(root._index) == 1000
+
+
+# --- what SS004's message says, confirmed by the frameworks' own loaders -------------------
+
+
+@pytest.mark.oracle
+def test_ss004_message_is_what_the_loaders_do():
+    """SS004 says: DeepSpeed's own loader reads the file, json.load (the Hugging Face Trainer and
+    Accelerate: their HfDeepSpeedConfig opens a ds_config path with json.load) refuses it. Run
+    DeepSpeed's loader (hjson with DeepSpeed's duplicate-key hook, as DeepSpeedConfig(path) calls
+    it) and transformers' HfDeepSpeedConfig on every bad fixture and the hjson fixtures."""
+    import oracles
+
+    try:
+        oracles.deepspeed_module()
+        from transformers.integrations.deepspeed import HfDeepSpeedConfig
+    except ImportError as error:
+        pytest.skip(f"DeepSpeed or transformers is not installed: {error}")
+    from shardshift.formats import deepspeed
+
+    paths = sorted((RULES / "SS004").glob("bad*.json")) + sorted(HJSON.glob("*"))
+    assert len(paths) >= 5
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert deepspeed.read(text, str(path)).root.hjson_forms, path  # SS004 fires on it
+        loaded = oracles.load_file(path)  # DeepSpeed's loader: reads it
+        assert loaded == json.loads(json.dumps(parse_jsonc(text).to_hjson())), path
+        with pytest.raises(ValueError):  # JSONDecodeError
+            HfDeepSpeedConfig(str(path))

@@ -198,8 +198,16 @@ def _prepared(candidates: tuple[str, ...]) -> _Candidates:
     return _Candidates(candidates)
 
 
+_LAST: list = [None, None]  # the last candidate collection and its table (callers pass the same list again and again)
+
+
 def _candidates(candidates: Iterable[str]) -> _Candidates:
-    return _prepared(candidates if isinstance(candidates, tuple) else tuple(candidates))
+    if candidates is _LAST[0] and isinstance(candidates, (tuple, frozenset)):
+        return _LAST[1]
+    table = _prepared(candidates if isinstance(candidates, tuple) else tuple(candidates))
+    if isinstance(candidates, (tuple, frozenset)):  # immutable: safe to recognise by identity
+        _LAST[0], _LAST[1] = candidates, table
+    return table
 
 
 def clear_match(word: str, candidates: Iterable[str]) -> str | None:
