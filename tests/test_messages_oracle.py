@@ -390,6 +390,26 @@ GENERATED: dict[str, tuple[dict, Claim]] = {
         "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
         "DeepSpeed asserts one of them at launch", code="DS201")),
 }
+
+def _stage_rejections() -> dict[str, tuple[dict, Claim]]:
+    """DS306: every row of STAGE_REJECTIONS at a stage it is refused at, from the rule's own table."""
+    from shardshift.rules.deepspeed.stage import STAGE_REJECTIONS
+
+    values = {"/ratio": 0.5, "/compute_grad_norm": False, "/gradient_allreduce_op": "sum"}
+    cases = {}
+    for row in STAGE_REJECTIONS:
+        stage = next(s for s in (0, 3, 2, 1) if s not in row.stages)
+        value = next((v for suffix, v in values.items() if row.pointer.endswith(suffix)), True)
+        config = _set(row.pointer.lstrip("/"), value)({**B, "zero_optimization": {"stage": stage}})
+        if "offload_optimizer" in row.pointer:
+            config["zero_optimization"]["offload_optimizer"]["device"] = "cpu"
+        name = "stage_" + row.pointer.strip("/").replace("/", "_")
+        cases[name] = (config, P(row.assertion, f'DeepSpeed rejects the config at launch ("{row.assertion}")',
+                                 code="DS306"))
+    return cases
+
+
+GENERATED.update(_stage_rejections())
 for _name, (_config_dict, _claim) in GENERATED.items():
     CLAIMS[f"generated/{_name}.json"] = _claim
 
