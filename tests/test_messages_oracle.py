@@ -386,6 +386,10 @@ GENERATED: dict[str, tuple[dict, Claim]] = {
         "legacy boolean form (means stage 1)", lambda d, c: int(d.zero_optimization_stage) == 1, code="DS102")),
     "enum_auto": ({**B, "communication_data_type": "auto"}, P(
         "Invalid communication_data_type", "DeepSpeed raises ValueError while parsing the config", code="DS102")),
+    "grad_norm_zenflow": ({**B, "gradient_clipping": 0, "zero_optimization": {
+        "stage": 2, "compute_grad_norm": False, "zenflow": {"topk_ratio": 0.1}}}, I(
+        "compute_grad_norm=false does not support ZenFlow",
+        "DeepSpeed refuses this combination in deepspeed.initialize", code="DS340")),
     "no_batch": ({"gradient_clipping": 1.0, "optimizer": OPT}, P(
         "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
         "DeepSpeed asserts one of them at launch", code="DS201")),
