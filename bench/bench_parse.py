@@ -108,7 +108,7 @@ def stages(path: Path) -> list[tuple[str, float]]:
     timed("present (api: display paths)", lambda: api.present(result, None))
     for name in ("text", "json"):
         reporter = importlib.import_module(f"shardshift.report.{name}")
-        timed(f"render {name}", lambda: reporter.render(result))
+        timed(f"render {name}", lambda reporter=reporter: reporter.render(result))
     return times
 
 

@@ -301,8 +301,8 @@ def test_did_you_mean_is_bounded_per_file(tmp_path):
     path = tmp_path / "ds_config.json"
     path.write_text(text)
     from shardshift.check import run_check
-    from shardshift.rules.base import Context
     from shardshift.formats.deepspeed.keys import children_of
+    from shardshift.rules.base import Context
 
     before = base.COMPARISONS[0]
     findings = [f for f in run_check([str(path)], Context()).findings if f.code == "DS101"]
@@ -359,3 +359,18 @@ def test_ss004_message_is_what_the_loaders_do():
         assert loaded == json.loads(json.dumps(parse_jsonc(text).to_hjson())), path
         with pytest.raises(ValueError):  # JSONDecodeError
             HfDeepSpeedConfig(str(path))
+
+
+@pytest.mark.parametrize("path", sorted(HJSON.glob("*")) + sorted((RULES / "SS004").glob("*.json")),
+                         ids=lambda p: p.name)
+def test_writer_emits_strict_json_from_hjson(path):
+    """A ds_config read from hjson is written back as strict JSON that json.load reads, with the
+    values hjson gave (the Plan's fields and the passthrough alike)."""
+    from shardshift.formats import deepspeed
+
+    document = deepspeed.read(path.read_text(encoding="utf-8"), str(path))
+    assert document.plan is not None
+    written = deepspeed.convert(document).text
+    again = json.loads(written)
+    assert deepspeed.read(written, "<written>").plan == document.plan
+    assert isinstance(again, dict)

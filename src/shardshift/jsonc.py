@@ -75,7 +75,7 @@ _SCALAR_BODY = (r'"([^"\\\x00-\x1f]*)"'
                 r"|(-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)" + _END +
                 r"|(true|false|null)" + _END)
 _SCALAR = re.compile(_SCALAR_BODY)
-_MEMBER = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*(?:' + _SCALAR_BODY + r")[ \t\n\r]*(?:(,)[ \t\n\r]*)?")
+_MEMBER = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*()(?:' + _SCALAR_BODY + r")[ \t\n\r]*(?:(,)[ \t\n\r]*)?")
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = frozenset("0123456789abcdefABCDEF")
 _PUNCTUATORS = "{}[],:"
@@ -89,7 +89,7 @@ FORMS = {
     "multiline-string": "a ''' multi-line string",
     "missing-comma": "no comma between two members or elements",
     "braceless-root": "a root object without braces",
-    "empty-file": "an empty file (hjson reads it as an empty object)",
+    "empty-file": "an empty file, which hjson reads as an empty object",
     "escape": "a string escape JSON does not have",
     "non-ascii-digits": "a number with non-ASCII digits",
 }
@@ -407,9 +407,9 @@ class _Parser:
             key_at = end
             found = fast(text, end)
             if found is not None:  # "key": scalar, in one match (the common case, inlined)
-                key, string, raw, fraction, exponent, word, comma = found.groups()
+                key, _, string, raw, fraction, exponent, word, comma = found.groups()
                 child_pointer = prefix + (key if "~" not in key and "/" not in key else _escape_token(key))
-                at = found.start(2) - 1 if string is not None else found.start(3) if raw is not None else found.start(6)
+                at = found.start(2)
                 if newlines:
                     index = bisect_right(newlines, key_at - 1)
                     line, column = index + 1, key_at - (newlines[index - 1] if index else -1)
@@ -419,7 +419,7 @@ class _Parser:
                     line, column, value_line, value_column = 1, key_at + 1, 1, at + 1
                 if string is not None:
                     child = Node("string", value_line, value_column, child_pointer, string,
-                                 text[at:found.end(2) + 1])
+                                 text[at:found.end(3) + 1])
                 elif raw is not None:
                     if fraction is None and exponent is None and len(raw) < 19:
                         number: int | float = int(raw)
