@@ -18,7 +18,7 @@ from test_rules_deepspeed_catalog import PART_C
 from shardshift.rules import all_rules
 from shardshift.versions import deepspeed_default, key_read_by
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, ROOT, check_json
 from rule_cases import marker_position
 
 RULES = FIXTURES / "deepspeed" / "rules"
@@ -33,7 +33,7 @@ def findings_by_file(args: tuple[str, ...]) -> dict[str, list[dict]]:
     _, output = check_json(*args, *map(str, FOLDERS))
     found: dict[str, list[dict]] = {}
     for finding in output["findings"]:
-        found.setdefault(finding["file"], []).append(finding)
+        found.setdefault(str(ROOT / finding["file"]), []).append(finding)  # relative to the current directory
     return found
 
 
