@@ -159,6 +159,15 @@ NASTY = {
     "crlf_comments": '{\r\n  // c\r\n  "train_batch_size": 8, # c\r\n  /* c */ "fp16": {"enabled": true,},\r\n}',
     "control_chars": '{"train_batch_size": 8, "x": "\x01\x02"}',
     "emoji": '{"train_batch_size": 8, "\U0001f600": "\U0001f600"}',
+    # hjson, DeepSpeed's own loader: shardshift reads what it reads (tests/test_hjson.py)
+    "hjson_braceless": "train_batch_size: 8\nzero_optimization: {\n  stage: 2\n}\n",
+    "hjson_swallowed_brace": '{"zero_optimization": {"stage": TWO}, "train_batch_size": 8}',
+    "hjson_multiline_unclosed": "{\n  a: \'\'\'\n  never closed\n",
+    "hjson_multiline_first_line": "a: \'\'\'x\'\'\'",
+    "hjson_quoteless_everything": "{\ntrain_batch_size: CONFIG_BATCH_SIZE\nfp16: {enabled: CONFIG_FP16\n}\n}",
+    "hjson_deep_quoteless": "{a:\n" * 300 + "x\n" + "}\n" * 300,
+    "hjson_unicode_digits": '{"train_batch_size": \u0661\u0662}',
+    "hjson_odd_escapes": '{"train_batch_size": 8, "a": "\\u 1a \\\'"}',
 }
 
 # A lone surrogate (from a "\ud800" escape) once crashed the reporters on stdout; the CLI now
