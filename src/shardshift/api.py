@@ -179,13 +179,15 @@ def run(paths: Iterable[str], options: CheckOptions) -> CheckResult:
 def present(result: CheckResult, min_severity: Severity | None) -> CheckResult:
     """Make `result` ready to show: every location in the display form of `display_path`, and the
     findings below `min_severity` moved to `result.hidden` (counted, not shown)."""
-    result.findings = [_displayed(f) for f in result.findings]
-    result.hidden = [_displayed(f) for f in result.hidden]
+    shown = _PathCache()
+    result.findings = [shown.finding(f) for f in result.findings]
+    result.hidden = [shown.finding(f) for f in result.hidden]
     if result.fixed is not None:
-        result.fixed = [_displayed(f) for f in result.fixed]
+        result.fixed = [shown.finding(f) for f in result.fixed]
     for checked in result.files:
-        checked.path = display_path(checked.path)
-    result.unknowns = [dataclasses.replace(u, file=display_path(u.file)) for u in result.unknowns]
+        checked.path = shown(checked.path)
+    result.unknowns = [u if shown(u.file) == u.file else dataclasses.replace(u, file=shown(u.file))
+                       for u in result.unknowns]
     if min_severity is not None:
         floor = SEVERITIES.index(min_severity)
         result.hidden.extend(f for f in result.findings if SEVERITIES.index(f.severity) < floor)
@@ -215,9 +217,21 @@ def display_path(path: str) -> str:
     return path
 
 
-def _displayed(finding: Finding) -> Finding:
-    related = [dataclasses.replace(r, file=display_path(r.file)) for r in finding.related]
-    return dataclasses.replace(finding, file=display_path(finding.file), related=related)
+class _PathCache(dict):
+    """display_path once per distinct path (a hostile file can carry 200,000 findings)."""
+
+    def __call__(self, path: str) -> str:
+        shown = self.get(path)
+        if shown is None:
+            shown = self[path] = display_path(path)
+        return shown
+
+    def finding(self, finding: Finding) -> Finding:
+        file = self(finding.file)
+        if file == finding.file and all(self(r.file) == r.file for r in finding.related):
+            return finding
+        related = [r if self(r.file) == r.file else dataclasses.replace(r, file=self(r.file)) for r in finding.related]
+        return dataclasses.replace(finding, file=file, related=related)
 
 
 def _document(path: str, *, needs_plan: bool = True) -> Document:

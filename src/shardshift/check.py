@@ -7,7 +7,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from shardshift.document import Document, SyntaxProblem
 from shardshift.rules.base import SEVERITY_RANK, Context, Finding
@@ -243,32 +243,67 @@ def check_documents(documents: list[Document], context: Context, select: set[str
             switched_off[path] = per_file_ignores(path) if per_file_ignores else set()
         return switched_off[path]
 
+    suppressions = {d.path: suppress.scan(d.path, d.text) for d in documents}
+    index = suppress.Index(suppressions)
+
+    def reported(found: Iterable[Finding]) -> Iterator[Finding]:
+        # per-file ignores and inline suppressions first, so that the per-rule limit counts
+        # only what would be reported (and every suppression still sees its findings)
+        for finding in found:
+            if not _matches(finding.code, off(finding.file)) and not index.suppresses(finding):
+                yield finding
+
     findings: list[Finding] = []
+    capped: dict[str, set[str]] = {}  # file -> codes whose findings were not all computed
     for document in documents:
         for rule in rules:
             if rule.formats and document.format not in rule.formats:
                 continue
             if document.syntax is not None and rule.code != "SS001":
                 continue
-            findings.extend(rule.check(document, context))
+            listed = _at_most(reported(rule.check(document, context)), MAX_FINDINGS_PER_RULE)
+            if len(listed) > MAX_FINDINGS_PER_RULE:
+                capped.setdefault(document.path, set()).add(rule.code)
+            findings.extend(listed)
     if plan_rules:
         for setup in context.setups:
             for rule in plan_rules:
-                findings.extend(rule.check_setup(setup, context))
+                findings.extend(reported(rule.check_setup(setup, context)))
         findings = _distinct(findings)  # a ds_config named by two files is judged in both setups
-    findings = [f for f in findings if not _matches(f.code, off(f.file))]
 
-    suppressions = {d.path: suppress.scan(d.path, d.text) for d in documents}
-    findings = suppress.apply(findings, suppressions)
     for document in documents:
         if not suppressions[document.path] or document.syntax is not None:
             continue
         # a code of another format's rule is known, not a typo: this needs every rule module
         active = {code for code in all_codes() if _chosen(code, select, ignore) and not _matches(code, off(document.path))}
+        # where a rule's findings were not all computed, a suppression it might use is not judged
+        unsure = capped.get(document.path, set())
+        judged = [x for x in suppressions[document.path] if not unsure or (x.codes and not unsure & set(x.codes))]
         if "SS003" in active:
-            findings.extend(suppress.unused(suppressions[document.path], active, all_codes(), "unused-suppression"))
+            findings.extend(suppress.unused(judged, active, all_codes(), "unused-suppression"))
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return findings
+
+
+# A rule lists at most this many findings in one file; the next one says that more were not listed.
+# A hostile or generated file (200,000 unknown keys) then costs what its parse costs, and a
+# report stays readable; a real config is far below it.
+MAX_FINDINGS_PER_RULE = 1000
+
+
+def _at_most(found: Iterable[Finding], limit: int) -> list[Finding]:
+    """The first `limit` findings of one rule in one file (rules yield lazily, so the rest is not
+    even computed), and in place of the others one finding, at the first not listed, saying so."""
+    import dataclasses
+    from itertools import islice
+
+    listed = list(islice(found, limit + 1))
+    if len(listed) <= limit:
+        return listed
+    first_unlisted = listed[limit]
+    note = (f"more than {limit} {first_unlisted.code} findings in this file: only the first {limit} are listed, and "
+            f"this one stands for the rest (starting here: {first_unlisted.message})")
+    return [*listed[:limit], dataclasses.replace(first_unlisted, message=note, fix=None, fix_kind=None)]
 
 
 def _distinct(findings: list[Finding]) -> list[Finding]:

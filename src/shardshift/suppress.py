@@ -189,16 +189,29 @@ def _next_code_line(lines: list[str], line: int, path: str) -> int | None:
 # --- filtering and the unused-suppression findings -------------------------------------------
 
 
-def apply(findings: Iterable[Finding], suppressions: dict[str, list[Suppression]]) -> list[Finding]:
-    """The findings no suppression covers; marks each suppression with the codes it used."""
-    kept = []
-    for finding in findings:
-        covering = [s for s in suppressions.get(finding.file, ()) if s.covers(finding)]
+class Index:
+    """The suppressions of a run by (file, line): a file may hold thousands of suppressions and
+    findings, so each finding meets only the comments of its own line."""
+
+    def __init__(self, suppressions: dict[str, list[Suppression]]) -> None:
+        self.by_line: dict[tuple[str, int], list[Suppression]] = {}
+        for file, items in suppressions.items():
+            for suppression in items:
+                for line in suppression.lines:
+                    self.by_line.setdefault((file, line), []).append(suppression)
+
+    def suppresses(self, finding: Finding) -> bool:
+        """Whether a suppression covers `finding`; marks each covering one with the code it used."""
+        covering = [s for s in self.by_line.get((finding.file, finding.line), ()) if s.covers(finding)]
         for suppression in covering:
             suppression.used.add(finding.code)
-        if not covering:
-            kept.append(finding)
-    return kept
+        return bool(covering)
+
+
+def apply(findings: Iterable[Finding], suppressions: dict[str, list[Suppression]]) -> list[Finding]:
+    """The findings no suppression covers; marks each suppression with the codes it used."""
+    index = Index(suppressions)
+    return [finding for finding in findings if not index.suppresses(finding)]
 
 
 def unused(suppressions: Iterable[Suppression], active: set[str], known: set[str], rule_name: str) -> list[Finding]:
