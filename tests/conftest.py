@@ -67,6 +67,15 @@ def corpus_files(folder: str, pattern: str = "*") -> list[Path]:
     return sorted(p for p in directory.glob(pattern) if p.is_file()) if directory.is_dir() else []
 
 
+def shown(path) -> str:
+    """`path` as shardshift prints it when run from ROOT (the CLI helpers' working directory):
+    relative to ROOT when under it, else as given (see tests/test_output.py)."""
+    try:
+        return str(Path(path).relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess:
     """Run the real command line in a fresh process."""
     return subprocess.run([sys.executable, "-m", "shardshift", *map(str, args)], capture_output=True, text=True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, shown
 from rule_cases import findings_with_code, marker_position
 
 RULES = FIXTURES / "accelerate" / "rules"
@@ -57,10 +57,10 @@ def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, poi
     line, column = _skip_header(path, marker, occurrence)
     assert (finding["severity"], finding["pointer"], finding["line"], finding["column"]) == (
         severity, pointer, line, column)
-    assert finding["file"] == str(path)
+    assert finding["file"] == shown(path)
     assert finding["fix"] == fix
     assert [(r["pointer"], r["line"], r["column"], r["file"]) for r in finding.get("related", [])] == [
-        (p, *_skip_header(path, m, o), str(path)) for p, m, o in related]
+        (p, *_skip_header(path, m, o), shown(path)) for p, m, o in related]
     assert status == (1 if any(f["severity"] == "error" for f in output["findings"]) else 0)
 
 

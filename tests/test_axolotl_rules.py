@@ -7,7 +7,7 @@ import pytest
 
 from shardshift.rules import all_rules
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, shown
 from rule_cases import findings_with_code, marker_position
 
 RULES = FIXTURES / "axolotl" / "rules"
@@ -57,14 +57,14 @@ def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, poi
     path = RULES / fixture
     status, output = check_json("--isolated", str(path))
     (finding,) = findings_with_code(output, code)
-    assert (finding["severity"], finding["pointer"], finding["file"]) == (severity, pointer, str(path))
+    assert (finding["severity"], finding["pointer"], finding["file"]) == (severity, pointer, shown(path))
     assert (finding["line"], finding["column"]) == _position(path, marker)
     assert finding["fix"] == fix
     if related is None:
         assert "related" not in finding
     else:
         (other,) = finding["related"]
-        assert other["file"] == str(path) and other["pointer"] == related[1]
+        assert other["file"] == shown(path) and other["pointer"] == related[1]
         assert (other["line"], other["column"]) == _position(path, related[0])
     assert status == (1 if severity == "error" else 0)
 

@@ -43,7 +43,7 @@ def test_directory_walk_finds_configs_and_skips_other_files(tmp_path):
     (tmp_path / "notes.txt").write_text("train_batch_size")
     status, output = check_json(".", cwd=tmp_path)
     assert [f["path"] for f in output["files"]] == ["configs/ds_config.json"]
-    assert {f["file"] for f in output["findings"]} == {"./configs/ds_config.json"}
+    assert {f["file"] for f in output["findings"]} == {"configs/ds_config.json"}
     assert status == 1
 
 

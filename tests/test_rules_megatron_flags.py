@@ -11,7 +11,7 @@ import pytest
 from shardshift.formats.megatron.reader import read
 from shardshift.plan import Unknown, known
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, shown
 from rule_cases import findings_with_code, marker_position
 
 RULES = FIXTURES / "megatron" / "rules"
@@ -70,7 +70,7 @@ def test_bad_fixture_is_reported_at_the_flag(fixture, code, severity, pointer, m
         severity, pointer, line, column)
     assert finding["fix"] == fix
     assert "fix_kind" not in finding  # --fix edits JSON/YAML trees only, not shell words
-    assert finding["file"] == str(path)
+    assert finding["file"] == shown(path)
     for word in words:
         assert word in finding["message"], finding["message"]
     # a bad fixture shows its own problem only

@@ -13,7 +13,7 @@ import pytest
 
 from shardshift.formats.megatron.reader import read
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, shown
 from megatron_oracle import available, judge
 from rule_cases import findings_with_code, marker_position
 
@@ -78,7 +78,7 @@ def test_bad_fixture_is_reported_at_the_flag(fixture, code, severity, pointer, o
     found = findings_with_code(output, code)
     assert len(found) == 1, output["findings"]
     (finding,) = found
-    assert (finding["file"], finding["severity"], finding["pointer"]) == (str(path), severity, pointer)
+    assert (finding["file"], finding["severity"], finding["pointer"]) == (shown(path), severity, pointer)
     assert (finding["line"], finding["column"]) == _marker(path, pointer, occurrence)
     assert finding["fix"] == fix
     assert {f["code"] for f in output["findings"]} == {code} | ALSO.get(fixture, set()), output["findings"]

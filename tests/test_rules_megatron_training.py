@@ -13,7 +13,7 @@ import pytest
 
 from shardshift.formats.megatron.reader import read
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, shown
 from rule_cases import findings_with_code, marker_position
 
 RULES = FIXTURES / "megatron" / "rules"
@@ -98,7 +98,7 @@ def test_bad_fixture_is_reported_at_the_flag(fixture, code, severity, pointer, m
     assert (finding["severity"], finding["pointer"]) == (severity, pointer)
     assert (finding["line"], finding["column"]) == marker_position(path, marker)
     assert finding["fix"] == fix
-    assert finding["file"] == str(path)
+    assert finding["file"] == shown(path)
     # the fixture shows its rule's problem and nothing else of this module
     assert [f["code"] for f in output["findings"] if f["code"].startswith("MG2")] == [code]
     if severity == "warning":
