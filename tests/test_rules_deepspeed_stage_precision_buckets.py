@@ -132,6 +132,14 @@ BAD_CASES = [
     ("DS331/bad_threshold_hidden.json", H4096, "DS331", "warning",
      "/zero_optimization/stage3_param_persistence_threshold", '"stage3_param_persistence_threshold": |20000000', 1,
      "40960", "h² = 16,777,216"),
+    # DS445 (issue 14): deepspeed.initialize asserts param_dtype agrees with the fp16/bf16 flags
+    # (confirmed by tests/test_deepspeed_agreement.py through deepspeed.initialize on the CPU).
+    ("DS445/bad.json", (), "DS445", "error", "/data_types/param_dtype", '"param_dtype": |"fp16"', 1, '"bf16"',
+     "conflicts with the enabled precision mode"),
+    ("DS445/bad_fp32.json", (), "DS445", "error", "/data_types/param_dtype", '"param_dtype": |"bfloat16"', 1,
+     '"fp32"', "trains in fp32 (neither fp16 nor bf16 is enabled)"),
+    ("DS445/bad_unknown.json", (), "DS445", "error", "/data_types/param_dtype", '"param_dtype": |"BF16"', 1, None,
+     "not a dtype DeepSpeed knows"),
 ]
 
 

@@ -120,6 +120,15 @@ def deepspeed_default(pointer: str, version: Version | None = None) -> Any:
     return row.default if row is not None else None
 
 
+def removed_by(row: Any, version: Version | None) -> bool:
+    """Whether DeepSpeed `version` (None = the newest) rejects the key-table row `row` as removed:
+    its `removed_in` release or later (rows without one were never keys)."""
+    if not getattr(row, "removed", None):
+        return False
+    since = getattr(row, "removed_in", None)
+    return since is None or at_least(version, since)
+
+
 def key_change(pointer: str) -> KeyChange | None:
     for change in KEY_CHANGES:
         if change.pointer == pointer:

@@ -16,7 +16,7 @@ unknown-key checks below it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -37,6 +37,9 @@ class Key:
     open: bool = False  # for object rows: keys below are not enumerated
     renamed_to: str | None = None  # legacy or alias spelling: the modern pointer
     removed: str | None = None  # no longer a key: why
+    removed_in: tuple[int, ...] | None = None  # the DeepSpeed release that rejects it (None: every release)
+    nullable: bool = False  # DeepSpeed takes null (the default) here: an Optional field or a .get(..., None)
+    str_to_list: bool = False  # a list field whose validator turns a single string into a one-item list
     foreign: str | None = None  # not a DeepSpeed key at all: whose it is
     case_insensitive: bool = False
     even: bool = False
@@ -56,6 +59,15 @@ S3 = (3,)
 S123 = (1, 2, 3)
 S12 = (1, 2)
 DTYPES = ("fp32", "fp16", "bf16")
+# The releases that started rejecting removed sections (DeepSpeedConfigError "... has been removed ...
+# See https://github.com/deepspeedai/DeepSpeed/issues/8489", runtime/config.py
+# _REMOVED_TOP_LEVEL_CONFIG_KEYS / _REMOVED_ZERO_CONFIG_KEYS, checked by _reject_removed_config_keys).
+# Read from the released sources on PyPI: 0.19.6 has no such table and reads every one of these keys;
+# 0.19.7 rejects nebula, compression_training, quantize_training, sparse_attention, mics_shard_size and
+# mics_hierarchical_params_gather; 0.19.8 adds amp, sparse_gradients, eigenvalue, elasticity,
+# graph_harvesting, curriculum_learning, progressive_layer_drop and zeropp_loco_param.
+R7 = (0, 19, 7)
+R8 = (0, 19, 8)
 
 KEYS: tuple[Key, ...] = (
     # --- top level: batch ---------------------------------------------------------------
@@ -85,9 +97,9 @@ KEYS: tuple[Key, ...] = (
     _k("/gradient_allreduce_op", "enum", "mean", "Reduce op for gradients (DeepSpeed HEAD only).",
        choices=("mean", "sum"), case_insensitive=True, rejects_auto=True),
     _k("/sparse_gradients", "bool", False, "Sparse gradients for embeddings (essentially deprecated).",
-       removed="removed from DeepSpeed (0.19.8 rejects the file; an nn.Embedding(sparse=True) is still reduced sparsely without it)"),
+       removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file; an nn.Embedding(sparse=True) is still reduced sparsely without it)"),
     _k("/disable_allgather", "bool", False, "Disable all-gather (legacy)."),
-    _k("/graph_harvesting", "bool", False, "Capture CUDA graphs.", removed="removed from DeepSpeed (0.19.8 rejects the file)"),
+    _k("/graph_harvesting", "bool", False, "Capture CUDA graphs.", removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
     _k("/zero_allow_untested_optimizer", "bool", False, "Allow ZeRO with optimizers outside DeepSpeed's tested list."),
     _k("/zero_force_ds_cpu_optimizer", "bool", True, "With ZeRO-Offload, require a DeepSpeed CPU optimizer."),
     _k("/dataloader_drop_last", "bool", False, "Drop the last incomplete batch of deepspeed_io loaders."),
@@ -124,7 +136,7 @@ KEYS: tuple[Key, ...] = (
     _k("/bfloat16/bf16_master_weights_and_grads", "bool", False, "", renamed_to="/bf16/bf16_master_weights_and_grads"),
     _k("/bfloat16/bf16_optimizer_states", "bool", False, "", renamed_to="/bf16/bf16_optimizer_states"),
     _k("/amp", "object", None, "NVIDIA apex AMP; any apex `amp.initialize` argument is passed through.", open=True,
-       removed="removed from DeepSpeed (0.19.8 rejects the file: Apex AMP is gone; use fp16, bf16 or torch_autocast)"),
+       removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file: Apex AMP is gone; use fp16, bf16 or torch_autocast)"),
     _k("/amp/enabled", "bool", False, "Use apex AMP (incompatible with ZeRO and fp16/bf16)."),
     _k("/torch_autocast", "object", None, "torch.autocast around forward.", strict=False),
     _k("/torch_autocast/enabled", "bool", False, "Enable torch.autocast."),
@@ -222,10 +234,10 @@ KEYS: tuple[Key, ...] = (
     _k(Z + "/zero_quantized_weights", "bool", False, "ZeRO++ qwZ quantized weight all-gather.", stages=S3),
     _k(Z + "/zero_quantized_nontrainable_weights", "bool", False, "Quantize frozen weights (LoRA).", stages=S3),
     _k(Z + "/zero_quantized_gradients", "bool", False, "ZeRO++ qgZ quantized gradient reduce.", stages=S3),
-    _k(Z + "/zeropp_loco_param", "object", None, "ZeRO++ LoCo error feedback.", open=True, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
-    _k(Z + "/mics_shard_size", "int", -1, "MiCS shard group size.", stages=S3, removed="removed from DeepSpeed (0.19.8 rejects the file: MiCS is gone)"),
+    _k(Z + "/zeropp_loco_param", "object", None, "ZeRO++ LoCo error feedback.", open=True, removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
+    _k(Z + "/mics_shard_size", "int", -1, "MiCS shard group size.", stages=S3, removed_in=R7, removed="removed from DeepSpeed (0.19.8 rejects the file: MiCS is gone)"),
     _k(Z + "/mics_hierarchical_params_gather", "bool", False, "MiCS hierarchical all-gather.", stages=S3,
-       removed="removed from DeepSpeed (0.19.8 rejects the file: MiCS is gone)"),
+       removed_in=R7, removed="removed from DeepSpeed (0.19.8 rejects the file: MiCS is gone)"),
     _k(Z + "/memory_efficient_linear", "bool", True, "Memory-efficient linear in ZeRO-3.", stages=S3),
     _k(Z + "/pipeline_loading_checkpoint", "bool", False, "Pipeline checkpoint loading.", stages=S3),
     _k(Z + "/override_module_apply", "bool", True, "Override nn.Module.apply under zero.Init.", stages=S3),
@@ -360,7 +372,7 @@ KEYS: tuple[Key, ...] = (
         ("sync_before_allgather", "bool", False), ("sync_after_allgather", "bool", False),
         ("keep_int_input_tensors", "bool", True), ("keep_all_input_tensors", "bool", False), ("passes", "array", None))),
     _k("/elasticity", "object", None, "Elastic training (computes the batch sizes itself).", open=True,
-       removed="removed from DeepSpeed (0.19.8 rejects the file: elastic training is gone; set the batch keys directly)"),
+       removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file: elastic training is gone; set the batch keys directly)"),
     _k("/elasticity/enabled", "bool", False, ""),
     _k("/checkpoint", "object", None, "Checkpoint options."),
     _k("/checkpoint/checkpoint_serialization", "bool", True, "torch.save serialization of checkpoints."),
@@ -389,14 +401,14 @@ KEYS: tuple[Key, ...] = (
     _k("/aio/single_submit", "bool", False, ""),
     _k("/aio/overlap_events", "bool", True, ""),
     _k("/aio/use_gds", "bool", False, ""),
-    _k("/nebula", "object", None, "Nebula checkpointing.", open=True, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
+    _k("/nebula", "object", None, "Nebula checkpointing.", open=True, removed_in=R7, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
     _k("/datastates_ckpt", "any", None, "DataStates checkpointing."),
     _k("/autotuning", "object", None, "Autotuner.", open=True),
     _k("/data_efficiency", "object", None, "Data efficiency library.", open=True),
     _k("/curriculum_learning", "object", None, "Legacy curriculum learning.", open=True,
-       removed="removed from DeepSpeed (0.19.8 rejects the file; use data_efficiency.data_sampling.curriculum_learning)"),
-    _k("/compression_training", "object", None, "Compression training.", open=True, removed="removed from DeepSpeed (0.19.8 rejects the file: the compression library is gone)"),
-    _k("/quantize_training", "object", None, "MoQ quantize training.", open=True, removed="removed from DeepSpeed (0.19.8 rejects the file: MoQ is gone)"),
+       removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file; use data_efficiency.data_sampling.curriculum_learning)"),
+    _k("/compression_training", "object", None, "Compression training.", open=True, removed_in=R7, removed="removed from DeepSpeed (0.19.8 rejects the file: the compression library is gone)"),
+    _k("/quantize_training", "object", None, "MoQ quantize training.", open=True, removed_in=R7, removed="removed from DeepSpeed (0.19.8 rejects the file: MoQ is gone)"),
     _k("/weight_quantization", "object", None, "Inference weight quantization.", strict=True),
     _k("/weight_quantization/enabled", "bool", True, ""),
     _k("/weight_quantization/num_bits", "int", 8, ""),
@@ -404,9 +416,9 @@ KEYS: tuple[Key, ...] = (
     _k("/weight_quantization/q_groups", "int", 1, ""),
     _k("/weight_quantization/quantized_initialization", "object", None, "", open=True),
     _k("/weight_quantization/post_init_quant", "object", None, "", open=True),
-    _k("/sparse_attention", "object", None, "Sparse attention.", open=True, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
-    _k("/progressive_layer_drop", "object", None, "Progressive layer drop.", open=True, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
-    _k("/eigenvalue", "object", None, "Eigenvalue computation for MoQ.", open=True, removed="removed from DeepSpeed (0.19.8 rejects the file: MoQ is gone)"),
+    _k("/sparse_attention", "object", None, "Sparse attention.", open=True, removed_in=R7, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
+    _k("/progressive_layer_drop", "object", None, "Progressive layer drop.", open=True, removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file)"),
+    _k("/eigenvalue", "object", None, "Eigenvalue computation for MoQ.", open=True, removed_in=R8, removed="removed from DeepSpeed (0.19.8 rejects the file: MoQ is gone)"),
     # --- not DeepSpeed keys -------------------------------------------------------------
     _k("/msamp", "any", None, "", foreign="injected by Accelerate for MS-AMP; plain DeepSpeed ignores it"),
     _k("/zero3_init_flag", "any", None, "",
@@ -416,6 +428,30 @@ KEYS: tuple[Key, ...] = (
     _k("/zero_optimization/grad_hooks", "any", None, "",
        removed="documented in config-json.md but not a field: DeepSpeed rejects it"),
 )
+
+
+# Values DeepSpeed 0.19.8 takes although they are not of the row's type. Facts read from DeepSpeed,
+# not written by hand: tests/test_deepspeed_agreement.py validates each pydantic section model with
+# every field set to null (and every list field set to a string) and asserts that these sets are
+# exactly the fields it accepts. null: an Optional[...] annotation, or a "before" validator that maps
+# None to the defaults (leaf_module); for data_types DeepSpeedConfig reads `.get(key, None)` and None
+# is the default (runtime/config.py; the oracle test parses each).
+NULLABLE: frozenset[str] = frozenset({
+    Z + "/overlap_comm", OP, OO, Z + "/zenflow", Z + "/leaf_module",
+    Z + "/cpu_offload", Z + "/cpu_offload_param", Z + "/cpu_offload_use_pin_memory",
+    OP + "/nvme_path", OO + "/nvme_path", Z + "/zenflow/steps_per_epoch",
+    "/wandb/group", "/wandb/team",
+    *("/comet/" + name for name in ("project", "workspace", "api_key", "experiment_name", "experiment_key",
+                                    "online", "mode")),
+    "/compile/passes",
+    "/tensor_parallel/vocab_parallel_lm_head", "/tensor_parallel/injection_policy_tuple",
+    "/tensor_parallel/partition_config", "/tensor_parallel/preset_model",
+    *(f"/tensor_parallel/{section}/{name}" for section in ("tensor_parallel", "tp") for name in ("mpu", "tp_group")),
+    "/data_types/grad_accum_dtype", "/data_types/param_dtype", "/data_types/buffer_dtype",
+})
+# DeepSpeedZeroLeafModuleConfig._coerce_container_types: a string becomes a one-item list.
+STR_TO_LIST: frozenset[str] = frozenset(Z + "/leaf_module/" + name for name in ("classes", "names", "name_suffixes"))
+KEYS = tuple(replace(key, nullable=key.path in NULLABLE, str_to_list=key.path in STR_TO_LIST) for key in KEYS)
 
 
 @lru_cache(maxsize=None)

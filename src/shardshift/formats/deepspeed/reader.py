@@ -11,6 +11,7 @@ is written back verbatim, so a round trip never changes what DeepSpeed sees.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable
@@ -57,8 +58,37 @@ def looks_like(path: str, text: str) -> bool:
         return False
     if NAME_PATTERN.search(name):
         return True
-    return any(f'"{k}"' in text for k in MARKER_KEYS) or (
-        any(k in text for k in MARKER_KEYS) and _QUOTELESS_MARKER.search(text) is not None)
+    if any(f'"{k}"' in text for k in MARKER_KEYS) or (
+            any(k in text for k in MARKER_KEYS) and _QUOTELESS_MARKER.search(text) is not None):
+        return True
+    if text.lstrip()[:1] != "{":
+        return False
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return _only_deepspeed_keys(data)
+
+
+# Top-level ds_config keys that are plain words other tools use too: a JSON object made of these
+# alone ({"optimizer": ...}, {"checkpoint": ...}) is not taken for a ds_config by its content.
+_COMMON_WORDS = frozenset({"optimizer", "scheduler", "timers", "pipeline", "compile", "checkpoint", "aio",
+                           "wandb", "comet", "tensorboard", "amp"})
+
+
+def _only_deepspeed_keys(data: Any) -> bool:
+    """A JSON object whose top-level keys are all ds_config keys (removed ones too, such as an
+    elasticity-only file), with at least one that only DeepSpeed uses (a name with an underscore,
+    or elasticity, nebula, eigenvalue, autotuning): read as a ds_config, so that a file DeepSpeed
+    reads is checked, while package.json, tsconfig.json or a JSON Schema are not."""
+    if not isinstance(data, dict) or not data or "$schema" in data:
+        return False
+    rows = key_index()
+    for key in data:
+        row = rows.get("/" + key) if isinstance(key, str) and "/" not in key else None
+        if row is None or row.foreign:
+            return False
+    return any(key not in _COMMON_WORDS for key in data)
 
 
 # A marker key written the hjson way, without quotes (`train_batch_size: 32`).
@@ -72,6 +102,8 @@ def is_config(document: Document) -> bool:
         return True
     if isinstance(document.data, dict) and "$schema" in document.data:
         return False  # a JSON Schema (such as schemas/ds_config.schema.json), not a config
+    if _only_deepspeed_keys(document.data):
+        return True
     name = document.path.replace("\\", "/").rsplit("/", 1)[-1]
     return bool(NAME_PATTERN.search(name))
 

@@ -358,3 +358,70 @@ class Bf16CheckGradOverflowDefault(Rule):
             f"{block[1:]} does not set check_grad_overflow: {context.deepspeed_version_text} uses "
             f"{json.dumps(value)}: {change.meaning_after if now else change.meaning_before}; {other}; write "
             "check_grad_overflow explicitly", fix=json.dumps(value), position=document.position(f"{block}/enabled"))
+
+
+# DeepSpeed's DtypeEnum (runtime/config.py): the spellings it takes for a dtype, and the dtype each means.
+DTYPE_SPELLINGS: dict[str, str] = {
+    **dict.fromkeys(("fp16", "torch.float16", "float16", "half"), "fp16"),
+    **dict.fromkeys(("fp32", "torch.float32", "float32", "float"), "fp32"),
+    **dict.fromkeys(("int8", "torch.int8"), "int8"),
+    **dict.fromkeys(("bf16", "torch.bfloat16", "bfloat16"), "bf16"),
+}
+
+
+class ParamDtypeContradictsPrecision(Rule):
+    """`data_types.param_dtype` that is not the dtype the fp16/bf16 flags train in.
+
+    ## What it does
+    Reports `data_types.param_dtype` when it names another dtype than the one `fp16.enabled` /
+    `bf16.enabled` select (fp32 when neither is on), or a value that is not a dtype DeepSpeed
+    knows (`fp16`, `bf16`, `fp32`, `float16`, `bfloat16`, `torch.float32`, ... case-sensitive).
+    `null` (the default: follow the flags) is fine.
+
+    ## Why is this bad
+    DeepSpeed derives the model, master-weight and reduction dtypes from the fp16/bf16 flags, not
+    from `param_dtype`: `deepspeed.initialize` asserts that `param_dtype` agrees with them
+    ("data_types.param_dtype='fp16' conflicts with the enabled precision mode") and raises
+    ValueError for an unknown name, so the run stops before the first step.
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true}, "data_types": {"param_dtype": "fp16"}}
+    ```
+
+    ## Use instead
+    ```json
+    {"bf16": {"enabled": true}, "data_types": {"param_dtype": "bf16"}}
+    ```
+    """
+
+    code = "DS445"
+    name = "param-dtype-contradicts-precision"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        value = get(data, "/data_types/param_dtype")
+        if value is MISSING or value is None or value == "auto":
+            return  # absent or null: the flags decide; "auto" is left to the integration
+        pointer = "/data_types/param_dtype"
+        if not isinstance(value, str) or value not in DTYPE_SPELLINGS:
+            shown = json.dumps(value)
+            yield self.finding(
+                document, pointer,
+                f"data_types.param_dtype is {shown}, not a dtype DeepSpeed knows (fp16, bf16, fp32, float16, "
+                "bfloat16, float32, torch.float16, ...): deepspeed.initialize raises ValueError; remove it (the "
+                "fp16/bf16 flags decide the parameter dtype)")
+            return
+        trained = precision(data)
+        if trained is None or DTYPE_SPELLINGS[value] == trained:
+            return
+        flag = {"fp16": "fp16.enabled is true", "bf16": f"{(bf16_block(data) or '/bf16')[1:]}.enabled is true",
+                "fp32": "neither fp16 nor bf16 is enabled"}[trained]
+        yield self.finding(
+            document, pointer,
+            f"data_types.param_dtype is {json.dumps(value)} but the model trains in {trained} ({flag}): "
+            f"deepspeed.initialize asserts \"data_types.param_dtype='{value}' conflicts with the enabled precision "
+            f"mode\"; write {json.dumps(trained)} or remove param_dtype and let the fp16/bf16 flags decide",
+            fix=json.dumps(trained))

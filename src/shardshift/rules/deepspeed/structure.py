@@ -11,6 +11,7 @@ from shardshift.document import Document
 from shardshift.formats.deepspeed.keys import Key, children_of, key_index
 from shardshift.rules.base import Context, Finding, Rule, Severity, Suggestions, did_you_mean
 from shardshift.source import Member, Node, find_node, join_pointer
+from shardshift.versions import removed_by, version_text
 
 TRUTHY_STRINGS = {"true", "yes", "on", "1"}
 FALSY_STRINGS = {"false", "no", "off", "0"}
@@ -86,8 +87,10 @@ class UnknownKey(Rule):
                                    f"{child_row.foreign}; DeepSpeed ignores it", severity="warning", key=True)
                 continue
             if child_row is not None and child_row.removed:
-                yield self.finding(document, child, f"{member.key!r} is {child_row.removed}; remove it",
-                                   severity="error", key=True)
+                if not removed_by(child_row, context.deepspeed_version):
+                    continue  # still read by the DeepSpeed version in use (--deepspeed-version)
+                yield self.finding(document, child, f"{member.key!r} is {_removed_text(child_row, context)}; "
+                                   "remove it", severity="error", key=True)
                 continue
             if child_row is not None or member.key.startswith(("_comment", "//", "#")):
                 continue
@@ -109,6 +112,17 @@ class UnknownKey(Rule):
                 message += f" ({suggestions.note()})"
             yield self.finding(document, child, message, fix=suggestion, severity=severity, key=True,
                                fix_kind="rename-key" if clear and node.get(clear) is None else None)
+
+
+def _removed_text(row: Key, context: Context) -> str:
+    """Why a removed key is refused, naming the release that refuses it: the version in use when
+    one is given (--deepspeed-version), else the text of the key table (the newest, 0.19.8)."""
+    text = row.removed or ""
+    if row.removed_in is None or context.deepspeed_version is None:
+        return text
+    used = version_text(context.deepspeed_version)
+    text = text.replace("(0.19.8 rejects", f"in {version_text(row.removed_in)} ({used} rejects")
+    return text
 
 
 def _number_text(value: float) -> str:
@@ -137,6 +151,10 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
     value, kind = node.value, node.kind
     if (value == "auto" and not row.rejects_auto) or row.type == "any":
         return None
+    if kind == "null" and row.nullable:
+        return None  # DeepSpeed takes null here: the default (keys.NULLABLE)
+    if kind == "string" and row.type == "array" and row.str_to_list:
+        return None  # DeepSpeed turns a single string into a one-item list (keys.STR_TO_LIST)
     shown = node.raw if kind != "object" and kind != "array" else kind
     if row.type in ("int", "number"):
         if kind == "string":
@@ -260,7 +278,7 @@ class InvalidValue(Rule):
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         for _, _, row, member, child, child_row in _members(document):
-            if child_row is None or child_row.foreign or child_row.removed:
+            if child_row is None or child_row.foreign or removed_by(child_row, context.deepspeed_version):
                 continue
             problem = check_value(child_row, member.value, row is not None and row.strict)
             if problem is None:
@@ -322,3 +340,48 @@ class InvalidListItem(Rule):
                 message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else "; remove it"
                 yield self.finding(document, f"{pointer}/{index}", message,
                                    fix=json.dumps(suggestion) if suggestion else None)
+
+
+class LoadBalanceCoeffUnsupported(Rule):
+    """`expert_parallel.load_balance_coeff` set to a value: DeepSpeed only takes null.
+
+    ## What it does
+    Reports `expert_parallel.load_balance_coeff` with any value other than `null`. DeepSpeed's
+    AutoEP has no auxiliary-loss-free load balancing (expert bias): `parse_autoep_config` raises
+    ValueError ("load_balance_coeff=... is not supported in this AutoEP build") for every other
+    value, whether or not expert parallelism is enabled.
+
+    ## Why is this bad
+    DeepSpeed parses the section while it reads the config, so the run stops in
+    `deepspeed.initialize` (or `HfDeepSpeedConfig`) before anything trains. Configurations
+    copied from torchtitan or DeepSeek recipes, which use a coefficient such as 1e-3, hit this.
+
+    ## Example
+    ```json
+    {"expert_parallel": {"enabled": true, "autoep_size": 8, "load_balance_coeff": 0.001}}
+    ```
+
+    ## Use instead
+    ```json
+    {"expert_parallel": {"enabled": true, "autoep_size": 8, "load_balance_coeff": null}}
+    ```
+    """
+
+    code = "DS444"
+    name = "load-balance-coeff-unsupported"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        section = data.get("expert_parallel") if isinstance(data, dict) else None
+        if not isinstance(section, dict) or "load_balance_coeff" not in section:
+            return
+        value = section["load_balance_coeff"]
+        if value is None:
+            return
+        yield self.finding(
+            document, "/expert_parallel/load_balance_coeff",
+            f"expert_parallel.load_balance_coeff is {json.dumps(value)}: DeepSpeed's AutoEP has no auxiliary-loss-free "
+            "load balancing and raises ValueError (\"load_balance_coeff=... is not supported in this AutoEP build\") "
+            "while parsing the config, even with expert parallelism off; set it to null or remove it", fix="null")

@@ -1,0 +1,370 @@
+"""Issue 14: shardshift agrees with DeepSpeed on the cases DeepSpeed's own test suite showed.
+
+Each case goes through the real CLI (`check --format json`, one run per set of arguments over a
+folder of generated files) and the verdict is compared with the one DeepSpeed 0.19.8 gives, in the
+same test: `DeepSpeedConfig` (tests/oracles.py `deepspeed_accepts`) for what DeepSpeed decides
+while it parses the config, `deepspeed.initialize` on the CPU (tests/deepspeed_initialize_oracle.py,
+one child process for every case) for what it decides when it builds the engine.
+
+- removed keys know their version: 0.19.7 started rejecting nebula, compression_training,
+  quantize_training, sparse_attention and the MiCS keys, 0.19.8 amp, sparse_gradients, eigenvalue,
+  elasticity, graph_harvesting, curriculum_learning, progressive_layer_drop and zeropp_loco_param
+  (DeepSpeed's `_REMOVED_TOP_LEVEL_CONFIG_KEYS` / `_REMOVED_ZERO_CONFIG_KEYS`, absent from 0.19.6);
+  with `--deepspeed-version 0.19.6` none of them is an error;
+- null and coerced values DeepSpeed takes are accepted, and the key table's NULLABLE / STR_TO_LIST
+  sets equal what DeepSpeed's pydantic section models accept (probed field by field);
+- the checks DeepSpeed performs: load_balance_coeff (DS444), param_dtype against the fp16/bf16
+  flags (DS445), OneCycle step sizes <= 0 (DS440), warmup_num_steps null (DS415);
+- an elasticity-only ds_config is read as a ds_config (every top-level key is a DeepSpeed key),
+  while a walk still skips package.json, tsconfig.json and a JSON Schema.
+
+DeepSpeed is imported once per module (`oracles.deepspeed_module`); under CI=true a missing
+DeepSpeed fails instead of skipping (`oracles.require_installed`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import typing
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+import oracles
+from conftest import check_json
+
+from shardshift.formats.deepspeed.keys import KEYS, NULLABLE, STR_TO_LIST, key_index
+
+pytestmark = pytest.mark.oracle
+
+BATCH = {"train_micro_batch_size_per_gpu": 1, "gradient_clipping": 1.0}
+ADAMW = {"type": "AdamW", "params": {"lr": 0.001}}
+Z = "/zero_optimization"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A ds_config, the error codes shardshift must report (none: no error at all), and where
+    DeepSpeed 0.19.8 decides: "parse" (DeepSpeedConfig) or "initialize" (deepspeed.initialize);
+    `refused` is the verdict and `error` a text of DeepSpeed's message when it refuses."""
+
+    name: str
+    config: dict
+    errors: tuple[tuple[str, str], ...]  # (code, pointer)
+    oracle: str
+    refused: bool
+    error: str = ""
+    file: str = ""  # the file name, when it matters ("" -> ds_config_<name>.json)
+
+    @property
+    def filename(self) -> str:
+        return self.file or f"ds_config_{self.name}.json"
+
+
+ELASTICITY = {"enabled": True, "max_train_batch_size": 64, "micro_batch_sizes": [2, 4], "min_gpus": 1,
+              "max_gpus": 8, "min_time": 0, "version": 0.1}
+
+CASES = [
+    # An elasticity-only ds_config under a name that does not say "ds_config": read by its keys.
+    Case("elasticity_only", {"elasticity": ELASTICITY}, (("DS101", "/elasticity"),), "parse", True,
+         "Elastic training has been removed", file="elastic.json"),
+    # null where DeepSpeed takes it (the default), a string where it takes a list.
+    Case("offload_null", {**BATCH, "zero_optimization": {"stage": 3, "offload_param": None, "offload_optimizer": None,
+                                                         "stage3_gather_16bit_weights_on_model_save": True}},
+         (), "parse", False),
+    Case("grad_accum_dtype_null", {**BATCH, "data_types": {"grad_accum_dtype": None}}, (), "parse", False),
+    Case("param_buffer_dtype_null", {**BATCH, "data_types": {"param_dtype": None, "buffer_dtype": None}}, (),
+         "parse", False),
+    Case("leaf_module_string", {**BATCH, "zero_optimization": {
+        "stage": 3, "stage3_gather_16bit_weights_on_model_save": True,
+        "leaf_module": {"classes": "MyMoEBlock", "names": "layers.0.mlp", "name_suffixes": "mlp"}}}, (), "parse", False),
+    Case("leaf_module_null", {**BATCH, "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True,
+                                                             "leaf_module": None}}, (), "parse", False),
+    Case("overlap_comm_null", {**BATCH, "zero_optimization": {"stage": 2, "overlap_comm": None}}, (), "parse", False),
+    # A value DeepSpeed does not take stays an error.
+    Case("offload_string", {**BATCH, "zero_optimization": {"stage": 3, "offload_param": "cpu",
+                                                           "stage3_gather_16bit_weights_on_model_save": True}},
+         (("DS102", Z + "/offload_param"),), "parse", True, "ValidationError"),
+    Case("leaf_module_number", {**BATCH, "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True,
+                                                               "leaf_module": {"classes": 3}}},
+         (("DS102", Z + "/leaf_module/classes"),), "parse", True, "ValidationError"),
+    # MoE: load_balance_coeff (DS444).
+    Case("load_balance_coeff", {**BATCH, "expert_parallel": {"enabled": False, "load_balance_coeff": 0.001}},
+         (("DS444", "/expert_parallel/load_balance_coeff"),), "parse", True, "load_balance_coeff=0.001 is not supported"),
+    Case("load_balance_coeff_zero", {**BATCH, "expert_parallel": {"load_balance_coeff": 0}},
+         (("DS444", "/expert_parallel/load_balance_coeff"),), "parse", True, "load_balance_coeff=0 is not supported"),
+    Case("load_balance_coeff_null", {**BATCH, "expert_parallel": {"enabled": False, "load_balance_coeff": None}},
+         (), "parse", False),
+    # data_types.param_dtype against the fp16/bf16 flags (DS445), at deepspeed.initialize.
+    Case("param_dtype_contradicts_fp32", {**BATCH, "optimizer": ADAMW, "data_types": {"param_dtype": "bf16"}},
+         (("DS445", "/data_types/param_dtype"),), "initialize", True, "conflicts with the enabled precision mode"),
+    Case("param_dtype_contradicts_bf16", {**BATCH, "optimizer": ADAMW, "bf16": {"enabled": True},
+                                          "data_types": {"param_dtype": "fp32"}},
+         (("DS445", "/data_types/param_dtype"),), "initialize", True, "conflicts with the enabled precision mode"),
+    Case("param_dtype_unknown", {**BATCH, "optimizer": ADAMW, "data_types": {"param_dtype": "FP32"}},
+         (("DS445", "/data_types/param_dtype"),), "initialize", True, "is not a valid DtypeEnum"),
+    Case("param_dtype_agrees", {**BATCH, "optimizer": ADAMW, "bf16": {"enabled": True},
+                                "data_types": {"param_dtype": "bfloat16"}}, (), "initialize", False),
+    Case("param_dtype_agrees_fp32", {**BATCH, "optimizer": ADAMW, "data_types": {"param_dtype": "float32"}}, (),
+         "initialize", False),
+    # Scheduler values DeepSpeed refuses when it builds the scheduler (DS440, DS415: verified here).
+    Case("onecycle_first_step_zero", {**BATCH, "optimizer": ADAMW, "scheduler": {"type": "OneCycle", "params": {
+        "cycle_min_lr": 0.0001, "cycle_max_lr": 0.001, "cycle_first_step_size": 0, "cycle_momentum": False}}},
+         (("DS440", "/scheduler/params/cycle_first_step_size"),), "initialize", True, "cycle_first_step_size"),
+    Case("onecycle_second_step_negative", {**BATCH, "optimizer": ADAMW, "scheduler": {"type": "OneCycle", "params": {
+        "cycle_min_lr": 0.0001, "cycle_max_lr": 0.001, "cycle_first_step_size": 10, "cycle_second_step_size": -5,
+        "cycle_momentum": False}}},
+         (("DS440", "/scheduler/params/cycle_second_step_size"),), "initialize", True, "cycle_second_step_size"),
+    Case("warmup_num_steps_null", {**BATCH, "optimizer": ADAMW, "scheduler": {"type": "WarmupLR", "params": {
+        "warmup_num_steps": None}}},
+         (("DS415", "/scheduler/params/warmup_num_steps"),), "initialize", True, "warmup_num_steps"),
+]
+CASE_IDS = [case.name for case in CASES]
+
+# Removed keys, each alone in an otherwise valid config: the key table's rows with a version.
+REMOVED = [key for key in KEYS if key.removed_in is not None]
+OLD, SEVEN, NEWEST = "0.19.6", "0.19.7", "0.19.8"
+
+
+def _removed_config(pointer: str) -> dict:
+    value = {"enabled": False} if key_index()[pointer].type == "object" else False
+    if pointer == Z + "/mics_shard_size":
+        value = -1
+    if pointer.startswith(Z + "/"):
+        return {**BATCH, "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True,
+                                               pointer.rsplit("/", 1)[1]: value}}
+    return {**BATCH, pointer[1:]: value}
+
+
+@pytest.fixture(scope="module")
+def deepspeed():
+    oracles.require_installed("deepspeed", "torch")
+    return oracles.deepspeed_module()
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    """Every case and every removed-key config as a file, in one folder."""
+    root = tmp_path_factory.mktemp("agreement")
+    for case in CASES:
+        (root / case.filename).write_text(json.dumps(case.config, indent=2), encoding="utf-8")
+    for key in REMOVED:
+        name = key.path[1:].replace("/", "_")
+        (root / f"ds_config_removed_{name}.json").write_text(json.dumps(_removed_config(key.path), indent=2),
+                                                             encoding="utf-8")
+    return root
+
+
+@lru_cache(maxsize=None)
+def _run(folder: str, *args: str) -> dict[str, list[dict]]:
+    _, output = check_json(*args, folder)
+    found: dict[str, list[dict]] = {Path(entry["path"]).name: [] for entry in output["files"]}
+    for finding in output["findings"]:
+        found.setdefault(Path(finding["file"]).name, []).append(finding)
+    return found
+
+
+def findings(folder: Path, name: str, *args: str) -> list[dict]:
+    found = _run(str(folder), *args)
+    assert name in found, f"{name} was not checked: {sorted(found)}"
+    return found[name]
+
+
+def errors(found: list[dict]) -> set[tuple[str, str]]:
+    return {(f["code"], f["pointer"]) for f in found if f["severity"] == "error"}
+
+
+@pytest.fixture(scope="module")
+def engines(deepspeed) -> dict[str, dict]:
+    """The initialize cases through `deepspeed.initialize` on the CPU, in one child process."""
+    import deepspeed_initialize_oracle
+
+    cases = {case.name: {"config": case.config, "steps": 0} for case in CASES if case.oracle == "initialize"}
+    return deepspeed_initialize_oracle.engine_outcomes(cases)
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_the_cli_gives_deepspeeds_verdict(folder, deepspeed, engines, case):
+    found = findings(folder, case.filename)
+    assert errors(found) == set(case.errors), found
+    if case.oracle == "parse":
+        accepted, error, _ = oracles.deepspeed_accepts(case.config, 1)
+        assert accepted is not case.refused, error
+        if case.refused:
+            assert case.error in error, error
+        return
+    outcome = engines[case.name]
+    if case.refused:
+        assert outcome["stage"] == "initialize", outcome
+        assert case.error in outcome["error"], outcome["error"]
+    else:
+        assert outcome["stage"] is None, outcome
+
+
+# --- removed keys follow --deepspeed-version ------------------------------------------------------
+
+
+def test_the_removed_keys_are_the_ones_deepspeed_rejects(deepspeed):
+    """The key table's versioned removed rows are exactly DeepSpeed 0.19.8's tables of removed keys."""
+    config = deepspeed.runtime.config
+    rejected = {"/" + key for key in config._REMOVED_TOP_LEVEL_CONFIG_KEYS}
+    rejected |= {Z + "/" + key for key in config._REMOVED_ZERO_CONFIG_KEYS}
+    assert {key.path for key in REMOVED} == rejected
+
+
+@pytest.mark.parametrize("key", REMOVED, ids=[key.path for key in REMOVED])
+def test_a_removed_key_is_an_error_from_its_version_on(folder, deepspeed, key):
+    name = f"ds_config_removed_{key.path[1:].replace('/', '_')}.json"
+    expected = {("DS101", key.path)}
+    # 0.19.8 (the newest, and the installed oracle): an error, and DeepSpeedConfig refuses the file.
+    for args in ((), ("--deepspeed-version", NEWEST)):
+        assert errors(findings(folder, name, *args)) == expected, args
+    accepted, error, _ = oracles.deepspeed_accepts(_removed_config(key.path), 1)
+    assert not accepted and "has been removed" in error, error
+    # 0.19.7 rejects only what it removed; 0.19.6 reads every one of these keys.
+    at_seven = errors(findings(folder, name, "--deepspeed-version", SEVEN))
+    assert at_seven == (expected if key.removed_in <= (0, 19, 7) else set()), at_seven
+    assert errors(findings(folder, name, "--deepspeed-version", OLD)) == set()
+    # Without the 0.19.8 removal the same config is one DeepSpeed accepts.
+    accepted, error, _ = oracles.deepspeed_accepts(
+        {k: v for k, v in _removed_config(key.path).items() if k != key.path[1:]}
+        if not key.path.startswith(Z + "/") else {**BATCH, "zero_optimization": {"stage": 3}}, 1)
+    assert accepted, error
+
+
+def test_the_issue_keys_are_not_errors_at_0_19_6(folder, deepspeed):
+    """The issue's list: amp, progressive_layer_drop, curriculum_learning, elasticity and the
+    compression sections are read by 0.19.6 and refused by 0.19.8 (DeepSpeedConfig)."""
+    config = {**BATCH, "amp": {"enabled": False}, "progressive_layer_drop": {"enabled": False},
+              "curriculum_learning": {"enabled": False}, "elasticity": {"enabled": False},
+              "compression_training": {}}
+    path = folder / "ds_config_issue_keys.json"
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    _, old = check_json("--deepspeed-version", OLD, str(path))
+    assert [f for f in old["findings"] if f["severity"] == "error"] == []
+    _, new = check_json("--deepspeed-version", NEWEST, str(path))
+    assert {f["pointer"] for f in new["findings"] if f["code"] == "DS101"} == {"/" + k for k in config if k not in BATCH}
+    accepted, error, _ = oracles.deepspeed_accepts(config, 1)
+    assert not accepted and "has been removed" in error
+
+
+def test_the_removed_message_names_the_version_in_use(folder):
+    found = findings(folder, "ds_config_removed_nebula.json", "--deepspeed-version", SEVEN)
+    (finding,) = [f for f in found if f["code"] == "DS101"]
+    assert "removed from DeepSpeed in 0.19.7 (0.19.7 rejects the file)" in finding["message"]
+
+
+# --- null and str-to-list: the key table against DeepSpeed's pydantic models ----------------------
+
+# Section pointer -> DeepSpeed 0.19.8's pydantic model of that section.
+MODELS = {
+    Z: "deepspeed.runtime.zero.config:DeepSpeedZeroConfig",
+    Z + "/offload_param": "deepspeed.runtime.zero.offload_config:DeepSpeedZeroOffloadParamConfig",
+    Z + "/offload_optimizer": "deepspeed.runtime.zero.offload_config:DeepSpeedZeroOffloadOptimizerConfig",
+    Z + "/zenflow": "deepspeed.runtime.zenflow.zenflow_config:ZenFlowConfig",
+    Z + "/leaf_module": "deepspeed.runtime.zero.leaf_module_config:DeepSpeedZeroLeafModuleConfig",
+    "/fp16": "deepspeed.runtime.precision_config:DeepSpeedFP16Config",
+    "/bf16": "deepspeed.runtime.precision_config:DeepSpeedBF16Config",
+    "/tensorboard": "deepspeed.monitor.config:TensorBoardConfig",
+    "/wandb": "deepspeed.monitor.config:WandbConfig",
+    "/csv_monitor": "deepspeed.monitor.config:CSVConfig",
+    "/comet": "deepspeed.monitor.config:CometConfig",
+    "/comms_logger": "deepspeed.comm.config:CommsLoggerConfig",
+    "/timers/throughput": "deepspeed.utils.config:DeepSpeedThroughputTimerConfig",
+    "/compile": "deepspeed.compile.config:CompileConfig",
+    "/tensor_parallel": "deepspeed.runtime.tensor_parallel.config:TPTrainingConfig",
+    "/tensor_parallel/tp": "deepspeed.runtime.tensor_parallel.config:TPConfig",
+    "/tensor_parallel/tensor_parallel": "deepspeed.runtime.tensor_parallel.config:TPConfig",
+    "/hybrid_engine": "deepspeed.runtime.config:HybridEngineConfig",
+    "/weight_quantization": "deepspeed.inference.config:WeightQuantConfig",
+}
+# Keys DeepSpeedConfig reads with `.get(key, None)` (runtime/config.py), outside any pydantic model.
+DICT_GET_NULLABLE = {"/data_types/grad_accum_dtype", "/data_types/param_dtype", "/data_types/buffer_dtype"}
+
+
+def _model(spec: str):
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _accepts(model, name: str, value) -> tuple[bool, object]:
+    try:
+        return True, model(**{name: value})
+    except Exception:  # noqa: BLE001 - a refusal is the answer
+        return False, None
+
+
+def _is_list(annotation) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union,) or str(origin) == "<class 'types.UnionType'>":
+        return any(_is_list(arg) for arg in typing.get_args(annotation))
+    return origin in (list, tuple) or annotation in (list, tuple)
+
+
+def test_nullable_and_str_to_list_are_what_deepspeeds_models_accept(deepspeed):
+    """Every field of every section model set to null (and every list field set to a string):
+    the fields DeepSpeed accepts are exactly the key table's NULLABLE / STR_TO_LIST rows."""
+    rows = key_index()
+    nullable, to_list, seen = set(), set(), set()
+    for section, spec in MODELS.items():
+        model = _model(spec)
+        for name, field in model.model_fields.items():
+            spelled = field.alias or name
+            pointer = f"{section}/{spelled}"
+            if pointer not in rows:
+                continue
+            seen.add(pointer)
+            if _accepts(model, spelled, None)[0]:
+                nullable.add(pointer)
+            if _is_list(field.annotation):
+                ok, parsed = _accepts(model, spelled, "x")
+                if ok and getattr(parsed, name) == ["x"]:
+                    to_list.add(pointer)
+    for pointer in DICT_GET_NULLABLE:
+        accepted, error, _ = oracles.deepspeed_accepts({**BATCH, "data_types": {pointer.rsplit("/", 1)[1]: None}}, 1)
+        assert accepted, (pointer, error)
+        nullable.add(pointer)
+    assert len(seen) > 100
+    assert sorted(NULLABLE - DICT_GET_NULLABLE - seen) == [], "NULLABLE rows outside the probed models"
+    assert sorted(nullable) == sorted(NULLABLE)
+    assert sorted(to_list) == sorted(STR_TO_LIST)
+
+
+def test_a_nullable_section_set_to_null_is_accepted_through_the_cli(folder):
+    """Every NULLABLE row set to null in one config: no DS102 finding."""
+    config: dict = {**BATCH}
+    for pointer in sorted(NULLABLE):
+        node = config
+        parts = pointer[1:].split("/")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if node is None:
+                break
+        else:
+            node[parts[-1]] = None
+    path = folder / "ds_config_every_null.json"
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    _, output = check_json(str(path))
+    assert [f for f in output["findings"] if f["code"] == "DS102"] == []
+
+
+# --- reading an elasticity-only file; walks still skip what is not a ds_config -----------------------
+
+
+def test_a_walk_reads_a_file_of_deepspeed_keys_and_skips_other_json(tmp_path):
+    (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0", "scripts": {"test": "jest"}}')
+    (tmp_path / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}, "include": ["src"]}')
+    (tmp_path / "schema.json").write_text(json.dumps({"$schema": "http://json-schema.org/draft-07/schema#",
+                                                      "type": "object", "elasticity": {}}))
+    (tmp_path / "settings.json").write_text('{"optimizer": {"type": "Adam"}, "checkpoint": {"path": "x"}}')
+    (tmp_path / "elastic.json").write_text(json.dumps({"elasticity": ELASTICITY}, indent=2))
+    status, output = check_json(str(tmp_path))
+    assert [Path(entry["path"]).name for entry in output["files"]] == ["elastic.json"]
+    assert {(f["code"], f["pointer"]) for f in output["findings"] if f["severity"] == "error"} == \
+        {("DS101", "/elasticity")}
+    assert status == 1
+    status, output = check_json("--deepspeed-version", OLD, str(tmp_path / "elastic.json"))
+    assert [f for f in output["findings"] if f["code"] in ("DS101", "SS005")] == []
