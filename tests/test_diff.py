@@ -49,6 +49,7 @@ def test_the_json_contract(converted):
         assert (change["from"] is None) == (change["kind"] == "added")
         assert (change["to"] is None) == (change["kind"] == "dropped")
     assert result["memory"] is None and result["traffic"] is None  # no model, no machine
+    assert result["resolved"] == []
     assert isinstance(result["summary"], str)
 
 
@@ -127,3 +128,16 @@ def test_the_text_output(converted):
 def test_usage_errors_exit_2(args):
     done = run_cli("diff", *map(str, args))
     assert done.returncode == 2 and done.stdout == "" and done.stderr.startswith("shardshift: ")
+
+
+def test_resolved_settings_with_a_model_and_a_machine(converted):
+    """With a model and a machine the Layouts are compared too: ZeRO-2 keeps 16-bit parameters and
+    gradients beside an fp32 master copy; fully_shard keeps the sharded parameters and gradients in
+    the model's dtype (fp32) and casts only what it gathers."""
+    result = diff_json(ZERO2, converted["fsdp2"], "--model-params", "8B", "--world-size", "16")
+    resolved = {r["field"]: (r["from"], r["to"]) for r in result["resolved"]}
+    assert resolved["engine"] == ("deepspeed", "fsdp2")
+    assert resolved["param_bytes"] == (2, 4) and resolved["master_weights"] == (True, False)
+    assert "stage" not in resolved
+    done = run_cli("diff", ZERO2, converted["fsdp2"], "--model-params", "8B", "--world-size", "16")
+    assert "as the planner resolves them" in done.stdout and "engine: deepspeed → fsdp2" in done.stdout

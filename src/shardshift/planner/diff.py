@@ -15,6 +15,7 @@ JSON (a contract: keys only grow):
      "passthrough": {"compared": bool, "changes": [...], "only_in_from": n, "only_in_to": n},
      "memory": {"from_per_gpu_bytes", "to_per_gpu_bytes", "change"} | null,
      "traffic": {"from_bytes", "to_bytes", "change"} | null,
+     "resolved": [{"field", "from", "to"}],      # the Layout's values (defaults filled), with a model and machine
      "summary": "..."}
 """
 
@@ -147,15 +148,24 @@ def _percent(before: float, after: float) -> str | None:
     return f"{change:+.0f}%"
 
 
-def _estimates(first, second, estimates) -> tuple[dict | None, dict | None, list[str]]:
+# The resolved settings (each framework's defaults filled in) compared when a model and a machine are given.
+RESOLVED = ("engine", "stage", "data_parallel_shard", "data_parallel_replicate", "tensor", "pipeline", "context",
+            "expert", "param_bytes", "grad_bytes", "master_weights", "optimizer_state_bytes", "offload_optimizer",
+            "offload_params", "micro_batch", "accumulation", "recompute", "grad_reduce_bytes", "gradient_sync")
+
+
+def _estimates(first, second, estimates) -> tuple[dict | None, dict | None, list[str], list[dict]]:
     from shardshift.planner import report
 
     if estimates is None:
-        return None, None, []
-    results = []
+        return None, None, [], []
+    results, layouts = [], []
     for setup, (model, machine) in zip((first, second), estimates):
-        _, estimate, traffic, _, _ = report.estimates(setup.plan, model, machine, report.framework_of(setup))
+        layout, estimate, traffic, _, _ = report.estimates(setup.plan, model, machine, report.framework_of(setup))
         results.append((estimate.per_gpu_bytes, sum(t.bytes for t in traffic)))
+        layouts.append(report.layout_data(layout))
+    resolved = [{"field": name, "from": layouts[0].get(name), "to": layouts[1].get(name)} for name in RESOLVED
+                if name in layouts[0] and layouts[0].get(name) != layouts[1].get(name)]
     (mem_a, bytes_a), (mem_b, bytes_b) = results
     model, machine = estimates[0]
     notes = [f"memory and traffic for {report.count(model.parameters)} parameters ({model.source}) on "
@@ -164,7 +174,7 @@ def _estimates(first, second, estimates) -> tuple[dict | None, dict | None, list
               "change": _percent(mem_a, mem_b)}
     traffic = {"from_bytes": report._number(bytes_a), "to_bytes": report._number(bytes_b),
                "change": _percent(bytes_a, bytes_b)}
-    return memory, traffic, notes
+    return memory, traffic, notes, resolved
 
 
 def compare(first, second, estimates=None) -> dict[str, Any]:
@@ -175,9 +185,10 @@ def compare(first, second, estimates=None) -> dict[str, Any]:
     changed = {c["field"] for c in changes}
     kept = [{"field": d, "label": label(d), "value": a[d]} for d in HEADLINE if d in a and d not in changed]
     passthrough = _passthrough(first.plan, second.plan)
-    memory, traffic, notes = _estimates(first, second, estimates)
+    memory, traffic, notes, resolved = _estimates(first, second, estimates)
     result = {"from": _side(first), "to": _side(second), "changes": changes, "kept": kept,
-              "passthrough": passthrough, "memory": memory, "traffic": traffic, "assumptions": notes}
+              "passthrough": passthrough, "memory": memory, "traffic": traffic, "resolved": resolved,
+              "assumptions": notes}
     result["summary"] = summary(result)
     return result
 
@@ -229,6 +240,10 @@ def render_text(result: dict[str, Any]) -> str:
     if passthrough["only_in_from"] or passthrough["only_in_to"]:
         lines.append(f"  format-specific settings not compared: {passthrough['only_in_from']} in A, "
                      f"{passthrough['only_in_to']} in B")
+    if result.get("resolved"):
+        lines.append("")
+        lines.append("  as the planner resolves them (each framework's defaults filled in):")
+        lines.extend(f"    {r['field'].replace('_', ' ')}: {shown(r['from'])} → {shown(r['to'])}" for r in result["resolved"])
     if result["memory"] is not None:
         m, t = result["memory"], result["traffic"]
         lines.append("")
