@@ -48,7 +48,8 @@ Z = "/zero_optimization"
 @dataclass(frozen=True)
 class Case:
     """A ds_config, the error codes shardshift must report (none: no error at all), and where
-    DeepSpeed 0.19.8 decides: "parse" (DeepSpeedConfig) or "initialize" (deepspeed.initialize);
+    DeepSpeed 0.19.8 decides: "parse" (DeepSpeedConfig), "initialize" (deepspeed.initialize) or "step" (the
+    first training steps after it);
     `refused` is the verdict and `error` a text of DeepSpeed's message when it refuses."""
 
     name: str
@@ -121,6 +122,67 @@ CASES = [
     Case("warmup_num_steps_null", {**BATCH, "optimizer": ADAMW, "scheduler": {"type": "WarmupLR", "params": {
         "warmup_num_steps": None}}},
          (("DS415", "/scheduler/params/warmup_num_steps"),), "initialize", True, "warmup_num_steps"),
+    # Sections read with .get and None as the default: null trains (two steps); gradient_clipping does not.
+    Case("dict_get_nulls", {**BATCH, "optimizer": ADAMW, "bf16": None, "aio": None, "expert_parallel": None,
+                            "communication_data_type": None, "steps_per_print": None}, (), "initialize", False),
+    Case("gradient_clipping_null", {**BATCH, "optimizer": ADAMW, "gradient_clipping": None},
+         (("DS102", "/gradient_clipping"),), "step", True, "not supported between instances of 'NoneType'"),
+    # dtype names: DeepSpeed's DtypeEnum, case-sensitive, wherever DeepSpeed converts one.
+    Case("grad_accum_dtype_bfloat16", {**BATCH, "optimizer": ADAMW, "bf16": {"enabled": True},
+                                       "data_types": {"grad_accum_dtype": "bfloat16"}}, (), "initialize", False),
+    Case("grad_accum_dtype_upper", {**BATCH, "optimizer": ADAMW, "bf16": {"enabled": True},
+                                    "data_types": {"grad_accum_dtype": "BF16"}},
+         (("DS102", "/data_types/grad_accum_dtype"),), "initialize", True, "'BF16' is not a valid DtypeEnum"),
+    Case("grad_accum_dtype_int8", {**BATCH, "optimizer": ADAMW, "data_types": {"grad_accum_dtype": "int8"}},
+         (("DS102", "/data_types/grad_accum_dtype"),), "initialize", True, "unsupported mix"),
+    Case("autocast_dtype_unknown", {**BATCH, "torch_autocast": {"enabled": False, "dtype": "bf"}},
+         (("DS102", "/torch_autocast/dtype"),), "parse", True, "'bf' is not a valid DtypeEnum"),
+    Case("autocast_modules_not_strings", {**BATCH, "torch_autocast": {"enabled": True,
+                                                                      "lower_precision_safe_modules": ["x", 1]}},
+         (("DS102", "/torch_autocast/lower_precision_safe_modules/1"),), "parse", True, "Expected list of strings"),
+    Case("keep_in_fp32_string", {**BATCH, "data_types": {"keep_in_fp32_modules": "lm_head"}},
+         (("DS102", "/data_types/keep_in_fp32_modules"),), "parse", True, "must be \"auto\" or a list"),
+    Case("keep_in_fp32_null", {**BATCH, "data_types": {"keep_in_fp32_modules": None}},
+         (("DS102", "/data_types/keep_in_fp32_modules"),), "parse", True, "must be \"auto\" or a list"),
+    Case("keep_in_fp32_list", {**BATCH, "data_types": {"keep_in_fp32_modules": ["lm_head", "norm"]}}, (), "parse",
+         False),
+    # ZenFlow's validator and field bounds.
+    Case("zenflow_update_interval_zero", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"update_interval": 0}}},
+         (("DS102", Z + "/zenflow/update_interval"),), "parse", True, "update_interval is a number"),
+    Case("zenflow_select_interval_word", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"select_interval": "step"}}},
+         (("DS102", Z + "/zenflow/select_interval"),), "parse", True, "select_interval is a str"),
+    Case("zenflow_topk_ratio_one", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"topk_ratio": 1}}},
+         (("DS102", Z + "/zenflow/topk_ratio"),), "parse", True, "less than 1"),
+    Case("zenflow_auto", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"select_interval": "auto",
+                                                                                 "update_interval": "auto"}}},
+         (), "parse", False),
+    # No lower bound in DeepSpeed: a negative value trains.
+    Case("negative_thresholds", {**BATCH, "optimizer": ADAMW, "tensor_parallel": {"autotp_size": -1},
+                                 "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True,
+                                                       "stage3_module_granularity_threshold": -5}},
+         (), "initialize", False),
+    # AutoEP values deepspeed.initialize refuses when expert parallelism is enabled (DS446).
+    Case("ep_comm_num_sm", {**BATCH, "optimizer": ADAMW, "expert_parallel": {"enabled": True, "comm_num_sm": 0}},
+         (("DS446", "/expert_parallel/comm_num_sm"),), "initialize", True, "comm_num_sm must be a positive integer"),
+    Case("ep_qp_margin", {**BATCH, "optimizer": ADAMW, "expert_parallel": {"enabled": True, "comm_qp_margin": -1}},
+         (("DS446", "/expert_parallel/comm_qp_margin"),), "initialize", True, "comm_qp_margin must be a non-negative"),
+    Case("ep_score_func", {**BATCH, "optimizer": ADAMW, "expert_parallel": {"enabled": True, "score_func": "sigmod"}},
+         (("DS446", "/expert_parallel/score_func"),), "initialize", True, "score_func must be one of"),
+    Case("ep_groups", {**BATCH, "optimizer": ADAMW, "expert_parallel": {"enabled": True, "num_expert_groups": 4,
+                                                                       "num_limited_groups": 8}},
+         (("DS446", "/expert_parallel/num_limited_groups"),), "initialize", True,
+         "num_limited_groups (8) must be <= num_expert_groups (4)"),
+    Case("ep_folding_flag", {**BATCH, "optimizer": ADAMW, "expert_parallel": {"enabled": True,
+                                                                             "validate_folding_routing": "yes"}},
+         (("DS446", "/expert_parallel/validate_folding_routing"),), "initialize", True, "must be a boolean"),
+    Case("ep_deepep_tokens", {**BATCH, "optimizer": ADAMW, "expert_parallel": {"enabled": True, "comm_backend": "deepep"}},
+         (("DS446", "/expert_parallel/comm_backend"),), "initialize", True,
+         "comm_max_tokens_per_rank must be a positive integer when comm_backend='deepep'"),
+    Case("ep_good", {**BATCH, "optimizer": ADAMW, "expert_parallel": {
+        "enabled": True, "comm_num_sm": 12, "score_func": "sigmoid", "num_expert_groups": 8, "num_limited_groups": 4}},
+         (), "initialize", False),
+    Case("ep_disabled", {**BATCH, "optimizer": ADAMW, "expert_parallel": {"enabled": False, "comm_num_sm": 0,
+                                                                         "score_func": "x"}}, (), "initialize", False),
 ]
 CASE_IDS = [case.name for case in CASES]
 
@@ -182,7 +244,7 @@ def engines(deepspeed) -> dict[str, dict]:
     """The initialize cases through `deepspeed.initialize` on the CPU, in one child process."""
     import deepspeed_initialize_oracle
 
-    cases = {case.name: {"config": case.config, "steps": 0} for case in CASES if case.oracle == "initialize"}
+    cases = {case.name: {"config": case.config, "steps": 2} for case in CASES if case.oracle in ("initialize", "step")}
     return deepspeed_initialize_oracle.engine_outcomes(cases)
 
 
@@ -198,7 +260,7 @@ def test_the_cli_gives_deepspeeds_verdict(folder, deepspeed, engines, case):
         return
     outcome = engines[case.name]
     if case.refused:
-        assert outcome["stage"] == "initialize", outcome
+        assert outcome["stage"] == case.oracle, outcome
         assert case.error in outcome["error"], outcome["error"]
     else:
         assert outcome["stage"] is None, outcome
@@ -281,8 +343,10 @@ MODELS = {
     "/hybrid_engine": "deepspeed.runtime.config:HybridEngineConfig",
     "/weight_quantization": "deepspeed.inference.config:WeightQuantConfig",
 }
-# Keys DeepSpeedConfig reads with `.get(key, None)` (runtime/config.py), outside any pydantic model.
-DICT_GET_NULLABLE = {"/data_types/grad_accum_dtype", "/data_types/param_dtype", "/data_types/buffer_dtype"}
+# Keys DeepSpeedConfig reads with `.get(key, None)` (runtime/config.py), outside any pydantic model:
+# each parsed with null here; the sections also train with null (case dict_get_nulls).
+DICT_GET_NULLABLE = {"/data_types/grad_accum_dtype", "/data_types/param_dtype", "/data_types/buffer_dtype",
+                     "/bf16", "/aio", "/expert_parallel", "/communication_data_type", "/steps_per_print"}
 
 
 def _model(spec: str):
@@ -324,13 +388,44 @@ def test_nullable_and_str_to_list_are_what_deepspeeds_models_accept(deepspeed):
                 if ok and getattr(parsed, name) == ["x"]:
                     to_list.add(pointer)
     for pointer in DICT_GET_NULLABLE:
-        accepted, error, _ = oracles.deepspeed_accepts({**BATCH, "data_types": {pointer.rsplit("/", 1)[1]: None}}, 1)
+        config = {**BATCH, "data_types": {pointer.rsplit("/", 1)[1]: None}} if pointer.startswith("/data_types/") \
+            else {**BATCH, pointer[1:]: None}
+        accepted, error, _ = oracles.deepspeed_accepts(config, 1)
         assert accepted, (pointer, error)
         nullable.add(pointer)
     assert len(seen) > 100
     assert sorted(NULLABLE - DICT_GET_NULLABLE - seen) == [], "NULLABLE rows outside the probed models"
     assert sorted(nullable) == sorted(NULLABLE)
     assert sorted(to_list) == sorted(STR_TO_LIST)
+
+
+# Bounds the key table has although the pydantic field has no gt/ge/lt/le: DeepSpeed enforces them
+# elsewhere (a validator or an enum).
+BOUNDS_FROM_VALIDATORS = {
+    Z + "/stage": "ZeroStageEnum (0-3)",
+    Z + "/zenflow/update_interval": "ZenFlowConfig.validate: \"at least 1\" (case zenflow_update_interval_zero)",
+    "/fp16/loss_scale": "DeepSpeedFP16Config loss_scale validator: >= 0",
+}
+BOUND_NAMES = (("gt", "exclusive_minimum"), ("ge", "minimum"), ("lt", "exclusive_maximum"), ("le", "maximum"))
+
+
+def test_ranges_are_the_pydantic_field_bounds(deepspeed):
+    """Every gt/ge/lt/le of a section model's field is the key table's bound, and the other way
+    round (except the bounds a validator enforces, listed above)."""
+    rows = key_index()
+    differ = {}
+    for section, spec in MODELS.items():
+        for name, field in _model(spec).model_fields.items():
+            pointer = f"{section}/{field.alias or name}"
+            row = rows.get(pointer)
+            if row is None:
+                continue
+            want = {ours: float(getattr(meta, theirs)) for meta in field.metadata for theirs, ours in BOUND_NAMES
+                    if getattr(meta, theirs, None) is not None}
+            have = {ours: float(getattr(row, ours)) for _, ours in BOUND_NAMES if getattr(row, ours) is not None}
+            if want != have and pointer not in BOUNDS_FROM_VALIDATORS:
+                differ[pointer] = (want, have)
+    assert differ == {}
 
 
 def test_a_nullable_section_set_to_null_is_accepted_through_the_cli(folder):
@@ -368,3 +463,97 @@ def test_a_walk_reads_a_file_of_deepspeed_keys_and_skips_other_json(tmp_path):
     assert status == 1
     status, output = check_json("--deepspeed-version", OLD, str(tmp_path / "elastic.json"))
     assert [f for f in output["findings"] if f["code"] in ("DS101", "SS005")] == []
+
+
+# --- the new rules' fixtures, through the CLI ----------------------------------------------------------
+
+RULES = Path(__file__).resolve().parent.parent / "fixtures" / "deepspeed" / "rules"
+NEW_CODES = ("DS444", "DS446")  # DS445 (precision.py) has its cases in test_rules_deepspeed_stage_precision_buckets
+
+# (fixture, code, severity, pointer, marker (`|`: the exact column), fix, text the message must contain)
+FIXTURE_CASES = [
+    ("DS444/bad.json", "DS444", "error", "/expert_parallel/load_balance_coeff", '"load_balance_coeff": |0.001', "null",
+     "is not supported in this AutoEP build"),
+    ("DS446/bad.json", "DS446", "error", "/expert_parallel/comm_num_sm", '"comm_num_sm": |0', None,
+     "comm_num_sm must be a positive integer"),
+    ("DS446/bad_choice.json", "DS446", "error", "/expert_parallel/score_func", '"score_func": |"sigmod"', '"sigmoid"',
+     'did you mean "sigmoid"?'),
+    ("DS446/bad_groups.json", "DS446", "error", "/expert_parallel/num_limited_groups", '"num_limited_groups": |8', None,
+     "num_limited_groups (8) must be <= num_expert_groups (4)"),
+]
+
+
+# What DeepSpeed 0.19.8 says about each bad fixture (and the finding quotes).
+ORACLE_TEXT = {
+    "DS444/bad.json": "load_balance_coeff=0.001 is not supported in this AutoEP build",
+    "DS446/bad.json": "comm_num_sm must be a positive integer",
+    "DS446/bad_choice.json": "score_func must be one of ('auto', 'softmax', 'sigmoid')",
+    "DS446/bad_groups.json": "num_limited_groups (8) must be <= num_expert_groups (4)",
+}
+
+
+@lru_cache(maxsize=1)
+def _fixture_findings() -> dict[str, list[dict]]:
+    _, output = check_json(*(str(RULES / code) for code in NEW_CODES))
+    found: dict[str, list[dict]] = {}
+    for finding in output["findings"]:
+        found.setdefault(Path(finding["file"]).resolve().relative_to(RULES).as_posix(), []).append(finding)
+    return found
+
+
+@pytest.mark.parametrize("fixture,code,severity,pointer,marker,fix,text", FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
+def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, pointer, marker, fix, text):
+    from rule_cases import marker_position
+
+    found = _fixture_findings().get(fixture, [])
+    (finding,) = [f for f in found if f["code"] == code]
+    assert [f for f in found if f["severity"] == "error" and f is not finding] == []
+    line, column = marker_position(RULES / fixture, marker.replace("|", ""))
+    assert (finding["severity"], finding["pointer"], finding["fix"]) == (severity, pointer, fix)
+    assert (finding["line"], finding["column"]) == (line, column + marker.find("|"))
+    assert text in finding["message"], finding["message"]
+
+
+def test_good_fixtures_are_clean_and_every_new_rule_has_cases():
+    found = _fixture_findings()
+    for code in NEW_CODES:
+        goods = sorted((RULES / code).glob("good*.json"))
+        assert goods and sorted((RULES / code).glob("bad*.json"))
+        for path in goods:
+            assert [f for f in found.get(path.relative_to(RULES).as_posix(), [])
+                    if f["code"] in NEW_CODES or f["severity"] != "info"] == [], path
+    assert {case[1] for case in FIXTURE_CASES} == set(NEW_CODES)
+
+
+@pytest.mark.parametrize("path", sorted(p for code in NEW_CODES for p in (RULES / code).glob("*.json")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_fixtures_get_deepspeeds_verdict(engines_fixtures, path):
+    """Each bad fixture is refused by DeepSpeed with the message the finding quotes; each good one
+    is not refused for that reason (DeepSpeedConfig for DS444, deepspeed.initialize for DS446)."""
+    outcome = engines_fixtures[f"{path.parent.name}/{path.name}"]
+    stage = "parse" if path.parent.name == "DS444" else "initialize"
+    if path.name.startswith("bad"):
+        assert outcome["stage"] == stage, outcome
+        assert ORACLE_TEXT[f"{path.parent.name}/{path.name}"] in outcome["error"], outcome["error"]
+    else:
+        assert outcome["stage"] is None, outcome
+
+
+@pytest.fixture(scope="module")
+def engines_fixtures(deepspeed) -> dict[str, dict]:
+    import deepspeed_initialize_oracle
+
+    outcomes: dict[str, dict] = {}
+    cases = {}
+    for code in NEW_CODES:
+        for path in sorted((RULES / code).glob("*.json")):
+            config = json.loads(path.read_text(encoding="utf-8"))
+            name = f"{code}/{path.name}"
+            accepted, error, _ = oracles.deepspeed_accepts(config, 1)
+            if not accepted:
+                outcomes[name] = {"stage": "parse", "error": error}
+            else:
+                cases[name] = {"config": {**config, "optimizer": ADAMW}, "steps": 1}
+    for name, outcome in deepspeed_initialize_oracle.engine_outcomes(cases).items():
+        outcomes[name] = outcome
+    return outcomes

@@ -32,6 +32,7 @@ class Key:
     minimum: float | None = None
     exclusive_minimum: float | None = None
     maximum: float | None = None
+    exclusive_maximum: float | None = None
     stages: tuple[int, ...] | None = None
     strict: bool = False  # for object rows: the section rejects unknown keys
     open: bool = False  # for object rows: keys below are not enumerated
@@ -40,6 +41,7 @@ class Key:
     removed_in: tuple[int, ...] | None = None  # the DeepSpeed release that rejects it (None: every release)
     nullable: bool = False  # DeepSpeed takes null (the default) here: an Optional field or a .get(..., None)
     str_to_list: bool = False  # a list field whose validator turns a single string into a one-item list
+    items: str | None = None  # for array rows: the type every item must have ("str")
     foreign: str | None = None  # not a DeepSpeed key at all: whose it is
     case_insensitive: bool = False
     even: bool = False
@@ -59,6 +61,15 @@ S3 = (3,)
 S123 = (1, 2, 3)
 S12 = (1, 2)
 DTYPES = ("fp32", "fp16", "bf16")
+# DeepSpeed's DtypeEnum (runtime/config.py): every spelling it converts to a torch dtype, case-sensitive.
+# Anything else raises ValueError ("'BF16' is not a valid DtypeEnum") where DeepSpeed converts it.
+DTYPE_ENUM: dict[str, tuple[str, ...]] = {
+    "fp16": ("fp16", "torch.float16", "float16", "half"),
+    "fp32": ("fp32", "torch.float32", "float32", "float"),
+    "int8": ("int8", "torch.int8"),
+    "bf16": ("bf16", "torch.bfloat16", "bfloat16"),
+}
+FLOAT_DTYPE_SPELLINGS = DTYPE_ENUM["fp32"] + DTYPE_ENUM["fp16"] + DTYPE_ENUM["bf16"]
 # The releases that started rejecting removed sections (DeepSpeedConfigError "... has been removed ...
 # See https://github.com/deepspeedai/DeepSpeed/issues/8489", runtime/config.py
 # _REMOVED_TOP_LEVEL_CONFIG_KEYS / _REMOVED_ZERO_CONFIG_KEYS, checked by _reject_removed_config_keys).
@@ -140,14 +151,17 @@ KEYS: tuple[Key, ...] = (
     _k("/amp/enabled", "bool", False, "Use apex AMP (incompatible with ZeRO and fp16/bf16)."),
     _k("/torch_autocast", "object", None, "torch.autocast around forward.", strict=False),
     _k("/torch_autocast/enabled", "bool", False, "Enable torch.autocast."),
-    _k("/torch_autocast/dtype", "str", None, "Autocast dtype (torch dtype name)."),
-    _k("/torch_autocast/lower_precision_safe_modules", "array", None, "Module class names safe in lower precision."),
+    _k("/torch_autocast/dtype", "enum", None, "Autocast dtype (a DtypeEnum spelling; checked even when disabled).",
+       choices=sum(DTYPE_ENUM.values(), ())),
+    _k("/torch_autocast/lower_precision_safe_modules", "array", None, "Module class names safe in lower precision.",
+       items="str"),
     _k("/data_types", "object", None, "Dtypes of accumulation, params and buffers."),
     _k("/data_types/grad_accum_dtype", "enum", None, "dtype gradients accumulate in (default: the model dtype).",
-       field="precision.grad_accum_dtype", choices=DTYPES, case_insensitive=True),
+       field="precision.grad_accum_dtype", choices=FLOAT_DTYPE_SPELLINGS),
     _k("/data_types/param_dtype", "str", None, "Parameter dtype (must match fp16/bf16 mode)."),
     _k("/data_types/buffer_dtype", "str", None, "Buffer dtype."),
-    _k("/data_types/keep_in_fp32_modules", "any", "auto", "\"auto\" or a list of module-name patterns kept in fp32."),
+    _k("/data_types/keep_in_fp32_modules", "array", "auto", "\"auto\" or a list of module-name patterns kept in fp32.",
+       items="str"),
     # --- optimizer and scheduler --------------------------------------------------------
     _k("/optimizer", "object", None, "The optimizer DeepSpeed builds (a client optimizer passed to initialize wins)."),
     _k("/optimizer/type", "str", None, "DeepSpeed name (Adam, AdamW, Lamb, OneBitAdam, ...) or a torch.optim class name.",
@@ -179,10 +193,10 @@ KEYS: tuple[Key, ...] = (
     _k(Z + "/elastic_checkpoint", "bool", False, "Elastic checkpoint (unsupported at stage 3)."),
     _k(Z + "/zenflow", "object", None, "ZenFlow configuration.", strict=True),
     _k(Z + "/zenflow/topk_ratio", "number", 0.1, "Share of gradients updated on the GPU (0 < ratio < 1).",
-       exclusive_minimum=0, maximum=1),
+       exclusive_minimum=0, exclusive_maximum=1),
     _k(Z + "/zenflow/select_strategy", "enum", "auto", "", choices=("auto", "step", "epoch")),
-    _k(Z + "/zenflow/select_interval", "any", "auto", "\"auto\" or an int."),
-    _k(Z + "/zenflow/update_interval", "any", "auto", "\"auto\" or an int."),
+    _k(Z + "/zenflow/select_interval", "int", "auto", "\"auto\" or an int."),
+    _k(Z + "/zenflow/update_interval", "int", "auto", "\"auto\" or an int (at least 1).", minimum=1),
     _k(Z + "/zenflow/overlap_step", "bool", False, ""),
     _k(Z + "/zenflow/offload", "bool", False, ""),
     _k(Z + "/zenflow/auto_ratio", "number", 0.99, "", minimum=0, maximum=1),
@@ -216,9 +230,10 @@ KEYS: tuple[Key, ...] = (
        "Gather full 16-bit weights in save_16bit_model (else it saves nothing).", stages=S3),
     _k(Z + "/stage3_gather_fp16_weights_on_model_save", "bool", False, "Deprecated spelling.", stages=S3,
        renamed_to=Z + "/stage3_gather_16bit_weights_on_model_save"),
+    # No minimum: DeepSpeed has none (a value <= 0 groups nothing; deepspeed.initialize takes -5).
     _k(Z + "/module_granularity_threshold", "int", 0, "", stages=S3,
-       renamed_to=Z + "/stage3_module_granularity_threshold", minimum=0),
-    _k(Z + "/stage3_module_granularity_threshold", "int", 0, "Group small modules into one fetch unit.", stages=S3, minimum=0),
+       renamed_to=Z + "/stage3_module_granularity_threshold"),
+    _k(Z + "/stage3_module_granularity_threshold", "int", 0, "Group small modules into one fetch unit.", stages=S3),
     _k(Z + "/use_all_reduce_for_fetch_params", "bool", False, "", stages=S3,
        renamed_to=Z + "/stage3_use_all_reduce_for_fetch_params"),
     _k(Z + "/stage3_use_all_reduce_for_fetch_params", "bool", False, "Fetch parameters with all-reduce.", stages=S3),
@@ -337,7 +352,8 @@ KEYS: tuple[Key, ...] = (
     _k("/pipeline/grad_partitioned", "bool", True, ""),
     _k("/pipeline/use_reentrant", "bool", True, ""),
     _k("/tensor_parallel", "object", None, "AutoTP tensor parallelism.", strict=True),
-    _k("/tensor_parallel/autotp_size", "int", 0, "AutoTP degree.", field="parallelism.tensor", minimum=0),
+    # No minimum: TPTrainingConfig has none and deepspeed.initialize trains with -1 (AutoTP off).
+    _k("/tensor_parallel/autotp_size", "int", 0, "AutoTP degree.", field="parallelism.tensor"),
     _k("/tensor_parallel/dtype", "any", None, "",
        removed="not settable from JSON: DeepSpeed expects a torch.dtype object there and rejects any JSON value"),
     _k("/tensor_parallel/tp_overlap_comm", "bool", False, "Overlap the AutoTP all-reduce with compute."),
@@ -448,6 +464,10 @@ NULLABLE: frozenset[str] = frozenset({
     "/tensor_parallel/partition_config", "/tensor_parallel/preset_model",
     *(f"/tensor_parallel/{section}/{name}" for section in ("tensor_parallel", "tp") for name in ("mpu", "tp_group")),
     "/data_types/grad_accum_dtype", "/data_types/param_dtype", "/data_types/buffer_dtype",
+    # Read with dict.get / get_scalar_param and None as the default, and confirmed through
+    # deepspeed.initialize and two training steps (tests/test_deepspeed_agreement.py); not
+    # gradient_clipping (null fails at the first step) nor the sections DeepSpeed hands to `**`.
+    "/bf16", "/aio", "/expert_parallel", "/communication_data_type", "/steps_per_print",
 })
 # DeepSpeedZeroLeafModuleConfig._coerce_container_types: a string becomes a one-item list.
 STR_TO_LIST: frozenset[str] = frozenset(Z + "/leaf_module/" + name for name in ("classes", "names", "name_suffixes"))

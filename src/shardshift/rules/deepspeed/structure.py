@@ -240,9 +240,18 @@ def _check_range(row: Key, value: float) -> tuple[Severity, str, str | None] | N
         return "error", f"{_number_text(value)} is below the minimum {_number_text(row.minimum)}", None
     if row.maximum is not None and value > row.maximum:
         return "error", f"{_number_text(value)} is above the maximum {_number_text(row.maximum)}", None
+    if row.exclusive_maximum is not None and value >= row.exclusive_maximum:
+        return "error", f"{_number_text(value)} must be less than {_number_text(row.exclusive_maximum)}", None
     if row.even and int(value) % 2:
         return "error", f"{_number_text(value)} is odd; DeepSpeed asserts it is even at initialisation", \
             str(int(value) + 1)
+    return None
+
+
+def _item_problem(row: Key, item: Node) -> str | None:
+    if row.items == "str" and item.kind != "string":
+        shown = item.raw if item.kind not in ("object", "array") else item.kind
+        return f"{shown} is not a string: DeepSpeed takes a list of strings here and rejects the config"
     return None
 
 
@@ -282,10 +291,20 @@ class InvalidValue(Rule):
                 continue
             problem = check_value(child_row, member.value, row is not None and row.strict)
             if problem is None:
+                yield from self._items(document, child, child_row, member.value)
                 continue
             severity, message, fix = problem
             yield self.finding(document, child, f"{child[1:]}: {message}", fix=fix, severity=severity,
                                fix_kind="replace-value" if _same_meaning(child_row, member.value, fix) else None)
+
+    def _items(self, document: Document, pointer: str, row: Key, node: Node) -> Iterable[Finding]:
+        """Items of a list whose items DeepSpeed checks by type (`items` in the key table)."""
+        if row.items is None or node.kind != "array":
+            return
+        for index, item in enumerate(node.elements):
+            problem = _item_problem(row, item)
+            if problem is not None:
+                yield self.finding(document, f"{pointer}/{index}", f"{pointer[1:]}[{index}]: {problem}")
 
 
 # List settings whose items DeepSpeed checks against a fixed set (a pydantic `List[Literal[...]]`),
@@ -385,3 +404,101 @@ class LoadBalanceCoeffUnsupported(Rule):
             f"expert_parallel.load_balance_coeff is {json.dumps(value)}: DeepSpeed's AutoEP has no auxiliary-loss-free "
             "load balancing and raises ValueError (\"load_balance_coeff=... is not supported in this AutoEP build\") "
             "while parsing the config, even with expert parallelism off; set it to null or remove it", fix="null")
+
+
+# What deepspeed.initialize checks in `expert_parallel` when AutoEP is enabled (DeepSpeed 0.19.8,
+# module_inject/auto_ep_config.py validate_autoep_config): enumerations, whole-number ranges.
+EXPERT_PARALLEL_CHOICES: dict[str, tuple[str, ...]] = {
+    "score_apply": ("auto", "pre", "post"),
+    "combine_impl": ("auto", "weighted_sum", "fused_weighted_sum", "legacy_bmm"),
+    "row_weighting_impl": ("auto", "eager", "fused"),
+    "gate_up_impl": ("separate", "fused"),
+    "comm_backend": ("comm", "deepep"),
+    "score_func": ("auto", "softmax", "sigmoid"),
+}
+# key -> (lowest accepted value, what DeepSpeed's message calls it); null is accepted for the groups.
+EXPERT_PARALLEL_MINIMUM: dict[str, tuple[int, str]] = {
+    "comm_num_sm": (1, "a positive integer"),
+    "comm_qp_margin": (0, "a non-negative integer"),
+    "comm_max_tokens_per_rank": (0, "a non-negative integer"),
+    "num_expert_groups": (1, ">= 1"),
+    "num_limited_groups": (1, ">= 1"),
+}
+EXPERT_PARALLEL_BOOLS = ("validate_folding_routing", "async_split_plan")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class ExpertParallelValueRefused(Rule):
+    """An `expert_parallel` value that `deepspeed.initialize` refuses when AutoEP is enabled.
+
+    ## What it does
+    With `expert_parallel.enabled: true`, checks what DeepSpeed's `validate_autoep_config`
+    checks: `score_apply`, `combine_impl`, `row_weighting_impl`, `gate_up_impl`, `comm_backend`
+    and `score_func` take one of their values; `comm_num_sm` is a positive integer,
+    `comm_qp_margin` and `comm_max_tokens_per_rank` are non-negative integers (positive with
+    `comm_backend: "deepep"`); `num_expert_groups` and `num_limited_groups` are at least 1 and
+    `num_limited_groups` is at most `num_expert_groups`; `validate_folding_routing` and
+    `async_split_plan` are booleans. With AutoEP off DeepSpeed never looks at these.
+
+    ## Why is this bad
+    `deepspeed.initialize` raises ValueError before it touches the model, so the job dies at
+    start-up on every rank.
+
+    ## Example
+    ```json
+    {"expert_parallel": {"enabled": true, "autoep_size": 8, "comm_num_sm": 0, "score_func": "softplus"}}
+    ```
+
+    ## Use instead
+    ```json
+    {"expert_parallel": {"enabled": true, "autoep_size": 8, "comm_num_sm": 12, "score_func": "sigmoid"}}
+    ```
+    """
+
+    code = "DS446"
+    name = "expert-parallel-value-refused"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        section = data.get("expert_parallel") if isinstance(data, dict) else None
+        if not isinstance(section, dict) or section.get("enabled", False) is not True:
+            return  # DeepSpeed validates the section only when AutoEP is enabled
+        tail = "deepspeed.initialize raises ValueError when AutoEP is enabled"
+        for key in EXPERT_PARALLEL_BOOLS:
+            if key in section and not isinstance(section[key], bool):
+                yield self.finding(document, f"/expert_parallel/{key}",
+                                   f"expert_parallel.{key} is {json.dumps(section[key])}, not true or false: {tail} "
+                                   f"(\"expert_parallel.{key} must be a boolean\")")
+        for key, choices in EXPERT_PARALLEL_CHOICES.items():
+            if key not in section or section[key] in choices:
+                continue
+            value = section[key]
+            suggestion = did_you_mean(str(value), choices) if isinstance(value, str) else None
+            message = (f"expert_parallel.{key} is {json.dumps(value)}, not one of "
+                       f"{', '.join(map(json.dumps, choices))}: {tail}")
+            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
+            yield self.finding(document, f"/expert_parallel/{key}", message,
+                               fix=json.dumps(suggestion) if suggestion else None)
+        for key, (lowest, wording) in EXPERT_PARALLEL_MINIMUM.items():
+            value = section.get(key)
+            if key not in section or (value is None and key.startswith("num_")) or value == "auto":
+                continue
+            if not _is_int(value) or value < lowest:
+                yield self.finding(document, f"/expert_parallel/{key}",
+                                   f"expert_parallel.{key} is {json.dumps(value)}: {tail} ({key} must be {wording})")
+        limited, groups = section.get("num_limited_groups"), section.get("num_expert_groups")
+        if _is_int(limited) and _is_int(groups) and groups >= 1 and limited >= 1 and limited > groups:
+            yield self.finding(document, "/expert_parallel/num_limited_groups",
+                               f"expert_parallel.num_limited_groups ({limited}) is larger than num_expert_groups "
+                               f"({groups}): {tail} (\"num_limited_groups ({limited}) must be <= num_expert_groups ({groups})\")")
+        if section.get("comm_backend") == "deepep" and section.get("comm_max_tokens_per_rank", 0) == 0:
+            where = "comm_max_tokens_per_rank" if "comm_max_tokens_per_rank" in section else "comm_backend"
+            yield self.finding(document, f"/expert_parallel/{where}",
+                               f"comm_backend \"deepep\" with comm_max_tokens_per_rank 0 (the default): {tail} "
+                               "(\"comm_max_tokens_per_rank must be a positive integer when comm_backend='deepep'\"); "
+                               "set it to the most tokens one rank can route (micro batch x padded sequence length)")
