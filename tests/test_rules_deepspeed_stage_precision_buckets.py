@@ -140,6 +140,12 @@ BAD_CASES = [
      '"fp32"', "trains in fp32 (neither fp16 nor bf16 is enabled)"),
     ("DS445/bad_unknown.json", (), "DS445", "error", "/data_types/param_dtype", '"param_dtype": |"BF16"', 1, None,
      "not a dtype DeepSpeed knows"),
+    # DS447 (issue 14): without ZeRO, deepspeed.initialize refuses another accumulation dtype (confirmed in
+    # tests/test_deepspeed_agreement.py).
+    ("DS447/bad.json", (), "DS447", "error", "/data_types/grad_accum_dtype", '"grad_accum_dtype": |"fp32"', 1, None,
+     "unsupported mix of model_dtype=torch.bfloat16 and grad_accum_dtype=torch.float32"),
+    ("DS447/bad_fp32.json", (), "DS447", "error", "/data_types/grad_accum_dtype", '"grad_accum_dtype": |"bf16"', 1,
+     None, "unsupported mix of model_dtype=torch.float32 and grad_accum_dtype=torch.bfloat16"),
 ]
 
 

@@ -425,3 +425,53 @@ class ParamDtypeContradictsPrecision(Rule):
             f"deepspeed.initialize asserts \"data_types.param_dtype='{value}' conflicts with the enabled precision "
             f"mode\"; write {json.dumps(trained)} or remove param_dtype and let the fp16/bf16 flags decide",
             fix=json.dumps(trained))
+
+
+TORCH_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "int8": "int8"}
+
+
+class GradAccumDtypeWithoutZero(Rule):
+    """`data_types.grad_accum_dtype` other than the training dtype without ZeRO.
+
+    ## What it does
+    Reports `data_types.grad_accum_dtype` that names another dtype than the one the model trains
+    in (fp16/bf16 flags, fp32 when neither is on) while ZeRO is off (`stage` 0 or no
+    `zero_optimization`). Only ZeRO (and, at stage 1 with bf16, DeepSpeed's BF16 optimizer)
+    can accumulate gradients in another dtype.
+
+    ## Why is this bad
+    Without ZeRO, `deepspeed.initialize` raises NotImplementedError ("unsupported mix of
+    model_dtype=torch.bfloat16 and grad_accum_dtype=torch.float32") when it builds the
+    optimizer, so the run stops before the first step.
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true}, "data_types": {"grad_accum_dtype": "fp32"}}
+    ```
+
+    ## Use instead
+    ```json
+    {"bf16": {"enabled": true}, "zero_optimization": {"stage": 1}, "data_types": {"grad_accum_dtype": "fp32"}}
+    ```
+    or remove `grad_accum_dtype` (gradients accumulate in the training dtype).
+    """
+
+    code = "DS447"
+    name = "grad-accum-dtype-without-zero"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        value = get(data, "/data_types/grad_accum_dtype")
+        if not isinstance(value, str) or DTYPE_SPELLINGS.get(value, "int8") == "int8" or zero_stage(data) != 0:
+            return  # absent, null (the training dtype), not a choice (DS102), or ZeRO on / unknown
+        trained = precision(data)
+        if trained is None or DTYPE_SPELLINGS[value] == trained:
+            return
+        yield self.finding(
+            document, "/data_types/grad_accum_dtype",
+            f"data_types.grad_accum_dtype is {json.dumps(value)} but the model trains in {trained} and ZeRO is off: "
+            f"deepspeed.initialize raises NotImplementedError (\"unsupported mix of model_dtype=torch.{TORCH_NAMES[trained]} "
+            f"and grad_accum_dtype=torch.{TORCH_NAMES[DTYPE_SPELLINGS[value]]}\") when it builds the optimizer; enable "
+            "ZeRO (stage 1 or higher) or remove grad_accum_dtype")
