@@ -568,3 +568,37 @@ def engines_fixtures(deepspeed) -> dict[str, dict]:
     for name, outcome in deepspeed_initialize_oracle.engine_outcomes(cases).items():
         outcomes[name] = outcome
     return outcomes
+
+
+# --- renamed keys: still read by 0.19.8, or their version is recorded ------------------------------------
+
+RENAMED = [key for key in KEYS if key.renamed_to]
+
+
+def _alone(pointer: str, value) -> dict:
+    config: dict = {**BATCH}
+    node = config
+    parts = pointer[1:].split("/")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+    if pointer.startswith(Z + "/"):
+        config["zero_optimization"].setdefault("stage", 3)
+    return config
+
+
+@pytest.mark.parametrize("key", RENAMED, ids=[key.path for key in RENAMED])
+def test_a_renamed_key_is_still_accepted_or_knows_its_version(deepspeed, key):
+    """DeepSpeed 0.19.8 accepts every legacy spelling of the key table (an alias, or a deprecated
+    key it converts); one it no longer reads (inert) has the release that stopped reading it in
+    versions.KEY_CHANGES, so that --deepspeed-version judges it (DS320)."""
+    from shardshift.versions import key_change
+
+    value = {"enabled": False} if key.type == "object" else (False if key.type == "bool" else key.default)
+    if value is None and key.type == "int":
+        value = 1000  # a sample value (the row's default is "unset")
+    accepted, error, _ = oracles.deepspeed_accepts(_alone(key.path, value), 1)
+    assert accepted, error
+    if key.inert and key.path != Z + "/cpu_offload_use_pin_memory":  # that one: ignored with a log line in every release
+        change = key_change(key.path)
+        assert change is not None and change.ignored_since is not None and change.replaced_by == key.renamed_to

@@ -65,7 +65,7 @@ def looks_like(path: str, text: str) -> bool:
         return False
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not strict JSON, or nested deeper than json can follow
         return False
     return _only_deepspeed_keys(data)
 
