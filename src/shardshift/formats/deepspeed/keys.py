@@ -76,7 +76,9 @@ FLOAT_DTYPE_SPELLINGS = DTYPE_ENUM["fp32"] + DTYPE_ENUM["fp16"] + DTYPE_ENUM["bf
 # Read from the released sources on PyPI: 0.19.6 has no such table and reads every one of these keys;
 # 0.19.7 rejects nebula, compression_training, quantize_training, sparse_attention, mics_shard_size and
 # mics_hierarchical_params_gather; 0.19.8 adds amp, sparse_gradients, eigenvalue, elasticity,
-# graph_harvesting, curriculum_learning, progressive_layer_drop and zeropp_loco_param.
+# graph_harvesting, curriculum_learning, progressive_layer_drop and zeropp_loco_param (for example PR #8562
+# "Remove Progressive Layer Dropping (PLD) support", PR #8563 "Remove elastic training"; tracking issue #8489).
+# tests/test_deepspeed_agreement.py asserts these rows are exactly the installed 0.19.8's two tables.
 R7 = (0, 19, 7)
 R8 = (0, 19, 8)
 
