@@ -56,6 +56,10 @@ class UnknownKey(Rule):
     known key as a "did you mean" suggestion. In sections that DeepSpeed validates strictly
     (`zero_optimization`, offload blocks, `fp16`, `bf16`, monitors, ...) DeepSpeed rejects the
     file at launch; everywhere else, the top level included, it ignores the key without a word.
+    A section DeepSpeed removed (`amp`, `elasticity`, `progressive_layer_drop`, MiCS, ...) is an
+    error from the release that started rejecting it (0.19.7 or 0.19.8), judged against
+    `--deepspeed-version` (the newest by default); an older release still reads it, so there it
+    is only a note (info) for the upgrade.
 
     ## Why is this bad
     A misspelled top-level key such as `zero_optimisation` or `gradient_clippping` turns the
@@ -88,7 +92,13 @@ class UnknownKey(Rule):
                 continue
             if child_row is not None and child_row.removed:
                 if not removed_by(child_row, context.deepspeed_version):
-                    continue  # still read by the DeepSpeed version in use (--deepspeed-version)
+                    # still read by the DeepSpeed version in use (--deepspeed-version): a note for the upgrade
+                    yield self.finding(
+                        document, child,
+                        f"{member.key!r} is read by {context.deepspeed_version_text}, but DeepSpeed "
+                        f"{version_text(child_row.removed_in or ())} removed it and rejects the file; drop it before "
+                        "upgrading", severity="info", key=True)
+                    continue
                 yield self.finding(document, child, f"{member.key!r} is {_removed_text(child_row, context)}; "
                                    "remove it", severity="error", key=True)
                 continue
