@@ -33,10 +33,10 @@ from pathlib import Path
 
 import pytest
 
+from shardshift.formats.deepspeed.keys import KEYS, NULLABLE, STR_TO_LIST, key_index
+
 import oracles
 from conftest import check_json
-
-from shardshift.formats.deepspeed.keys import KEYS, NULLABLE, STR_TO_LIST, key_index
 
 pytestmark = pytest.mark.oracle
 
