@@ -78,7 +78,7 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
     """The Context, selection and fail level a run gets from the file (checked in-process)."""
     seen = {}
 
-    def fake_run_check(paths, context, select, ignore, per_file=None):
+    def fake_run_check(paths, context, select, ignore, per_file=None, **keywords):
         from shardshift.check import CheckResult
 
         seen.update(context=context, select=select, ignore=ignore, per_file=per_file)

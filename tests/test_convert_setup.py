@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, shown
 
 SETUP = FIXTURES / "setups" / "accelerate_clean"
 
@@ -20,10 +20,10 @@ def test_accelerate_yaml_with_its_ds_config_converts_as_one_setup(tmp_path):
     assert "RESHARD_AFTER_FORWARD = True" in module  # the ds_config's ZeRO-3 reached the module
     entries = json.loads(report.read_text())["entries"]
     by_file = {(e.get("file"), e["source"]): e for e in entries}
-    stage = by_file[(str(SETUP / "ds_config.json"), "/zero_optimization/stage")]
+    stage = by_file[(shown(SETUP / "ds_config.json"), "/zero_optimization/stage")]  # relative to the cwd
     assert stage["status"] == "exact"
     assert (None, "/num_processes") in by_file  # the YAML's own settings keep no file (the source)
-    assert f"{SETUP / 'ds_config.json'}:14:5: exact" in done.stderr
+    assert f"{shown(SETUP / 'ds_config.json')}:14:5: exact" in done.stderr
 
 
 def test_a_setting_the_two_files_disagree_on_is_unknown_in_the_report_at_the_ds_config(tmp_path):

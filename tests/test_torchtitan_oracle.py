@@ -29,7 +29,7 @@ from shardshift.formats.torchtitan import read
 from shardshift.formats.torchtitan.writer import convert, write
 from shardshift.plan import Unknown
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, shown
 
 pytestmark = pytest.mark.oracle
 
@@ -129,14 +129,14 @@ def test_parallel_dims_and_mixed_precision_agree_with_tt101_tt102_pl101(loaded):
     _, dims = loaded
     _, output = check_json("--world-size", str(WORLD), *(str(p) for p in dims))
     for path, result in dims.items():
-        codes = {f["code"] for f in output["findings"] if f["file"] == str(path)}
+        codes = {f["code"] for f in output["findings"] if f["file"] == shown(path)}
         refused = "error" in result
         if refused:
             assert result["error"] == "AssertionError", result
             if "TT103" in codes:
-                message = next(f["message"] for f in output["findings"] if f["file"] == str(path) and f["code"] == "TT103")
+                message = next(f["message"] for f in output["findings"] if f["file"] == shown(path) and f["code"] == "TT103")
                 assert result["message"] in message, (result, message)
-            elif any(f["file"] == str(path) and "= 0 and stops at `assert dp_shard >= 1`" in f["message"]
+            elif any(f["file"] == shown(path) and "= 0 and stops at `assert dp_shard >= 1`" in f["message"]
                      for f in output["findings"]):
                 assert result["message"] == "", result
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, check_json
+from conftest import FIXTURES, check_json, shown
 from rule_cases import findings_with_code, marker_position
 
 RULES = FIXTURES / "torchtitan" / "rules"
@@ -57,7 +57,7 @@ def test_bad_fixture_is_reported_at_the_right_place(fixture, args, code, severit
     assert (finding["severity"], finding["pointer"], finding["line"], finding["column"]) == (
         severity, pointer, line, column)
     assert finding["fix"] == fix
-    assert finding["file"] == str(path)
+    assert finding["file"] == shown(path)
     places = [(r["pointer"], r["line"], r["column"]) for r in finding.get("related", [])]
     for other_pointer, other_marker in related:
         other_line, other_column = marker_position(path, other_marker, 1, skip_comments=True)

@@ -327,4 +327,7 @@ def convert(path: str, to: str) -> Migration:
                 entry.file = other.path
                 conversion.entries.append(entry)
     conversion.mark_unknowns(document.plan, document.path)
+    for entry in conversion.entries:  # the one form every output uses for a location
+        if entry.file is not None:
+            entry.file = display_path(entry.file)
     return Migration(path, document.format, to, conversion.text, conversion.entries)

@@ -205,7 +205,7 @@ def _convert(args, parser) -> int:
         sys.stdout.write(migration.text)
     for entry in migration.entries:
         target = f" -> {entry.target}" if entry.target else ""
-        where = api.display_path(entry.file) if entry.file else args.source
+        where = entry.file or api.display_path(args.source)
         print(f"{where}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: {entry.reason}",
               file=sys.stderr)
     counts = migration.summary
