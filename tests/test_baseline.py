@@ -62,6 +62,56 @@ EXPECTED: list[Change | NewFile] = [
             "torchtitan reader"),
     NewFile("fixtures/deepspeed/rules/DS421/*.y*ml", "the DS421 fixtures' Accelerate and Axolotl YAML, read since "
             "those readers"),
+    # issue 11: DeepSpeed's own (hjson) parsing; confirmed messages; scheduler ranges; scripts; FSDP2 catalog
+    NewFile("fixtures/deepspeed/hjson/*", "ds_configs in DeepSpeed's hjson dialect, read as its loader reads them"),
+    NewFile("fixtures/deepspeed/rules/SS004/*", "SS004 hjson-only-syntax fixtures"),
+    NewFile("fixtures/general/rules/SS005/*", "SS005 fixtures: the good one is a ds_config (the bad one is skipped by "
+            "a walk, reported only when named)"),
+    NewFile("fixtures/deepspeed/rules/DS102/bad_fraction*.json", "DS102 fractions in strict and lenient sections"),
+    NewFile("fixtures/deepspeed/rules/DS305/bad_optimizer.json", "DS305 offload_optimizer to NVMe without a path"),
+    NewFile("fixtures/deepspeed/rules/DS415/bad_[nt]*.json", "DS415 null step counts and a string total_num_steps"),
+    NewFile("fixtures/deepspeed/rules/DS4[34][0-9]/*", "DS430-DS432 optimizers passed as callables or built by a "
+            "helper; DS435-DS439 TrainingArguments; DS440-DS443 scheduler ranges; DS444-DS447 (issue 14)"),
+    NewFile("fixtures/fsdp2/rules/FS02[1-8]/*", "FSDP2 catalog rules FS021-FS028"),
+    Change("fixtures/fsdp2/reader/fsdp1_legacy.py", "FS024", "added", "HYBRID_SHARD has no 1-D fully_shard "
+           "equivalent (FS024, issue 11)"),
+    Change("fixtures/deepspeed/rules/SS001/bad.json", "SS001", "removed", "the fixture now holds a placeholder hjson "
+           "cannot read either ({BATCH_SIZE}); the old one (a bare word) is a string to DeepSpeed's loader"),
+    Change("fixtures/deepspeed/rules/SS001/bad.json", "SS001", "added", "the same, at the new placeholder"),
+    Change("fixtures/deepspeed/positions/syntax_error.json", "SS001", "changed", "the hand-written hjson parser's "
+           "message"),
+    Change("fixtures/deepspeed/*", "DS403", "changed", "DS403 says where a bad betas fails (initialize for torch's "
+           "classes, the first step for DeepSpeed's fused optimizers), confirmed by the messages oracle"),
+    Change("fixtures/deepspeed/rules/DS305/bad.json", "DS305", "changed", "DS305 names how initialize fails without "
+           "nvme_path (confirmed by the messages oracle)"),
+    Change("fixtures/deepspeed/rules/DS42[12]/*", "DS421", "changed", "related locations are relative to the working "
+           "directory, as every location (issue 11; absolute at 26aa8af)"),
+    Change("fixtures/deepspeed/rules/DS422/*", "DS422", "changed", "related locations are relative to the working "
+           "directory, as every location (issue 11; absolute at 26aa8af)"),
+    Change("../shared/corpus/deepspeed/*", "DS102", "changed", "DS102's fraction message says what DeepSpeed does "
+           "(confirmed by the messages oracle)"),
+    *[Change(pattern, code, kind, "a template with unquoted placeholders, read as DeepSpeed's hjson loader reads it "
+             "(issue 11): SS004 instead of SS001, and the findings its values and sections deserve")
+      for pattern, code, kind in (
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'DS101', 'added'),
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'DS102', 'added'),
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'DS308', 'added'),
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'DS331', 'added'),
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'DS418', 'added'),
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'DS420', 'added'),
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'SS001', 'removed'),
+          ('../shared/corpus/deepspeed/*TEMPLATE*', 'SS004', 'added'),
+          ('../shared/corpus/deepspeed/*curriculum_fixed_linear.json', 'DS101', 'added'),
+          ('../shared/corpus/deepspeed/*curriculum_fixed_linear.json', 'DS404', 'added'),
+          ('../shared/corpus/deepspeed/*curriculum_fixed_linear.json', 'DS408', 'added'),
+          ('../shared/corpus/deepspeed/*curriculum_fixed_linear.json', 'SS001', 'removed'),
+          ('../shared/corpus/deepspeed/*curriculum_fixed_linear.json', 'SS004', 'added'),
+          ('../shared/corpus/deepspeed/*ds_config_temp.json', 'DS102', 'added'),
+          ('../shared/corpus/deepspeed/*ds_config_temp.json', 'DS418', 'added'),
+          ('../shared/corpus/deepspeed/*ds_config_temp.json', 'DS420', 'added'),
+          ('../shared/corpus/deepspeed/*ds_config_temp.json', 'SS001', 'removed'),
+          ('../shared/corpus/deepspeed/*ds_config_temp.json', 'SS004', 'added'),
+      )],
 ]
 
 # name: (baseline file, arguments after `check --isolated --format json`)
