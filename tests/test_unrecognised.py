@@ -62,3 +62,16 @@ def test_the_pre_commit_hooks_skip_unrecognised_files():
 def test_convert_of_an_unrecognised_file_says_so():
     done = run_cli("convert", str(BAD), "--to", "fsdp2")
     assert done.returncode == 1 and "not a configuration file of a known format" in done.stderr
+
+
+def test_a_named_file_too_large_to_read_is_reported_not_skipped(tmp_path, monkeypatch):
+    from shardshift import check as check_module
+    from shardshift.rules.base import Context
+
+    path = tmp_path / "ds_config.json"
+    path.write_text('{"train_batch_size": 8, "pad": "' + "x" * 200 + '"}')
+    monkeypatch.setattr(check_module, "MAX_BYTES", 100)
+    result = check_module.run_check([str(path)], Context())
+    assert [(f.code, f.severity) for f in result.findings] == [("SS005", "error")]
+    assert "larger than 100 bytes" in result.findings[0].message
+    assert check_module.run_check([str(tmp_path)], Context()).findings == []  # a walk skips it

@@ -112,8 +112,11 @@ def load(path: str, explicit: bool) -> Document | None:
 
     try:
         # Only regular files: reading a FIFO or a device found in a walk would block the hook.
-        if not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
-            return None
+        if not os.path.isfile(path):
+            return unrecognised(path, "", "it is not a regular file") if explicit else None
+        if os.path.getsize(path) > MAX_BYTES:
+            return unrecognised(path, "", f"it is larger than {MAX_BYTES:,} bytes, the most shardshift reads "
+                                          "(no training configuration is that large)") if explicit else None
         with open(path, "rb") as handle:
             raw = handle.read()
     except OSError as error:
