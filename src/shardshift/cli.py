@@ -16,12 +16,6 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SCHEMA_NAMES = ("deepspeed", "accelerate", "plan")
 
 
-def _codes(text: str | None) -> set[str] | None:
-    if not text:
-        return None
-    return {c.strip().upper() for c in text.split(",") if c.strip()}
-
-
 def _positive(text: str) -> int:
     try:
         value = int(text)
