@@ -91,3 +91,26 @@ def test_check_is_callable_whether_the_module_or_the_function_is_reached():
     bad = str(DS / "rules" / "DS101" / "bad.json")
     assert shardshift.check is module  # importing the module sets the package attribute to it
     assert {f.code for f in shardshift.check(bad, isolated=True).findings} >= {"DS101"}
+
+
+def test_a_broken_model_config_is_an_error_not_a_silent_pass(tmp_path):
+    broken = tmp_path / "config.json"
+    broken.write_text("{bad")
+    with pytest.raises(shardshift.ShardshiftError) as raised:
+        shardshift.check(str(DS / "zero2_bf16_adamw.json"), isolated=True, gpu_memory="80GB", model_config=str(broken))
+    assert raised.value.usage and "cannot read the model config" in raised.value.message
+    done = run_cli("check", str(DS / "zero2_bf16_adamw.json"), "--gpu-memory", "80GB", "--model-config", str(broken))
+    assert done.returncode == 2 and "cannot read the model config" in done.stderr
+
+
+def test_the_callers_model_wins_over_the_configuration_files(tmp_path, monkeypatch):
+    shape = tmp_path / "config.json"
+    shape.write_text('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}')
+    (tmp_path / "shardshift.toml").write_text(f'model-config = "{shape}"\ngpu-memory = "80GB"\n')
+    monkeypatch.chdir(tmp_path)
+    from shardshift.api import resolve_options
+
+    options = resolve_options(model_params="8B")
+    assert (options.context.model_parameters, options.context.model_config) == (8 * 10**9, None)
+    options = resolve_options()
+    assert (options.context.model_parameters, options.context.model_config) == (None, str(shape))

@@ -116,8 +116,9 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                       hidden_size=hidden_size or settings.hidden_size)
     if nodes is not None or world_size is None:  # the node shape that goes with the world size
         context.gpus_per_node = gpus_per_node if nodes is not None else settings.gpus_per_node
-    _model_and_memory(context, gpu_memory or settings.gpu_memory, model_params or settings.model_params,
-                      model_config or settings.model_config)
+    if model_params is None and model_config is None:  # the caller's model wins whole, as other options do
+        model_params, model_config = settings.model_params, settings.model_config
+    _model_and_memory(context, gpu_memory or settings.gpu_memory, model_params, model_config)
     return CheckOptions(context, chosen_select, chosen_ignore,
                         settings.ignored_for if settings.per_file_ignores else None,
                         fail_on or settings.fail_on or "error",  # type: ignore[arg-type]
@@ -140,6 +141,15 @@ def _model_and_memory(context: Context, gpu_memory, model_params, model_config) 
     if model_config is not None:
         if not os.path.isfile(model_config):
             raise ShardshiftError(f"no such model config: {model_config}", usage=True)
+        import json
+
+        try:  # read here, so that a broken file is an error and not a PL201 that silently never runs
+            with open(model_config, encoding="utf-8") as handle:
+                shape = json.load(handle)
+        except (OSError, ValueError) as error:
+            raise ShardshiftError(f"{model_config}: cannot read the model config: {error}", usage=True) from None
+        if not isinstance(shape, dict):
+            raise ShardshiftError(f"{model_config}: a model config is a JSON object", usage=True)
         context.model_config = model_config
 
 
