@@ -64,6 +64,10 @@ class CheckResult:
             counts[finding.severity] += 1
         return counts
 
+    def unknown_context_count(self) -> int:
+        """Findings, shown or hidden, that rest on context shardshift could not find."""
+        return sum(1 for f in (*self.findings, *self.hidden) if f.unknown_context is not None)
+
     def to_json(self) -> dict:
         counts = self.counts()
         out = {
@@ -71,7 +75,7 @@ class CheckResult:
             "files": [{"path": f.path, "format": f.format} for f in self.files],
             "summary": {"files": len(self.files), "findings": len(self.findings), "errors": counts["error"],
                         "warnings": counts["warning"], "infos": counts["info"], "unknowns": len(self.unknowns),
-                        "hidden": len(self.hidden)},
+                        "hidden": len(self.hidden), "unknown_context": self.unknown_context_count()},
             "unknowns": [u.to_json() for u in self.unknowns],
         }
         if self.fixed is not None:

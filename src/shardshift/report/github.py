@@ -44,6 +44,8 @@ def render(result: CheckResult) -> str:
             message += f"\nfix: {f.fix}"
         for related in f.related:
             message += f"\nsee {_path(related.file)}:{related.line}:{related.column}: {related.message}"
+        if f.unknown_context is not None:
+            message += f"\nunknown {f.unknown_context.kind}: {f.unknown_context.what}; {f.unknown_context.how}"
         lines.append(f"::{LEVELS[f.severity]} file={_property(_path(f.file))},line={f.line},col={f.column},"
                      f"title={_property(title)}::{_data(message)}")
     if result.fixed:

@@ -106,6 +106,8 @@ def _fingerprint(finding: Finding) -> str:
 
 def _result(finding: Finding, rule_index: dict[str, int], root: str) -> dict:
     message = finding.message
+    if finding.unknown_context is not None:
+        message += f" (unknown {finding.unknown_context.kind}: {finding.unknown_context.what}; {finding.unknown_context.how})"
     if finding.related:
         # SARIF viewers turn "[text](id)" into links to the related locations.
         message += " (see " + ", ".join(f"[{r.file}:{r.line}]({i})" for i, r in enumerate(finding.related, 1)) + ")"
@@ -120,7 +122,8 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str) -> dict:
         result["ruleIndex"] = rule_index[finding.code]
     if finding.related:
         result["relatedLocations"] = [_related(i, r, root) for i, r in enumerate(finding.related, 1)]
-    properties = {k: v for k, v in (("pointer", finding.pointer), ("fix", finding.fix), ("fixKind", finding.fix_kind))
+    properties = {k: v for k, v in (("pointer", finding.pointer), ("fix", finding.fix), ("fixKind", finding.fix_kind),
+                                    ("unknownContext", finding.unknown_context and finding.unknown_context.to_json()))
                   if v is not None}
     if properties:
         result["properties"] = properties

@@ -15,6 +15,8 @@ def render(result: CheckResult) -> str:
             lines.append(f"    fix: {f.fix}")
         for related in f.related:
             lines.append(f"    see {related.file}:{related.line}:{related.column}: {related.message}")
+        if f.unknown_context is not None:
+            lines.append(f"    unknown {f.unknown_context.kind}: {f.unknown_context.what}; {f.unknown_context.how}")
     if result.fixed:
         lines.append(f"fixed {len(result.fixed)} finding(s):")
         lines.extend(f"    {f.file}:{f.line}:{f.column}: {f.code} {_fixed(f)}" for f in result.fixed)
@@ -22,6 +24,11 @@ def render(result: CheckResult) -> str:
         count = len(result.unknowns)
         lines.append(f"{count} setting{'s are' if count != 1 else ' is'} known only when the job runs and "
                      f"{'were' if count != 1 else 'was'} not judged (listed by --format json)")
+    resting = result.unknown_context_count()
+    if resting:
+        lines.append(f"{resting} finding{'s rest' if resting != 1 else ' rests'} on context shardshift could not find "
+                     f"(the program, the consumer or the release) and {'are' if resting != 1 else 'is'} only "
+                     "info; each says how to tell the tool")
     hidden = hidden_line(result)
     if hidden:
         lines.append(hidden)

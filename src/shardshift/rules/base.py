@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, ClassVar, Iterable, Literal
 
 if TYPE_CHECKING:
+    from shardshift.context import Release, UnknownContext
     from shardshift.document import Document
     from shardshift.setup import Setup
     from shardshift.source import Location
@@ -56,12 +57,17 @@ class Finding:
     rule: str = ""
     related: list[Related] = field(default_factory=list)
     fix_kind: FixKind | None = None  # set when `fix` is safe to apply automatically (--fix)
+    # Set when the verdict rests on context shardshift could not find (the program, the consumer,
+    # the release): the finding is then an info that says what is unknown and how to tell the tool.
+    unknown_context: UnknownContext | None = None
 
     def to_json(self) -> dict:
         out = {"code": self.code, "severity": self.severity, "file": self.file, "line": self.line,
                "column": self.column, "pointer": self.pointer, "message": self.message, "fix": self.fix}
         if self.fix_kind is not None:
             out["fix_kind"] = self.fix_kind
+        if self.unknown_context is not None:
+            out["unknown_context"] = self.unknown_context.to_json()
         if self.related:
             out["related"] = [r.to_json() for r in self.related]
         return out
@@ -80,6 +86,25 @@ class Context:
     gpu_memory: int | None = None  # bytes per GPU (--gpu-memory): with the model, the planner judges the fit
     model_parameters: int | None = None  # --model-params
     model_config: str | None = None  # --model-config: a Hugging Face config.json
+    # framework -> the release given on the command line or in [tool.shardshift] (wins over detection)
+    release_overrides: dict[str, Release] = field(default_factory=dict)
+    _releases: dict[tuple[str, str], Release] = field(default_factory=dict, repr=False)
+
+    def release(self, framework: str, path: str) -> Release:
+        """The release of `framework` that judges the file at `path`: the one given, else the pin
+        found in the dependency files of the repository around `path`, else the newest."""
+        given = self.release_overrides.get(framework)
+        if given is not None:
+            return given
+        import os
+
+        key = (framework, os.path.dirname(os.path.abspath(path)))
+        found = self._releases.get(key)
+        if found is None:
+            from shardshift.context.releases import detect
+
+            found = self._releases[key] = detect(framework, path)
+        return found
 
     @property
     def deepspeed_version_text(self) -> str:
@@ -110,13 +135,16 @@ class Rule:
     def finding(self, document: Document, pointer: str | None, message: str, *, fix: str | None = None,
                 severity: Severity | None = None, key: bool = False,
                 position: tuple[int, int] | None = None, fix_kind: FixKind | None = None,
-                related: Iterable[Related] = ()) -> Finding:
+                related: Iterable[Related] = (), unknown_context: UnknownContext | None = None) -> Finding:
         """A finding at `pointer` (the key's own position when `key`), or at `position`.
-        `fix_kind` marks `fix` as safe for `--fix`; `related` lists other places involved."""
+        `fix_kind` marks `fix` as safe for `--fix`; `related` lists other places involved;
+        `unknown_context` makes it an info that rests on context shardshift could not find."""
         line, column = position or document.position(pointer or "", key=key)
         shown = document.renamed.get(pointer, pointer) if pointer is not None else None
+        if unknown_context is not None:
+            severity = "info"
         return Finding(self.code, severity or self.severity, document.path, line, column, shown, message, fix,
-                       self.name, list(related), fix_kind if fix is not None else None)
+                       self.name, list(related), fix_kind if fix is not None else None, unknown_context)
 
     @staticmethod
     def related(document: Document, pointer: str, message: str, *, key: bool = False) -> Related:
@@ -139,9 +167,12 @@ class PlanRule(Rule):
         raise NotImplementedError
 
     def finding_at(self, where: Location, message: str, *, fix: str | None = None,
-                   severity: Severity | None = None, related: Iterable[Related] = ()) -> Finding:
+                   severity: Severity | None = None, related: Iterable[Related] = (),
+                   unknown_context: UnknownContext | None = None) -> Finding:
+        if unknown_context is not None:
+            severity = "info"
         return Finding(self.code, severity or self.severity, where.file, where.line, where.column, where.pointer,
-                       message, fix, self.name, list(related))
+                       message, fix, self.name, list(related), None, unknown_context)
 
     @staticmethod
     def related_at(where: Location, message: str) -> Related:
