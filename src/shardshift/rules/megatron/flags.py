@@ -89,6 +89,25 @@ def _other_parser(flags: Flags) -> str | None:
     return None
 
 
+def _judged(flags: Flags) -> str:
+    """How the parser that reads the flags is known: "unknown" (the program or part of its parser
+    was not found: findings are infos with the UnknownContext), "own" (the program's parser was
+    read from the repository: a vendored fork and/or the entry script's extra_args_provider),
+    "upstream" (Megatron-LM's own table: a pretrain_*.py script not in the tree, an argument file)."""
+    program = flags.program
+    if program is None:
+        return "upstream"
+    if program.unknown is not None:
+        return "unknown"
+    return "own" if program.path is not None else "upstream"
+
+
+def _fork(flags: Flags) -> bool:
+    """The program runs a vendored Megatron (its own arguments module), not Megatron-LM's."""
+    program = flags.program
+    return program is not None and program.fork is not None
+
+
 def _placeholder(word: Any) -> bool:
     """A placeholder the user fills in (`<Specify path>`), not a value."""
     return isinstance(word, str) and ("<" in word or ">" in word)
@@ -130,8 +149,10 @@ class UnknownFlag(MegatronRule):
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
         arguments = flags.arguments
-        flag_table = table()
-        version = flag_table.described
+        flag_table = flags.table
+        state = _judged(flags)
+        program = flags.program
+        parser = program.parser if program is not None else f"{flag_table.described}'s parser"
         deepspeed = arguments.dialect != "megatron-lm"
         maybe = _maybe_deepspeed(flags)
         entry = arguments.entry if isinstance(arguments.entry, str) else None
@@ -141,21 +162,29 @@ class UnknownFlag(MegatronRule):
             spelling = item.spelling
             if deepspeed and spelling in DEEPSPEED_OWN:
                 continue  # DeepSpeed adds these to Megatron-DeepSpeed's parser
-            removed = REMOVED.get(spelling)
+            removed = REMOVED.get(spelling) if not _fork(flags) else None
             dashed = "--" + spelling[2:].replace("_", "-") if spelling.startswith("--") else spelling
             suggestion = removed[1] if removed and removed[1] else flag_table.close_to(spelling)
-            what = f"{spelling} is not a flag of {version}'s parser"
+            what = f"{spelling} is not a flag of {parser}"
             if removed:
                 what += f" (Megatron-LM {removed[0]} was the last to have it)" if removed[0] else " (Megatron-LM removed it)"
             if removed and removed[1]:
                 hint = f"; use {removed[1]} instead"
             elif suggestion and suggestion == dashed and suggestion != spelling:
-                hint = f"; Megatron-LM accepts only the dashed spelling {suggestion}"
+                hint = f"; the parser accepts only the dashed spelling {suggestion}"
             elif suggestion:
                 hint = f"; did you mean {suggestion}?"
             else:
                 hint = ""
             stop = _unrecognized([spelling])
+            if state == "unknown":
+                message = f"{what}; if the program that runs does not define it either, {stop}{hint}"
+                yield self.at(flags, item, message, fix=suggestion, unknown_context=program.unknown)
+                continue
+            if state == "own":
+                message = f"{what}: {stop} before anything runs{hint}"
+                yield self.at(flags, item, message, fix=suggestion, severity="error")
+                continue
             if deepspeed or maybe:
                 runs = ("this launch runs Megatron-DeepSpeed (a fork with flags of its own, --deepspeed / "
                         "--deepspeed_config / the deepspeed launcher)" if deepspeed else
@@ -388,9 +417,10 @@ class DeprecatedFlag(MegatronRule):
     severity = "error"
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
-        if not _megatron_lm(flags):
-            return  # Megatron-DeepSpeed: an older fork, where these flags may still work
-        other = _other_parser(flags)
+        if not _megatron_lm(flags) or _fork(flags):
+            return  # Megatron-DeepSpeed or a vendored fork: upstream's deprecations are not the fork's
+        unknown = flags.unknown_program
+        other = _other_parser(flags) if unknown is None else None
         for dest, item in flags.last.items():
             effect = DEPRECATED.get(dest)
             if effect is None or item.problem:
@@ -398,10 +428,12 @@ class DeprecatedFlag(MegatronRule):
             severity, what, fix = effect(flags, item)
             instead = f"; use {fix} instead" if fix else "; remove it"
             message = f"{item.spelling} is deprecated in {table().described}: {what}{instead}"
-            if other:
+            if unknown is not None:
+                message += " (if the program that runs is Megatron-LM)"
+            elif other:
                 message += f" (if Megatron-LM reads it: {other})"
                 severity = "warning"
-            yield self.at(flags, item, message, fix=fix, severity=severity)
+            yield self.at(flags, item, message, fix=fix, severity=severity, unknown_context=unknown)
 
 
 class InvalidFlagValue(MegatronRule):
@@ -434,9 +466,21 @@ class InvalidFlagValue(MegatronRule):
     severity = "error"
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
-        other = _other_parser(flags)
+        unknown = flags.unknown_program
+        for finding in self._check(flags):
+            if unknown is not None:  # the program's own parser was not found: an info that says so
+                finding.severity, finding.unknown_context = "info", unknown
+            yield finding
+
+    def _check(self, flags: Flags) -> Iterable[Finding]:
+        state = _judged(flags)
+        unknown = flags.unknown_program
+        other = _other_parser(flags) if state == "upstream" else None
         severity: Severity = "warning" if other else "error"
-        caveat = f" (in {table().described}'s parser; {other})" if other else ""
+        parser = flags.program.parser if flags.program is not None else f"{table().described}'s parser"
+        caveat = f" (in {parser}; {other})" if other else f" (in {parser})" if state != "upstream" else ""
+        if unknown is not None:
+            caveat = f" (in {parser}, if the program that runs uses it)"
         for item in flags.arguments.given:
             if item.flag is None:
                 continue
@@ -559,6 +603,8 @@ class MissingRequiredFlag(MegatronRule):
             return
         if _other_parser(flags) or any(item.flag is None for item in arguments.given):
             return  # another parser (an extra_args_provider, a fork) may set it
+        if flags.unknown_program is not None or _fork(flags):
+            return  # a fork's validate_args is not upstream's; an unknown program may differ
         where = "this argument file" if arguments.launch is None else f"this launch of {_entry_name(flags)}"
         for dest, others, said in REQUIRED:
             if flags.given(dest) or any(flags.given(other) for other in others):
