@@ -355,7 +355,9 @@ def find(script_path: str | None, launch: Any, dialect: str, megatron_entry: boo
         what = (f"this launch runs {name!r}, not a Python entry script, so the program that reads the flags "
                 f"(and its parser) is not known" if name else
                 "the entry script of this launch is decided at run time, so its parser is not known")
-        return _unknown(name or "the entry script", what)
+        how = ("check the entry script's repository with a launch that names it (torchrun / python ... "
+               "pretrain_*.py), or with the flags in an argument file (*.args)")
+        return Program(name or "the entry script", unknown=UnknownContext("program", what, how))
     path = locate(script_path, written) if written and script_path else None
     if path is None and script_path and isinstance(launch.script, Unknown):
         path = locate(script_path, name)  # the folder is decided at run time: the name alone

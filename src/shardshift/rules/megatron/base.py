@@ -124,7 +124,33 @@ class MegatronRule(Rule):
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         if document.data is None or not hasattr(document.data, "given"):
             return ()
-        return self.check_flags(Flags(document), context)
+        flags = Flags(document)
+        found = self.check_flags(flags, context)
+        program = flags.program
+        if program is not None and program.fork is not None and program.unknown is None and \
+                not self.code.startswith("MG00"):
+            return self._in_fork(found, program)
+        return found
+
+    @staticmethod
+    def _in_fork(found: Iterable[Finding], program) -> Iterable[Finding]:
+        """A check restated from Megatron-LM's validate_args, on a launch of a vendored fork: the
+        fork's own checks are not read, so the finding is an info that says so."""
+        from shardshift.context import UnknownContext
+
+        where = "megatron/training/arguments.py" if program.fork.replace("\\", "/").endswith(
+            "megatron/training/arguments.py") else "megatron/arguments.py"
+        unknown = UnknownContext(
+            "program", f"{program.entry} runs a vendored Megatron ({where}) whose own checks "
+                       "(validate_args) shardshift does not read; this is Megatron-LM's check",
+            f"compare with validate_args in the fork's {where}")
+        for finding in found:
+            pointer = finding.pointer
+            if isinstance(pointer, str) and pointer.startswith("-") and program.table.get(pointer) is None:
+                continue  # about a flag the fork does not have: upstream's check does not apply
+            if finding.unknown_context is None:
+                finding.severity, finding.unknown_context = "info", unknown
+            yield finding
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
         raise NotImplementedError
