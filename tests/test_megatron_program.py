@@ -161,3 +161,31 @@ def test_wild_container_launch_is_an_unknown_program():
                  cwd=WILD)
     found = [f for f in json.loads(result.stdout)["findings"] if f["code"].startswith("MG00")]
     assert found and all(f["severity"] == "info" and f["unknown_context"]["kind"] == "program" for f in found)
+
+
+def test_upstream_validate_args_checks_on_a_fork_are_infos(tmp_path):
+    """The fork's own validate_args is not read: Megatron-LM's checks (PL101 here) say so."""
+    (tmp_path / "megatron").mkdir()
+    (tmp_path / "megatron" / "arguments.py").write_text(
+        (CONTEXT / "fork" / "megatron" / "arguments.py").read_text(encoding="utf-8")
+        .replace('group.add_argument("--bf16", action="store_true")',
+                 'group.add_argument("--bf16", action="store_true")\n'
+                 '    group.add_argument("--tensor-model-parallel-size", type=int, default=1)'), encoding="utf-8")
+    (tmp_path / "pretrain_fork.py").write_text((CONTEXT / "fork" / "pretrain_fork.py").read_text(encoding="utf-8"),
+                                                encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_fork.py --num-layers 4 --hidden-size 256 "
+                      "--num-attention-heads 8 --micro-batch-size 2 --tensor-model-parallel-size 3\n", encoding="utf-8")
+    found = [f for f in findings(script) if f["code"] == "PL101"]
+    assert found and found[0]["severity"] == "info"
+    assert "vendored Megatron (megatron/arguments.py)" in found[0]["unknown_context"]["what"]
+
+
+def test_arithmetic_for_loop_with_do_on_the_next_line_parses():
+    """`for ((i = 0; i < n; i++))` then `do` on its own line (lzzmm/reft_ds) is bash, not a parse error."""
+    from shardshift.formats.megatron import shell
+
+    text = ("for (( node = 0; node <= num_node-1; node++ ))\ndo\n    echo $node\ndone\n"
+            "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --micro-batch-size 2\n")
+    script = shell.read_launch_script(text, "run.sh")
+    assert script.problems == [] and len(script.launches) == 1

@@ -436,3 +436,24 @@ def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed
 
 def _as_json(flag) -> dict:
     return {s: getattr(flag, s) for s in flag.__slots__}
+
+
+def fork_checks(program: Program) -> UnknownContext:
+    """Why a check restated from Megatron-LM's validate_args is only an info on a launch of a
+    vendored fork: the fork's own validate_args is not read (forks clamp, skip or add checks)."""
+    fork = (program.fork or "").replace("\\", "/")
+    where = "megatron/training/arguments.py" if fork.endswith("megatron/training/arguments.py") else \
+        "megatron/arguments.py"
+    return UnknownContext(
+        "program", f"{program.entry} runs a vendored Megatron ({where}) whose own checks (validate_args) "
+                   "shardshift does not read; this is Megatron-LM's check",
+        f"compare with validate_args in the fork's {where}")
+
+
+def fork_of(documents) -> Program | None:
+    """The program of the first Megatron launch among `documents` that runs a vendored fork."""
+    for document in documents:
+        program = getattr(document.data, "program", None) if document.format == "megatron" else None
+        if program is not None and program.fork is not None and program.unknown is None:
+            return program
+    return None

@@ -136,14 +136,9 @@ class MegatronRule(Rule):
     def _in_fork(found: Iterable[Finding], program) -> Iterable[Finding]:
         """A check restated from Megatron-LM's validate_args, on a launch of a vendored fork: the
         fork's own checks are not read, so the finding is an info that says so."""
-        from shardshift.context import UnknownContext
+        from shardshift.formats.megatron.program import fork_checks
 
-        where = "megatron/training/arguments.py" if program.fork.replace("\\", "/").endswith(
-            "megatron/training/arguments.py") else "megatron/arguments.py"
-        unknown = UnknownContext(
-            "program", f"{program.entry} runs a vendored Megatron ({where}) whose own checks "
-                       "(validate_args) shardshift does not read; this is Megatron-LM's check",
-            f"compare with validate_args in the fork's {where}")
+        unknown = fork_checks(program)
         for finding in found:
             pointer = finding.pointer
             if isinstance(pointer, str) and pointer.startswith("-") and program.table.get(pointer) is None:
