@@ -5,9 +5,10 @@ deprecated flag, a value argparse rejects, a required flag that is missing.
 Megatron builds its parser with `allow_abbrev=False` and calls the strict `parse_args()`
 (megatron/training/arguments.py, parse_args): anything it does not know stops the run with
 argparse's "unrecognized arguments" (exit status 2) before any check. The flag table is
-formats/megatron/flags.json, dumped from that parser. Megatron-DeepSpeed (a fork with flags of its
-own) and entry scripts with their own `extra_args_provider` may accept more flags; there the
-unknown-flag findings are warnings that say so."""
+formats/megatron/flags.json, dumped from that parser. A launch is judged against the parser of the
+program it runs (formats/megatron/program.py): a vendored fork's arguments module and the entry
+script's `extra_args_provider`, read statically from the checked tree; where the program or part of
+its parser is not there, the findings are infos with the unknown program."""
 
 from __future__ import annotations
 
@@ -121,11 +122,18 @@ class UnknownFlag(MegatronRule):
     dumped from `megatron/training/arguments.py`): a typo, an underscore spelling
     (`--tensor_model_parallel_size`), a prefix of a longer flag, or a flag Megatron-LM removed.
     It suggests the dashed spelling or the closest flag. An argument file (`*.args`) is read as the
-    arguments of a `pretrain_*.py` script. When the launch runs Megatron-DeepSpeed (the `deepspeed`
-    launcher, `--deepspeed`, `--deepspeed_config`), or an entry script other than Megatron-LM's own
-    `pretrain_*.py` (whose `extra_args_provider` may add flags), the finding is a warning:
-    shardshift has no table of those parsers' extra flags. So are the NVIDIA ModelOpt flags, which
-    `pretrain_gpt.py` adds when ModelOpt is installed.
+    arguments of a `pretrain_*.py` script.
+
+    The flags are those of the program the launch runs: its entry script is looked for in the
+    checked tree (next to the launch script, then in each folder above it), and its parser is read
+    statically: a vendored Megatron (`megatron/training/arguments.py` or `megatron/arguments.py` next
+    to the entry script, a fork such as Megatron-DeepSpeed) replaces Megatron-LM's table, and the
+    flags of the `extra_args_provider` the script passes to `pretrain()` are added. With the
+    program's parser read completely, an unknown flag is an error. When the program or part of its
+    parser is not in the checked tree (a custom entry script, Megatron-DeepSpeed without its
+    arguments.py, a provider imported from elsewhere, a container launch), the finding is an info
+    that names the unknown program. The NVIDIA ModelOpt flags, which `pretrain_gpt.py` adds when
+    ModelOpt is installed, are a warning.
 
     ## Why is this bad
     Megatron builds its parser with `allow_abbrev=False` and parses strictly: argparse stops with
@@ -394,7 +402,8 @@ class DeprecatedFlag(MegatronRule):
     the others are mapped to their replacement or ignored, with a message in the log (warning):
     `--rampup-batch-size` (no longer used since core_v0.18), `--use-rotary-position-embeddings`,
     `--enable-cuda-graph`, `--use-dist-ckpt`, `--moe-layer-recompute`, ... Not checked for
-    Megatron-DeepSpeed, whose older flags differ.
+    Megatron-DeepSpeed, whose older flags differ, nor for a launch of a vendored fork (its
+    deprecations are its own); an info when the program that runs is not found.
 
     ## Why is this bad
     An assertion or an exit ends the job after it waited for its nodes; an exit with status 0
