@@ -189,3 +189,28 @@ def test_arithmetic_for_loop_with_do_on_the_next_line_parses():
             "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --micro-batch-size 2\n")
     script = shell.read_launch_script(text, "run.sh")
     assert script.problems == [] and len(script.launches) == 1
+
+
+def _entry_tree(tmp_path: Path, entry_source: str, launch: str) -> Path:
+    (tmp_path / "train_x.py").write_text(entry_source, encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text(launch, encoding="utf-8")
+    return script
+
+
+def test_a_lambda_provider_is_followed(tmp_path):
+    script = _entry_tree(tmp_path, (
+        "from megatron.training import pretrain\n"
+        "def add(parser):\n    parser.add_argument('--lam-flag', type=int)\n    return parser\n"
+        "pretrain(None, None, extra_args_provider=lambda p: add(p))\n"),
+        "torchrun --nproc_per_node 8 train_x.py --num-layers 4 --micro-batch-size 2 --lam-flag 3 --lam-flags 3\n")
+    by = {f["pointer"]: f for f in findings(script) if f["code"] == "MG001"}
+    assert list(by) == ["--lam-flags"] and by["--lam-flags"]["severity"] == "error"
+
+
+def test_pythonpath_without_a_vendored_megatron_is_an_unknown_program(tmp_path):
+    script = _entry_tree(tmp_path, "from megatron.training import pretrain\npretrain(None, None)\n",
+                         "export PYTHONPATH=/opt/Megatron-LM\n"
+                         "torchrun --nproc_per_node 8 train_x.py --num-layers 4 --micro-batch-size 2 --zz 1\n")
+    [finding] = [f for f in findings(script) if f["code"] == "MG001"]
+    assert finding["severity"] == "info" and "PYTHONPATH" in finding["unknown_context"]["what"]
