@@ -98,9 +98,16 @@ def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctio
     return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
+_IMPORTS: dict[int, tuple[ast.Module, dict]] = {}
+
+
 def _imports(tree: ast.Module) -> dict[str, tuple[str, int, str]]:
-    """name -> (module, level, original name) for `from module import name`."""
-    out = {}
+    """name -> (module, level, original name) for `from module import name` (once per tree)."""
+    cached = _IMPORTS.get(id(tree))
+    if cached is not None and cached[0] is tree:
+        return cached[1]
+    out: dict[str, tuple[str, int, str]] = {}
+    _IMPORTS[id(tree)] = (tree, out)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
@@ -182,13 +189,13 @@ class _Reader:
 
     def body(self, path: str, tree: ast.Module, function: ast.AST, skip: tuple[str, ...]) -> None:
         params = {a.arg for a in function.args.args} if hasattr(function, "args") else set()
-        params |= _parser_names(function)
-        for statement in function.body:
-            self.calls(path, tree, statement, params, skip)
+        self.calls(path, tree, function, params, skip)
 
     def calls(self, path: str, tree: ast.Module, node: ast.AST, parsers: set[str], skip: tuple[str, ...]) -> None:
-        parsers = set(parsers) | _parser_names(node)
-        for sub in ast.walk(node):
+        nodes = [sub for sub in ast.walk(node) if isinstance(sub, (ast.Call, ast.Assign))]
+        parsers = set(parsers) | _parser_names(nodes)
+        functions = _functions(tree)
+        for sub in nodes:
             if not isinstance(sub, ast.Call):
                 continue
             name = _name(sub.func)
@@ -201,7 +208,6 @@ class _Reader:
             passes_parser = any(isinstance(a, ast.Name) and a.id in parsers for a in sub.args)
             if not passes_parser or name in _HARMLESS or name in skip or "." in name:
                 continue
-            functions = _functions(tree)
             if name in functions:
                 if (path, name) not in self.seen:
                     self.seen.add((path, name))
@@ -245,10 +251,10 @@ class _Reader:
 _OPAQUE = object()
 
 
-def _parser_names(node: ast.AST) -> set[str]:
-    """Names bound to a parser or an argument group inside `node`."""
+def _parser_names(nodes: list) -> set[str]:
+    """Names bound to a parser or an argument group by the assignments among `nodes`."""
     names = set()
-    for sub in ast.walk(node):
+    for sub in nodes:
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and \
                 _name(sub.value.func).endswith(("add_argument_group", "ArgumentParser", "add_mutually_exclusive_group")):
             names.update(t.id for t in sub.targets if isinstance(t, ast.Name))
