@@ -20,6 +20,7 @@ written in `plan.passthrough["megatron"]`.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, NamedTuple
 
@@ -69,7 +70,7 @@ class Arguments:
     which program reads them ("megatron-lm", or "megatron-deepspeed" for a launch that passes
     `--deepspeed` / `--deepspeed_config` or uses the deepspeed launcher)."""
 
-    __slots__ = ("given", "launch", "entry", "extra", "dialect", "script", "launches", "argv")
+    __slots__ = ("given", "launch", "entry", "extra", "dialect", "script", "launches", "argv", "program")
 
     def __init__(self, given: list[Given], launch: Any = None, entry: Any = None, extra: list | None = None,
                  script: Any = None, launches: int = 0) -> None:
@@ -77,6 +78,8 @@ class Arguments:
         self.extra = extra if extra is not None else []
         self.script, self.launches = script, launches
         self.argv: list = []  # every word after the entry script, in order, as the launcher passes them
+        # the program that parses the arguments (program.Program), None for an argument file
+        self.program: Any = None
         spellings = {g.spelling for g in given}
         deepspeed = (launch is not None and launch.launcher == "deepspeed") or "--deepspeed" in spellings or \
             any(s in spellings for s in DEEPSPEED_CONFIG_FLAGS)
@@ -134,13 +137,33 @@ def read(text: str, path: str = "<string>") -> Document:
                 document.syntax = SyntaxProblem(message, line, column)
             document.data = Arguments([], script=script)
             return document
-        arguments = Arguments(pair(launch.args), launch, entry_name(launch) or launch.script,
+        program = find_program(path, launch)
+        arguments = Arguments(pair(launch.args, program.table), launch, entry_name(launch) or launch.script,
                               [a for a in launch.args if a.flag is None], script, len(script.launches))
+        arguments.program = program
         arguments.argv = argv_of(launch.args)
     document.data = arguments
     document.references = _references(arguments, path)
     document.defer_plan(lambda: build_plan(arguments, path))
     return document
+
+
+def find_program(path: str, launch: Any):
+    """The program the launch runs and its parser (program.py); read from disk only when the
+    launch script is a file there."""
+    from shardshift.formats.megatron import program
+
+    spellings = {a.flag for a in launch.args if a.flag is not None}
+    deepspeed = launch.launcher == "deepspeed" or "--deepspeed" in spellings or \
+        any(s in spellings for s in DEEPSPEED_CONFIG_FLAGS)
+    entry = entry_name(launch)
+    megatron_entry = MEGATRON_ENTRIES.search(entry) is not None
+    script_path = path if os.path.isfile(path) else None
+    try:
+        return program.find(script_path, launch, "megatron-deepspeed" if deepspeed else "megatron-lm", megatron_entry)
+    except (OSError, RecursionError, ValueError):
+        return program._unknown(os.path.basename(entry), f"{os.path.basename(entry) or 'the entry script'} could "
+                                                         "not be read")
 
 
 def argv_of(args: list) -> list:
@@ -183,11 +206,12 @@ def entry_name(launch: Any) -> str:
     return name if isinstance(name, str) else ""
 
 
-def pair(args: list) -> list[Given]:
-    """Pair shell.Arg items (a flag and the words after it) with the table: what argparse stores."""
+def pair(args: list, flags: Any = None) -> list[Given]:
+    """Pair shell.Arg items (a flag and the words after it) with the table (upstream Megatron-LM's,
+    or the program's own): what argparse stores."""
     from shardshift.formats.megatron.flags import convert, table
 
-    flags = table()
+    flags = flags if flags is not None else table()
     given: list[Given] = []
     for arg in args:
         if arg.flag is None:

@@ -252,6 +252,8 @@ class _Lexer:
                 self.emit("WORD", t[i:end], i, _Word([("unknown", False, self.pos(i), "arithmetic command")], t[i:end],
                                                      *self.pos(i)))
                 self.i, self.cmd = end, False
+                if self.expect == "for-name":  # `for ((i=0; i<n; i++))`: `do` may follow on the next line
+                    self.expect = None
                 return
             self.i += 1
             self.emit("LPAREN", "(", i)

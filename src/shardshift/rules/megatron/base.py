@@ -38,6 +38,27 @@ class Flags:
         self.last_splice: tuple[int, int, int] | None = max(splices) if splices else None
 
     @property
+    def program(self):
+        """The program that parses the arguments (formats/megatron/program.py), None for an argument file."""
+        return getattr(self.arguments, "program", None)
+
+    @property
+    def table(self):
+        """The flag table of the program's parser (upstream Megatron-LM's when no other was found)."""
+        program = self.program
+        if program is not None:
+            return program.table
+        from shardshift.formats.megatron.flags import table
+
+        return table()
+
+    @property
+    def unknown_program(self):
+        """The UnknownContext when the program or part of its parser could not be found."""
+        program = self.program
+        return program.unknown if program is not None else None
+
+    @property
     def spliced(self) -> bool:
         """True when an unresolved splice is among the arguments: it may give any flag."""
         return self.last_splice is not None
@@ -63,10 +84,8 @@ class Flags:
         return item.value
 
     def default(self, dest: str) -> Any:
-        """Megatron's own default for `dest` (from its parser, flags.json)."""
-        from shardshift.formats.megatron.flags import table
-
-        flags = table().by_dest.get(dest)
+        """The program's own default for `dest` (its parser's table: upstream's flags.json or a fork's)."""
+        flags = self.table.by_dest.get(dest)
         return flags[0].default if flags else None
 
     def value(self, dest: str) -> Any:
@@ -85,9 +104,7 @@ class Flags:
         item = self.last.get(dest)
         if item is not None:
             return item.spelling
-        from shardshift.formats.megatron.flags import table
-
-        flags = table().by_dest.get(dest)
+        flags = self.table.by_dest.get(dest)
         return flags[0].name if flags else "--" + dest.replace("_", "-")
 
     def world_size(self, context: Context) -> int | None:
@@ -107,13 +124,35 @@ class MegatronRule(Rule):
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         if document.data is None or not hasattr(document.data, "given"):
             return ()
-        return self.check_flags(Flags(document), context)
+        flags = Flags(document)
+        found = self.check_flags(flags, context)
+        program = flags.program
+        if program is not None and program.fork is not None and program.unknown is None and \
+                not self.code.startswith("MG00"):
+            return self._in_fork(found, program)
+        return found
+
+    @staticmethod
+    def _in_fork(found: Iterable[Finding], program) -> Iterable[Finding]:
+        """A check restated from Megatron-LM's validate_args, on a launch of a vendored fork: the
+        fork's own checks are not read, so the finding is an info that says so."""
+        from shardshift.formats.megatron.program import fork_checks
+
+        unknown = fork_checks(program)
+        for finding in found:
+            pointer = finding.pointer
+            if isinstance(pointer, str) and pointer.startswith("-") and program.table.get(pointer) is None:
+                continue  # about a flag the fork does not have: upstream's check does not apply
+            if finding.unknown_context is None:
+                finding.severity, finding.unknown_context = "info", unknown
+            yield finding
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
         raise NotImplementedError
 
     def at(self, flags: Flags, dest_or_item: Any, message: str, *, fix: str | None = None,
-           severity: Severity | None = None, related: Iterable[Related] = (), fix_kind=None) -> Finding:
+           severity: Severity | None = None, related: Iterable[Related] = (), fix_kind=None,
+           unknown_context=None) -> Finding:
         """A finding at a flag as written (its line and column; `pointer` is the flag). A dest that
         was not given points at the launch line (or the top of an argument file)."""
         item = flags.item(dest_or_item) if isinstance(dest_or_item, str) else dest_or_item
@@ -125,7 +164,7 @@ class MegatronRule(Rule):
             position = (launch.line, launch.column) if launch is not None else (1, 1)
             pointer = flags.spelled(dest_or_item) if isinstance(dest_or_item, str) else None
         finding = self.finding(document, None, message, fix=fix, severity=severity, position=position,
-                               related=related, fix_kind=fix_kind)
+                               related=related, fix_kind=fix_kind, unknown_context=unknown_context)
         finding.pointer = pointer
         return finding
 

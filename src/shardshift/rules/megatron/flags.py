@@ -5,9 +5,10 @@ deprecated flag, a value argparse rejects, a required flag that is missing.
 Megatron builds its parser with `allow_abbrev=False` and calls the strict `parse_args()`
 (megatron/training/arguments.py, parse_args): anything it does not know stops the run with
 argparse's "unrecognized arguments" (exit status 2) before any check. The flag table is
-formats/megatron/flags.json, dumped from that parser. Megatron-DeepSpeed (a fork with flags of its
-own) and entry scripts with their own `extra_args_provider` may accept more flags; there the
-unknown-flag findings are warnings that say so."""
+formats/megatron/flags.json, dumped from that parser. A launch is judged against the parser of the
+program it runs (formats/megatron/program.py): a vendored fork's arguments module and the entry
+script's `extra_args_provider`, read statically from the checked tree; where the program or part of
+its parser is not there, the findings are infos with the unknown program."""
 
 from __future__ import annotations
 
@@ -89,6 +90,25 @@ def _other_parser(flags: Flags) -> str | None:
     return None
 
 
+def _judged(flags: Flags) -> str:
+    """How the parser that reads the flags is known: "unknown" (the program or part of its parser
+    was not found: findings are infos with the UnknownContext), "own" (the program's parser was
+    read from the repository: a vendored fork and/or the entry script's extra_args_provider),
+    "upstream" (Megatron-LM's own table: a pretrain_*.py script not in the tree, an argument file)."""
+    program = flags.program
+    if program is None:
+        return "upstream"
+    if program.unknown is not None:
+        return "unknown"
+    return "own" if program.path is not None else "upstream"
+
+
+def _fork(flags: Flags) -> bool:
+    """The program runs a vendored Megatron (its own arguments module), not Megatron-LM's."""
+    program = flags.program
+    return program is not None and program.fork is not None
+
+
 def _placeholder(word: Any) -> bool:
     """A placeholder the user fills in (`<Specify path>`), not a value."""
     return isinstance(word, str) and ("<" in word or ">" in word)
@@ -102,11 +122,18 @@ class UnknownFlag(MegatronRule):
     dumped from `megatron/training/arguments.py`): a typo, an underscore spelling
     (`--tensor_model_parallel_size`), a prefix of a longer flag, or a flag Megatron-LM removed.
     It suggests the dashed spelling or the closest flag. An argument file (`*.args`) is read as the
-    arguments of a `pretrain_*.py` script. When the launch runs Megatron-DeepSpeed (the `deepspeed`
-    launcher, `--deepspeed`, `--deepspeed_config`), or an entry script other than Megatron-LM's own
-    `pretrain_*.py` (whose `extra_args_provider` may add flags), the finding is a warning:
-    shardshift has no table of those parsers' extra flags. So are the NVIDIA ModelOpt flags, which
-    `pretrain_gpt.py` adds when ModelOpt is installed.
+    arguments of a `pretrain_*.py` script.
+
+    The flags are those of the program the launch runs: its entry script is looked for in the
+    checked tree (next to the launch script, then in each folder above it), and its parser is read
+    statically: a vendored Megatron (`megatron/training/arguments.py` or `megatron/arguments.py` next
+    to the entry script, a fork such as Megatron-DeepSpeed) replaces Megatron-LM's table, and the
+    flags of the `extra_args_provider` the script passes to `pretrain()` are added. With the
+    program's parser read completely, an unknown flag is an error. When the program or part of its
+    parser is not in the checked tree (a custom entry script, Megatron-DeepSpeed without its
+    arguments.py, a provider imported from elsewhere, a container launch), the finding is an info
+    that names the unknown program. The NVIDIA ModelOpt flags, which `pretrain_gpt.py` adds when
+    ModelOpt is installed, are a warning.
 
     ## Why is this bad
     Megatron builds its parser with `allow_abbrev=False` and parses strictly: argparse stops with
@@ -130,8 +157,10 @@ class UnknownFlag(MegatronRule):
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
         arguments = flags.arguments
-        flag_table = table()
-        version = flag_table.described
+        flag_table = flags.table
+        state = _judged(flags)
+        program = flags.program
+        parser = program.parser if program is not None else f"{flag_table.described}'s parser"
         deepspeed = arguments.dialect != "megatron-lm"
         maybe = _maybe_deepspeed(flags)
         entry = arguments.entry if isinstance(arguments.entry, str) else None
@@ -141,21 +170,29 @@ class UnknownFlag(MegatronRule):
             spelling = item.spelling
             if deepspeed and spelling in DEEPSPEED_OWN:
                 continue  # DeepSpeed adds these to Megatron-DeepSpeed's parser
-            removed = REMOVED.get(spelling)
+            removed = REMOVED.get(spelling) if not _fork(flags) else None
             dashed = "--" + spelling[2:].replace("_", "-") if spelling.startswith("--") else spelling
             suggestion = removed[1] if removed and removed[1] else flag_table.close_to(spelling)
-            what = f"{spelling} is not a flag of {version}'s parser"
+            what = f"{spelling} is not a flag of {parser}"
             if removed:
                 what += f" (Megatron-LM {removed[0]} was the last to have it)" if removed[0] else " (Megatron-LM removed it)"
             if removed and removed[1]:
                 hint = f"; use {removed[1]} instead"
             elif suggestion and suggestion == dashed and suggestion != spelling:
-                hint = f"; Megatron-LM accepts only the dashed spelling {suggestion}"
+                hint = f"; the parser accepts only the dashed spelling {suggestion}"
             elif suggestion:
                 hint = f"; did you mean {suggestion}?"
             else:
                 hint = ""
             stop = _unrecognized([spelling])
+            if state == "unknown":
+                message = f"{what}; if the program that runs does not define it either, {stop}{hint}"
+                yield self.at(flags, item, message, fix=suggestion, unknown_context=program.unknown)
+                continue
+            if state == "own":
+                message = f"{what}: {stop} before anything runs{hint}"
+                yield self.at(flags, item, message, fix=suggestion, severity="error")
+                continue
             if deepspeed or maybe:
                 runs = ("this launch runs Megatron-DeepSpeed (a fork with flags of its own, --deepspeed / "
                         "--deepspeed_config / the deepspeed launcher)" if deepspeed else
@@ -365,7 +402,8 @@ class DeprecatedFlag(MegatronRule):
     the others are mapped to their replacement or ignored, with a message in the log (warning):
     `--rampup-batch-size` (no longer used since core_v0.18), `--use-rotary-position-embeddings`,
     `--enable-cuda-graph`, `--use-dist-ckpt`, `--moe-layer-recompute`, ... Not checked for
-    Megatron-DeepSpeed, whose older flags differ.
+    Megatron-DeepSpeed, whose older flags differ, nor for a launch of a vendored fork (its
+    deprecations are its own); an info when the program that runs is not found.
 
     ## Why is this bad
     An assertion or an exit ends the job after it waited for its nodes; an exit with status 0
@@ -388,9 +426,10 @@ class DeprecatedFlag(MegatronRule):
     severity = "error"
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
-        if not _megatron_lm(flags):
-            return  # Megatron-DeepSpeed: an older fork, where these flags may still work
-        other = _other_parser(flags)
+        if not _megatron_lm(flags) or _fork(flags):
+            return  # Megatron-DeepSpeed or a vendored fork: upstream's deprecations are not the fork's
+        unknown = flags.unknown_program
+        other = _other_parser(flags) if unknown is None else None
         for dest, item in flags.last.items():
             effect = DEPRECATED.get(dest)
             if effect is None or item.problem:
@@ -398,10 +437,12 @@ class DeprecatedFlag(MegatronRule):
             severity, what, fix = effect(flags, item)
             instead = f"; use {fix} instead" if fix else "; remove it"
             message = f"{item.spelling} is deprecated in {table().described}: {what}{instead}"
-            if other:
+            if unknown is not None:
+                message += " (if the program that runs is Megatron-LM)"
+            elif other:
                 message += f" (if Megatron-LM reads it: {other})"
                 severity = "warning"
-            yield self.at(flags, item, message, fix=fix, severity=severity)
+            yield self.at(flags, item, message, fix=fix, severity=severity, unknown_context=unknown)
 
 
 class InvalidFlagValue(MegatronRule):
@@ -434,9 +475,21 @@ class InvalidFlagValue(MegatronRule):
     severity = "error"
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
-        other = _other_parser(flags)
+        unknown = flags.unknown_program
+        for finding in self._check(flags):
+            if unknown is not None:  # the program's own parser was not found: an info that says so
+                finding.severity, finding.unknown_context = "info", unknown
+            yield finding
+
+    def _check(self, flags: Flags) -> Iterable[Finding]:
+        state = _judged(flags)
+        unknown = flags.unknown_program
+        other = _other_parser(flags) if state == "upstream" else None
         severity: Severity = "warning" if other else "error"
-        caveat = f" (in {table().described}'s parser; {other})" if other else ""
+        parser = flags.program.parser if flags.program is not None else f"{table().described}'s parser"
+        caveat = f" (in {parser}; {other})" if other else f" (in {parser})" if state != "upstream" else ""
+        if unknown is not None:
+            caveat = f" (in {parser}, if the program that runs uses it)"
         for item in flags.arguments.given:
             if item.flag is None:
                 continue
@@ -559,6 +612,8 @@ class MissingRequiredFlag(MegatronRule):
             return
         if _other_parser(flags) or any(item.flag is None for item in arguments.given):
             return  # another parser (an extra_args_provider, a fork) may set it
+        if flags.unknown_program is not None or _fork(flags):
+            return  # a fork's validate_args is not upstream's; an unknown program may differ
         where = "this argument file" if arguments.launch is None else f"this launch of {_entry_name(flags)}"
         for dest, others, said in REQUIRED:
             if flags.given(dest) or any(flags.given(other) for other in others):

@@ -90,8 +90,12 @@ class ParallelDegreesAgainstWorld(_LayoutRule):
         if where is None:
             return
         if world % product:
+            from shardshift.formats.megatron.program import fork_checks, fork_of
+
+            fork = fork_of(setup.documents)  # a vendored Megatron checks (or clamps) the degrees its own way
             yield self.finding_at(where, f"{self.spelled(setup, model)} = {product} does not divide the world size "
-                                         f"{world}; choose degrees whose product divides {world}", related=related)
+                                         f"{world}; choose degrees whose product divides {world}", related=related,
+                                  unknown_context=fork_checks(fork) if fork is not None else None)
             return
         if data:
             total = product

@@ -1,0 +1,216 @@
+"""The program that receives a launch's Megatron flags (formats/megatron/program.py): its entry
+script, a vendored Megatron fork's arguments module and its extra_args_provider decide which flags
+exist; a program not in the checked tree makes the flag findings infos with the unknown program."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shardshift.formats.megatron import program, reader
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTEXT = ROOT / "fixtures" / "megatron" / "context"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "shardshift", "check", *args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=120)
+
+
+def findings(path: Path) -> list[dict]:
+    result = run("--format", "json", "--min-severity", "info", str(path))
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)["findings"]
+
+
+def read(path: Path):
+    return reader.read(path.read_text(encoding="utf-8"), str(path)).data
+
+
+def test_a_vendored_fork_replaces_upstreams_table():
+    arguments = read(CONTEXT / "fork" / "examples" / "good.sh")
+    found = arguments.program
+    assert found.fork is not None and found.fork.endswith(os.path.join("megatron", "arguments.py"))
+    assert found.unknown is None and not found.upstream
+    assert found.table.get("--use-fork-gate") is not None
+    assert found.table.get("--mock-data") is None  # upstream has it, the fork does not
+    assert found.table.get("--normalization").choices == ["LayerNorm", "RMSNorm"]
+    assert all(item.flag is not None for item in arguments.given)
+
+
+def test_fork_flags_are_clean_and_upstream_deprecations_do_not_apply():
+    assert findings(CONTEXT / "fork" / "examples" / "good.sh") == []
+
+
+def test_fork_choices_and_unknown_flags_are_errors():
+    found = {(f["code"], f["pointer"]): f for f in findings(CONTEXT / "fork" / "examples" / "bad.sh")}
+    choice = found[("MG004", "--normalization")]
+    assert choice["severity"] == "error"
+    assert "invalid choice: 'rmsnorm' (choose from 'LayerNorm', 'RMSNorm')" in choice["message"]
+    assert "pretrain_fork.py's parser (megatron/arguments.py of the repository)" in choice["message"]
+    unknown = found[("MG001", "--mock-data")]
+    assert unknown["severity"] == "error" and "unknown_context" not in unknown
+
+
+def test_provider_flags_are_read_through_imports_and_partial():
+    arguments = read(CONTEXT / "provider" / "examples" / "good.sh")
+    found = arguments.program
+    assert found.unknown is None and found.fork is None
+    assert found.provider == "partial(extra_args)"
+    for spelling in ("--custom-window", "--custom-gate", "--custom-mixing", "--num-layers"):
+        assert found.table.get(spelling) is not None, spelling
+    assert findings(CONTEXT / "provider" / "examples" / "good.sh") == []
+
+
+def test_a_flag_neither_defines_is_an_error():
+    found = findings(CONTEXT / "provider" / "examples" / "bad.sh")
+    by = {(f["code"], f["pointer"]): f for f in found}
+    assert by[("MG001", "--custom-windows")]["severity"] == "error"
+    assert by[("MG001", "--custom-windows")]["fix"] == "--custom-window"
+    assert by[("MG004", "--custom-mixing")]["severity"] == "error"
+    assert "choose from 'mean', 'sum'" in by[("MG004", "--custom-mixing")]["message"]
+
+
+def test_entry_script_not_in_the_tree_is_an_info_with_the_unknown_program_in_json():
+    result = run("--format", "json", "--min-severity", "info", str(CONTEXT / "missing" / "launch.sh"))
+    output = json.loads(result.stdout)
+    [finding] = [f for f in output["findings"] if f["code"] == "MG001"]
+    assert finding["severity"] == "info" and finding["pointer"] == "--custom-thing"
+    context = finding["unknown_context"]
+    assert context["kind"] == "program"
+    assert "train_missing.py is not in the checked tree" in context["what"]
+    assert "train_missing.py" in context["how"]
+    assert output["summary"]["unknown_context"] == 1
+    assert result.returncode == 0  # an info does not fail the check
+
+
+def test_entry_script_not_in_the_tree_in_text_output():
+    result = run("--min-severity", "info", str(CONTEXT / "missing" / "launch.sh"))
+    assert "MG001 info: --custom-thing" in result.stdout
+    assert "    unknown program: train_missing.py is not in the checked tree" in result.stdout
+
+
+def test_a_provider_from_outside_the_repository_makes_the_program_unknown(tmp_path):
+    (tmp_path / "train_ext.py").write_text(
+        "from megatron.training import pretrain\nfrom other_pkg.args import add_args\n"
+        "pretrain(None, None, None, None, extra_args_provider=add_args)\n", encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 train_ext.py --num-layers 4 --micro-batch-size 2 --ext-flag 1\n",
+                      encoding="utf-8")
+    found = program.find(str(script), reader.read(script.read_text(), "<string>").data.launch, "megatron-lm", False)
+    assert found.unknown is not None and "other_pkg.args" in found.unknown.what
+    [finding] = [f for f in findings(script) if f["code"] == "MG001"]
+    assert finding["severity"] == "info" and finding["unknown_context"]["kind"] == "program"
+
+
+def test_upstream_entry_not_in_the_tree_keeps_upstreams_verdict(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --micro-batch-size 2 "
+                      "--tensor_model_parallel_size 2\n", encoding="utf-8")
+    [finding] = [f for f in findings(script) if f["code"] == "MG001"]
+    assert finding["severity"] == "error" and "unknown_context" not in finding
+
+
+@pytest.mark.parametrize("source", [
+    "def extra(parser):\n    parser.add_argument(**KW)\n    return parser\n",
+    "def extra(parser):\n    helper(parser)\n    return parser\n",
+])
+def test_a_provider_read_only_in_part_makes_the_program_unknown(tmp_path, source):
+    (tmp_path / "train_part.py").write_text(
+        source + "from megatron.training import pretrain\npretrain(None, None, extra_args_provider=extra)\n",
+        encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 train_part.py --num-layers 4 --zzz 1\n", encoding="utf-8")
+    launch = reader.read(script.read_text(), str(script)).data.launch
+    found = program.find(str(script), launch, "megatron-lm", False)
+    assert found.unknown is not None and "could not be read" in found.unknown.what
+
+
+def test_each_module_is_parsed_once_per_run():
+    program._module.cache_clear()
+    for _ in range(3):
+        read(CONTEXT / "fork" / "examples" / "good.sh")
+    info = program._module.cache_info()
+    assert info.misses == info.currsize  # every later read of a module was a cache hit
+    assert info.hits > 0
+
+
+WILD = ROOT.parent / "shared" / "corpus" / "wild"
+
+
+@pytest.mark.skipif(not (WILD / "IEIT-Yuan__Yuan-2.0").is_dir(), reason="the wild corpus is not here")
+def test_wild_fork_flags_are_all_known():
+    """Yuan-2.0 vendors its Megatron (megatron/arguments.py): every flag of its launches is the fork's."""
+    for name in ("pretrain_yuan2.0_51B.sh", "pretrain_yuan2.0_2.1B_sft.sh"):
+        result = run("--format", "json", "--min-severity", "info", f"IEIT-Yuan__Yuan-2.0/examples/{name}", cwd=WILD)
+        codes = [f["code"] for f in json.loads(result.stdout)["findings"]]
+        assert not [c for c in codes if c in ("MG001", "MG003", "MG004")], codes
+
+
+@pytest.mark.skipif(not (WILD / "LumiOpen__Megatron-DeepSpeed").is_dir(), reason="the wild corpus is not here")
+def test_wild_container_launch_is_an_unknown_program():
+    """`srun singularity exec ... ./launch.sh $CMD`: the program inside the container is not known."""
+    result = run("--format", "json", "--min-severity", "info", "LumiOpen__Megatron-DeepSpeed/pretrain_viking_13B.sh",
+                 cwd=WILD)
+    found = [f for f in json.loads(result.stdout)["findings"] if f["code"].startswith("MG00")]
+    assert found and all(f["severity"] == "info" and f["unknown_context"]["kind"] == "program" for f in found)
+
+
+def test_upstream_validate_args_checks_on_a_fork_are_infos(tmp_path):
+    """The fork's own validate_args is not read: Megatron-LM's checks (PL101 here) say so."""
+    (tmp_path / "megatron").mkdir()
+    (tmp_path / "megatron" / "arguments.py").write_text(
+        (CONTEXT / "fork" / "megatron" / "arguments.py").read_text(encoding="utf-8")
+        .replace('group.add_argument("--bf16", action="store_true")',
+                 'group.add_argument("--bf16", action="store_true")\n'
+                 '    group.add_argument("--tensor-model-parallel-size", type=int, default=1)'), encoding="utf-8")
+    (tmp_path / "pretrain_fork.py").write_text((CONTEXT / "fork" / "pretrain_fork.py").read_text(encoding="utf-8"),
+                                                encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_fork.py --num-layers 4 --hidden-size 256 "
+                      "--num-attention-heads 8 --micro-batch-size 2 --tensor-model-parallel-size 3\n", encoding="utf-8")
+    found = [f for f in findings(script) if f["code"] == "PL101"]
+    assert found and found[0]["severity"] == "info"
+    assert "vendored Megatron (megatron/arguments.py)" in found[0]["unknown_context"]["what"]
+
+
+def test_arithmetic_for_loop_with_do_on_the_next_line_parses():
+    """`for ((i = 0; i < n; i++))` then `do` on its own line (lzzmm/reft_ds) is bash, not a parse error."""
+    from shardshift.formats.megatron import shell
+
+    text = ("for (( node = 0; node <= num_node-1; node++ ))\ndo\n    echo $node\ndone\n"
+            "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --micro-batch-size 2\n")
+    script = shell.read_launch_script(text, "run.sh")
+    assert script.problems == [] and len(script.launches) == 1
+
+
+def _entry_tree(tmp_path: Path, entry_source: str, launch: str) -> Path:
+    (tmp_path / "train_x.py").write_text(entry_source, encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text(launch, encoding="utf-8")
+    return script
+
+
+def test_a_lambda_provider_is_followed(tmp_path):
+    script = _entry_tree(tmp_path, (
+        "from megatron.training import pretrain\n"
+        "def add(parser):\n    parser.add_argument('--lam-flag', type=int)\n    return parser\n"
+        "pretrain(None, None, extra_args_provider=lambda p: add(p))\n"),
+        "torchrun --nproc_per_node 8 train_x.py --num-layers 4 --micro-batch-size 2 --lam-flag 3 --lam-flags 3\n")
+    by = {f["pointer"]: f for f in findings(script) if f["code"] == "MG001"}
+    assert list(by) == ["--lam-flags"] and by["--lam-flags"]["severity"] == "error"
+
+
+def test_pythonpath_without_a_vendored_megatron_is_an_unknown_program(tmp_path):
+    script = _entry_tree(tmp_path, "from megatron.training import pretrain\npretrain(None, None)\n",
+                         "export PYTHONPATH=/opt/Megatron-LM\n"
+                         "torchrun --nproc_per_node 8 train_x.py --num-layers 4 --micro-batch-size 2 --zz 1\n")
+    [finding] = [f for f in findings(script) if f["code"] == "MG001"]
+    assert finding["severity"] == "info" and "PYTHONPATH" in finding["unknown_context"]["what"]
