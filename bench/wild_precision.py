@@ -48,7 +48,8 @@ def table(verdicts: dict, reported: list[Reported]) -> list[list[str]]:
             if (fmt, severity) not in counts:
                 continue
             total, right, wrong, unjudged = counts[(fmt, severity)]
-            rows.append([fmt, severity, str(total), str(right), str(wrong), str(unjudged), _share(right, right + wrong)])
+            rows.append([fmt, severity, str(total), str(right), str(wrong), str(unjudged),
+                         _share(right, right + wrong)])
     return rows
 
 
