@@ -66,6 +66,30 @@ def false_findings(verdicts: dict, reported: list[Reported]) -> list[tuple[Repor
                   key=lambda rv: (rv[0].code, rv[1].reason, rv[0].file, rv[0].line))
 
 
+CAUSES = (  # (what a reason says, the cause it names), first match wins
+    ("cause 1", "program: the Megatron flags' receiving program (fork, extra_args_provider) not found"),
+    ("cause 2", "consumer: who reads the ds_config not found"),
+    ("cause 3", "extension: vendored/forked framework copy, custom args module or plugin not found"),
+    ("right only from", "release: right only from a newer release than the repository pins"),
+    ("not a ds_config", "file kind: another program's JSON taken for a ds_config"),
+)
+
+
+def cause(reason: str) -> str:
+    """The issue 19 cause a false finding's reason names, or "rule" (the rule itself is wrong)."""
+    return next((name for marker, name in CAUSES if marker in reason), "rule: the rule or parser itself is wrong")
+
+
+def causes_table(false: list[tuple[Reported, Verdict]]) -> str:
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r, v in false:
+        counts[cause(v.reason)][JUDGED_SEVERITIES.index(r.severity)] += 1
+    lines = ["| cause of the false finding | errors | warnings |", "|---|---|---|"]
+    for name, (errors, warnings) in sorted(counts.items(), key=lambda item: -sum(item[1])):
+        lines.append(f"| {name} | {errors} | {warnings} |")
+    return "\n".join(lines)
+
+
 def write_markdown(path: Path, rows: list[list[str]], false: list[tuple[Reported, Verdict]], unjudged: int,
                    stale_true: list[Verdict]) -> None:
     out = [
@@ -94,6 +118,7 @@ def write_markdown(path: Path, rows: list[list[str]], false: list[tuple[Reported
         out += [f"{len(stale_true)} finding(s) judged true are no longer errors or warnings:", ""]
         out += [f"- `{v.file}:{v.line}` {v.code} {v.pointer}" for v in stale_true]
         out += [""]
+    out += ["## Why the false ones are false", "", causes_table(false), ""]
     out += [f"## Findings judged false ({len(false)})", "",
             "Grouped by rule and reason; each group lists where the finding is.", ""]
     groups: dict[tuple[str, str, str], list[Reported]] = defaultdict(list)
@@ -124,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     unjudged = sum(1 for r in reported if r.severity in JUDGED_SEVERITIES and r.key not in verdicts)
     still = {r.key for r in reported if r.severity in JUDGED_SEVERITIES}
     stale_true = [v for v in verdicts.values() if v.verdict and v.key not in still]
+    print()
+    print(causes_table(false))
     print(f"\n{len(false)} false, {unjudged} unjudged, {len(stale_true)} judged true but no longer reported")
     if not args.no_write:
         target = ROOT / "bench" / "WILD.md"
