@@ -156,7 +156,8 @@ def by_file(output: dict) -> tuple[dict[str, list[dict]], dict[str, dict]]:
     findings: dict[str, list[dict]] = {}
     for finding in output["findings"]:
         findings.setdefault(finding["file"], []).append(finding)
-    return findings, {entry["path"]: entry for entry in output["files"]}
+    # a file's path and format (its "release" object says what judged it, not what it is)
+    return findings, {entry["path"]: {"path": entry["path"], "format": entry["format"]} for entry in output["files"]}
 
 
 def canonical(value) -> str:

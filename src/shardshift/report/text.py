@@ -32,6 +32,9 @@ def render(result: CheckResult) -> str:
     hidden = hidden_line(result)
     if hidden:
         lines.append(hidden)
+    releases = releases_line(result)
+    if releases:
+        lines.append(releases)
     counts = result.counts()
     files = len(result.files)
     summary = (f"{files} file{'s' if files != 1 else ''} checked: {counts['error']} error(s), "
@@ -39,6 +42,19 @@ def render(result: CheckResult) -> str:
                  + ("" if result.hidden_counts()["info"] else f", {counts['info']} info"))
     lines.append(summary if result.findings or result.hidden else f"{summary}; all clean")
     return "\n".join(lines) + "\n"
+
+
+def releases_line(result: CheckResult) -> str:
+    """`judged by axolotl 0.12.2 (requirements.txt:1): 2 files; the newest torchtitan (no pin
+    found): 1 file` — the framework releases the files were judged against, and where each came from."""
+    used: dict[str, int] = {}
+    for checked in result.files:
+        if checked.release is not None:
+            text = checked.release.text()
+            used[text] = used.get(text, 0) + 1
+    if not used:
+        return ""
+    return "judged by " + "; ".join(f"{text}: {count} file{'s' if count != 1 else ''}" for text, count in used.items())
 
 
 def _fixed(f) -> str:
