@@ -72,6 +72,13 @@ _RELEASES = {
 KNOWN_RELEASES: dict[str, tuple[Version, ...]] = {
     name: tuple(tuple(int(p) for p in v.split(".")) for v in text.split()) for name, text in _RELEASES.items()}
 
+
+
+def newest(framework: str) -> Version:
+    """The newest release of `framework` shardshift knows (the one its tables describe)."""
+    return KNOWN_RELEASES[framework][-1]
+
+
 # Package names (PEP 503-normalised) -> the framework; conda's `pytorch` is torch.
 _PACKAGES = {"deepspeed": "deepspeed", "megatron-core": "megatron-core", "accelerate": "accelerate",
              "transformers": "transformers", "axolotl": "axolotl", "torchtitan": "torchtitan", "torch": "torch",

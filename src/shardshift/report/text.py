@@ -29,12 +29,12 @@ def render(result: CheckResult) -> str:
         lines.append(f"{resting} finding{'s rest' if resting != 1 else ' rests'} on context shardshift could not find "
                      f"(the program, the consumer or the release) and {'are' if resting != 1 else 'is'} only "
                      "info; each says how to tell the tool")
-    hidden = hidden_line(result)
-    if hidden:
-        lines.append(hidden)
     releases = releases_line(result)
     if releases:
         lines.append(releases)
+    hidden = hidden_line(result)
+    if hidden:
+        lines.append(hidden)
     counts = result.counts()
     files = len(result.files)
     summary = (f"{files} file{'s' if files != 1 else ''} checked: {counts['error']} error(s), "

@@ -117,6 +117,12 @@ class Context:
         if "deepspeed" in self.release_overrides:
             return
         release = self.release("deepspeed", path)
+        from shardshift.context.releases import newest
+
+        if release.version is not None and release.version >= newest("deepspeed"):
+            # a pin of the newest release shardshift knows judges as the newest does (same messages)
+            self.deepspeed_version, self.deepspeed_release = None, None
+            return
         self.deepspeed_release = release if release.source != "no pin found" else None
         self.deepspeed_version = release.version
 
