@@ -48,6 +48,8 @@ class NewFile:
 
 
 EXPECTED: list[Change | NewFile] = [
+    NewFile("fixtures/context/*", "Issue 19: setups whose own tree pins the framework release that judges them "
+            "(requirements.txt, pyproject.toml): renamed torchtitan keys and a DeepSpeed key under old and new pins"),
     NewFile("fixtures/plan/*", "Plan YAML fixtures of the semantic rules over the Plan (PL101-PL103)"),
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),
