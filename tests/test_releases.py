@@ -279,3 +279,36 @@ def test_deepspeed_rules_use_the_pin_of_the_file_being_checked():
     # given, the version wins over the pin: 0.19.8 reads intra_op_parallelism
     _, given = check_json("--isolated", "--deepspeed-version", "0.19.8", str(RELEASES / "deepspeed_old_pin"))
     assert not [f for f in given["findings"] if f["code"] == "DS322"]
+
+
+# --- Axolotl: checks added in a release, keys an older schema lacks ------------------------------
+
+
+def _codes(case: str, *options: str) -> dict[str, list[dict]]:
+    _, output = check_json("--isolated", "--min-severity", "info", *options, str(RELEASES / case))
+    found: dict[str, list[dict]] = {}
+    for finding in output["findings"]:
+        found.setdefault(finding["code"], []).append(finding)
+    return found
+
+
+def test_the_fsdp1_list_is_read_by_axolotl_0_19_and_refused_from_0_20():
+    assert "AX101" not in _codes("axolotl_old_pin")  # 0.19.0 still runs FSDP1 with the list
+    (refused,) = _codes("axolotl_new_pin")["AX101"]  # >=0.20,<0.21: the newest release the range allows
+    assert refused["severity"] == "error" and refused["message"].endswith("(judged by axolotl 0.20.0 (pyproject.toml:3))")
+    (newest,) = _codes("axolotl_no_pin")["AX101"]
+    assert newest["message"].endswith("(from axolotl 0.20.0; judged by the newest, 0.21.0)")
+    # given, the release wins over the pin
+    assert "AX101" in _codes("axolotl_old_pin", "--axolotl-version", "0.21.0")
+
+
+def test_a_key_newer_than_the_pinned_axolotl_is_reported():
+    (added,) = _codes("axolotl_added_key")["AX001"]
+    assert added["message"].startswith("context_parallel_size is not a key of axolotl 0.11.0 (requirements.txt:1)")
+    assert "added in axolotl 0.12.0" in added["message"]
+    assert "AX001" not in _codes("axolotl_added_key", "--axolotl-version", "0.12.0")
+
+
+def test_an_axolotl_pin_older_than_the_tables_is_an_info():
+    found = _codes("axolotl_old_pin", "--axolotl-version", "0.4.0")["AX101"]
+    assert [f["severity"] for f in found] == ["info"] and found[0]["unknown_context"]["kind"] == "release"
