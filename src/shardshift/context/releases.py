@@ -13,7 +13,7 @@ version file of a vendored copy of the framework (`DeepSpeed/version.txt`,
 
 Which pin governs: the nearest directory that pins the framework; within it a lock file or a
 vendored copy's version wins over an exact pin, and an exact pin over a range. A range gives the
-newest release it allows among the releases shardshift knows (`KNOWN_RELEASES`); a range that
+newest release it allows among the releases shardshift knows (`known_releases`); a range that
 allows none of them is said as written (the version stays unknown: the newest judges).
 A package listed without a version is no pin. Every dependency file is read once per run (cached
 by path, size and modification time).
@@ -69,14 +69,18 @@ _RELEASES = {
     "torch": "1.13.0 1.13.1 2.0.0 2.0.1 2.1.0 2.1.1 2.1.2 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 2.5.1 2.6.0 "
              "2.7.0 2.7.1 2.8.0 2.9.0 2.9.1 2.10.0 2.11.0 2.12.0 2.12.1 2.13.0",
 }
-KNOWN_RELEASES: dict[str, tuple[Version, ...]] = {
-    name: tuple(tuple(int(p) for p in v.split(".")) for v in text.split()) for name, text in _RELEASES.items()}
+
+
+@lru_cache(maxsize=None)
+def known_releases(framework: str) -> tuple[Version, ...]:
+    """The releases of `framework` shardshift knows, oldest first."""
+    return tuple(tuple(int(p) for p in v.split(".")) for v in _RELEASES.get(framework, "").split())
 
 
 
 def newest(framework: str) -> Version:
     """The newest release of `framework` shardshift knows (the one its tables describe)."""
-    return KNOWN_RELEASES[framework][-1]
+    return known_releases(framework)[-1]
 
 
 # Package names (PEP 503-normalised) -> the framework; conda's `pytorch` is torch.
@@ -176,7 +180,7 @@ def resolve(framework: str, spec: str) -> Version | None:
     exact = re.fullmatch(r"(?:===|==|=)?\s*v?(\d+(?:\.\d+)*)(?:[a-z]+\d*|\.post\d+|\+[\w.]+)?", spec)
     if exact:
         return _version(exact.group(1))
-    allowed = [v for v in KNOWN_RELEASES.get(framework, ()) if _satisfies(v, spec)]
+    allowed = [v for v in known_releases(framework) if _satisfies(v, spec)]
     return max(allowed) if allowed else None
 
 
@@ -289,48 +293,40 @@ def _line_of(text: str, needle: str, start: int = 0) -> int:
     return text.count("\n", 0, index) + 1 if index >= 0 else 1
 
 
-def _pyproject(text: str) -> list[Pin]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+# A quoted PEP 508 requirement with a version specifier: `"torch>=2.9.0,<=2.13.0"`, `"axolotl[deepspeed]==0.12.2"`.
+_QUOTED_REQUIREMENT = re.compile(
+    r"""["']([A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:===|==|~=|!=|<=|>=|<|>)\s*[0-9][^"';]*(?:;[^"']*)?)["']""")
 
-    data = tomllib.loads(text)
+
+def _pyproject(text: str) -> list[Pin]:
+    """PEP 621 dependencies and optional-dependencies, dependency groups, a project's own lists
+    under [tool.*] (any quoted requirement with a specifier), and poetry's dependency tables.
+    Read line by line, without a TOML parser: every requirement string is on one line, and a
+    start-up that reads one pyproject.toml must not pay for tomllib."""
     pins: list[Pin] = []
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
-    lists = [project.get("dependencies") or []]
-    optional = project.get("optional-dependencies")
-    if isinstance(optional, dict):
-        lists.extend(optional.values())
-    groups = data.get("dependency-groups")
-    if isinstance(groups, dict):
-        lists.extend(groups.values())
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
-    for name, table in tool.items():  # a project's own dependency lists ([tool.speculators.dependencies])
-        if name != "poetry" and isinstance(table, dict):
-            for key, value in table.items():
-                if "depend" in key or "requirement" in key:
-                    lists.extend(value.values() if isinstance(value, dict) else [value])
-    for items in lists:
-        for item in items if isinstance(items, list) else ():
-            if isinstance(item, str):
-                pin = requirement(item, _line_of(text, item))
-                if pin is not None:
-                    pins.append(pin)
-    poetry = tool.get("poetry")
-    if isinstance(poetry, dict):
-        tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
-        for group in (poetry.get("group") or {}).values() if isinstance(poetry.get("group"), dict) else ():
-            if isinstance(group, dict):
-                tables.append(group.get("dependencies"))
-        for table in tables:
-            for name, value in (table or {}).items() if isinstance(table, dict) else ():
-                framework = framework_of(name)
-                spec = value.get("version") if isinstance(value, dict) else value
-                if framework is None or not isinstance(spec, str) or not re.search(r"\d", spec):
-                    continue
-                line = _line_of(text, f"{name} =") if f"{name} =" in text else _line_of(text, name)
-                pins.append(Pin(framework, spec, line, EXACT if _is_exact(spec) else RANGE, f'{name} = "{spec}"'))
+    section = ""
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and not line.startswith(("[\"", "['")):
+            section = line.strip("[] ").lower()
+            continue
+        if section.startswith("tool.poetry") and section.endswith("dependencies"):
+            poetry = re.match(r"""^["']?([A-Za-z0-9][\w.-]*)["']?\s*=\s*(.+)$""", line)
+            if poetry and framework_of(poetry.group(1)):
+                value = poetry.group(2)
+                found = re.search(r"""version\s*=\s*["']([^"']+)["']""", value) if value.startswith("{") \
+                    else re.match(r"""["']([^"']+)["']""", value)
+                spec = found.group(1) if found else ""
+                if re.search(r"\d", spec):
+                    pins.append(Pin(framework_of(poetry.group(1)), spec, number, EXACT if _is_exact(spec) else RANGE,
+                                    f'{poetry.group(1)} = "{spec}"'))
+            continue
+        for match in _QUOTED_REQUIREMENT.finditer(line):
+            pin = requirement(match.group(1), number)
+            if pin is not None:
+                pins.append(pin)
     return pins
 
 
