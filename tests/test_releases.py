@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, SHARED, check_json, run_cli
-from shardshift.context import Release
 from shardshift.context.releases import detect, resolve
 
 WILD = SHARED / "corpus" / "wild"
