@@ -48,6 +48,8 @@ class NewFile:
 
 
 EXPECTED: list[Change | NewFile] = [
+    NewFile("fixtures/context/*", "Issue 19: setups whose own tree pins the framework release that judges them "
+            "(requirements.txt, pyproject.toml): renamed torchtitan keys and a DeepSpeed key under old and new pins"),
     NewFile("fixtures/plan/*", "Plan YAML fixtures of the semantic rules over the Plan (PL101-PL103)"),
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),
@@ -156,7 +158,8 @@ def by_file(output: dict) -> tuple[dict[str, list[dict]], dict[str, dict]]:
     findings: dict[str, list[dict]] = {}
     for finding in output["findings"]:
         findings.setdefault(finding["file"], []).append(finding)
-    return findings, {entry["path"]: entry for entry in output["files"]}
+    # a file's path and format (its "release" object says what judged it, not what it is)
+    return findings, {entry["path"]: {"path": entry["path"], "format": entry["format"]} for entry in output["files"]}
 
 
 def canonical(value) -> str:

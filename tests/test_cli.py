@@ -22,7 +22,10 @@ def test_clean_file_exits_zero_and_json_has_the_contract_shape():
     # the contract only grows: these keys stay; "unknowns" was added for values known only at run time
     assert set(output) == {"findings", "files", "summary", "unknowns"} and output["unknowns"] == []
     # an absolute path under the current directory is shown relative to it, as every location is
-    assert output["files"] == [{"path": str((DS / "zero2_bf16_adamw.json").relative_to(ROOT)), "format": "deepspeed"}]
+    # each file says the release of the framework that judges it (here the pin in shardshift's own pyproject.toml)
+    assert output["files"] == [{"path": str((DS / "zero2_bf16_adamw.json").relative_to(ROOT)), "format": "deepspeed",
+                                "release": {"framework": "deepspeed", "version": "0.19.8", "source": "pyproject.toml:27",
+                                            "detail": "deepspeed==0.19.8"}}]
     assert output["summary"]["files"] == 1 and output["summary"]["errors"] == 0
 
 

@@ -88,10 +88,15 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "shardshift.toml").write_text(
         'select = ["DS", "SS"]\nignore = ["DS3"]\nfail-on = "warning"\nnodes = 4\ngpus-per-node = 8\n'
-        'deepspeed-version = "0.18.5"\nhidden-size = 4096\n[per-file-ignores]\n"legacy/*.json" = ["DS102"]\n')
+        'deepspeed-version = "0.18.5"\nhidden-size = 4096\naxolotl-version = "0.12.2"\n'
+        '[per-file-ignores]\n"legacy/*.json" = ["DS102"]\n')
     assert cli.main(["check", "."]) == 0
     context = seen["context"]
     assert (context.world_size, context.deepspeed_version, context.hidden_size) == (32, (0, 18, 5), 4096)
+    # a framework version from the file wins over any pin found, and says where it came from
+    assert {k: r.text() for k, r in context.release_overrides.items()} == {
+        "deepspeed": "deepspeed 0.18.5 (shardshift.toml deepspeed-version)",
+        "axolotl": "axolotl 0.12.2 (shardshift.toml axolotl-version)"}
     assert seen["select"] == {"DS", "SS"} and seen["ignore"] == {"DS3"}
     assert seen["per_file"](str(tmp_path / "legacy" / "a.json")) == {"DS102"}
     assert seen["per_file"](str(tmp_path / "a.json")) == set()
@@ -99,9 +104,14 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
     cli.main(["check", "--deepspeed-version", "0.19.8", "--hidden-size", "1024", "--world-size", "2", "."])
     assert (seen["context"].world_size, seen["context"].deepspeed_version, seen["context"].hidden_size) == (
         2, (0, 19, 8), 1024)
+    cli.main(["check", "--torchtitan-version", "0.1.0", "--axolotl-version", "0.9.0", "."])
+    assert {k: r.text() for k, r in seen["context"].release_overrides.items()} == {
+        "deepspeed": "deepspeed 0.18.5 (shardshift.toml deepspeed-version)",
+        "axolotl": "axolotl 0.9.0 (--axolotl-version)", "torchtitan": "torchtitan 0.1.0 (--torchtitan-version)"}
     assert set(OPTIONS) == {"select", "ignore", "per-file-ignores", "fail-on", "world-size", "nodes",
                             "gpus-per-node", "deepspeed-version", "hidden-size", "min-severity", "gpu-memory",
-                            "model-params", "model-config"}
+                            "model-params", "model-config", "megatron-core-version", "accelerate-version",
+                            "transformers-version", "axolotl-version", "torchtitan-version", "torch-version"}
 
 
 def test_shardshift_toml_wins_over_pyproject_and_files_are_found_walking_up(tmp_path):

@@ -82,9 +82,16 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                     fail_on: str | None = None, min_severity: str | None = None, config: str | None = None,
                     isolated: bool = False, gpu_memory: str | int | None = None,
                     model_params: str | int | None = None, model_config: str | None = None,
-                    skip_unrecognised: bool = False) -> CheckOptions:
+                    skip_unrecognised: bool = False,
+                    megatron_core_version: str | tuple[int, ...] | None = None,
+                    accelerate_version: str | tuple[int, ...] | None = None,
+                    transformers_version: str | tuple[int, ...] | None = None,
+                    axolotl_version: str | tuple[int, ...] | None = None,
+                    torchtitan_version: str | tuple[int, ...] | None = None,
+                    torch_version: str | tuple[int, ...] | None = None) -> CheckOptions:
     """Options given here win over the configuration file (`config`, else the one found from the
-    current directory, none with `isolated`), option by option."""
+    current directory, none with `isolated`), option by option. A framework version given
+    (`axolotl_version="0.12.2"`) wins over the pin found in a repository's dependency files."""
     from shardshift import config as configuration
     from shardshift.rules.base import Context
 
@@ -114,6 +121,10 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
     context = Context(world_size=world,
                       deepspeed_version=_version(deepspeed_version) or settings.deepspeed_version,
                       hidden_size=hidden_size or settings.hidden_size)
+    given = {"deepspeed": deepspeed_version, "megatron-core": megatron_core_version,
+             "accelerate": accelerate_version, "transformers": transformers_version,
+             "axolotl": axolotl_version, "torchtitan": torchtitan_version, "torch": torch_version}
+    context.release_overrides = _release_overrides(given, settings)
     if nodes is not None or world_size is None:  # the node shape that goes with the world size
         context.gpus_per_node = gpus_per_node if nodes is not None else settings.gpus_per_node
     if model_params is None and model_config is None:  # the caller's model wins whole, as other options do
@@ -124,6 +135,23 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                         fail_on or settings.fail_on or "error",  # type: ignore[arg-type]
                         min_severity or settings.min_severity,  # type: ignore[arg-type]
                         skip_unrecognised)
+
+
+def _release_overrides(given: dict, settings) -> dict:
+    """framework -> the Release given on the command line (or by the caller), else in the file."""
+    from shardshift.context import Release
+
+    out = {}
+    for framework, value in given.items():
+        option = f"{framework}-version"
+        version, source = _version(value), f"--{option}"
+        if version is None:
+            version = getattr(settings, option.replace("-", "_"), None)
+            source = f"[tool.shardshift] {option}" if (settings.path or "").endswith("pyproject.toml") \
+                else f"{os.path.basename(settings.path or 'shardshift.toml')} {option}"
+        if version is not None:
+            out[framework] = Release(framework, tuple(version), source, ".".join(map(str, version)))
+    return out
 
 
 def _model_and_memory(context: Context, gpu_memory, model_params, model_config) -> None:

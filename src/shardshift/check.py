@@ -9,6 +9,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
+from shardshift.context import Release
 from shardshift.document import Document, SyntaxProblem
 from shardshift.rules.base import SEVERITY_RANK, Context, Finding
 
@@ -21,6 +22,13 @@ MAX_BYTES = 5_000_000
 class CheckedFile:
     path: str
     format: str
+    release: Release | None = None  # the release of the framework that judges the format (FORMAT_FRAMEWORK)
+
+    def to_json(self) -> dict:
+        out = {"path": self.path, "format": self.format}
+        if self.release is not None:
+            out["release"] = self.release.to_json()
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +80,7 @@ class CheckResult:
         counts = self.counts()
         out = {
             "findings": [f.to_json() for f in self.findings],
-            "files": [{"path": f.path, "format": f.format} for f in self.files],
+            "files": [f.to_json() for f in self.files],
             "summary": {"files": len(self.files), "findings": len(self.findings), "errors": counts["error"],
                         "warnings": counts["warning"], "infos": counts["info"], "unknowns": len(self.unknowns),
                         "hidden": len(self.hidden), "unknown_context": self.unknown_context_count()},
@@ -186,6 +194,7 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
     (what a pre-commit hook, which names every changed file, asks for)."""
     result = CheckResult()
+    context.roots = tuple(os.path.abspath(p) for p in paths if os.path.isdir(p))
     for path, explicit in discover(paths):
         document = load(path, explicit)
         if document is not None and skip_unrecognised and document.format == UNRECOGNISED:
@@ -196,7 +205,19 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     link(result.documents)
     result.findings = check_documents(result.documents, context, select, ignore, per_file_ignores)
     result.unknowns = unknown_values(context)
+    judged_by(result, context)
     return result
+
+
+def judged_by(result: CheckResult, context: Context) -> None:
+    """Each file's release of the framework that judges its format (the one given, the pin found,
+    or the newest), for the report."""
+    from shardshift.context import FORMAT_FRAMEWORK
+
+    for checked, document in zip(result.files, result.documents):
+        framework = FORMAT_FRAMEWORK.get(checked.format)
+        if framework is not None and document.syntax is None:
+            checked.release = context.release(framework, checked.path)
 
 
 def link(documents: list[Document]) -> None:
@@ -262,7 +283,12 @@ def check_documents(documents: list[Document], context: Context, select: set[str
 
     findings: list[Finding] = []
     capped: dict[str, set[str]] = {}  # file -> codes whose findings were not all computed
+    given_deepspeed = context.deepspeed_version
     for document in documents:
+        if document.format == "deepspeed" and document.syntax is None:
+            context.judge_with_deepspeed_of(document.path)  # the DeepSpeed pin of this file's repository
+        else:
+            context.deepspeed_version, context.deepspeed_release = given_deepspeed, None
         for rule in rules:
             if rule.formats and document.format not in rule.formats:
                 continue
@@ -272,6 +298,7 @@ def check_documents(documents: list[Document], context: Context, select: set[str
             if len(listed) > MAX_FINDINGS_PER_RULE:
                 capped.setdefault(document.path, set()).add(rule.code)
             findings.extend(listed)
+    context.deepspeed_version, context.deepspeed_release = given_deepspeed, None
     if plan_rules:
         for setup in context.setups:
             for rule in plan_rules:

@@ -48,7 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--world-size", type=_positive, help="total number of processes (GPUs)")
     check.add_argument("--nodes", type=_positive, help="number of nodes (with --gpus-per-node)")
     check.add_argument("--gpus-per-node", type=_positive, help="GPUs per node (with --nodes)")
-    check.add_argument("--deepspeed-version", type=_version, help="DeepSpeed version to judge against (default: newest)")
+    check.add_argument("--deepspeed-version", type=_version, help="DeepSpeed version to judge against (default: the "
+                       "repository's pin, else the newest)")
+    for framework, label in (("megatron-core", "Megatron Core"), ("accelerate", "Accelerate"),
+                             ("transformers", "Transformers"), ("axolotl", "Axolotl"), ("torchtitan", "torchtitan"),
+                             ("torch", "PyTorch")):
+        check.add_argument(f"--{framework}-version", type=_version, metavar="VERSION",
+                           help=f"{label} release to judge against (default: the repository's pin, else the newest)")
     check.add_argument("--hidden-size", type=_positive, help="the model's hidden size, for bucket sizing")
     check.add_argument("--gpu-memory", metavar="SIZE", help="memory per GPU (80GB, 80GiB): with the model's size, "
                        "a setup that cannot fit is reported (PL201)")
@@ -124,7 +130,10 @@ def _check(args, parser) -> int:
             deepspeed_version=args.deepspeed_version, hidden_size=args.hidden_size, select=args.select,
             ignore=args.ignore, fail_on=args.fail_on, min_severity=args.min_severity, config=args.config,
             isolated=args.isolated, gpu_memory=args.gpu_memory, model_params=args.model_params,
-            model_config=args.model_config, skip_unrecognised=args.skip_unrecognised)
+            model_config=args.model_config, skip_unrecognised=args.skip_unrecognised,
+            megatron_core_version=args.megatron_core_version, accelerate_version=args.accelerate_version,
+            transformers_version=args.transformers_version, axolotl_version=args.axolotl_version,
+            torchtitan_version=args.torchtitan_version, torch_version=args.torch_version)
         result = api.run(args.paths, options)
     except api.ShardshiftError as error:
         if not error.in_configuration:

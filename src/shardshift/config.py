@@ -14,6 +14,7 @@ fail-on = "warning"
 min-severity = "info"    # lowest severity shown (text and github default: warning)
 world-size = 16          # or nodes = 2 and gpus-per-node = 8
 deepspeed-version = "0.19.8"
+axolotl-version = "0.12.2"  # also megatron-core-, accelerate-, transformers-, torchtitan-, torch-version
 hidden-size = 4096
 
 [tool.shardshift.per-file-ignores]
@@ -53,6 +54,12 @@ class Config:
     nodes: int | None = None
     gpus_per_node: int | None = None
     deepspeed_version: tuple[int, ...] | None = None
+    megatron_core_version: tuple[int, ...] | None = None
+    accelerate_version: tuple[int, ...] | None = None
+    transformers_version: tuple[int, ...] | None = None
+    axolotl_version: tuple[int, ...] | None = None
+    torchtitan_version: tuple[int, ...] | None = None
+    torch_version: tuple[int, ...] | None = None
     hidden_size: int | None = None
     gpu_memory: str | None = None
     model_params: str | None = None
@@ -139,6 +146,12 @@ OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "nodes": ("nodes", _positive),
     "gpus-per-node": ("gpus_per_node", _positive),
     "deepspeed-version": ("deepspeed_version", _version),
+    "megatron-core-version": ("megatron_core_version", _version),
+    "accelerate-version": ("accelerate_version", _version),
+    "transformers-version": ("transformers_version", _version),
+    "axolotl-version": ("axolotl_version", _version),
+    "torchtitan-version": ("torchtitan_version", _version),
+    "torch-version": ("torch_version", _version),
     "hidden-size": ("hidden_size", _positive),
     "gpu-memory": ("gpu_memory", _quantity),
     "model-params": ("model_params", _quantity),

@@ -29,6 +29,9 @@ def render(result: CheckResult) -> str:
         lines.append(f"{resting} finding{'s rest' if resting != 1 else ' rests'} on context shardshift could not find "
                      f"(the program, the consumer or the release) and {'are' if resting != 1 else 'is'} only "
                      "info; each says how to tell the tool")
+    releases = releases_line(result)
+    if releases:
+        lines.append(releases)
     hidden = hidden_line(result)
     if hidden:
         lines.append(hidden)
@@ -39,6 +42,19 @@ def render(result: CheckResult) -> str:
                  + ("" if result.hidden_counts()["info"] else f", {counts['info']} info"))
     lines.append(summary if result.findings or result.hidden else f"{summary}; all clean")
     return "\n".join(lines) + "\n"
+
+
+def releases_line(result: CheckResult) -> str:
+    """`judged by axolotl 0.12.2 (requirements.txt:1): 2 files; the newest torchtitan (no pin
+    found): 1 file` — the framework releases the files were judged against, and where each came from."""
+    used: dict[str, int] = {}
+    for checked in result.files:
+        if checked.release is not None:
+            text = checked.release.text()
+            used[text] = used.get(text, 0) + 1
+    if not used:
+        return ""
+    return "judged by " + "; ".join(f"{text}: {count} file{'s' if count != 1 else ''}" for text, count in used.items())
 
 
 def _fixed(f) -> str:

@@ -88,6 +88,11 @@ class Context:
     model_config: str | None = None  # --model-config: a Hugging Face config.json
     # framework -> the release given on the command line or in [tool.shardshift] (wins over detection)
     release_overrides: dict[str, Release] = field(default_factory=dict)
+    # the directories given to check: a walk for dependency files stops at their top
+    roots: tuple[str, ...] = ()
+    # the DeepSpeed release `deepspeed_version` comes from while a document's rules run (the pin
+    # found for that file; None when none was found or the version was given)
+    deepspeed_release: Release | None = None
     _releases: dict[tuple[str, str], Release] = field(default_factory=dict, repr=False)
 
     def release(self, framework: str, path: str) -> Release:
@@ -103,14 +108,33 @@ class Context:
         if found is None:
             from shardshift.context.releases import detect
 
-            found = self._releases[key] = detect(framework, path)
+            found = self._releases[key] = detect(framework, path, self.roots)
         return found
+
+    def judge_with_deepspeed_of(self, path: str) -> None:
+        """Set `deepspeed_version` to the DeepSpeed release that judges the file at `path`: the one
+        given (--deepspeed-version, [tool.shardshift]), else the pin found around the file."""
+        if "deepspeed" in self.release_overrides:
+            return
+        release = self.release("deepspeed", path)
+        from shardshift.context.releases import newest
+
+        if release.version is not None and release.version >= newest("deepspeed"):
+            # a pin of the newest release shardshift knows judges as the newest does (same messages)
+            self.deepspeed_version, self.deepspeed_release = None, None
+            return
+        self.deepspeed_release = release if release.source != "no pin found" else None
+        self.deepspeed_version = release.version
 
     @property
     def deepspeed_version_text(self) -> str:
+        found = self.deepspeed_release
         if self.deepspeed_version is None:
+            if found is not None:  # a pin that allows no release shardshift knows
+                return f"the newest DeepSpeed ({found.source} says {found.detail}; pass --deepspeed-version to pin it)"
             return "the newest DeepSpeed (pass --deepspeed-version to pin it)"
-        return "DeepSpeed " + ".".join(map(str, self.deepspeed_version))
+        text = "DeepSpeed " + ".".join(map(str, self.deepspeed_version))
+        return f"{text} ({found.source})" if found is not None else text
 
 
 class Rule:

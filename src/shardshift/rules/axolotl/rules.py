@@ -34,6 +34,23 @@ def _fsdp_config(document: Document) -> dict | None:
     return block if isinstance(block, dict) and block else None
 
 
+def _gated(findings: Iterable[Finding], code: str, document: Document, context: Context) -> Iterable[Finding]:
+    """`findings` as the Axolotl release that runs the file makes them (rules/axolotl/releases.py):
+    none when it predates the check; each saying which release judged it."""
+    from shardshift.rules.axolotl import releases
+
+    release = context.release("axolotl", document.path)
+    for finding in findings:
+        check = code
+        if code == "AX007":
+            check = f"AX007:{(finding.pointer or '').strip('/').split('/')[0]}"
+        gate = releases.gate(release, check) if check in releases.CHECKS else None
+        if gate is None:
+            yield finding
+        elif gate.applies:
+            yield gate.apply(finding)
+
+
 def _stripped(key: str) -> str:
     return key[5:] if key.startswith("fsdp_") and key != "fsdp_version" else key
 
@@ -71,9 +88,23 @@ class UnknownKey(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.rules.axolotl import releases
+
         known = SCHEMA_KEYS | PLUGIN_KEYS
+        release = context.release("axolotl", document.path)
+        pinned = release.version if release.pinned and releases.covered(release) else None
         for key in document.data:
-            if not isinstance(key, str) or key in known or key in REPORTED_ELSEWHERE:
+            if not isinstance(key, str) or key in REPORTED_ELSEWHERE:
+                continue
+            if pinned is not None and releases.known_key(key, pinned) is not None:
+                if releases.known_key(key, pinned):
+                    continue  # the release that runs the file has the key
+                if key in known and key not in PLUGIN_KEYS:
+                    yield self.finding(document, f"/{key}", f"{key} is not a key of {release.text()}: its schema "
+                                       f"drops it silently (the key was added in axolotl "
+                                       f"{releases.text(releases.ADDED_IN[key])})", key=True)
+                    continue
+            if key in known:
                 continue
             fix = clear_match(key, SCHEMA_KEYS)
             guess = fix or did_you_mean(key, SCHEMA_KEYS)
@@ -169,6 +200,9 @@ class Fsdp1OnlyKey(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX003", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
         block = _fsdp_config(document)
         if block is None:
             return
@@ -273,6 +307,9 @@ class PrefixedKey(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX005", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
         block = _fsdp_config(document)
         if block is None:
             return
@@ -404,6 +441,9 @@ class DeprecatedOption(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX007", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
         data = document.data
         for key, (effect, instead) in DEPRECATED.items():
             if key not in data or data[key] is None:
@@ -458,6 +498,9 @@ class FsdpListRemoved(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX101", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
         value = document.data.get("fsdp")
         if not value:
             return
@@ -496,6 +539,9 @@ class FsdpVersion1(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX102", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
         data = document.data
         block = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
         places = [("/fsdp_version", data.get("fsdp_version"))]
@@ -823,6 +869,9 @@ class ExpertParallelRequirements(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX109", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
         data = document.data
         plugins = data.get("plugins")
         size = data.get("expert_parallel_size")

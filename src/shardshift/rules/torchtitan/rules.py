@@ -263,6 +263,12 @@ class RenamedKey(_TitanRule):
     deprecated `model.tokenizer_path` and `experimental.custom_args_module`, and the converter name
     `"float8"` in a v0.2 file.
 
+    The release that runs the file judges (`--torchtitan-version`, else the repository's pin,
+    else the newest): a key that release still reads is not reported, torchtitan 0.1.0 drops an
+    unread key silently (a warning), and from 0.2.0 an unread key is refused (an error); a pin
+    older or newer than the releases of the table (rules/torchtitan/releases.py, 0.1.0 to 0.2.2)
+    is an info that says so.
+
     ## Why is this bad
     torchtitan v0.2.2 refuses a moved or removed key at start-up (`ValueError: Invalid field
     names`). The deprecated keys still work with a warning. `"float8"` is not a registered
@@ -289,23 +295,35 @@ class RenamedKey(_TitanRule):
     severity = "error"
 
     def check(self, document, context: Context) -> Iterable[Finding]:
+        from shardshift.rules.torchtitan import releases
+
         data = document.data
         if not isinstance(data, dict):
             return
+        release = context.release("torchtitan", document.path)
+        version = releases.used(release)
+        judge = releases.judged_by(release)
         for section, key, _ in _walk(data):
             pointer = _pointer(section, key)
             name = f"{section}.{key}" if section else f"[{key}]"
             if (section, key) in RENAMED:
-                target, what = RENAMED[(section, key)]
-                if target is None:
-                    message = f"{name} was {what}; torchtitan v0.2.2 refuses it at start-up (Invalid field names)"
-                else:
-                    message = (f"{name} is now {target} ({what}); torchtitan v0.2.2 refuses {name} at start-up "
-                               f"(Invalid field names)").replace(" (PR #", ", PR #").replace(")); ", "); ")
-                yield self.finding(document, pointer, message, key=True)
+                yield from self._renamed(document, pointer, name, RENAMED[(section, key)],
+                                         releases.KEYS.get((section, key)), release, version, judge)
             elif (section, key) in DEPRECATED:
-                yield self.finding(document, pointer, f"{name} is deprecated: torchtitan v0.2.2 warns and copies it to "
-                                   f"{DEPRECATED[(section, key)]}; use that key", key=True, severity="warning")
+                since, _source = releases.DEPRECATED_FROM.get((section, key), (releases.OLDEST, ""))
+                if releases.covered(release) and version < since:
+                    continue  # before `since` it is the key itself
+                to = DEPRECATED[(section, key)]
+                said = (f"{judge} warns and copies it to {to}" if release.pinned else
+                        f"from torchtitan {releases.text(since)} torchtitan warns and copies it to {to} (judged by {judge})")
+                found = self.finding(document, pointer, f"{name} is deprecated: {said}; use that key", key=True,
+                                     severity="warning")
+                if not releases.covered(release):
+                    found = self.finding(document, pointer, found.message, key=True,
+                                         unknown_context=releases.uncovered(release))
+                yield found
+        if releases.covered(release) and version < releases.CONVERTER_RENAMED_IN:
+            return  # "float8" is the registered converter name before 0.2.0
         converters = data.get("model", {}).get("converters") if isinstance(data.get("model"), dict) else None
         if isinstance(converters, list) and (isinstance(data.get("quantize"), dict) or isinstance(data.get("compile"), dict)):
             for index, name in enumerate(converters):
@@ -316,6 +334,33 @@ class RenamedKey(_TitanRule):
                                        + ": the config loads, then building the model converters fails with "
                                        "KeyError: 'float8'; use \"quantize.linear.float8\"",
                                        fix='"quantize.linear.float8"')
+
+    def _renamed(self, document, pointer, name, renamed, row, release, version, judge) -> Iterable[Finding]:
+        """A key of an older layout, judged by the release that runs the file (rules/torchtitan/releases.py)."""
+        from shardshift.rules.torchtitan import releases
+
+        target, what = renamed
+        what = what.replace(" (PR #", ", PR #").rstrip(")") if "(PR #" in what else what
+        gone = f"; not read from torchtitan {releases.text(row.gone_in)}" if row is not None else ""
+        said = f"{name} was {what}{gone}" if target is None else f"{name} is now {target} ({what}{gone})"
+        if not releases.covered(release):
+            yield self.finding(document, pointer, f"{said}; whether {release.text()} reads it is not known",
+                               key=True, unknown_context=releases.uncovered(release))
+            return
+        if row is not None and row.read_until is not None and version <= row.read_until:
+            return  # the release that runs the file reads the key
+        if version < releases.STRICT_FROM:
+            instead = f"write {row.then or target}" if row is not None and (row.then or target) else "remove it"
+            yield self.finding(document, pointer, f"{name} is not a key of {judge}: its ConfigManager drops keys its "
+                               f"dataclasses lack without a word, so the setting has no effect; {instead}",
+                               key=True, severity="warning")
+            return
+        if release.pinned:
+            refuses = f"{judge} refuses {name} at start-up (Invalid field names)"
+        else:
+            refuses = (f"from torchtitan {releases.text(releases.STRICT_FROM)} ConfigManager refuses {name} at "
+                       f"start-up (Invalid field names; judged by {judge})")
+        yield self.finding(document, pointer, f"{said}; {refuses}", key=True)
 
 
 # --- the setup -------------------------------------------------------------------------------------
