@@ -186,6 +186,7 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
     (what a pre-commit hook, which names every changed file, asks for)."""
     result = CheckResult()
+    context.roots = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
     for path, explicit in discover(paths):
         document = load(path, explicit)
         if document is not None and skip_unrecognised and document.format == UNRECOGNISED:

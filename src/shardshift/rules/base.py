@@ -88,6 +88,9 @@ class Context:
     model_config: str | None = None  # --model-config: a Hugging Face config.json
     # framework -> the release given on the command line or in [tool.shardshift] (wins over detection)
     release_overrides: dict[str, Release] = field(default_factory=dict)
+    # the directories given to `check` (real paths): the checked tree, where a ds_config's consumer
+    # is looked for when the file is in no git repository
+    roots: list[str] = field(default_factory=list)
     _releases: dict[tuple[str, str], Release] = field(default_factory=dict, repr=False)
 
     def release(self, framework: str, path: str) -> Release:

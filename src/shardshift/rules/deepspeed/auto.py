@@ -147,7 +147,7 @@ def _all_consumers(document: Document, context: Context) -> list[Consumer]:
     cached = _CACHE.get(id(documents))
     if cached is None or cached[0] is not documents:
         _CACHE.clear()
-        cached = (documents, _index(documents))
+        cached = (documents, _index(documents, getattr(context, "roots", ())))
         _CACHE[id(documents)] = cached
     return cached[1].get(_real(document.path), [])
 
@@ -170,15 +170,28 @@ def repository_root(path: str) -> str:
     return directory
 
 
-def _index(documents: list[Document]) -> dict[str, list[Consumer]]:
+def scan_root(path: str, checked: Iterable[str] = ()) -> str:
+    """Where the consumers of the file at `path` are looked for: its repository (`repository_root`),
+    else the outermost directory given to `check` that holds it (the checked tree), else its own
+    directory."""
+    root = repository_root(path)
+    if os.path.exists(os.path.join(root, ".git")):
+        return root
+    real = _real(path)
+    holding = [c for c in checked if real.startswith(c.rstrip(os.sep) + os.sep)]
+    return min(holding, key=len) if holding else root
+
+
+def _index(documents: list[Document], checked: Iterable[str] = ()) -> dict[str, list[Consumer]]:
     from shardshift.check import SKIP_DIRS
 
     targets: dict[str, list[str]] = {}
     roots: set[str] = set()
+    checked = list(checked)
     for document in documents:
         if document.format == "deepspeed" and document.path and os.path.isfile(document.path):
             targets.setdefault(os.path.basename(document.path), []).append(_real(document.path))
-            roots.add(repository_root(document.path))
+            roots.add(scan_root(document.path, checked))
     if not targets:
         return {}
     candidates: dict[str, Document | None] = {}
