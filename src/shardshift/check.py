@@ -146,8 +146,11 @@ def load(path: str, explicit: bool) -> Document | None:
     # (a JSON Schema mentions "zero_optimization" too, but is no ds_config).
     confirm = getattr(module, "is_config", None)
     if document.syntax is None and confirm is not None and not confirm(document):
-        return unrecognised(path, text, f"its name suggests a {name} file, but its content is not one "
-                                        "(no setting of that format)") if explicit else None
+        if not explicit:
+            return None
+        reason = getattr(module, "not_config_reason", lambda _: None)(document)
+        return unrecognised(path, text, reason or f"its name suggests a {name} file, but its content is not one "
+                                                  "(no setting of that format)")
     return document
 
 
