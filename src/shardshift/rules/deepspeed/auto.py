@@ -357,8 +357,9 @@ def _components(path: str) -> list[str]:
 def _resolve(reference: str, referrer: str, targets: dict[str, list[str]]) -> list[str]:
     """The ds_configs of this run that a path written in `referrer` names: relative to the
     referrer's directory, any of its ancestors (scripts usually run from the repository root) or
-    the current directory; a path with `$VARIABLE` parts or an absolute path from another machine
-    by its last components (at least two: `configs/ds_config.json`)."""
+    the current directory; a path with `$VARIABLE` parts by its last components (at least two:
+    `configs/ds_config.json`); an absolute path from another machine by the longest path suffix
+    that only one of them has (`context.paths.by_suffix`)."""
     name = os.path.basename(reference.replace("\\", "/"))
     candidates = targets.get(name)
     if not candidates:
@@ -382,7 +383,12 @@ def _resolve(reference: str, referrer: str, targets: dict[str, list[str]]) -> li
             return hits
     parts = _components(reference)
     variable = [i for i, p in enumerate(parts) if "$" in p or "{" in p]
-    if not variable and not os.path.isabs(reference):
+    if not variable and os.path.isabs(reference):  # from the author's machine: the longest unique path suffix
+        from shardshift.context.paths import by_suffix
+
+        found = by_suffix(reference, candidates)
+        return [found] if found is not None else []
+    if not variable:
         return []  # a plain relative path names the file it resolves to, and that is not one of ours
     tail = [p for p in (parts[variable[-1] + 1:] if variable else parts) if p != ".."]
     if len(tail) < 2:
