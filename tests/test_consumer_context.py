@@ -32,7 +32,8 @@ def _in(output: dict, code: str, folder: str) -> list[dict]:
     return [f for f in findings_with_code(output, code) if f"/consumers/{folder}/" in f["file"]]
 
 
-@pytest.mark.parametrize("folder", ["hf_launcher", "json_arguments", "absolute_path", "seq2seq_kwargs"])
+@pytest.mark.parametrize("folder", ["hf_launcher", "json_arguments", "absolute_path", "seq2seq_kwargs",
+                                    "dataclass_defaults"])
 def test_no_ds420_when_a_consumer_that_fills_auto_is_found(output, folder):
     assert _in(output, "DS420", folder) == []
     assert _in(output, "DS421", folder) == []
@@ -70,6 +71,15 @@ def test_seq2seq_training_arguments_with_kwargs_is_read(output):
     (finding,) = _in(output, "DS435", "seq2seq_kwargs")
     assert finding["message"].startswith('Seq2SeqTrainingArguments(optim="adafactor") is ignored')
     assert (finding["line"], finding["column"]) == (3, 76)  # at optim= inside the dict(...)
+
+
+def test_the_defaults_of_a_training_arguments_dataclass_are_values(output):
+    """`optim: str = field(default="adafactor")` in a dataclass built on Seq2SeqTrainingArguments
+    that HfArgumentParser fills is the optim the Trainer gets unless the command line says otherwise."""
+    (finding,) = _in(output, "DS435", "dataclass_defaults")
+    assert finding["message"].startswith('TrainingArguments(optim="adafactor") is ignored')
+    assert (finding["line"], finding["column"]) == (11, 32)  # at the field's default
+    assert finding["related"][0]["file"].endswith("dataclass_defaults/configs/ds_dataclass_config.json")
 
 
 def test_a_json_of_training_arguments_is_no_ds_config(output):

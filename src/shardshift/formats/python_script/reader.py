@@ -129,6 +129,9 @@ class ArgumentsCall:
     keywords: dict[str, Any]
     positions: dict[str, tuple[int, int]]
     star_kwargs: bool = False
+    # a dataclass built on TrainingArguments that HfArgumentParser fills: `keywords` are its
+    # fields' defaults (the command line may change them)
+    defaults: bool = False
 
     def value(self, name: str, default: Any) -> Any:
         """The keyword's literal value; `default` when the call certainly does not pass it;
@@ -613,20 +616,32 @@ class _Reader(ast.NodeVisitor):
         if not (extends or (decorated and "HfArgumentParser" in self.text)):
             return []
         found = []
+        defaults: dict[str, Any] = {}
+        positions: dict[str, tuple[int, int]] = {}
         for statement in node.body:
             if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
-                    and statement.target.id in DATACLASS_FIELDS and statement.value is not None):
+                    and statement.value is not None):
                 continue
             value = statement.value
             if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
                 value = next((k.value for k in value.keywords if k.arg == "default"), None)
             if value is None:
                 continue
+            defaults[statement.target.id] = _literal(value)
+            positions[statement.target.id] = (value.lineno, value.col_offset + 1)
+            if statement.target.id not in DATACLASS_FIELDS:
+                continue
             expr = self.describe(value, "<module>", statement.lineno)
             if expr.kind == "str":
                 expr.certain = False  # the command line may give another path
                 found.append(ConfigReference(DATACLASS_FIELDS[statement.target.id],
                                              f"{node.name}.{statement.target.id}", expr))
+        if any((dotted(b) or "").endswith("TrainingArguments") for b in node.bases):
+            # the defaults are the values when the command line does not give them (optim, bf16, ...)
+            call = ArgumentsCall(node.name, node.lineno, node.col_offset + 1, defaults, positions, True, True)
+            for reference in found:
+                if reference.consumer == "trainer":
+                    reference.call = call
         return found
 
     # -- values ----------------------------------------------------------------------------

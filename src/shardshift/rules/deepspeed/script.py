@@ -452,7 +452,13 @@ class TrainingArgumentsRule(Rule):
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         for reference in _arguments_calls(document):
-            config = config_of(reference.expr, document, context)
+            expr = reference.expr
+            if reference.call.defaults and expr.kind == "str" and not expr.certain:
+                import copy
+
+                expr = copy.copy(expr)  # a dataclass default: the path used unless the command line gives another
+                expr.certain = True
+            config = config_of(expr, document, context)
             if config is not None:
                 yield from self.check_arguments(document, reference.call, config, context)
 
