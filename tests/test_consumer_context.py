@@ -141,3 +141,19 @@ def test_firefly_train_args_json_is_the_consumer_not_a_ds_config():
     assert [f["path"].rsplit("/", 1)[-1] for f in found["files"]] == ["ds_z3_config.json"]
     assert findings_with_code(found, "DS420") == []
     assert [f for f in found["findings"] if f["code"] in ("DS101", "DS102", "DS201")] == []
+
+
+def test_a_dict_literal_spread_is_unfolded_and_an_unknown_one_is_not(tmp_path):
+    (tmp_path / ".git").mkdir()
+    shutil.copytree(CONSUMERS / "seq2seq_kwargs" / "configs", tmp_path / "configs")
+    (tmp_path / "train.py").write_text(
+        "from transformers import TrainingArguments\n"
+        "kwargs = {'output_dir': 'o', 'deepspeed': 'configs/ds_kwargs_config.json', 'optim': 'adafactor'}\n"
+        "args = TrainingArguments(**kwargs)\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text(
+        "from transformers import TrainingArguments\n"
+        "kwargs = load()\n"
+        "args = TrainingArguments(**kwargs)\n", encoding="utf-8")
+    status, found = check_json(str(tmp_path))
+    (finding,) = findings_with_code(found, "DS435")
+    assert finding["file"].endswith("train.py") and (finding["line"], finding["column"]) == (2, 76)  # at the key

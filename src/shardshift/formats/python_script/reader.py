@@ -462,7 +462,8 @@ class _Reader(ast.NodeVisitor):
             return list(node.keywords)
         if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
                                               for k in node.keys):
-            return [ast.keyword(arg=k.value, value=v, lineno=k.lineno, col_offset=k.col_offset)  # type: ignore[union-attr]
+            return [ast.keyword(arg=k.value, value=v, lineno=k.lineno,  # type: ignore[union-attr]
+                                col_offset=k.col_offset)  # type: ignore[union-attr]
                     for k, v in zip(node.keys, node.values)]
         return None
 
@@ -492,8 +493,8 @@ class _Reader(ast.NodeVisitor):
             if any(k.arg == "deepspeed" for k in unfolded):  # Seq2SeqTrainingArguments(**kwargs)
                 keywords = {k.arg: k.value for k in unfolded if k.arg}
                 expr = self.describe(keywords["deepspeed"], scope, call.lineno)
-                arguments = ArgumentsCall(last, call.lineno, call.col_offset + 1,
-                                          {k.arg: self._keyword(k.value, scope, call.lineno) for k in unfolded if k.arg},
+                literals = {k.arg: self._keyword(k.value, scope, call.lineno) for k in unfolded if k.arg}
+                arguments = ArgumentsCall(last, call.lineno, call.col_offset + 1, literals,
                                           {k.arg: (k.lineno, k.col_offset + 1) for k in unfolded if k.arg},
                                           unknown or bool(call.args))
                 return ConfigReference("trainer", last, expr,
