@@ -92,6 +92,10 @@ EXPECTED: list[Change | NewFile] = [
            "directory, as every location (issue 11; absolute at 26aa8af)"),
     Change("../shared/corpus/deepspeed/*", "DS102", "changed", "DS102's fraction message says what DeepSpeed does "
            "(confirmed by the messages oracle)"),
+    Change("fixtures/*", "DS420", "changed", "issue 19: no consumer found is context shardshift could not find: "
+           "an info with unknown_context (kind consumer), no longer a warning"),
+    Change("../shared/corpus/deepspeed/*", "DS420", "changed", "issue 19: the same (the corpus holds ds_configs "
+           "without their scripts, so every consumer is unknown)"),
     *[Change(pattern, code, kind, "a template with unquoted placeholders, read as DeepSpeed's hjson loader reads it "
              "(issue 11): SS004 instead of SS001, and the findings its values and sections deserve")
       for pattern, code, kind in (

@@ -154,8 +154,11 @@ def load(path: str, explicit: bool) -> Document | None:
     # (a JSON Schema mentions "zero_optimization" too, but is no ds_config).
     confirm = getattr(module, "is_config", None)
     if document.syntax is None and confirm is not None and not confirm(document):
-        return unrecognised(path, text, f"its name suggests a {name} file, but its content is not one "
-                                        "(no setting of that format)") if explicit else None
+        if not explicit:
+            return None
+        reason = getattr(module, "not_config_reason", lambda _: None)(document)
+        return unrecognised(path, text, reason or f"its name suggests a {name} file, but its content is not one "
+                                                  "(no setting of that format)")
     return document
 
 
@@ -194,7 +197,7 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
     (what a pre-commit hook, which names every changed file, asks for)."""
     result = CheckResult()
-    context.roots = tuple(os.path.abspath(p) for p in paths if os.path.isdir(p))
+    context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
     for path, explicit in discover(paths):
         document = load(path, explicit)
         if document is not None and skip_unrecognised and document.format == UNRECOGNISED:

@@ -37,6 +37,9 @@ class Reference:
     where: Location
     role: str = "deepspeed_config"
     unknown: str | None = None
+    # how `resolved` was found when not by the path as written ("resolved /home/x/ds.json to
+    # configs/ds.json by its path suffix")
+    note: str | None = None
 
 
 def resolve_reference(referrer: str, target: str) -> tuple[str | None, str | None]:

@@ -88,8 +88,11 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
     by_path = {os.path.realpath(d.path): d for d in documents}
     referred: set[int] = set()
     setups: list[Setup] = []
+    configs = [d.path for d in documents if d.format == "deepspeed"]
     for document in documents:
         targets = []
+        if configs:
+            document.references = [_by_suffix(r, configs) for r in document.references]
         for reference in document.references:
             if reference.resolved is None:
                 continue
@@ -108,6 +111,22 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
             if plan is not None:
                 setups.append(Setup([document], plan))
     return setups
+
+
+def _by_suffix(reference, configs: list[str]):
+    """An unresolved absolute path from the author's machine (`/home/x/proj/configs/ds.json`)
+    resolved to the checked ds_config with the longest path suffix in common, when only one has
+    it; the reference's `note` then says so."""
+    if reference.resolved is not None or not os.path.isabs(reference.target) or "$" in reference.target:
+        return reference
+    import dataclasses
+
+    from shardshift.context.paths import by_suffix, suffix_note
+
+    found = by_suffix(reference.target, configs)
+    if found is None:
+        return reference
+    return dataclasses.replace(reference, resolved=found, unknown=None, note=suffix_note(reference.target, found))
 
 
 def merge(referrer: Document, referenced: list[Document]) -> Setup:

@@ -536,7 +536,7 @@ def repository_root(path: str, tops: tuple[str, ...] = ()) -> str:
     top of a tree given to check, else the current directory when `path` is under it, else the
     file's own directory."""
     start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-    stops = {os.path.abspath(t) for t in tops}
+    stops = {os.path.abspath(t) for t in tops} | {os.path.realpath(t) for t in tops}
     cwd = os.getcwd()
     directory = start
     while True:

@@ -88,7 +88,8 @@ class Context:
     model_config: str | None = None  # --model-config: a Hugging Face config.json
     # framework -> the release given on the command line or in [tool.shardshift] (wins over detection)
     release_overrides: dict[str, Release] = field(default_factory=dict)
-    # the directories given to check: a walk for dependency files stops at their top
+    # the directories given to check (real paths): a walk for dependency files stops at their top,
+    # and a ds_config's consumer is looked for in them when the file is in no git repository
     roots: tuple[str, ...] = ()
     # the DeepSpeed release `deepspeed_version` comes from while a document's rules run (the pin
     # found for that file; None when none was found or the version was given)

@@ -11,6 +11,7 @@ from shardshift.formats.deepspeed.reader import (  # noqa: F401 - the format's p
     _assign,
     _normalise,
     is_config,
+    not_config_reason,
     looks_like,
     plan_from_dict,
     read,

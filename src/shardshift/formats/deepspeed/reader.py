@@ -97,7 +97,12 @@ _QUOTELESS_MARKER = re.compile(r"(?:^|[{,\s'])(?:" + "|".join(sorted(MARKER_KEYS
 
 def is_config(document: Document) -> bool:
     """Whether a parsed file really is a ds_config: a marker key at the top level, or a
-    ds_config file name."""
+    ds_config file name. A JSON of Hugging Face training arguments (`output_dir`,
+    `per_device_train_batch_size`, ... with `fp16` and `gradient_accumulation_steps`) is none."""
+    from shardshift.formats.training_args_json import is_training_arguments
+
+    if is_training_arguments(document.data):
+        return False
     if isinstance(document.data, dict) and MARKER_KEYS.intersection(document.data):
         return True
     if isinstance(document.data, dict) and "$schema" in document.data:
@@ -106,6 +111,17 @@ def is_config(document: Document) -> bool:
         return True
     name = document.path.replace("\\", "/").rsplit("/", 1)[-1]
     return bool(NAME_PATTERN.search(name))
+
+
+def not_config_reason(document: Document) -> str | None:
+    """Why a file taken for a ds_config by its name or content is none, when that is more than
+    "no setting of the format"."""
+    from shardshift.formats.training_args_json import is_training_arguments
+
+    if is_training_arguments(document.data):
+        return ("it holds Hugging Face training arguments (output_dir, per_device_train_batch_size, ...), as read by "
+                "HfArgumentParser.parse_json_file, not a ds_config")
+    return None
 
 
 # --- helpers over nested dicts ------------------------------------------------------------

@@ -129,6 +129,9 @@ class ArgumentsCall:
     keywords: dict[str, Any]
     positions: dict[str, tuple[int, int]]
     star_kwargs: bool = False
+    # a dataclass built on TrainingArguments that HfArgumentParser fills: `keywords` are its
+    # fields' defaults (the command line may change them)
+    defaults: bool = False
 
     def value(self, name: str, default: Any) -> Any:
         """The keyword's literal value; `default` when the call certainly does not pass it;
@@ -445,10 +448,58 @@ class _Reader(ast.NodeVisitor):
             positions[keyword.arg] = (keyword.lineno, keyword.col_offset + 1)
         return InitializeCall(call.lineno, call.col_offset + 1, arguments, positions, star)
 
+    def _spread(self, node: ast.AST, scope: str, line: int) -> list[ast.keyword] | None:
+        """The keywords `**node` passes, as `ast.keyword`s at the places they are written, when
+        `node` is (a name bound once, never changed, to) `dict(key=...)` or a `{"key": ...}`
+        literal with string keys; None when the source cannot tell."""
+        if isinstance(node, ast.Name):
+            found = self._lookup(node.id, scope, line)
+            if found is None or found[0] is None or not found[1] or node.id in self.mutated:
+                return None
+            node = found[0]
+        if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args \
+                and all(k.arg for k in node.keywords):
+            return list(node.keywords)
+        if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                              for k in node.keys):
+            return [ast.keyword(arg=k.value, value=v, lineno=k.lineno,  # type: ignore[union-attr]
+                                col_offset=k.col_offset)  # type: ignore[union-attr]
+                    for k, v in zip(node.keys, node.values)]
+        return None
+
+    def _call_keywords(self, call: ast.Call, scope: str) -> tuple[list[ast.keyword], bool]:
+        """The call's keywords with each `**spread` the source shows unfolded in place (a later
+        keyword wins, as in Python), and whether some `**spread` is left unknown."""
+        keywords: list[ast.keyword] = []
+        unknown = False
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                keywords.append(keyword)
+                continue
+            spread = self._spread(keyword.value, scope, call.lineno)
+            if spread is None:
+                unknown = True
+            else:
+                keywords.extend(spread)
+        return keywords, unknown
+
     def _reference(self, call: ast.Call, scope: str) -> ConfigReference | None:
         callee = dotted(call.func) or ""
         last = callee.rsplit(".", 1)[-1]
         keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        if last.endswith(("Arguments", "Config")) and "deepspeed" not in keywords \
+                and any(k.arg is None for k in call.keywords):
+            unfolded, unknown = self._call_keywords(call, scope)
+            if any(k.arg == "deepspeed" for k in unfolded):  # Seq2SeqTrainingArguments(**kwargs)
+                keywords = {k.arg: k.value for k in unfolded if k.arg}
+                expr = self.describe(keywords["deepspeed"], scope, call.lineno)
+                literals = {k.arg: self._keyword(k.value, scope, call.lineno) for k in unfolded if k.arg}
+                arguments = ArgumentsCall(last, call.lineno, call.col_offset + 1, literals,
+                                          {k.arg: (k.lineno, k.col_offset + 1) for k in unfolded if k.arg},
+                                          unknown or bool(call.args))
+                return ConfigReference("trainer", last, expr,
+                                       expr.kind == "unknown" and self._runtime(keywords["deepspeed"], scope,
+                                                                                call.lineno), arguments)
         if last in ("HfDeepSpeedConfig", "HfTrainerDeepSpeedConfig"):
             value = call.args[0] if call.args else keywords.get("config_file_or_dict")
             return ConfigReference("hf", last, self.describe(value, scope, call.lineno)) if value is not None else None
@@ -566,20 +617,32 @@ class _Reader(ast.NodeVisitor):
         if not (extends or (decorated and "HfArgumentParser" in self.text)):
             return []
         found = []
+        defaults: dict[str, Any] = {}
+        positions: dict[str, tuple[int, int]] = {}
         for statement in node.body:
             if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
-                    and statement.target.id in DATACLASS_FIELDS and statement.value is not None):
+                    and statement.value is not None):
                 continue
             value = statement.value
             if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
                 value = next((k.value for k in value.keywords if k.arg == "default"), None)
             if value is None:
                 continue
+            defaults[statement.target.id] = _literal(value)
+            positions[statement.target.id] = (value.lineno, value.col_offset + 1)
+            if statement.target.id not in DATACLASS_FIELDS:
+                continue
             expr = self.describe(value, "<module>", statement.lineno)
             if expr.kind == "str":
                 expr.certain = False  # the command line may give another path
                 found.append(ConfigReference(DATACLASS_FIELDS[statement.target.id],
                                              f"{node.name}.{statement.target.id}", expr))
+        if any((dotted(b) or "").endswith("TrainingArguments") for b in node.bases):
+            # the defaults are the values when the command line does not give them (optim, bf16, ...)
+            call = ArgumentsCall(node.name, node.lineno, node.col_offset + 1, defaults, positions, True, True)
+            for reference in found:
+                if reference.consumer == "trainer":
+                    reference.call = call
         return found
 
     # -- values ----------------------------------------------------------------------------

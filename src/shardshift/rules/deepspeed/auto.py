@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from shardshift.context import UnknownContext
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Related, Rule
 from shardshift.source import join_pointer
@@ -85,9 +86,10 @@ PLAIN_FAILURE = {
 HF_KINDS = {"trainer": "the Hugging Face Trainer", "hf": "HfDeepSpeedConfig", "accelerate": "Accelerate",
             "axolotl": "an Axolotl-style YAML (deepspeed:)", "shell": "a launcher passing --deepspeed"}
 
-SCAN_SUFFIXES = (".py", ".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".yaml", ".yml", ".args", ".cmd")
+SCAN_SUFFIXES = (".py", ".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".yaml", ".yml", ".args", ".cmd", ".json")
 SCAN_MAX_FILES = 20000
 SCAN_MAX_BYTES = 1_000_000
+SCAN_MAX_JSON_BYTES = 65_536  # a JSON of training arguments is small; data files are not read
 # A flag and its value; the value is matched in a lookahead so that `--deepspeed --deepspeed_config
 # ds.json` yields both flags.
 SHELL_FLAG = re.compile(r"--(deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)\b"
@@ -147,7 +149,7 @@ def _all_consumers(document: Document, context: Context) -> list[Consumer]:
     cached = _CACHE.get(id(documents))
     if cached is None or cached[0] is not documents:
         _CACHE.clear()
-        cached = (documents, _index(documents))
+        cached = (documents, _index(documents, getattr(context, "roots", ())))
         _CACHE[id(documents)] = cached
     return cached[1].get(_real(document.path), [])
 
@@ -170,15 +172,28 @@ def repository_root(path: str) -> str:
     return directory
 
 
-def _index(documents: list[Document]) -> dict[str, list[Consumer]]:
+def scan_root(path: str, checked: Iterable[str] = ()) -> str:
+    """Where the consumers of the file at `path` are looked for: its repository (`repository_root`),
+    else the outermost directory given to `check` that holds it (the checked tree), else its own
+    directory."""
+    root = repository_root(path)
+    if os.path.exists(os.path.join(root, ".git")):
+        return root
+    real = _real(path)
+    holding = [c for c in checked if real.startswith(c.rstrip(os.sep) + os.sep)]
+    return min(holding, key=len) if holding else root
+
+
+def _index(documents: list[Document], checked: Iterable[str] = ()) -> dict[str, list[Consumer]]:
     from shardshift.check import SKIP_DIRS
 
     targets: dict[str, list[str]] = {}
     roots: set[str] = set()
+    checked = list(checked)
     for document in documents:
         if document.format == "deepspeed" and document.path and os.path.isfile(document.path):
             targets.setdefault(os.path.basename(document.path), []).append(_real(document.path))
-            roots.add(repository_root(document.path))
+            roots.add(scan_root(document.path, checked))
     if not targets:
         return {}
     candidates: dict[str, Document | None] = {}
@@ -255,7 +270,7 @@ def _references(path: str, document: Document | None, names: tuple[str, ...], ru
         text = document.text
     else:
         try:
-            if os.path.getsize(path) > SCAN_MAX_BYTES:
+            if os.path.getsize(path) > (SCAN_MAX_JSON_BYTES if path.endswith(".json") else SCAN_MAX_BYTES):
                 return []
             with open(path, "rb") as handle:
                 text = handle.read().decode("utf-8", "replace")
@@ -279,6 +294,8 @@ def _references(path: str, document: Document | None, names: tuple[str, ...], ru
                 found.append(("${?}", Consumer(reference.consumer, path, expr.line, loader,
                                                f"{expr.text} is decided at run time"), ()))
         return found
+    if path.endswith(".json"):
+        return _json_references(text, path) if named else []
     if path.endswith((".yaml", ".yml")):
         if not named:
             return []
@@ -316,6 +333,23 @@ def _references(path: str, document: Document | None, names: tuple[str, ...], ru
     return found
 
 
+def _json_references(text: str, path: str) -> list[tuple[str, Consumer, tuple[str, ...]]]:
+    """The ds_config named by a JSON file of training arguments (`"deepspeed": "ds.json"`), which
+    `HfArgumentParser.parse_json_file` turns into `TrainingArguments(deepspeed=...)`: the Trainer
+    reads it."""
+    from shardshift.formats.training_args_json import is_training_arguments
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    if not is_training_arguments(data) or not isinstance(data.get("deepspeed"), str):
+        return []
+    match = re.search(r'"deepspeed"\s*:', text)
+    line = text.count("\n", 0, match.start()) + 1 if match else 1
+    return [(data["deepspeed"], Consumer("trainer", path, line), ())]
+
+
 def _components(path: str) -> list[str]:
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
 
@@ -323,8 +357,9 @@ def _components(path: str) -> list[str]:
 def _resolve(reference: str, referrer: str, targets: dict[str, list[str]]) -> list[str]:
     """The ds_configs of this run that a path written in `referrer` names: relative to the
     referrer's directory, any of its ancestors (scripts usually run from the repository root) or
-    the current directory; a path with `$VARIABLE` parts or an absolute path from another machine
-    by its last components (at least two: `configs/ds_config.json`)."""
+    the current directory; a path with `$VARIABLE` parts by its last components (at least two:
+    `configs/ds_config.json`); an absolute path from another machine by the longest path suffix
+    that only one of them has (`context.paths.by_suffix`)."""
     name = os.path.basename(reference.replace("\\", "/"))
     candidates = targets.get(name)
     if not candidates:
@@ -348,7 +383,12 @@ def _resolve(reference: str, referrer: str, targets: dict[str, list[str]]) -> li
             return hits
     parts = _components(reference)
     variable = [i for i, p in enumerate(parts) if "$" in p or "{" in p]
-    if not variable and not os.path.isabs(reference):
+    if not variable and os.path.isabs(reference):  # from the author's machine: the longest unique path suffix
+        from shardshift.context.paths import by_suffix
+
+        found = by_suffix(reference, candidates)
+        return [found] if found is not None else []
+    if not variable:
         return []  # a plain relative path names the file it resolves to, and that is not one of ours
     tail = [p for p in (parts[variable[-1] + 1:] if variable else parts) if p != ".."]
     if len(tail) < 2:
@@ -422,14 +462,18 @@ class AutoWithoutIntegration(Rule):
     not reported. When a script in the file's directory (or the directory above its `scripts/`
     folder) passes a path decided at run time (`--deepspeed $1`, `TrainingArguments(
     deepspeed=args.ds)`), the finding says the consumer is unknown instead of that there is none.
+    Consumers are looked for in the file's git repository, else in the whole tree given to
+    `check`. Either way the consumer is context shardshift could not find, so the finding is an
+    info with an unknown consumer (`unknown_context`); a consumer that is found and does not fill
+    `"auto"` (plain `deepspeed.initialize`) is auto-not-filled-by-consumer (DS421).
 
     ## Why is this bad
     Only the Hugging Face integration (Trainer, Accelerate) fills `"auto"` in. Given to plain
     DeepSpeed, a strict section drops the key and uses the default without a word
     (`"stage": "auto"` is stage 0, `"enabled": "auto"` trains in fp32), and a permissive one keeps
-    the string and fails later (`"gradient_clipping": "auto"` at the first step). This is a warning,
-    not an error: the file is fine if the Trainer or Accelerate loads it. Check it together with
-    the script or launcher config that uses it, and this warning goes away.
+    the string and fails later (`"gradient_clipping": "auto"` at the first step). The file is fine
+    if the Trainer or Accelerate loads it, which is why this is only an info: check it together
+    with the script or launcher config that uses it, and the finding goes away.
 
     ## Example
     ```json
@@ -481,14 +525,22 @@ class AutoWithoutIntegration(Rule):
                 f"({first.unknown}), so whether it is {name} (and the \"auto\" values are filled) is unknown; if "
                 f"{name} is given to plain DeepSpeed instead, it {plain_deepspeed_effect(pointers[0])} for "
                 f"{_dotted(pointers[0])}; set values, or pass {name} literally where the script names it",
-                related=related)
+                related=related, unknown_context=UnknownContext(
+                    "consumer", f"the ds_config path given to {first.describe()} is decided at run time, so whether "
+                                f"it reads {name} is not known",
+                    f"pass {name} literally where the script names it, or check {name} together with the "
+                    "launch command that fills the path"))
             return
         yield self.finding(
             document, pointers[0],
             f"{count}: {who}, and nothing found with this run passes {name} to them; plain DeepSpeed "
             f"{plain_deepspeed_effect(pointers[0])} for {_dotted(pointers[0])} (see the related locations for the "
             f"others); set values, or check {name} together with the script or launcher config that uses it",
-            related=related)
+            related=related, unknown_context=UnknownContext(
+                "consumer", f"no file in the checked tree passes {name} to a program, so whether a Hugging Face "
+                            "consumer fills its \"auto\" values is not known",
+                f"check {name} together with the script, launch command or YAML that uses it (the directory that "
+                "holds both)"))
 
 
 class AutoNotFilledByConsumer(Rule):

@@ -84,6 +84,13 @@ def config_of(expr: Expr | None, script: Document, context: Context) -> LoadedCo
         if os.path.isfile(candidate):
             document = _read_config(candidate, context)
             return LoadedConfig(document.data, written, document) if document is not None else None
+    if os.path.isabs(written):  # a path from the author's machine: the checked ds_config it ends in
+        from shardshift.context.paths import by_suffix, suffix_note
+
+        found = by_suffix(written, [d.path for d in context.documents if d.format == "deepspeed"])
+        document = _read_config(found, context) if found is not None else None
+        if document is not None:
+            return LoadedConfig(document.data, f"{written} ({suffix_note(written, found, short=True)})", document)
     return None
 
 
@@ -445,7 +452,13 @@ class TrainingArgumentsRule(Rule):
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         for reference in _arguments_calls(document):
-            config = config_of(reference.expr, document, context)
+            expr = reference.expr
+            if reference.call.defaults and expr.kind == "str" and not expr.certain:
+                import copy
+
+                expr = copy.copy(expr)  # a dataclass default: the path used unless the command line gives another
+                expr.certain = True
+            config = config_of(expr, document, context)
             if config is not None:
                 yield from self.check_arguments(document, reference.call, config, context)
 
