@@ -439,7 +439,9 @@ class PipelineWithZero2Or3(Rule):
     ## What it does
     Reports ZeRO stage 2 or 3 in a config that has a `pipeline` section. DeepSpeed's
     `PipelineEngine` asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism" when
-    it starts. If the model is not a `PipelineModule`, the section is never read instead.
+    it starts. If the model is not a `PipelineModule`, the section is never read instead; where
+    the consumer shows that (the Hugging Face Trainer, Accelerate, a `from_pretrained` model),
+    pipeline-section-without-pipeline-module (DS423) reports the section instead.
 
     ## Why is this bad
     Either the run stops at `deepspeed.initialize`, or the pipeline settings do nothing and the
@@ -468,6 +470,10 @@ class PipelineWithZero2Or3(Rule):
         stage = zero_stage(data)
         if stage not in (2, 3) or not isinstance(data.get("pipeline"), dict):
             return
+        from shardshift.rules.deepspeed.pipeline import model_verdict
+
+        if model_verdict(document, context)[0] == "plain":
+            return  # no PipelineEngine is built: the section is ignored (DS423), nothing asserts
         yield self.finding(
             document, stage_pointer(data),
             f"ZeRO stage {stage} with a pipeline section: DeepSpeed's pipeline engine asserts stage < 2 at start-up, "

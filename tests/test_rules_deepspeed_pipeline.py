@@ -1,0 +1,98 @@
+"""DS423 (a `pipeline` section whose model is not a PipelineModule), and DS307 deferring to it.
+
+Case rows run the real CLI on the fixture folder (each fixture's consumer — a Trainer script, a
+script that builds its model with `from_pretrained`, a PipelineModule subclass, a model built by
+an imported function, nothing — sits next to it). The oracle runs `deepspeed.initialize` (DeepSpeed
+0.19.8, one CPU rank, tests/deepspeed_initialize_oracle.py) on each fixture's config: a plain model
+gets a `DeepSpeedEngine` that trains with the section in place (its keys unchecked), and only a
+`PipelineModule` gets the `PipelineEngine`, whose forward the Trainer's loop would call and which
+refuses it, as the message says."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import FIXTURES, check_json
+from rule_cases import findings_with_code, marker_position
+
+FOLDER = FIXTURES / "deepspeed" / "rules" / "DS423"
+
+# fixture -> (severity, unknown_context kind, words of the message, related file)
+CASES = {
+    "bad.json": ("warning", None, "the Hugging Face Trainer reads this file", "trainer.py"),
+    "bad_script.json": ("warning", None, "built by AutoModelForCausalLM.from_pretrained, not a PipelineModule",
+                        "script_plain.py"),
+    "info_program.json": ("info", "program", "could not be decided", "script_undecided.py"),
+    "info_consumer.json": ("info", "consumer", "no script or config that reads this file was found", None),
+}
+
+
+@pytest.fixture(scope="module")
+def output() -> dict:
+    _, found = check_json("--min-severity", "info", str(FOLDER))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(output, name):
+    severity, kind, words, related = CASES[name]
+    found = [f for f in findings_with_code(output, "DS423") if f["file"].endswith("/" + name)]
+    assert len(found) == 1, found
+    finding = found[0]
+    assert (finding["severity"], finding["pointer"]) == (severity, "/pipeline")
+    assert (finding["line"], finding["column"]) == marker_position(FOLDER / name, '"pipeline"')
+    assert words in finding["message"]
+    assert (finding.get("unknown_context") or {}).get("kind") == kind
+    assert [r["file"].rsplit("/", 1)[-1] for r in finding.get("related", [])][:1] == ([related] if related else [])
+
+
+def test_a_pipeline_module_reads_the_section(output):
+    assert [f for f in findings_with_code(output, "DS423") if f["file"].endswith("/good.json")] == []
+
+
+def test_ds307_defers_to_ds423_where_no_pipeline_engine_is_built(tmp_path):
+    for name in ("bad.json", "trainer.py"):
+        shutil.copy(FOLDER / name, tmp_path / name)
+    config = json.loads((FOLDER / "bad.json").read_text())
+    config["zero_optimization"]["stage"] = 2
+    (tmp_path / "bad.json").write_text(json.dumps(config, indent=2))
+    _, found = check_json(str(tmp_path))
+    assert [f["code"] for f in found["findings"] if f["code"] in ("DS307", "DS423")] == ["DS423"]
+    (tmp_path / "trainer.py").unlink()  # nobody found: the pipeline engine may run, DS307 stands
+    _, found = check_json("--min-severity", "info", str(tmp_path))
+    assert sorted(f["code"] for f in found["findings"] if f["code"] in ("DS307", "DS423")) == ["DS307", "DS423"]
+
+
+# --- DeepSpeed as the oracle --------------------------------------------------------------------
+
+
+def _runnable(config: dict) -> dict:
+    config = json.loads(json.dumps(config))
+    config.update(train_micro_batch_size_per_gpu=2, gradient_accumulation_steps=1, train_batch_size=2)
+    config.setdefault("optimizer", {"type": "AdamW", "params": {"lr": 1e-4}})
+    config["pipeline"]["no_such_key"] = "DeepSpeed does not check the section's keys"
+    return config
+
+
+@pytest.mark.oracle
+def test_deepspeed_ignores_the_section_for_a_plain_model_and_the_pipeline_engine_refuses_forward():
+    import oracles
+    from deepspeed_initialize_oracle import engine_outcomes
+
+    oracles.require_installed("deepspeed", "torch")
+    cases = {}
+    for name in sorted(CASES) + ["good.json"]:
+        config = _runnable(json.loads((FOLDER / name).read_text()))
+        cases[f"{name}:plain"] = {"config": config, "steps": 1}
+        cases[f"{name}:pipe"] = {"config": config, "steps": 1, "pipeline": True}
+    outcomes = engine_outcomes(cases)
+    for name in sorted(CASES) + ["good.json"]:
+        plain, pipe = outcomes[f"{name}:plain"], outcomes[f"{name}:pipe"]
+        # a plain model: the plain engine, which trains with the section (and its unknown key) in place
+        assert (plain["stage"], plain["engine"], plain["global_steps"]) == (None, "DeepSpeedEngine", 1), plain
+        # a PipelineModule: the PipelineEngine, whose forward (what the Trainer and Accelerate call) is refused
+        assert pipe["engine"] == "PipelineEngine", pipe
+        assert pipe["stage"] == "step" and "Only train_batch() is accessible in pipeline mode." in pipe["error"], pipe
