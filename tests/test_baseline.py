@@ -48,6 +48,12 @@ class NewFile:
 
 
 EXPECTED: list[Change | NewFile] = [
+    NewFile("fixtures/deepspeed/rules/DS423/*", "DS423 fixtures: ds_configs with a pipeline section and the scripts "
+            "that consume them (issue 19)"),
+    Change("fixtures/deepspeed/rules/DS307/*", "DS423", "added", "a pipeline section with no consumer next to it: "
+           "an info with UnknownContext('consumer') (issue 19)"),
+    Change("../shared/corpus/deepspeed/*", "DS423", "added", "a pipeline section with no consumer in the corpus "
+           "folder: an info with UnknownContext('consumer') (issue 19)"),
     NewFile("fixtures/plan/*", "Plan YAML fixtures of the semantic rules over the Plan (PL101-PL103)"),
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),
