@@ -1,4 +1,6 @@
-"""The entry function of a training script runs however the script starts it: a plain call, or a
+"""FS007 and the reader's entry functions (issue 19).
+
+The entry function of a training script runs however the script starts it: a plain call, or a
 CLI wrapper the reader does not follow (`fire.Fire(main)`, `typer.run(main)`, `tyro.cli(main)`,
 `jsonargparse.CLI(main)`, a `hydra.main` decorator, `mp.spawn(main, ...)`). Each form must give the
 same findings as `main()` (issue 19: FS007 was missed under `fire.Fire(main)`)."""
@@ -60,3 +62,50 @@ def test_a_function_nobody_passes_or_calls_is_still_an_entry_and_runs_once(tmp_p
         "fire.Fire(main)", "fire.Fire(main)\n    main()")
     found = _codes(tmp_path, "both", text)
     assert [code for code, _ in found].count("FS007") == 1, found
+
+
+# --- FS007 where the file keeps FSDP1 on purpose (issue 19: Modalities) -------------------------
+
+LIBRARY = '''import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from torch.distributed.fsdp import fully_shard
+{imports}
+
+{decorator}def wrap_fsdp1(model):
+    return FSDP(model, use_orig_params=True)
+
+
+def wrap_fsdp2(model):
+    for block in model.children():
+        fully_shard(block)
+    fully_shard(model)
+    return model
+'''
+
+
+def _fs007(tmp_path, name: str, text: str) -> list[dict]:
+    path = tmp_path / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    _, output = check_json("--min-severity", "info", str(path))
+    return [f for f in output["findings"] if f["code"] == "FS007"]
+
+
+@pytest.mark.parametrize("imports,decorator", [
+    ("from typing_extensions import deprecated", '@deprecated("use wrap_fsdp2")\n'),
+    ("import warnings", '@warnings.deprecated("use wrap_fsdp2")\n'),
+    ("from deprecated import deprecated", "@deprecated\n"),
+])
+def test_fsdp1_in_a_function_the_file_deprecates_is_not_reported(tmp_path, imports, decorator):
+    assert _fs007(tmp_path, "deprecated", LIBRARY.format(imports=imports, decorator=decorator)) == []
+
+
+def test_fsdp1_next_to_fully_shard_in_another_function_is_an_unknown_program_info(tmp_path):
+    found = _fs007(tmp_path, "both", LIBRARY.format(imports="", decorator=""))
+    assert [(f["severity"], f["unknown_context"]["kind"]) for f in found] == [("info", "program")], found
+    assert "also calls fully_shard (line 12)" in found[0]["message"]
+
+
+def test_fsdp1_alone_is_still_a_warning(tmp_path):
+    text = LIBRARY.format(imports="", decorator="").split("\n\ndef wrap_fsdp2")[0] + "\n"
+    found = _fs007(tmp_path, "alone", text)
+    assert [(f["severity"], f.get("unknown_context")) for f in found] == [("warning", None)], found

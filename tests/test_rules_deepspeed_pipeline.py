@@ -96,3 +96,69 @@ def test_deepspeed_ignores_the_section_for_a_plain_model_and_the_pipeline_engine
         # a PipelineModule: the PipelineEngine, whose forward (what the Trainer and Accelerate call) is refused
         assert pipe["engine"] == "PipelineEngine", pipe
         assert pipe["stage"] == "step" and "Only train_batch() is accessible in pipeline mode." in pipe["error"], pipe
+
+
+# --- DS308 judged by who reads the file (issue 19) ------------------------------------------------
+
+DS308 = FIXTURES / "deepspeed" / "rules" / "DS308"
+
+
+def _ds308(*paths) -> list[dict]:
+    _, found = check_json("--min-severity", "info", *map(str, paths))
+    return [f for f in found["findings"] if f["code"] == "DS308"]
+
+
+def test_ds308_is_a_warning_when_the_trainer_reads_the_file():
+    found = _ds308(DS308 / "bad.json")
+    assert [(f["severity"], f.get("unknown_context")) for f in found] == [("warning", None)]
+
+
+def test_ds308_says_nothing_when_the_script_saves_only_sharded_checkpoints():
+    assert _ds308(DS308 / "checkpoint_only") == []
+
+
+def test_ds308_is_an_info_without_a_consumer_or_behind_a_launcher(tmp_path):
+    config = (DS308 / "bad.json").read_text()
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "ds.json").write_text(config)
+    found = _ds308(tmp_path / "alone")
+    assert [(f["severity"], f["unknown_context"]["kind"]) for f in found] == [("info", "consumer")]
+    (tmp_path / "launched").mkdir()
+    (tmp_path / "launched" / "ds.json").write_text(config)
+    (tmp_path / "launched" / "run.sh").write_text("deepspeed pretrain_gpt.py --deepspeed --deepspeed_config ds.json\n")
+    found = _ds308(tmp_path / "launched")
+    assert [(f["severity"], f["unknown_context"]["kind"]) for f in found] == [("info", "program")]
+
+
+# --- DS303 on allgather_partitions (issue 19: no stage reads it) ------------------------------------
+
+
+def test_ds303_says_no_stage_reads_allgather_partitions(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_micro_batch_size_per_gpu": 1, "zero_optimization": {
+        "stage": 3, "allgather_partitions": True, "allgather_bucket_size": 500000000}}))
+    _, found = check_json(str(path))
+    messages = {f["pointer"]: f["message"] for f in found["findings"] if f["code"] == "DS303"}
+    assert messages["/zero_optimization/allgather_partitions"].startswith("allgather_partitions is read by no ZeRO "
+                                                                          "stage")
+    assert "only applies at ZeRO stages 1-2" in messages["/zero_optimization/allgather_bucket_size"]
+
+
+@pytest.mark.oracle
+def test_deepspeed_parses_allgather_partitions_and_no_code_uses_it():
+    import oracles
+
+    oracles.require_installed("deepspeed")
+    import pathlib
+
+    import deepspeed
+
+    root = pathlib.Path(deepspeed.__file__).parent
+    users = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                   if "allgather_partitions" in p.read_text(encoding="utf-8", errors="replace"))
+    # the config field, its accessor on the engine (never called), the autotuner's search space
+    assert users == ["autotuning/constants.py", "runtime/engine.py", "runtime/zero/config.py"], users
+    engine = (root / "runtime" / "engine.py").read_text(encoding="utf-8")
+    assert "zero_allgather_partitions()" not in engine
+    assert not any("zero_allgather_partitions" in p.read_text(encoding="utf-8", errors="replace")
+                   for p in root.rglob("*.py") if p.name != "engine.py")
