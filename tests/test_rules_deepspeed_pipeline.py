@@ -162,3 +162,15 @@ def test_deepspeed_parses_allgather_partitions_and_no_code_uses_it():
     assert "zero_allgather_partitions()" not in engine
     assert not any("zero_allgather_partitions" in p.read_text(encoding="utf-8", errors="replace")
                    for p in root.rglob("*.py") if p.name != "engine.py")
+
+
+# --- DS406 with "weight_decay": "auto" (issue 19: the Trainer's default is 0) ---------------------
+
+
+def test_ds406_with_auto_weight_decay_is_an_unknown_consumer_info(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_micro_batch_size_per_gpu": "auto", "optimizer": {
+        "type": "Adam", "params": {"lr": "auto", "weight_decay": "auto"}}}))
+    _, found = check_json("--min-severity", "info", str(path))
+    ds406 = [f for f in found["findings"] if f["code"] == "DS406"]
+    assert [(f["severity"], f["unknown_context"]["kind"], f["fix"]) for f in ds406] == [("info", "consumer", '"AdamW"')]
