@@ -75,6 +75,7 @@ def _run_case(deepspeed: Any, torch: Any, case: dict) -> dict:
         return out
     basic = getattr(engine, "basic_optimizer", None)
     out.update(
+        engine=type(engine).__name__,
         optimizer=type(basic).__name__ if basic is not None else None,
         wrapper=type(engine.optimizer).__name__ if engine.optimizer is not None else None,
         scheduler=type(scheduler).__name__ if scheduler is not None else None,

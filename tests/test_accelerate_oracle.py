@@ -41,6 +41,10 @@ REFUSED = {
     "AC006/bad_wrap.yaml": ("plugin", "Invalid auto wrap policy"),
     "AC006/bad_ac_offload.yaml": ("plugin", "`activation_checkpointing_offload=True` requires `fsdp_version=2`"),
     "AC006/bad_precision.yaml": ("launch", "ValueError: Unknown mixed_precision mode: bf32"),
+    # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
+    "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),
+    "AC009/bad_fsdp1_list.yaml": ("prepare", "Could not find the transformer layer class ['LlamaDecoderLayer' in "
+                                  "the model"),
     "AC103/bad.yaml": ("launch", "set `--fsdp_sync_module_states` to `True`"),
     "AC008/bad.yaml": ("launch", "AttributeError: 'bool' object has no attribute 'lower'"),
 }
@@ -93,6 +97,33 @@ def _resolved_deepspeed(plugin: Any) -> dict:
             "offload_param_device": zero.get("offload_param", {}).get("device")}
 
 
+def _prepare_wrap_policy(plugin: Any, names: Any) -> None:
+    """(In the child.) What `Accelerator.prepare` does with the wrap policy (FSDP1:
+    `set_auto_wrap_policy`; FSDP2: `fsdp2_prepare_auto_wrap_policy`) on a model that holds a
+    class for every name the file means (each name stripped), so that only the way the name is
+    written can make it fail. Raises the plugin's own error, as a "prepare" refusal."""
+    if not isinstance(names, list):
+        return
+    import re
+
+    import torch
+    from accelerate.utils.fsdp_utils import fsdp2_prepare_auto_wrap_policy
+
+    model = torch.nn.Sequential(*(type(re.sub(r"[\[\]'\"\s]", "", str(name)) or "Blank", (torch.nn.Linear,), {})(1, 1)
+                                  for name in names))
+    try:
+        if plugin.fsdp_version == 2:
+            fsdp2_prepare_auto_wrap_policy(plugin, model)
+        else:
+            plugin.set_auto_wrap_policy(model)
+    except Exception as error:  # noqa: BLE001 - a refusal is a result
+        raise _PrepareRefused(oracles._error_text(error)) from error
+
+
+class _PrepareRefused(Exception):
+    pass
+
+
 def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
     """(In the child.) {file: {"stage": "load" | "launch" | "plugin" | None, "error": text | None,
     "mode": ..., "resolved": {...}}} for each Accelerate config file."""
@@ -135,6 +166,9 @@ def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
                     if mixed in ("fp16", "bf16", "fp8"):
                         plugin.set_mixed_precision(mixed)
                     resolved.update(_resolved_fsdp(plugin))
+                    names = plugin.transformer_cls_names_to_wrap
+                    resolved["transformer_cls_names_to_wrap"] = names
+                    _prepare_wrap_policy(plugin, names)
                     if os.environ.get("ACCELERATE_USE_PARALLELISM_CONFIG") == "true":
                         from accelerate.parallelism_config import ParallelismConfig
 
@@ -146,6 +180,8 @@ def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
                     outcome["mode"] = "deepspeed"
                     plugin = DeepSpeedPlugin()
                     resolved.update(_resolved_deepspeed(plugin))
+            except _PrepareRefused as error:
+                outcome.update(stage="prepare", error=str(error))
             except Exception as error:  # noqa: BLE001
                 outcome.update(stage="plugin", error=oracles._error_text(error))
 

@@ -34,6 +34,10 @@ BAD_CASES = [
     ("AC006/bad_precision.yaml", "AC006", "error", "/mixed_precision", "bf32", 1, None, []),
     ("AC007/bad.yaml", "AC007", "info", "/fp16", "fp16:", 1, None, []),
     ("AC008/bad.yaml", "AC008", "error", "/mixed_precision", "no", 1, "'no'", []),
+    ("AC009/bad.yaml", "AC009", "error", "/fsdp_config/fsdp_transformer_layer_cls_to_wrap", "LlamaDecoderLayer, ",
+     1, "LlamaDecoderLayer,LlamaMLP", []),
+    ("AC009/bad_fsdp1_list.yaml", "AC009", "error", "/fsdp_config/fsdp_transformer_layer_cls_to_wrap",
+     "[LlamaDecoderLayer", 1, None, []),
     ("AC101/bad.yaml", "AC101", "warning", "/num_processes", "9", 2, None, [("/num_machines", "2", 2)]),
     ("AC102/bad.yaml", "AC102", "warning", "/fsdp_config", "fsdp_config", 1, None,
      [("/distributed_type", "DEEPSPEED", 1)]),
@@ -93,3 +97,26 @@ def test_rule_documentation_has_the_sections():
             doc = rule.documentation()
             for heading in ("## What it does", "## Why is this bad", "## Example", "## Use instead"):
                 assert heading in doc, (rule.code, heading)
+
+
+def test_ac009_fix_joins_the_class_names_with_a_bare_comma(tmp_path):
+    from conftest import run_cli
+
+    path = tmp_path / "accelerate_config.yaml"
+    path.write_text((RULES / "AC009" / "bad.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    done = run_cli("check", "--fix", str(path))
+    assert done.stderr == "" or "fixed" in done.stderr, done.stderr
+    text = path.read_text(encoding="utf-8")
+    assert "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer,LlamaMLP\n" in text
+    assert text.replace("LlamaDecoderLayer,LlamaMLP", "LlamaDecoderLayer, LlamaMLP") == \
+        (RULES / "AC009" / "bad.yaml").read_text(encoding="utf-8")
+    _, output = check_json(str(path))
+    assert findings_with_code(output, "AC009") == []
+
+
+def test_ac009_only_under_the_transformer_based_policy(tmp_path):
+    path = tmp_path / "accelerate_config.yaml"
+    path.write_text((RULES / "AC009" / "bad.yaml").read_text(encoding="utf-8").replace(
+        "TRANSFORMER_BASED_WRAP", "SIZE_BASED_WRAP"), encoding="utf-8")
+    _, output = check_json(str(path))
+    assert findings_with_code(output, "AC009") == []

@@ -41,7 +41,7 @@ CORPUS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # rule code -> the start of the schema's error for its bad fixtures (None: a silent mistake the
 # schema accepts; the rule's docstring says what goes wrong later)
 REJECTS = {
-    "AX001": None, "AX002": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
+    "AX001": None, "AX002": None, "AX009": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
     "AX003": "fsdp_config.sharding_strategy is an FSDP1-only option",
     "AX006": "Input should be a valid",
     "AX101": "The top-level `fsdp` list is no longer supported",
@@ -284,3 +284,64 @@ def test_round_trips_of_accepted_corpus_files_pass_the_schema(schema):
     for path in files:
         if outcomes[f"original:{path.name}"] is None:
             assert outcomes[f"written:{path.name}"] is None, path.name
+
+
+AX009_CHILD = r"""
+import json, logging, os, sys, warnings
+warnings.filterwarnings("ignore")
+logging.disable(logging.CRITICAL)
+import torch, yaml
+from axolotl.utils.config import validate_config
+from axolotl.utils.dict import DictDefault
+# axolotl.utils.trainer imports pyarrow (not installed here): take setup_fsdp_envs from its source
+import ast, importlib.util
+_source = open(importlib.util.find_spec("axolotl.utils.trainer").origin, encoding="utf-8").read()
+_node = next(n for n in ast.parse(_source).body if isinstance(n, ast.FunctionDef) and n.name == "setup_fsdp_envs")
+_space = {"os": os}
+exec(compile(ast.Module(body=[_node], type_ignores=[]), "axolotl/utils/trainer.py", "exec"), _space)
+setup_fsdp_envs = _space["setup_fsdp_envs"]
+from accelerate.utils import FullyShardedDataParallelPlugin
+from accelerate.utils.fsdp_utils import fsdp2_prepare_auto_wrap_policy
+out = {}
+for name, text in json.load(open(sys.argv[1])).items():
+    for key in [k for k in os.environ if k.startswith(("FSDP_", "ACCELERATE_"))]:
+        del os.environ[key]
+    cfg = validate_config(DictDefault(yaml.safe_load(text)))
+    setup_fsdp_envs(cfg)
+    plugin = FullyShardedDataParallelPlugin()
+    # a model that holds every class the file means, so only the way the names are written can fail
+    meant = [n.strip() for n in str(cfg.fsdp_config.transformer_layer_cls_to_wrap).split(",") if n.strip()]
+    model = torch.nn.Sequential(*(type(n, (torch.nn.Linear,), {})(1, 1) for n in meant))
+    result = {"env": os.environ.get("FSDP_TRANSFORMER_CLS_TO_WRAP"), "names": plugin.transformer_cls_names_to_wrap,
+              "error": None}
+    try:
+        fsdp2_prepare_auto_wrap_policy(plugin, model)
+    except Exception as error:
+        result["error"] = f"{type(error).__name__}: {error}"
+    out[name] = result
+json.dump(out, open(sys.argv[2], "w"))
+"""
+
+
+def test_ax009_class_names_reach_accelerate_unstripped():
+    """Axolotl validates `A, B`, hands it to Accelerate unchanged, and preparing the model raises on
+    " B", as AX009 says; the good fixture prepares."""
+    oracles.require_installed("axolotl", "peft", "addict", "PIL", "accelerate", "torch")
+    texts = {name: (RULES / "AX009" / name).read_text(encoding="utf-8") for name in ("bad.yaml", "good.yaml")}
+    with tempfile.TemporaryDirectory(prefix="shardshift-axolotl-") as scratch:
+        given, result = Path(scratch, "in.json"), Path(scratch, "out.json")
+        given.write_text(json.dumps(texts), encoding="utf-8")
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", PYTHONWARNINGS="ignore",
+                   CUDA_VISIBLE_DEVICES="")
+        done = subprocess.run([sys.executable, "-c", AX009_CHILD, str(given), str(result)], capture_output=True,
+                              text=True, timeout=oracles.CHILD_TIMEOUT, env=env, cwd=scratch,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 0 and result.is_file(), done.stderr[-4000:]
+        found = json.loads(result.read_text(encoding="utf-8"))
+    bad, good = found["bad.yaml"], found["good.yaml"]
+    assert bad["env"] == "LlamaDecoderLayer, LlamaMLP" and bad["names"] == ["LlamaDecoderLayer", " LlamaMLP"], bad
+    assert bad["error"] == "ValueError: Could not find the transformer layer class  LlamaMLP in the model.", bad
+    assert good["names"] == ["LlamaDecoderLayer", "LlamaMLP"] and good["error"] is None, good
+    _, output = check_json(str(RULES / "AX009" / "bad.yaml"))
+    (finding,) = [f for f in output["findings"] if f["code"] == "AX009"]
+    assert "Could not find the transformer layer class  LlamaMLP in the model." in finding["message"]

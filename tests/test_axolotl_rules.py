@@ -29,6 +29,8 @@ BAD_CASES = [
     ("AX007/bad_unused.yaml", "AX007", "warning", "/ring_attn_func", "ring_attn_func", None, None),
     ("AX008/bad.yaml", "AX008", "error", "/special_tokens", "special_tokens:", None,
      ("tokenizer_use_mistral_common:", "/tokenizer_use_mistral_common")),
+    ("AX009/bad.yaml", "AX009", "error", "/fsdp_config/transformer_layer_cls_to_wrap", "LlamaDecoderLayer, ",
+     "LlamaDecoderLayer,LlamaMLP", None),
     ("AX101/bad.yaml", "AX101", "error", "/fsdp", "fsdp:", None, None),
     ("AX102/bad.yaml", "AX102", "error", "/fsdp_version", "1", "2", None),
     ("AX103/bad.yaml", "AX103", "error", "/deepspeed", "deepspeed:", None, ("fsdp_config:", "/fsdp_config")),

@@ -50,6 +50,22 @@ class NewFile:
 EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/context/*", "Issue 19: setups whose own tree pins the framework release that judges them "
             "(requirements.txt, pyproject.toml): renamed torchtitan keys and a DeepSpeed key under old and new pins"),
+    NewFile("fixtures/deepspeed/rules/DS423/*", "DS423 fixtures: ds_configs with a pipeline section and the scripts "
+            "that consume them (issue 19)"),
+    Change("fixtures/deepspeed/rules/DS307/*", "DS423", "added", "a pipeline section with no consumer next to it: "
+           "an info with UnknownContext('consumer') (issue 19)"),
+    NewFile("fixtures/deepspeed/rules/DS308/trainer.py", "DS308's consumer: the Trainer reads bad.json (issue 19)"),
+    NewFile("fixtures/deepspeed/rules/DS308/checkpoint_only/*", "DS308: a script that saves only sharded "
+            "checkpoints (issue 19)"),
+    *[Change(pattern, "DS308", "changed", "DS308 judged by the consumer: without one it is an info with "
+             "UnknownContext('consumer') (issue 19)") for pattern in ("../shared/corpus/*", "fixtures/*")],
+    *[Change(pattern, "DS303", "changed", "DS303 says that no ZeRO stage reads allgather_partitions (DeepSpeed "
+             "0.19.8 never uses it; issue 19)") for pattern in ("../shared/corpus/*",)],
+    *[Change(pattern, "DS406", "changed", "DS406 with weight_decay \"auto\" is an info with "
+             "UnknownContext('consumer'): the Trainer's default is 0 (issue 19)")
+      for pattern in ("../shared/corpus/*",)],
+    Change("../shared/corpus/deepspeed/*", "DS423", "added", "a pipeline section with no consumer in the corpus "
+           "folder: an info with UnknownContext('consumer') (issue 19)"),
     NewFile("fixtures/plan/*", "Plan YAML fixtures of the semantic rules over the Plan (PL101-PL103)"),
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),

@@ -417,6 +417,14 @@ class Interpreter:
                     self.flow += 1
                     self._run_function(Func(node, env, Path("self") if owner else None), [], {}, entry=True)
                     pending = True
+        # a function handed to a call the reader does not follow (`fire.Fire(main)`, `typer.run(main)`,
+        # `tyro.cli(main)`, `jsonargparse.CLI(main)`, `mp.spawn(main, ...)`, `partial(main, ...)()`) runs,
+        # but no call in the file runs it: it is an entry of its own
+        passed = _passed_names(self.tree)
+        for node, env, owner in functions:
+            if node.name in passed and id(node) not in self.ran:
+                self.flow += 1
+                self._run_function(Func(node, env, Path("self") if owner else None), [], {}, entry=True)
         return self.analysis
 
     def _functions(self, body: list[ast.stmt], env: Env, owner: str | None):
@@ -1144,6 +1152,12 @@ def _called_names(tree: ast.Module) -> set[str]:
                 if isinstance(argument, ast.Name):
                     called.add(argument.id)
     return called
+
+
+def _passed_names(tree: ast.Module) -> set[str]:
+    """Names passed as an argument of a call (a callback, or the entry function of a CLI wrapper)."""
+    return {argument.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+            for argument in [*node.args, *(k.value for k in node.keywords)] if isinstance(argument, ast.Name)}
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -629,3 +629,82 @@ class SyncModuleStatesOff(AccelerateRule):
             "is on by default"
         yield self.finding(document, pointer, f"fsdp_sync_module_states is false while "
                            f"fsdp_cpu_ram_efficient_loading {why}: accelerate launch raises ValueError", fix="true")
+
+
+def layer_class_names(value: Any) -> tuple[list[str], str | None] | None:
+    """The class names Accelerate looks up for a `transformer_layer_cls_to_wrap` value, and the
+    value that names the same classes the way Accelerate reads them (None when no safe rewrite),
+    or None when the value is read as written. Accelerate (FullyShardedDataParallelPlugin.
+    __post_init__) splits the text on "," without stripping; a YAML list reaches it as its
+    Python text (`str(['A', 'B'])`, written by `accelerate launch` into FSDP_TRANSFORMER_CLS_TO_WRAP)."""
+    if isinstance(value, list):
+        names = [str(item).strip() for item in value]
+        looked_up = str(value).split(",")
+        fix = None
+    elif isinstance(value, str):
+        looked_up = value.split(",")
+        names = [name.strip() for name in looked_up if name.strip()]
+        fix = ",".join(names) if names and all(name.isidentifier() for name in names) else None
+    else:
+        return None
+    if all(name == name.strip() and name for name in looked_up):
+        return None
+    return looked_up, fix
+
+
+class LayerClassNamesSpaced(AccelerateRule):
+    """`fsdp_transformer_layer_cls_to_wrap: A, B`: Accelerate looks up a class named " B".
+
+    ## What it does
+    Reports an `fsdp_transformer_layer_cls_to_wrap` under `fsdp_auto_wrap_policy:
+    TRANSFORMER_BASED_WRAP` whose comma-separated names have spaces around them, an empty name
+    (`A,,B`, a trailing comma), or that is written as a YAML list.
+
+    ## Why is this bad
+    The FSDP plugin (`FullyShardedDataParallelPlugin.__post_init__`, FSDP1 and FSDP2 alike)
+    splits the value on `,` and does not strip the pieces: `A, B` names the classes `A` and ` B`.
+    No module class is called ` B`, so `accelerator.prepare(model)` raises `ValueError: Could not
+    find the transformer layer class  B in the model.` in every training process. `accelerate
+    launch` hands a YAML list on as its Python text (`['A', 'B']`), which fails the same way.
+
+    ## Example
+    ```yaml
+    fsdp_config:
+      fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+      fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer, LlamaMLP
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_config:
+      fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+      fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer,LlamaMLP
+    ```
+    """
+
+    code = "AC009"
+    name = "layer-class-names-not-comma-separated"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or data.get("distributed_type") != "FSDP":
+            return
+        settings = fsdp_settings(data)
+        policy = settings.get("fsdp_auto_wrap_policy", (None, None))[1]
+        if str(policy).upper() != "TRANSFORMER_BASED_WRAP" or "fsdp_transformer_layer_cls_to_wrap" not in settings:
+            return
+        pointer, value = settings["fsdp_transformer_layer_cls_to_wrap"]
+        found = layer_class_names(value)
+        if found is None:
+            return
+        looked_up, fix = found
+        wrong = next(name for name in looked_up if not name.isidentifier())
+        written = "a YAML list, which accelerate launch passes on as its Python text" if isinstance(value, list) \
+            else f"{value!r}"
+        wanted = ",".join(str(item).strip() for item in value) if isinstance(value, list) else fix
+        yield self.finding(document, pointer, f"fsdp_transformer_layer_cls_to_wrap is {written}: the FSDP plugin "
+                           f"splits it on ',' without stripping and looks up a class named {wrong!r}, so "
+                           f"accelerator.prepare raises ValueError (\"Could not find the transformer layer class "
+                           f"{wrong} in the model.\")" + (f"; write {wanted}" if wanted else ""),
+                           fix=fix, fix_kind="replace-value" if fix else None)

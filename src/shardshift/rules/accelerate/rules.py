@@ -6,6 +6,7 @@ from shardshift.rules.accelerate.config import (  # noqa: F401
     DuplicateFsdpKey,
     Fsdp1KeyUnderFsdp2,
     InvalidValue,
+    LayerClassNamesSpaced,
     LegacyTopLevelKey,
     ProcessesNotMultipleOfMachines,
     ReshardIgnoredUnderFsdp1,

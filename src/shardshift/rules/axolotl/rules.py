@@ -951,3 +951,69 @@ class MistralCommonTokenizerEdit(Rule):
                                    related=[self.related(document, "/tokenizer_use_mistral_common",
                                                          "the mistral-common tokenizer", key=True)])
                 return
+
+
+class LayerClassNamesSpaced(Rule):
+    """`fsdp_config.transformer_layer_cls_to_wrap: A, B`: Accelerate looks up a class named " B".
+
+    ## What it does
+    Reports `fsdp_config.transformer_layer_cls_to_wrap` (or its `fsdp_`-prefixed spelling) under
+    `auto_wrap_policy: TRANSFORMER_BASED_WRAP` whose comma-separated class names have spaces
+    around them or an empty name (`A,,B`, a trailing comma).
+
+    ## Why is this bad
+    Axolotl's schema takes the value as one string and `setup_fsdp_envs` hands it unchanged to
+    Accelerate (`FSDP_TRANSFORMER_CLS_TO_WRAP`), whose FSDP plugin splits it on `,` without
+    stripping: `A, B` names the classes `A` and ` B`. No module class is called ` B`, so
+    preparing the model raises `ValueError: Could not find the transformer layer class  B in the
+    model.` after the model has loaded.
+
+    ## Example
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      auto_wrap_policy: TRANSFORMER_BASED_WRAP
+      transformer_layer_cls_to_wrap: LlamaDecoderLayer, LlamaMLP
+    ```
+
+    ## Use instead
+    ```yaml
+    fsdp_version: 2
+    fsdp_config:
+      auto_wrap_policy: TRANSFORMER_BASED_WRAP
+      transformer_layer_cls_to_wrap: LlamaDecoderLayer,LlamaMLP
+    ```
+    """
+
+    code = "AX009"
+    name = "layer-class-names-not-comma-separated"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not isinstance(data.get("fsdp_config"), dict):
+            return
+        keys = fsdp_config_keys(data)
+        if "transformer_layer_cls_to_wrap" not in keys or "auto_wrap_policy" not in keys:
+            return
+        block = data["fsdp_config"]
+        if block[keys["auto_wrap_policy"]] != "TRANSFORMER_BASED_WRAP":
+            return
+        key = keys["transformer_layer_cls_to_wrap"]
+        value = block[key]
+        if not isinstance(value, str):
+            return  # not a string: the schema rejects it (AX006 and the schema's own error)
+        from shardshift.rules.accelerate.config import layer_class_names
+
+        found = layer_class_names(value)
+        if found is None:
+            return
+        looked_up, fix = found
+        wrong = next(name for name in looked_up if not name.isidentifier())
+        yield self.finding(document, f"/fsdp_config/{key}",
+                           f"fsdp_config.{key} is {value!r}: Axolotl passes it to Accelerate unchanged, whose FSDP "
+                           f"plugin splits it on ',' without stripping and looks up a class named {wrong!r}, so "
+                           f"preparing the model raises ValueError (\"Could not find the transformer layer class "
+                           f"{wrong} in the model.\")" + (f"; write {fix}" if fix else ""),
+                           fix=fix, fix_kind="replace-value" if fix else None)

@@ -427,7 +427,9 @@ class AdamTypeRunsAdamW(Rule):
     ## Why is this bad
     Someone who writes `Adam` with `weight_decay` 0.01 usually expects Adam's L2 penalty (as in
     `torch.optim.Adam`), and a migration that maps `Adam` to `torch.optim.Adam` changes the
-    training. Without weight decay the two are the same and nothing is reported.
+    training. Without weight decay the two are the same and nothing is reported; with
+    `"weight_decay": "auto"` the value comes from the Hugging Face Trainer's `weight_decay`
+    (default 0), so the finding is an info that says the value is not known here.
 
     ## Example
     ```json
@@ -458,11 +460,19 @@ class AdamTypeRunsAdamW(Rule):
         if not (decay == "auto" or (is_number(decay) and decay != 0)):
             return
         built = "torch.optim.AdamW" if _flag(params.get("torch_adam", False)) else "decoupled weight decay (AdamW)"
+        unknown = None
+        if decay == "auto":  # the Trainer's weight_decay (default 0) fills it: with 0, Adam and AdamW are one
+            from shardshift.context import UnknownContext
+
+            unknown = UnknownContext("consumer", "weight_decay is \"auto\": the value the Hugging Face integration "
+                                     "fills in (the Trainer's weight_decay, default 0, where Adam and AdamW are the "
+                                     "same) is not known here",
+                                     "check the ds_config with the training arguments that set weight_decay")
         yield self.finding(document, "/optimizer/type",
                            f"optimizer type \"{type_name}\" with weight_decay {json.dumps(decay)} runs {built}, "
                            "because DeepSpeed's adam_w_mode defaults to true; write \"AdamW\" to say so, or add "
                            "\"adam_w_mode\": false to params for Adam with L2 weight decay", fix='"AdamW"',
-                           fix_kind="replace-value")
+                           fix_kind="replace-value", unknown_context=unknown)
 
 
 class OptimizerUntestedWithZero(Rule):

@@ -164,8 +164,9 @@ class SettingIgnoredAtStage(Rule):
 
     ## What it does
     Uses the stages each key applies to (the key table): `stage3_*` keys, `sub_group_size`,
-    and ZeRO++ keys only matter at stage 3; `allgather_bucket_size`,
-    `allgather_partitions`, `round_robin_gradients` only at stages 1-2; nothing in
+    and ZeRO++ keys only matter at stage 3; `allgather_bucket_size`, `round_robin_gradients`
+    only at stages 1-2 (`allgather_partitions` at none: DeepSpeed 0.19.8 parses it and never
+    uses it, stages 1-2 always all-gather; it is reported at stage 3 and 0 only); nothing in
     `zero_optimization` matters at stage 0. It reports each such key at the stage configured.
     At stage 0 the dead settings are reported together, on the stage. Values left to the
     Hugging Face integration (`"auto"`) are not reported.
@@ -224,6 +225,12 @@ class SettingIgnoredAtStage(Rule):
                     severity="error", key=True)
             elif stage == 0:
                 dead.append(name)
+            elif pointer == Z + "/allgather_partitions":
+                yield self.finding(
+                    document, pointer,
+                    f"allgather_partitions is read by no ZeRO stage: DeepSpeed keeps it in its config but no code "
+                    f"uses it (stages 1 and 2 always all-gather the updated partitions), and at stage {stage} nothing "
+                    "would; remove it", key=True)
             else:
                 yield self.finding(
                     document, pointer,
@@ -439,7 +446,9 @@ class PipelineWithZero2Or3(Rule):
     ## What it does
     Reports ZeRO stage 2 or 3 in a config that has a `pipeline` section. DeepSpeed's
     `PipelineEngine` asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism" when
-    it starts. If the model is not a `PipelineModule`, the section is never read instead.
+    it starts. If the model is not a `PipelineModule`, the section is never read instead; where
+    the consumer shows that (the Hugging Face Trainer, Accelerate, a `from_pretrained` model),
+    pipeline-section-without-pipeline-module (DS423) reports the section instead.
 
     ## Why is this bad
     Either the run stops at `deepspeed.initialize`, or the pipeline settings do nothing and the
@@ -468,6 +477,10 @@ class PipelineWithZero2Or3(Rule):
         stage = zero_stage(data)
         if stage not in (2, 3) or not isinstance(data.get("pipeline"), dict):
             return
+        from shardshift.rules.deepspeed.pipeline import model_verdict
+
+        if model_verdict(document, context)[0] == "plain":
+            return  # no PipelineEngine is built: the section is ignored (DS423), nothing asserts
         yield self.finding(
             document, stage_pointer(data),
             f"ZeRO stage {stage} with a pipeline section: DeepSpeed's pipeline engine asserts stage < 2 at start-up, "
@@ -492,7 +505,10 @@ class Zero3WithoutSixteenBitSave(Rule):
     only logs that the full DeepSpeed checkpoint must be converted with `zero_to_fp32.py`);
     `accelerator.get_state_dict` raises. Many runs find out at the end of training, when the
     saved model does not load. Writing `false` on purpose (sharded checkpoints only) is not
-    reported.
+    reported. Where the consumer is known and is a script that passes the file to
+    `deepspeed.initialize` but never calls `save_16bit_model` (it saves with `save_checkpoint`),
+    nothing is reported; where no consumer is found, or a launcher starts a program that is not
+    followed, the finding is an info that says so.
 
     ## Example
     ```json
@@ -514,12 +530,50 @@ class Zero3WithoutSixteenBitSave(Rule):
         data = document.data
         if zero_stage(data) != 3 or any(get(data, p) is not MISSING for p in GATHER_SPELLINGS):
             return
-        yield self.finding(
-            document, GATHER_SPELLINGS[0],
-            "ZeRO stage 3 without stage3_gather_16bit_weights_on_model_save (default false): save_16bit_model and "
-            "the Hugging Face save_model write no usable weights, only the sharded checkpoint; add "
-            "\"stage3_gather_16bit_weights_on_model_save\": true (or false to keep sharded checkpoints only)",
-            fix="true", position=document.position(stage_pointer(data)))
+        message = ("ZeRO stage 3 without stage3_gather_16bit_weights_on_model_save (default false): save_16bit_model "
+                   "and the Hugging Face save_model write no usable weights, only the sharded checkpoint; add "
+                   "\"stage3_gather_16bit_weights_on_model_save\": true (or false to keep sharded checkpoints only)")
+        where = document.position(stage_pointer(data))
+        from shardshift.context import UnknownContext
+        from shardshift.rules.deepspeed.auto import consumers_of
+
+        consumers = consumers_of(document, context)
+        if not consumers:
+            yield self.finding(document, GATHER_SPELLINGS[0], message, fix="true", position=where,
+                               unknown_context=UnknownContext(
+                                   "consumer", "nothing found in the checked tree reads this ds_config, so whether "
+                                   "the run saves with save_16bit_model or the Hugging Face save_model is unknown",
+                                   "check the ds_config together with the training script or config that uses it"))
+            return
+        if any(c.hugging_face and c.kind != "shell" for c in consumers):
+            yield self.finding(document, GATHER_SPELLINGS[0], message, fix="true", position=where)
+            return
+        scripts = [c for c in consumers if c.kind == "deepspeed" and c.file.endswith(".py")]
+        saving = [c for c in scripts if _saves_16bit(c.file)]
+        if saving:
+            yield self.finding(document, GATHER_SPELLINGS[0], message, fix="true", position=where)
+            return
+        if len(scripts) < len(consumers):  # a launcher: the program it starts is not followed
+            yield self.finding(document, GATHER_SPELLINGS[0], message, fix="true", position=where,
+                               unknown_context=UnknownContext(
+                                   "program", "the program the launcher starts with this ds_config is not followed, "
+                                   "so whether it saves with save_16bit_model (or the Hugging Face save_model) is "
+                                   "unknown", "check the ds_config together with the training program"))
+        # else: the scripts that pass it to deepspeed.initialize never call save_16bit_model: nothing to gather
+
+
+SAVE_16BIT_CALLS = ("save_16bit_model", "save_fp16_model", "save_model(", "get_state_dict(", "save_pretrained(")
+
+
+def _saves_16bit(path: str) -> bool:
+    """Whether a script calls something that consolidates ZeRO-3 weights through the setting
+    (or may: a file that cannot be read counts as saving)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return True
+    return any(call in text for call in SAVE_16BIT_CALLS)
 
 
 class OffloadPinMemoryDefault(Rule):

@@ -43,12 +43,14 @@ class _Fsdp2Rule(Rule):
         if analysis is None:
             return
         seen: set[tuple[int, int]] = set()
-        for event, message, fix, *severity in self.judge(analysis, context):
+        for event, message, fix, *extra in self.judge(analysis, context):
             if (event.line, event.column) in seen:
                 continue
             seen.add((event.line, event.column))
+            severity = next((x for x in extra if isinstance(x, str)), None)
+            unknown = next((x for x in extra if x is not None and not isinstance(x, str)), None)
             yield self.finding(document, None, message, fix=fix, position=(event.line, event.column),
-                               severity=severity[0] if severity else None)
+                               severity=severity, unknown_context=unknown)
 
     def judge(self, analysis: _reader.Analysis, context: Context) -> Iterable[tuple]:
         raise NotImplementedError
@@ -404,7 +406,10 @@ class Fsdp1Wrapper(_Fsdp2Rule):
 
     ## What it does
     Reports every `FullyShardedDataParallel(...)` call and lists where each of its arguments goes
-    in FSDP2.
+    in FSDP2. A call in the other branch of an `if` from a `fully_shard` call (a switch), or inside
+    a function the file marks `@deprecated`, is not reported; in a file that also calls
+    `fully_shard` in another function (a library offering both, picked by the run's config) the
+    finding is an info that says which wrapper a run uses is decided elsewhere.
 
     ## Why is this bad
     FSDP1 is deprecated in the PyTorch documentation since mid-2025 (PyTorch about 2.7-2.8),
@@ -432,14 +437,48 @@ class Fsdp1Wrapper(_Fsdp2Rule):
 
     def judge(self, analysis, context):
         shards = analysis.of("fully_shard")
+        deprecated = _deprecated_spans(analysis.text)
         for event in analysis.of("fsdp1"):
             if any(_alternatives(event, other) for other in shards):
                 continue  # `if fsdp_version == 1: FSDP(...) else: fully_shard(...)`: a switch, not a leftover
+            if not event.file and any(start <= event.line <= end for start, end in deprecated):
+                continue  # the file's own @deprecated already says the FSDP1 path is on its way out
             moves = [f"{name} -> {FSDP1_ARGUMENTS[name]}" for name in event.given if name in FSDP1_ARGUMENTS]
             mapping = ("; ".join(sorted(moves))) if moves else "call fully_shard on each block, then on the root"
-            yield (event, "FullyShardedDataParallel is FSDP1, deprecated in the PyTorch docs since mid-2025 "
-                   "(about 2.7-2.8) and still shipped in 2.14",
-                   f"use fully_shard (torch.distributed.fsdp): {mapping}")
+            message = ("FullyShardedDataParallel is FSDP1, deprecated in the PyTorch docs since mid-2025 "
+                       "(about 2.7-2.8) and still shipped in 2.14")
+            other = next((s for s in shards if s.flow != event.flow and not s.file), None)
+            if other is not None:  # the file offers both wrappers: the run's own config picks one
+                from shardshift.context import UnknownContext
+
+                yield (event, f"{message}; this file also calls fully_shard (line {other.line}) in another "
+                       "function", f"use fully_shard (torch.distributed.fsdp): {mapping}",
+                       UnknownContext("program", "the file offers both FSDP1 and fully_shard; which one a run uses "
+                                      "is chosen by code or configuration outside it",
+                                      "check this file together with the entry script and the config that pick "
+                                      "the wrapper"))
+                continue
+            yield (event, message, f"use fully_shard (torch.distributed.fsdp): {mapping}")
+
+
+def _deprecated_spans(text: str) -> list[tuple[int, int]]:
+    """Line spans of the functions and classes the file marks `@deprecated(...)` (typing_extensions,
+    warnings (3.13), the `deprecated` package)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if name == "deprecated":
+                    spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
 
 
 def _alternatives(a: _reader.Event, b: _reader.Event) -> bool:
