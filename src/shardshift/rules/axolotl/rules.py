@@ -19,7 +19,8 @@ from shardshift.formats.axolotl.keys import (
     FSDP_CONFIG_FIELDS,
 )
 from shardshift.formats.axolotl.reader import fsdp_config_keys
-from shardshift.formats.axolotl.schema_keys import PLUGIN_KEYS, SCHEMA_KEYS, STRING_KEYS
+from shardshift.formats.axolotl.schema_keys import SCHEMA_KEYS, STRING_KEYS
+from shardshift.context import UnknownContext
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
 
 FORMATS = ("axolotl",)
@@ -43,12 +44,17 @@ class UnknownKey(Rule):
 
     ## What it does
     Reports top-level keys that are neither a field of Axolotl's config schema nor an argument of
-    one of its bundled integrations (plugins), with the closest known key when one is close.
+    a plugin the file registers, with the closest known key when one is close. A key of a bundled
+    plugin (`liger_rms_norm` of `axolotl.integrations.liger.LigerPlugin`, ...) counts only when
+    `plugins:` lists that plugin (plugin_keys.py, generated from axolotl's sources). In a file that
+    lists a plugin shardshift does not know (not bundled with axolotl), an unknown key is an info:
+    that plugin may add it. An unknown key left empty (`debug:`) is an info: nothing is lost.
 
     ## Why is this bad
     Axolotl's schema ignores unknown keys (pydantic's `extra="ignore"`): a misspelled
     `gradient_acumulation_steps: 8` leaves the default of 1 in force and nothing in the log says
-    so. Keys of third-party plugins are not known to shardshift: suppress the finding for them.
+    so. A plugin's keys join the schema only when the plugin is registered
+    (`merge_input_args`): `liger_rms_norm: true` without the Liger plugin does nothing.
 
     ## Example
     ```yaml
@@ -71,16 +77,81 @@ class UnknownKey(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        known = SCHEMA_KEYS | PLUGIN_KEYS
+        from shardshift.formats.axolotl.plugin_keys import BUILTIN_PLUGINS, PLUGINS
+
+        listed = _listed_plugins(document.data)
+        registered = {_plugin_class(name) for name in (*BUILTIN_PLUGINS, *listed)} - {None}
+        known = set(SCHEMA_KEYS)
+        for plugin in registered:
+            known |= PLUGINS[plugin][1]
+        foreign = [name for name in listed if _plugin_class(name) is None]
         for key in document.data:
             if not isinstance(key, str) or key in known or key in REPORTED_ELSEWHERE:
+                continue
+            value = document.data[key]
+            owner = next((name for name, (_, keys) in sorted(PLUGINS.items()) if key in keys), None)
+            if owner is not None:
+                package = PLUGINS[owner][0]
+                yield self.finding(document, f"/{key}",
+                                   f"{key} is an argument of Axolotl's {owner} plugin, which this file does not list "
+                                   f"under plugins: Axolotl's schema drops it silently; add {package}.{owner} to "
+                                   "plugins:", key=True)
+                continue
+            if key in SET_BY_AXOLOTL:
+                wanted, how = SET_BY_AXOLOTL[key]
+                yield self.finding(document, f"/{key}", f"{key} is not an Axolotl config key: {how}",
+                                   key=True, severity="info" if value == wanted else None)
                 continue
             fix = clear_match(key, SCHEMA_KEYS)
             guess = fix or did_you_mean(key, SCHEMA_KEYS)
             hint = f"; did you mean {guess}?" if guess else ""
+            if foreign:
+                names = ", ".join(foreign)
+                yield self.finding(document, f"/{key}",
+                                   f"{key} is not a key of Axolotl's schema or of its bundled plugins; unless the "
+                                   f"plugin {names} adds it, Axolotl's schema drops it silently{hint}", key=True,
+                                   unknown_context=UnknownContext(
+                                       "extension", f"this file lists the plugin {names}, which is not bundled with "
+                                       "axolotl, so the keys it adds are unknown",
+                                       f"check the package that provides {names}; suppress this finding for its "
+                                       "keys"))
+                continue
+            if value is None or value == "":
+                yield self.finding(document, f"/{key}", f"{key} is not an Axolotl config key and is left empty: "
+                                   f"Axolotl's schema drops it, and nothing is lost{hint}", key=True,
+                                   severity="info")
+                continue
             yield self.finding(document, f"/{key}",
                                f"{key} is not an Axolotl config key: Axolotl's schema drops it silently{hint}",
                                fix=fix, key=True, fix_kind="rename-key" if fix else None)
+
+
+# keys Axolotl does not read because it sets the TrainingArguments itself: key -> (the value it
+# sets, what it does) (axolotl 0.21.0 core/builders/base.py `_configure_hub_parameters`; the same
+# since v0.4, src/axolotl/core/trainer_builder.py)
+SET_BY_AXOLOTL = {
+    "hub_private_repo": (True, "Axolotl drops it and, whenever hub_model_id is set, pushes to a private "
+                               "repository itself (hub_private_repo=True)"),
+}
+
+
+def _listed_plugins(data) -> list[str]:
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    if isinstance(plugins, str):
+        plugins = [plugins]
+    return [p.strip() for p in plugins if isinstance(p, str) and p.strip()] if isinstance(plugins, list) else []
+
+
+def _plugin_class(name: str) -> str | None:
+    """The bundled plugin a `plugins:` entry names (`axolotl.integrations.liger.LigerPlugin`, or the
+    module that defines it, or `module:Class`), or None."""
+    from shardshift.formats.axolotl.plugin_keys import PLUGINS
+
+    module, _, cls = name.replace(":", ".").rpartition(".")
+    found = PLUGINS.get(cls)
+    if found is not None and (module == found[0] or module.startswith(found[0] + ".")):
+        return cls
+    return None
 
 
 class UnknownFsdpConfigKey(Rule):
