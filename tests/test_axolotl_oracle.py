@@ -53,6 +53,8 @@ REJECTS = {
     "AX107": "FSDP is not supported for falcon models",
     "AX108": "FSDP2 does not support load_in_8bit or load_in_4bit with",
     "AX109": "expert_parallel_size (2) > 1 requires fsdp_config.state_dict_type",
+    "AX009": "DeprecationWarning: `flash_attn_rms_norm` is no longer supported.",
+    "AX010": "Input should be a valid integer, got a number with a fractional part",
 }
 # what the finding says about the schema's refusal (its own words, or the quoted error)
 SAYS = {
@@ -62,6 +64,8 @@ SAYS = {
     "AX008": "is not supported with mistral-common tokenizer",
     "AX107": "FSDP is not supported for falcon models", "AX108": "FSDP2 does not support load_in_8bit",
     "AX109": "requires fsdp_config.state_dict_type: FULL_STATE_DICT",
+    "AX009": 'raises DeprecationWarning("`flash_attn_rms_norm` is no longer supported.")',
+    "AX010": "Input should be a valid integer, got a number with a fractional part",
 }
 SAYS_FOR_FIXTURE = {"AX006/bad_none.yaml": "is the string 'None' in YAML"}
 SILENT_FIXTURES = {"AX003/bad_ignored.yaml"}  # dropped with a warning in the log, accepted
@@ -82,6 +86,11 @@ CAUSES = {
     "requires FSDP2: set fsdp_version": "AX109",
     "Input should be a valid string [type=string_type, input_value=False": "AX006",
     "Input should be a valid string [type=string_type, input_value=True": "AX006",
+    "is no longer supported, it has been removed in TRL": "AX009",
+    "is no longer supported, due to breaking changes in TRL": "AX009",
+    "has been deprecated in TRL >= 0.29.0": "AX009",
+    "DeprecationWarning: `": "AX009",
+    "got a number with a fractional part": "AX010",
 }
 # corpus files the schema rejects for a cause shardshift does not check (model-, dataset- or
 # plugin-specific validation outside the distributed, batch, precision and optimizer keys)

@@ -973,3 +973,114 @@ class MistralCommonTokenizerEdit(Rule):
                                    related=[self.related(document, "/tokenizer_use_mistral_common",
                                                          "the mistral-common tokenizer", key=True)])
                 return
+
+
+# options axolotl 0.21.0's schema stops at (utils/schemas/deprecated.py, DeprecatedParameters): a field
+# validator raises DeprecationWarning, which is not a pydantic error, so it escapes validate_config
+# and ends the run. key -> (raised when the value is "truthy" or "set" (not null), its message)
+REMOVED = {
+    "max_packed_sequence_len": ("truthy", "`max_packed_sequence_len` is no longer supported"),
+    "rope_scaling": ("truthy", "`rope_scaling` is no longer supported, it should now be a key under `model_config`"),
+    "dpo_use_logits_to_keep": ("set", "`dpo_use_logits_to_keep` is no longer supported, it has been removed in "
+                                      "TRL >= 0.29.0"),
+    "dpo_generate_during_eval": ("set", "`dpo_generate_during_eval` is no longer supported, it has been removed in "
+                                        "TRL >= 0.29.0"),
+    "dpo_norm_loss": ("set", "`dpo_norm_loss` is no longer supported, due to breaking changes in TRL >= 0.29.0"),
+    "rpo_alpha": ("set", "`rpo_alpha` has been deprecated in TRL >= 0.29.0, and now requires passing multiple loss "
+                         "types, which is not yet supported by Axolotl."),
+    "s2_attention": ("truthy", "`s2_attention` (shifted-sparse attention) is no longer supported."),
+    "flash_attn_rms_norm": ("truthy", "`flash_attn_rms_norm` is no longer supported."),
+}
+
+
+class RemovedOption(Rule):
+    """An option Axolotl no longer supports and stops at.
+
+    ## What it does
+    Reports the options whose validator in Axolotl's schema (axolotl 0.21's
+    `DeprecatedParameters`) raises: `flash_attn_rms_norm`, `s2_attention`,
+    `max_packed_sequence_len` and `rope_scaling` when set to a true value, and
+    `dpo_use_logits_to_keep`, `dpo_generate_during_eval`, `dpo_norm_loss` and `rpo_alpha` when
+    set at all.
+
+    ## Why is this bad
+    The validator raises `DeprecationWarning("`flash_attn_rms_norm` is no longer supported.")`;
+    it is not a pydantic error, so it escapes config validation and the run stops before
+    training.
+
+    ## Example
+    ```yaml
+    flash_attention: true
+    flash_attn_rms_norm: true
+    ```
+
+    ## Use instead
+    ```yaml
+    flash_attention: true
+    ```
+    """
+
+    code = "AX009"
+    name = "removed-option"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        for key, (when, raised) in REMOVED.items():
+            if key not in data:
+                continue
+            value = data[key]
+            if (when == "truthy" and not value) or (when == "set" and value is None):
+                continue
+            shown = "true" if value is True else "false" if value is False else repr(value)
+            yield self.finding(document, f"/{key}",
+                               f"{key}: {shown} stops the run: Axolotl's schema raises DeprecationWarning(\"{raised}\") "
+                               "while it validates the config; remove the key", key=True)
+
+
+class FractionForIntField(Rule):
+    """A number with a fractional part where Axolotl's schema wants an integer.
+
+    ## What it does
+    Reports a top-level key that Axolotl's schema types `int` (`warmup_steps`, `max_steps`,
+    `micro_batch_size`, `logging_steps`, ...; int_keys.py, generated from axolotl 0.21's
+    schema) whose value is a number with a fractional part. (`2.0` passes as 2, and a
+    fraction is fine where the schema takes a float, as `eval_steps` or `save_steps` do.)
+
+    ## Why is this bad
+    Axolotl's pydantic schema refuses the config: "Input should be a valid integer, got a number
+    with a fractional part". `warmup_steps: 0.1` meant as a ratio is `warmup_ratio: 0.1`.
+
+    ## Example
+    ```yaml
+    warmup_steps: 0.1
+    ```
+
+    ## Use instead
+    ```yaml
+    warmup_ratio: 0.1
+    ```
+    """
+
+    code = "AX010"
+    name = "fraction-for-int-field"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.formats.axolotl.int_keys import INT_KEYS
+
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        for key, value in data.items():
+            if key not in INT_KEYS or not isinstance(value, float) or value != value or value in (
+                    float("inf"), float("-inf")) or value.is_integer():
+                continue
+            hint = "; for a fraction of the steps write warmup_ratio" if key == "warmup_steps" else ""
+            yield self.finding(document, f"/{key}",
+                               f"{key}: {value!r} is not an integer: Axolotl's schema refuses the config (\"Input "
+                               f"should be a valid integer, got a number with a fractional part\"){hint}")
