@@ -1033,6 +1033,8 @@ class RemovedOption(Rule):
             if key not in data:
                 continue
             value = data[key]
+            if isinstance(value, str):
+                continue  # a string fails the field's type first (or is a template placeholder): not this error
             if (when == "truthy" and not value) or (when == "set" and value is None):
                 continue
             shown = "true" if value is True else "false" if value is False else repr(value)
