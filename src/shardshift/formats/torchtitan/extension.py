@@ -74,7 +74,13 @@ def _named(data: dict, section: str, key: str) -> str | None:
 def table_for(path: str, data: dict, release_given: bool = False) -> TitanTable:
     """The table that judges the TOML at `path` with content `data`."""
     named = tuple(_named(data, section, key) for section, key in CUSTOM_KEYS)
-    return _table(os.path.abspath(path), named, release_given)
+    try:
+        return _table(os.path.abspath(path), named, release_given)
+    except RecursionError:  # a pathologically nested module: judge with torchtitan's own table
+        from shardshift.formats.torchtitan.keys import CLASSES, SCHEMA
+
+        return TitanTable({k: dict(v) for k, v in SCHEMA.items()},
+                          {s: f"torchtitan.config.job_config.{n}" for s, n in CLASSES.items()})
 
 
 def _ancestors(path: str) -> list[str]:
@@ -203,7 +209,7 @@ def _parse(path: str) -> ast.Module | None:
         with open(path, encoding="utf-8") as handle:
             text = handle.read(2_000_000)
         return ast.parse(text)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
