@@ -41,7 +41,7 @@ CORPUS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # rule code -> the start of the schema's error for its bad fixtures (None: a silent mistake the
 # schema accepts; the rule's docstring says what goes wrong later)
 REJECTS = {
-    "AX001": None, "AX002": None, "AX009": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
+    "AX001": None, "AX002": None, "AX011": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
     "AX003": "fsdp_config.sharding_strategy is an FSDP1-only option",
     "AX006": "Input should be a valid",
     "AX101": "The top-level `fsdp` list is no longer supported",
@@ -53,6 +53,8 @@ REJECTS = {
     "AX107": "FSDP is not supported for falcon models",
     "AX108": "FSDP2 does not support load_in_8bit or load_in_4bit with",
     "AX109": "expert_parallel_size (2) > 1 requires fsdp_config.state_dict_type",
+    "AX009": "DeprecationWarning: `flash_attn_rms_norm` is no longer supported.",
+    "AX010": "Input should be a valid integer, got a number with a fractional part",
 }
 # what the finding says about the schema's refusal (its own words, or the quoted error)
 SAYS = {
@@ -62,6 +64,8 @@ SAYS = {
     "AX008": "is not supported with mistral-common tokenizer",
     "AX107": "FSDP is not supported for falcon models", "AX108": "FSDP2 does not support load_in_8bit",
     "AX109": "requires fsdp_config.state_dict_type: FULL_STATE_DICT",
+    "AX009": 'raises DeprecationWarning("`flash_attn_rms_norm` is no longer supported.")',
+    "AX010": "Input should be a valid integer, got a number with a fractional part",
 }
 SAYS_FOR_FIXTURE = {"AX006/bad_none.yaml": "is the string 'None' in YAML"}
 SILENT_FIXTURES = {"AX003/bad_ignored.yaml"}  # dropped with a warning in the log, accepted
@@ -82,6 +86,11 @@ CAUSES = {
     "requires FSDP2: set fsdp_version": "AX109",
     "Input should be a valid string [type=string_type, input_value=False": "AX006",
     "Input should be a valid string [type=string_type, input_value=True": "AX006",
+    "is no longer supported, it has been removed in TRL": "AX009",
+    "is no longer supported, due to breaking changes in TRL": "AX009",
+    "has been deprecated in TRL >= 0.29.0": "AX009",
+    "DeprecationWarning: `": "AX009",
+    "got a number with a fractional part": "AX010",
 }
 # corpus files the schema rejects for a cause shardshift does not check (model-, dataset- or
 # plugin-specific validation outside the distributed, batch, precision and optimizer keys)
@@ -286,7 +295,7 @@ def test_round_trips_of_accepted_corpus_files_pass_the_schema(schema):
             assert outcomes[f"written:{path.name}"] is None, path.name
 
 
-AX009_CHILD = r"""
+AX011_CHILD = r"""
 import json, logging, os, sys, warnings
 warnings.filterwarnings("ignore")
 logging.disable(logging.CRITICAL)
@@ -323,17 +332,17 @@ json.dump(out, open(sys.argv[2], "w"))
 """
 
 
-def test_ax009_class_names_reach_accelerate_unstripped():
+def test_ax011_class_names_reach_accelerate_unstripped():
     """Axolotl validates `A, B`, hands it to Accelerate unchanged, and preparing the model raises on
-    " B", as AX009 says; the good fixture prepares."""
+    " B", as AX011 says; the good fixture prepares."""
     oracles.require_installed("axolotl", "peft", "addict", "PIL", "accelerate", "torch")
-    texts = {name: (RULES / "AX009" / name).read_text(encoding="utf-8") for name in ("bad.yaml", "good.yaml")}
+    texts = {name: (RULES / "AX011" / name).read_text(encoding="utf-8") for name in ("bad.yaml", "good.yaml")}
     with tempfile.TemporaryDirectory(prefix="shardshift-axolotl-") as scratch:
         given, result = Path(scratch, "in.json"), Path(scratch, "out.json")
         given.write_text(json.dumps(texts), encoding="utf-8")
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", PYTHONWARNINGS="ignore",
                    CUDA_VISIBLE_DEVICES="")
-        done = subprocess.run([sys.executable, "-c", AX009_CHILD, str(given), str(result)], capture_output=True,
+        done = subprocess.run([sys.executable, "-c", AX011_CHILD, str(given), str(result)], capture_output=True,
                               text=True, timeout=oracles.CHILD_TIMEOUT, env=env, cwd=scratch,
                               stdin=subprocess.DEVNULL)
         assert done.returncode == 0 and result.is_file(), done.stderr[-4000:]
@@ -342,6 +351,6 @@ def test_ax009_class_names_reach_accelerate_unstripped():
     assert bad["env"] == "LlamaDecoderLayer, LlamaMLP" and bad["names"] == ["LlamaDecoderLayer", " LlamaMLP"], bad
     assert bad["error"] == "ValueError: Could not find the transformer layer class  LlamaMLP in the model.", bad
     assert good["names"] == ["LlamaDecoderLayer", "LlamaMLP"] and good["error"] is None, good
-    _, output = check_json(str(RULES / "AX009" / "bad.yaml"))
-    (finding,) = [f for f in output["findings"] if f["code"] == "AX009"]
+    _, output = check_json(str(RULES / "AX011" / "bad.yaml"))
+    (finding,) = [f for f in output["findings"] if f["code"] == "AX011"]
     assert "Could not find the transformer layer class  LlamaMLP in the model." in finding["message"]

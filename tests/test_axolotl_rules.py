@@ -1,4 +1,4 @@
-"""Axolotl rules (AX001-AX008, AX101-AX109) through the real CLI: code, severity, file, line, column, pointer,
+"""Axolotl rules (AX001-AX010, AX101-AX109) through the real CLI: code, severity, file, line, column, pointer,
 fix and related places on the bad fixtures; no finding of its code and no error on the good ones."""
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ BAD_CASES = [
     ("AX007/bad_unused.yaml", "AX007", "warning", "/ring_attn_func", "ring_attn_func", None, None),
     ("AX008/bad.yaml", "AX008", "error", "/special_tokens", "special_tokens:", None,
      ("tokenizer_use_mistral_common:", "/tokenizer_use_mistral_common")),
-    ("AX009/bad.yaml", "AX009", "error", "/fsdp_config/transformer_layer_cls_to_wrap", "LlamaDecoderLayer, ",
+    ("AX011/bad.yaml", "AX011", "error", "/fsdp_config/transformer_layer_cls_to_wrap", "LlamaDecoderLayer, ",
      "LlamaDecoderLayer,LlamaMLP", None),
+    ("AX009/bad.yaml", "AX009", "error", "/flash_attn_rms_norm", "flash_attn_rms_norm:", None, None),
+    ("AX010/bad.yaml", "AX010", "error", "/warmup_steps", "0.1", None, None),
     ("AX101/bad.yaml", "AX101", "error", "/fsdp", "fsdp:", None, None),
     ("AX102/bad.yaml", "AX102", "error", "/fsdp_version", "1", "2", None),
     ("AX103/bad.yaml", "AX103", "error", "/deepspeed", "deepspeed:", None, ("fsdp_config:", "/fsdp_config")),

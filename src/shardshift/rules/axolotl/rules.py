@@ -19,7 +19,8 @@ from shardshift.formats.axolotl.keys import (
     FSDP_CONFIG_FIELDS,
 )
 from shardshift.formats.axolotl.reader import fsdp_config_keys
-from shardshift.formats.axolotl.schema_keys import PLUGIN_KEYS, SCHEMA_KEYS, STRING_KEYS
+from shardshift.formats.axolotl.schema_keys import SCHEMA_KEYS, STRING_KEYS
+from shardshift.context import UnknownContext
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
 
 FORMATS = ("axolotl",)
@@ -60,12 +61,17 @@ class UnknownKey(Rule):
 
     ## What it does
     Reports top-level keys that are neither a field of Axolotl's config schema nor an argument of
-    one of its bundled integrations (plugins), with the closest known key when one is close.
+    a plugin the file registers, with the closest known key when one is close. A key of a bundled
+    plugin (`liger_rms_norm` of `axolotl.integrations.liger.LigerPlugin`, ...) counts only when
+    `plugins:` lists that plugin (plugin_keys.py, generated from axolotl's sources). In a file that
+    lists a plugin shardshift does not know (not bundled with axolotl), an unknown key is an info:
+    that plugin may add it. An unknown key left empty (`debug:`) is an info: nothing is lost.
 
     ## Why is this bad
     Axolotl's schema ignores unknown keys (pydantic's `extra="ignore"`): a misspelled
     `gradient_acumulation_steps: 8` leaves the default of 1 in force and nothing in the log says
-    so. Keys of third-party plugins are not known to shardshift: suppress the finding for them.
+    so. A plugin's keys join the schema only when the plugin is registered
+    (`merge_input_args`): `liger_rms_norm: true` without the Liger plugin does nothing.
 
     ## Example
     ```yaml
@@ -88,9 +94,16 @@ class UnknownKey(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.formats.axolotl.plugin_keys import BUILTIN_PLUGINS, PLUGINS
         from shardshift.rules.axolotl import releases
 
-        known = SCHEMA_KEYS | PLUGIN_KEYS
+        listed = _listed_plugins(document.data)
+        registered = {_plugin_class(name) for name in (*BUILTIN_PLUGINS, *listed)} - {None}
+        known = set(SCHEMA_KEYS)
+        for plugin in registered:
+            known |= PLUGINS[plugin][1]
+        plugin_keys = known - set(SCHEMA_KEYS)
+        foreign = [name for name in listed if _plugin_class(name) is None]
         release = context.release("axolotl", document.path)
         pinned = release.version if release.pinned and releases.covered(release) else None
         for key in document.data:
@@ -99,19 +112,77 @@ class UnknownKey(Rule):
             if pinned is not None and releases.known_key(key, pinned) is not None:
                 if releases.known_key(key, pinned):
                     continue  # the release that runs the file has the key
-                if key in known and key not in PLUGIN_KEYS:
+                if key in known and key not in plugin_keys:
                     yield self.finding(document, f"/{key}", f"{key} is not a key of {release.text()}: its schema "
                                        f"drops it silently (the key was added in axolotl "
                                        f"{releases.text(releases.ADDED_IN[key])})", key=True)
                     continue
             if key in known:
                 continue
+            value = document.data[key]
+            owner = next((name for name, (_, keys) in sorted(PLUGINS.items()) if key in keys), None)
+            if owner is not None:
+                package = PLUGINS[owner][0]
+                yield self.finding(document, f"/{key}",
+                                   f"{key} is an argument of Axolotl's {owner} plugin, which this file does not list "
+                                   f"under plugins: Axolotl's schema drops it silently; add {package}.{owner} to "
+                                   "plugins:", key=True)
+                continue
+            if key in SET_BY_AXOLOTL:
+                wanted, how = SET_BY_AXOLOTL[key]
+                yield self.finding(document, f"/{key}", f"{key} is not an Axolotl config key: {how}",
+                                   key=True, severity="info" if value == wanted else None)
+                continue
             fix = clear_match(key, SCHEMA_KEYS)
             guess = fix or did_you_mean(key, SCHEMA_KEYS)
             hint = f"; did you mean {guess}?" if guess else ""
+            if foreign:
+                names = ", ".join(foreign)
+                yield self.finding(document, f"/{key}",
+                                   f"{key} is not a key of Axolotl's schema or of its bundled plugins; unless the "
+                                   f"plugin {names} adds it, Axolotl's schema drops it silently{hint}", key=True,
+                                   unknown_context=UnknownContext(
+                                       "extension", f"this file lists the plugin {names}, which is not bundled with "
+                                       "axolotl, so the keys it adds are unknown",
+                                       f"check the package that provides {names}; suppress this finding for its "
+                                       "keys"))
+                continue
+            if value is None or value == "":
+                yield self.finding(document, f"/{key}", f"{key} is not an Axolotl config key and is left empty: "
+                                   f"Axolotl's schema drops it, and nothing is lost{hint}", key=True,
+                                   severity="info")
+                continue
             yield self.finding(document, f"/{key}",
                                f"{key} is not an Axolotl config key: Axolotl's schema drops it silently{hint}",
                                fix=fix, key=True, fix_kind="rename-key" if fix else None)
+
+
+# keys Axolotl does not read because it sets the TrainingArguments itself: key -> (the value it
+# sets, what it does) (axolotl 0.21.0 core/builders/base.py `_configure_hub_parameters`; the same
+# since v0.4, src/axolotl/core/trainer_builder.py)
+SET_BY_AXOLOTL = {
+    "hub_private_repo": (True, "Axolotl drops it and, whenever hub_model_id is set, pushes to a private "
+                               "repository itself (hub_private_repo=True)"),
+}
+
+
+def _listed_plugins(data) -> list[str]:
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    if isinstance(plugins, str):
+        plugins = [plugins]
+    return [p.strip() for p in plugins if isinstance(p, str) and p.strip()] if isinstance(plugins, list) else []
+
+
+def _plugin_class(name: str) -> str | None:
+    """The bundled plugin a `plugins:` entry names (`axolotl.integrations.liger.LigerPlugin`, or the
+    module that defines it, or `module:Class`), or None."""
+    from shardshift.formats.axolotl.plugin_keys import PLUGINS
+
+    module, _, cls = name.replace(":", ".").rpartition(".")
+    found = PLUGINS.get(cls)
+    if found is not None and (module == found[0] or module.startswith(found[0] + ".")):
+        return cls
+    return None
 
 
 class UnknownFsdpConfigKey(Rule):
@@ -985,7 +1056,7 @@ class LayerClassNamesSpaced(Rule):
     ```
     """
 
-    code = "AX009"
+    code = "AX011"
     name = "layer-class-names-not-comma-separated"
     severity = "error"
     formats = FORMATS
@@ -1017,3 +1088,116 @@ class LayerClassNamesSpaced(Rule):
                            f"preparing the model raises ValueError (\"Could not find the transformer layer class "
                            f"{wrong} in the model.\")" + (f"; write {fix}" if fix else ""),
                            fix=fix, fix_kind="replace-value" if fix else None)
+
+
+# options axolotl 0.21.0's schema stops at (utils/schemas/deprecated.py, DeprecatedParameters): a field
+# validator raises DeprecationWarning, which is not a pydantic error, so it escapes validate_config
+# and ends the run. key -> (raised when the value is "truthy" or "set" (not null), its message)
+REMOVED = {
+    "max_packed_sequence_len": ("truthy", "`max_packed_sequence_len` is no longer supported"),
+    "rope_scaling": ("truthy", "`rope_scaling` is no longer supported, it should now be a key under `model_config`"),
+    "dpo_use_logits_to_keep": ("set", "`dpo_use_logits_to_keep` is no longer supported, it has been removed in "
+                                      "TRL >= 0.29.0"),
+    "dpo_generate_during_eval": ("set", "`dpo_generate_during_eval` is no longer supported, it has been removed in "
+                                        "TRL >= 0.29.0"),
+    "dpo_norm_loss": ("set", "`dpo_norm_loss` is no longer supported, due to breaking changes in TRL >= 0.29.0"),
+    "rpo_alpha": ("set", "`rpo_alpha` has been deprecated in TRL >= 0.29.0, and now requires passing multiple loss "
+                         "types, which is not yet supported by Axolotl."),
+    "s2_attention": ("truthy", "`s2_attention` (shifted-sparse attention) is no longer supported."),
+    "flash_attn_rms_norm": ("truthy", "`flash_attn_rms_norm` is no longer supported."),
+}
+
+
+class RemovedOption(Rule):
+    """An option Axolotl no longer supports and stops at.
+
+    ## What it does
+    Reports the options whose validator in Axolotl's schema (axolotl 0.21's
+    `DeprecatedParameters`) raises: `flash_attn_rms_norm`, `s2_attention`,
+    `max_packed_sequence_len` and `rope_scaling` when set to a true value, and
+    `dpo_use_logits_to_keep`, `dpo_generate_during_eval`, `dpo_norm_loss` and `rpo_alpha` when
+    set at all.
+
+    ## Why is this bad
+    The validator raises `DeprecationWarning("`flash_attn_rms_norm` is no longer supported.")`;
+    it is not a pydantic error, so it escapes config validation and the run stops before
+    training.
+
+    ## Example
+    ```yaml
+    flash_attention: true
+    flash_attn_rms_norm: true
+    ```
+
+    ## Use instead
+    ```yaml
+    flash_attention: true
+    ```
+    """
+
+    code = "AX009"
+    name = "removed-option"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        for key, (when, raised) in REMOVED.items():
+            if key not in data:
+                continue
+            value = data[key]
+            if isinstance(value, str):
+                continue  # a string fails the field's type first (or is a template placeholder): not this error
+            if (when == "truthy" and not value) or (when == "set" and value is None):
+                continue
+            shown = "true" if value is True else "false" if value is False else repr(value)
+            yield self.finding(document, f"/{key}",
+                               f"{key}: {shown} stops the run: Axolotl's schema raises DeprecationWarning(\"{raised}\") "
+                               "while it validates the config; remove the key", key=True)
+
+
+class FractionForIntField(Rule):
+    """A number with a fractional part where Axolotl's schema wants an integer.
+
+    ## What it does
+    Reports a top-level key that Axolotl's schema types `int` (`warmup_steps`, `max_steps`,
+    `micro_batch_size`, `logging_steps`, ...; int_keys.py, generated from axolotl 0.21's
+    schema) whose value is a number with a fractional part. (`2.0` passes as 2, and a
+    fraction is fine where the schema takes a float, as `eval_steps` or `save_steps` do.)
+
+    ## Why is this bad
+    Axolotl's pydantic schema refuses the config: "Input should be a valid integer, got a number
+    with a fractional part". `warmup_steps: 0.1` meant as a ratio is `warmup_ratio: 0.1`.
+
+    ## Example
+    ```yaml
+    warmup_steps: 0.1
+    ```
+
+    ## Use instead
+    ```yaml
+    warmup_ratio: 0.1
+    ```
+    """
+
+    code = "AX010"
+    name = "fraction-for-int-field"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.formats.axolotl.int_keys import INT_KEYS
+
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        for key, value in data.items():
+            if key not in INT_KEYS or not isinstance(value, float) or value != value or value in (
+                    float("inf"), float("-inf")) or value.is_integer():
+                continue
+            hint = "; for a fraction of the steps write warmup_ratio" if key == "warmup_steps" else ""
+            yield self.finding(document, f"/{key}",
+                               f"{key}: {value!r} is not an integer: Axolotl's schema refuses the config (\"Input "
+                               f"should be a valid integer, got a number with a fractional part\"){hint}")

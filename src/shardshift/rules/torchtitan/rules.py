@@ -10,7 +10,10 @@ parallel_dims.py) resolves a shard degree of -1 and asserts the product of the d
 tests/test_torchtitan_oracle.py confirms the config manager's behaviour with torchtitan 0.2.2.
 
 A file that names `job.custom_config_module` (or the older `experimental.custom_args_module`)
-extends the schema with user code: its unknown keys are not judged.
+extends the schema with user code, and a repository that holds its own torchtitan copy runs that
+copy: formats/torchtitan/extension.py reads the module's or the copy's dataclasses statically and
+the key rules judge the file with that table; a module or copy that is not in the checked tree
+turns their findings into infos with an UnknownContext.
 """
 
 from __future__ import annotations
@@ -82,19 +85,21 @@ def _pointer(section: str, key: str) -> str:
     return pointer
 
 
-def _custom(data: dict) -> bool:
-    # ConfigManager merges a custom module's schema only from job.custom_config_module (TOML or CLI);
-    # experimental.custom_args_module is copied over only after the file has been read
-    job = data.get("job")
-    return isinstance(job, dict) and bool(job.get("custom_config_module"))
+def _table(document, context: Context):
+    """The key table that judges this file: torchtitan v0.2.2's, a vendored copy's, plus a custom
+    config module's (formats/torchtitan/extension.py)."""
+    from shardshift.formats.torchtitan.extension import table_for
+
+    return table_for(document.path, document.data, "torchtitan" in context.release_overrides)
 
 
-def _walk(data: dict, section: str = "") -> Iterable[tuple[str, str, Any]]:
+def _walk(data: dict, section: str = "", tables: set[str] | None = None) -> Iterable[tuple[str, str, Any]]:
     """(section, key, value) of every key, descending into the tables the schema has."""
+    tables = TABLES if tables is None else tables
     for key, value in data.items():
         dotted = f"{section}.{key}" if section else key
-        if isinstance(value, dict) and dotted in TABLES:
-            yield from _walk(value, dotted)
+        if isinstance(value, dict) and dotted in tables:
+            yield from _walk(value, dotted, tables)
         else:
             yield section, key, value
 
@@ -109,8 +114,12 @@ class UnknownKey(_TitanRule):
     ## What it does
     Checks every section and key against torchtitan v0.2.2's `JobConfig` (the last release that
     reads a TOML), and names the key you probably meant. Keys that moved or were removed in an
-    earlier release are TT003 instead. Files that extend the schema with
-    `job.custom_config_module` are not judged.
+    earlier release are TT003 instead. A custom config module (`job.custom_config_module`)
+    found in the repository adds its `JobConfig` dataclass's sections and keys; a repository
+    that holds its own torchtitan copy (`torchtitan/config/job_config.py`, or the older
+    `torchtitan/config_manager.py`) is judged by that copy's dataclasses (a copy whose config
+    manager drops unknown keys silently gets a warning). A module or copy that is not in the
+    checked tree makes the findings infos that say so.
 
     ## Why is this bad
     torchtitan's `ConfigManager` refuses the whole file at start-up:
@@ -136,36 +145,76 @@ class UnknownKey(_TitanRule):
 
     def check(self, document, context: Context) -> Iterable[Finding]:
         data = document.data
-        if not isinstance(data, dict) or _custom(data):
+        if not isinstance(data, dict):
             return
-        for section, key, _ in _walk(data):
-            if (section, key) in RENAMED or (section, key) in DEPRECATED:
+        table = _table(document, context)
+        if table.unknown_keys == "open":
+            return  # an argparse-era copy reads the TOML as a plain dict: the program decides which keys it reads
+        tables = table.tables
+        for section, key, _ in _walk(data, "", tables):
+            if table.upstream and ((section, key) in RENAMED or (section, key) in DEPRECATED):
                 continue
             pointer = _pointer(section, key)
-            known_keys = _known_keys(section)
+            known_keys = _known_keys(section, table)
             if key in known_keys:
                 continue
             where = f"[{section}]" if section else "the top level"
             kind = "key" if section else "section"
-            cls = _class_name(section)
+            cls = _class_name(section, table)
             guess = did_you_mean(key, known_keys)
-            message = (f"unknown {kind} {key!r} in {where}: torchtitan's ConfigManager refuses the file at start-up "
-                       f"(ValueError: Invalid field names in {cls} data: {{{key!r}}})")
+            severity = None
+            if table.missing is not None:
+                unless = (f"unless the custom module {table.custom} adds it" if table.missing.kind == "extension"
+                          else "unless the vendored copy this file belongs to has it")
+                message = (f"{kind} {key!r} in {where} is not in torchtitan v0.2.2's schema; {unless}, torchtitan's "
+                           f"ConfigManager refuses the file at start-up (ValueError: Invalid field names in {cls} "
+                           f"data: {{{key!r}}})")
+            elif table.upstream or table.unknown_keys == "refuse":
+                who = "torchtitan's ConfigManager" if table.upstream else f"the vendored torchtitan copy ({_shown_path(table.copy)})"
+                message = (f"unknown {kind} {key!r} in {where}: {who} refuses the file at start-up "
+                           f"(ValueError: Invalid field names in {cls} data: {{{key!r}}})")
+            elif table.unknown_keys == "drop":
+                severity = "warning"
+                message = (f"unknown {kind} {key!r} in {where}: the vendored torchtitan copy "
+                           f"({_shown_path(table.copy)}) has no such field in {cls} and its ConfigManager drops the "
+                           "key silently, so the setting never takes effect")
+            else:
+                severity = "warning"
+                message = (f"unknown {kind} {key!r} in {where}: the vendored torchtitan copy "
+                           f"({_shown_path(table.copy)}) has no such field in {cls} (its config manager is not in the "
+                           "checked tree: it refuses the file or drops the key)")
             fix = clear_match(key, known_keys)
             if guess:
                 message += f"; did you mean {guess!r}?"
-            yield self.finding(document, pointer, message, key=True, fix=fix,
-                               fix_kind="rename-key" if fix else None)
+            yield self.finding(document, pointer, message, key=True, fix=fix, severity=severity,
+                               fix_kind="rename-key" if fix else None, unknown_context=table.missing)
 
 
-def _known_keys(section: str) -> list[str]:
+def _flat(what: str) -> str:
+    """`renamed in 2025-06 (PR #1238)` -> `renamed in 2025-06, PR #1238` (to sit inside parentheses)."""
+    return what.replace(" (PR #", ", PR #")[:-1] if " (PR #" in what and what.endswith(")") else what
+
+
+def _shown_path(path: str | None) -> str:
+    """The copy's config module as a repository path (torchtitan/config/job_config.py)."""
+    if not path:
+        return "?"
+    parts = path.split("/")
+    index = max((i for i, p in enumerate(parts) if p == "torchtitan"), default=len(parts) - 1)
+    return "/".join(parts[index:])
+
+
+def _known_keys(section: str, table=None) -> list[str]:
     """The keys and sub-tables the dataclass of `section` has."""
+    schema, all_tables = (SCHEMA, TABLES) if table is None else (table.schema, table.tables)
     prefix = f"{section}." if section else ""
-    tables = [t[len(prefix):] for t in TABLES if t.startswith(prefix) and "." not in t[len(prefix):]]
-    return [*SCHEMA.get(section, {}), *tables]
+    tables = [t[len(prefix):] for t in all_tables if t.startswith(prefix) and "." not in t[len(prefix):]]
+    return [*schema.get(section, {}), *tables]
 
 
-def _class_name(section: str) -> str:
+def _class_name(section: str, table=None) -> str:
+    if table is not None:
+        return f"<class '{table.classes.get(section, '?')}'>"
     return f"<class 'torchtitan.config.job_config.{CLASSES.get(section, '?')}'>"
 
 
@@ -205,8 +254,9 @@ class WrongValue(_TitanRule):
         data = document.data
         if not isinstance(data, dict):
             return
-        for section, key, value in _walk(data):
-            annotation = SCHEMA.get(section, {}).get(key, (None,))[0]
+        table = _table(document, context)
+        for section, key, value in _walk(data, "", table.tables):
+            annotation = table.schema.get(section, {}).get(key, (None,))[0]
             if annotation is None:
                 continue
             problem = _type_problem(annotation, value)
@@ -300,13 +350,25 @@ class RenamedKey(_TitanRule):
         data = document.data
         if not isinstance(data, dict):
             return
+        table = _table(document, context)
+        if not table.upstream:
+            return  # a vendored copy judges the file (TT001 with its own table), not torchtitan's history
         release = context.release("torchtitan", document.path)
         version = releases.used(release)
         judge = releases.judged_by(release)
-        for section, key, _ in _walk(data):
+        for section, key, _ in _walk(data, "", table.tables):
             pointer = _pointer(section, key)
             name = f"{section}.{key}" if section else f"[{key}]"
-            if (section, key) in RENAMED:
+            if (section, key) in table.custom_keys:
+                continue  # the custom config module defines it
+            if (section, key) in RENAMED and table.missing is not None:
+                target, what = RENAMED[(section, key)]
+                unless = (f"unless the custom module {table.custom} defines it" if table.missing.kind == "extension"
+                          else "unless the vendored copy this file belongs to still has it")
+                yield self.finding(document, pointer, f"{name} is not a key of torchtitan v0.2.2 "
+                                   f"({'now ' + target + ', ' if target else ''}{_flat(what)}); {unless}, torchtitan refuses "
+                                   "it at start-up (Invalid field names)", key=True, unknown_context=table.missing)
+            elif (section, key) in RENAMED:
                 yield from self._renamed(document, pointer, name, RENAMED[(section, key)],
                                          releases.KEYS.get((section, key)), release, version, judge)
             elif (section, key) in DEPRECATED:
@@ -316,12 +378,11 @@ class RenamedKey(_TitanRule):
                 to = DEPRECATED[(section, key)]
                 said = (f"{judge} warns and copies it to {to}" if release.pinned else
                         f"from torchtitan {releases.text(since)} torchtitan warns and copies it to {to} (judged by {judge})")
-                found = self.finding(document, pointer, f"{name} is deprecated: {said}; use that key", key=True,
-                                     severity="warning")
-                if not releases.covered(release):
-                    found = self.finding(document, pointer, found.message, key=True,
-                                         unknown_context=releases.uncovered(release))
-                yield found
+                missing = table.missing if table.missing is not None and table.missing.kind == "release" else None
+                if missing is None and not releases.covered(release):
+                    missing = releases.uncovered(release)
+                yield self.finding(document, pointer, f"{name} is deprecated: {said}; use that key", key=True,
+                                   severity="warning", unknown_context=missing)
         if releases.covered(release) and version < releases.CONVERTER_RENAMED_IN:
             return  # "float8" is the registered converter name before 0.2.0
         converters = data.get("model", {}).get("converters") if isinstance(data.get("model"), dict) else None
@@ -333,7 +394,8 @@ class RenamedKey(_TitanRule):
                                        '[compile]), whose registered converters are ' + ", ".join(CONVERTERS_V02)
                                        + ": the config loads, then building the model converters fails with "
                                        "KeyError: 'float8'; use \"quantize.linear.float8\"",
-                                       fix='"quantize.linear.float8"')
+                                       fix='"quantize.linear.float8"', unknown_context=table.missing
+                                       if table.missing is not None and table.missing.kind == "release" else None)
 
     def _renamed(self, document, pointer, name, renamed, row, release, version, judge) -> Iterable[Finding]:
         """A key of an older layout, judged by the release that runs the file (rules/torchtitan/releases.py)."""
