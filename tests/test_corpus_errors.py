@@ -121,7 +121,6 @@ EXPECTED_ERRORS = {
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__gpt__pretrain__ds_config_gpt_2clmetrics_TEMPLATE.json', 'DS102', '/train_batch_size'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__gpt__pretrain__ds_config_gpt_2clmetrics_TEMPLATE.json', 'DS102', '/train_micro_batch_size_per_gpu'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__data_efficiency__gpt__pretrain__ds_config_gpt_2clmetrics_TEMPLATE.json', 'DS102', '/zero_optimization/stage'): PLACEHOLDER,
-    ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__deepspeed4science__megatron_long_seq_support__ds_config_gpt_TEMPLATE.json', 'DS102', '/flops_profiler/output_file'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__deepspeed4science__megatron_long_seq_support__ds_config_gpt_TEMPLATE.json', 'DS102', '/prescale_gradients'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__deepspeed4science__megatron_long_seq_support__ds_config_gpt_TEMPLATE.json', 'DS102', '/steps_per_print'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__deepspeed4science__megatron_long_seq_support__ds_config_gpt_TEMPLATE.json', 'DS102', '/train_batch_size'): PLACEHOLDER,

@@ -86,7 +86,8 @@ def test_no_finding_judged_false_is_an_error_or_a_warning(verdicts, reported):
 @pytest.mark.corpus
 def test_every_finding_judged_true_is_still_an_error_or_a_warning(verdicts, reported):
     still = {r.key for r in _judged(reported)}
-    lost = [v for v in verdicts.values() if v.verdict and v.key not in still]
+    anywhere = {r.key for r in reported}  # a known loss (severity "info" in the table) is still reported as an info
+    lost = [v for v in verdicts.values() if v.verdict and v.key not in (anywhere if v.severity == "info" else still)]
     assert not lost, (
         f"{len(lost)} finding(s) judged true are no longer reported as errors or warnings:\n"
         + "\n".join(f"{v.file}:{v.line} {v.code} {v.pointer} (was {v.severity}): {v.reason}" for v in lost))

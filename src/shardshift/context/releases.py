@@ -334,7 +334,7 @@ def _setup_py(text: str) -> list[Pin]:
     """`install_requires` / `extras_require` strings of a `setup(...)` call, read with ast."""
     import ast
 
-    tree = ast.parse(text)
+    tree = _quiet_parse(text)
     pins: list[Pin] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -586,3 +586,14 @@ def _release(framework: str, pin: Pin, file: str, root: str) -> Release:
     if pin.rank == RANGE and version is None:
         return Release(framework, None, place, f"{pin.text} (allows no release shardshift knows)")
     return Release(framework, version, place, pin.text)
+
+
+def _quiet_parse(source: str, filename: str = "<unknown>"):
+    """ast.parse without the SyntaxWarnings/DeprecationWarnings the user's code would print
+    (an invalid escape sequence in a help string is the user's business, not the check's)."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename)

@@ -470,6 +470,9 @@ NULLABLE: frozenset[str] = frozenset({
     # deepspeed.initialize and two training steps (tests/test_deepspeed_agreement.py); not
     # gradient_clipping (null fails at the first step) nor the sections DeepSpeed hands to `**`.
     "/bf16", "/aio", "/expert_parallel", "/communication_data_type", "/steps_per_print",
+    # None is DeepSpeed's own default, read with get_scalar_param: profiling/constants.py
+    # FLOPS_PROFILER_OUTPUT_FILE_DEFAULT, activation_checkpointing/config.py ACT_CHKPT_NUMBER_CHECKPOINTS_DEFAULT
+    "/flops_profiler/output_file", "/activation_checkpointing/number_checkpoints",
 })
 # DeepSpeedZeroLeafModuleConfig._coerce_container_types: a string becomes a one-item list.
 STR_TO_LIST: frozenset[str] = frozenset(Z + "/leaf_module/" + name for name in ("classes", "names", "name_suffixes"))

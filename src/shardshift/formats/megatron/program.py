@@ -80,7 +80,7 @@ def _unknown(entry: str, what: str, **known: Any) -> Program:
 def _module(path: str, stamp: float) -> ast.Module | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return ast.parse(handle.read(), path)
+            return _quiet_parse(handle.read(), path)
     except (OSError, SyntaxError, ValueError, RecursionError):
         return None
 
@@ -463,3 +463,14 @@ def fork_of(documents) -> Program | None:
         if program is not None and program.fork is not None and program.unknown is None:
             return program
     return None
+
+
+def _quiet_parse(source: str, filename: str = "<unknown>"):
+    """ast.parse without the SyntaxWarnings/DeprecationWarnings the user's code would print
+    (an invalid escape sequence in a help string is the user's business, not the check's)."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename)

@@ -208,7 +208,7 @@ def _parse(path: str) -> ast.Module | None:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read(2_000_000)
-        return ast.parse(text)
+        return _quiet_parse(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -310,3 +310,14 @@ def _read_custom(path: str) -> tuple[Schema, dict[str, str]] | None:
     if "JobConfig" not in classes:
         return None
     return _sections(classes)
+
+
+def _quiet_parse(source: str, filename: str = "<unknown>"):
+    """ast.parse without the SyntaxWarnings/DeprecationWarnings the user's code would print
+    (an invalid escape sequence in a help string is the user's business, not the check's)."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename)

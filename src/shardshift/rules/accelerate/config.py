@@ -140,12 +140,45 @@ class UnknownNestedKey(AccelerateRule):
                 name = fsdp_name(key) if block == "fsdp_config" else key
                 if name in known:
                     continue
+                if block == "fsdp_config" and key in OLD_FSDP_KEYS:
+                    yield from self._old_key(document, context, block, key)
+                    continue
                 candidates = known if block != "fsdp_config" else known + tuple(k[5:] for k in known)
                 guess = did_you_mean(key, candidates)
                 hint = f"; did you mean `{guess}`?" if guess else ""
                 yield self.finding(document, f"/{block}/{key}", f"`{key}` is not a key Accelerate reads in "
                                    f"{block}: Accelerate never checks the keys of {block}, so it is silently "
                                    f"ignored{hint}", key=True, fix=clear_match(key, candidates))
+
+
+    def _old_key(self, document: Document, context: Context, block: str, key: str) -> Iterable[Finding]:
+        """An old spelling that older Accelerate releases still read: judged by the release in use."""
+        from shardshift.context import UnknownContext
+
+        last_read, new_name, evidence = OLD_FSDP_KEYS[key]
+        release = context.release("accelerate", document.path)
+        last = ".".join(map(str, last_read))
+        if release.pinned and release.version <= last_read:
+            return  # the release that runs the file reads it (with a deprecation warning)
+        message = (f"`{key}` is the old name of `{new_name}`: accelerate {last} still read it ({evidence}), "
+                   f"the newest Accelerate does not and silently ignores it; write `{new_name}`")
+        if release.pinned and release.version < NEWEST_ACCELERATE:
+            yield self.finding(document, f"/{block}/{key}", message, key=True, unknown_context=UnknownContext(
+                "release", f"whether {release.text()} still reads `{key}` is not in shardshift's table (read up to "
+                f"at least {last}, not by {'.'.join(map(str, NEWEST_ACCELERATE))})",
+                f"check the Accelerate release's utils/launch.py, or pass --accelerate-version"))
+            return
+        yield self.finding(document, f"/{block}/{key}", message, key=True, fix=new_name, fix_kind="rename-key")
+
+
+# Old fsdp_config spellings: key -> (the last release known to read it, the new name, where it is read).
+# Confirmed in accelerate 0.20.0 (utils/launch.py:171) and 0.31.0 (utils/launch.py:238-246, with a
+# deprecation warning); accelerate 1.15, the newest here, no longer reads it.
+OLD_FSDP_KEYS = {
+    "fsdp_backward_prefetch_policy": ((0, 31, 0), "fsdp_backward_prefetch",
+                                      "its utils/launch.py maps it to FSDP_BACKWARD_PREFETCH"),
+}
+NEWEST_ACCELERATE = (1, 15, 0)
 
 
 class Fsdp1KeyUnderFsdp2(AccelerateRule):

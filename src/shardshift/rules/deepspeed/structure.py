@@ -107,9 +107,18 @@ class UnknownKey(Rule):
             known = children_of(pointer)
             where = f"in {pointer[1:]}" if pointer else "at the top level"
             clear, suggestion = suggestions.lookup(member.key, known)
-            if row is not None and row.strict:
+            lenient = _lenient_before(pointer, context)
+            if row is not None and row.strict and lenient is None:
                 message = f"unknown key {member.key!r} {where}: DeepSpeed rejects it at launch"
                 severity: Severity = "error"
+            elif lenient is not None and suggestion:
+                message = (f"unknown key {member.key!r} {where}: {context.deepspeed_version_text} silently ignores it "
+                           f"(DeepSpeed rejects it from {version_text(lenient)})")
+                severity = "error"
+            elif lenient is not None:
+                message = (f"unknown key {member.key!r} {where}: {context.deepspeed_version_text} ignores it (DeepSpeed "
+                           f"rejects it from {version_text(lenient)}; fine only if your own code reads it)")
+                severity = "warning"
             elif suggestion:
                 message = f"unknown key {member.key!r} {where}: DeepSpeed silently ignores it"
                 severity = "error"
@@ -122,6 +131,21 @@ class UnknownKey(Rule):
                 message += f" ({suggestions.note()})"
             yield self.finding(document, child, message, fix=suggestion, severity=severity, key=True,
                                fix_kind="rename-key" if clear and node.get(clear) is None else None)
+
+
+# Sections DeepSpeed validated strictly only from some release on (a pydantic model that forbids
+# extra keys); before it, it read their keys one by one and ignored the others (versions.py).
+STRICT_FROM = {"/fp16": (0, 17, 1), "/bf16": (0, 17, 1), "/zero_optimization": (0, 7, 0)}
+
+
+def _lenient_before(pointer: str, context: Context) -> tuple[int, ...] | None:
+    """The release from which DeepSpeed rejects unknown keys in the section at `pointer`, when the
+    release in use (given or pinned) is older than it; else None."""
+    since = STRICT_FROM.get(pointer)
+    version = context.deepspeed_version
+    if since is None or version is None or tuple(version) >= since:
+        return None
+    return since
 
 
 def _removed_text(row: Key, context: Context) -> str:

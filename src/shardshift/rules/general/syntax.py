@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from shardshift.document import Document
-from shardshift.rules.base import Context, Finding, Rule
+from shardshift.rules.base import Context, Finding, Related, Rule
 
 
 class UnparseableFile(Rule):
@@ -105,7 +105,23 @@ class HjsonOnlySyntax(Rule):
                    f"{count}")
         if others:
             message += f" (also: {'; '.join(others)})"
-        yield self.finding(document, None, message, position=(line, column))
+        if document.format != "deepspeed":
+            yield self.finding(document, None, message, position=(line, column))
+            return
+        # json.load refuses the file only where the consumer opens it with json.load: ask who does
+        from shardshift.context import UnknownContext
+        from shardshift.rules.deepspeed.auto import consumers_of
+
+        readers = consumers_of(document, context)
+        by_json = [c for c in readers if c.loader == "json"]
+        if by_json:
+            yield self.finding(document, None, message, position=(line, column), related=[
+                Related(c.file, c.line, 1, None, f"{c.describe()} opens it with json.load") for c in by_json])
+        elif not readers:
+            yield self.finding(document, None, message, position=(line, column), unknown_context=UnknownContext(
+                "consumer", f"no file in the checked tree passes {document.path} to a program, so whether json.load "
+                "or DeepSpeed's hjson opens it is not known",
+                "check the config together with the script, launch command or YAML that uses it"))
 
 
 # What each format's loader does with a repeated key.
