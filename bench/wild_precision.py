@@ -90,8 +90,25 @@ def causes_table(false: list[tuple[Reported, Verdict]]) -> str:
     return "\n".join(lines)
 
 
+def history(verdicts: dict, reported: list[Reported]) -> list[str]:
+    """Every finding judged false in the table (what the tool once reported as an error or a
+    warning, before issue 19's context), by cause, and what it is now: an info or not reported."""
+    now = {r.key: r.severity for r in reported}
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for v in verdicts.values():
+        if v.verdict:
+            continue
+        state = now.get(v.key)
+        counts[cause(v.reason)][0 if state is None else 1 if state == "info" else 2] += 1
+    lines = ["| cause | now not reported | now an info | still an error or warning |", "|---|---|---|---|"]
+    for name, (gone, info, still) in sorted(counts.items()):
+        lines.append(f"| {name} | {gone} | {info} | {still} |")
+    return lines
+
+
 def write_markdown(path: Path, rows: list[list[str]], false: list[tuple[Reported, Verdict]], unjudged: int,
-                   stale_true: list[Verdict]) -> None:
+                   stale_true: list[Verdict], verdicts: dict | None = None,
+                   reported: list[Reported] | None = None) -> None:
     out = [
         "# Precision on real repositories (`../shared/corpus/wild`)",
         "",
@@ -116,9 +133,16 @@ def write_markdown(path: Path, rows: list[list[str]], false: list[tuple[Reported
     if unjudged:
         out += [f"{unjudged} error/warning finding(s) have no verdict yet (run `pytest tests/test_wild.py`).", ""]
     if stale_true:
-        out += [f"{len(stale_true)} finding(s) judged true are no longer errors or warnings:", ""]
-        out += [f"- `{v.file}:{v.line}` {v.code} {v.pointer}" for v in stale_true]
+        out += [f"{len(stale_true)} finding(s) judged true are no longer errors or warnings (known losses are "
+                "marked with severity `info` in the table, with why):", ""]
+        out += [f"- `{v.file}:{v.line}` {v.code} {v.pointer}" + (f": {v.reason}" if v.severity == "info" else "")
+                for v in stale_true]
         out += [""]
+    if verdicts is not None and reported is not None:
+        out += ["## What was false, and what it is now", "",
+                "Every finding of the table judged false, by the cause its reason names: how many the tool no",
+                "longer reports, how many are now infos that say which context is unknown, and how many are",
+                "still errors or warnings (each listed below).", "", *history(verdicts, reported), ""]
     out += ["## Why the false ones are false", "", causes_table(false), ""]
     out += [f"## Findings judged false ({len(false)})", "",
             "Grouped by rule and reason; each group lists where the finding is.", ""]
@@ -155,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(false)} false, {unjudged} unjudged, {len(stale_true)} judged true but no longer reported")
     if not args.no_write:
         target = ROOT / "bench" / "WILD.md"
-        write_markdown(target, rows, false, unjudged, stale_true)
+        write_markdown(target, rows, false, unjudged, stale_true, verdicts, reported)
         print(f"wrote {target.relative_to(ROOT)}")
     return 0
 
