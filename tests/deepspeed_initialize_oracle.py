@@ -143,8 +143,26 @@ def _child() -> None:
     sys.stdout.write("\n" + json.dumps(results) + "\n")
 
 
+def _remove_stale_build_locks(older_than: float = 1800) -> None:
+    """A run killed while DeepSpeed JIT-builds an op (cpu_adam, fused_adam) leaves torch's build
+    `lock` file behind, and every later build waits on it forever (torch's FileBaton). A build
+    takes about a minute and a half here, so a lock older than half an hour is stale."""
+    import time
+
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions")
+    for directory, _, files in os.walk(root):
+        if "lock" in files:
+            lock = os.path.join(directory, "lock")
+            try:
+                if time.time() - os.path.getmtime(lock) > older_than:
+                    os.remove(lock)
+            except OSError:
+                pass
+
+
 def engine_outcomes(cases: dict[str, dict], *, timeout: float = TIMEOUT) -> dict[str, dict]:
     """Run every case through `deepspeed.initialize` in one child process (see the module doc)."""
+    _remove_stale_build_locks()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
