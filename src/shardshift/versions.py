@@ -93,6 +93,19 @@ BEHAVIOUR_CHANGES: tuple[BehaviourChange, ...] = (
 )
 
 
+# Sections DeepSpeed validated strictly (a pydantic model that forbids extra keys) only from some
+# release on; before it, it read their keys one by one and ignored the others. fp16/bf16 is the
+# BehaviourChange above; zero_optimization became a DeepSpeedConfigModel in 0.7.0 (runtime/zero/config.py).
+_PRECISION_STRICT = next(c.since for c in BEHAVIOUR_CHANGES if c.what == "fp16/bf16 blocks")
+STRICT_SECTIONS: dict[str, Version] = {"/fp16": _PRECISION_STRICT, "/bf16": _PRECISION_STRICT,
+                                       "/zero_optimization": (0, 7, 0)}
+
+
+def strict_from(pointer: str) -> Version | None:
+    """The release from which DeepSpeed rejects unknown keys in the section at `pointer`."""
+    return STRICT_SECTIONS.get(pointer)
+
+
 def at_least(version: Version | None, since: Version) -> bool:
     """Whether `version` (None = the newest DeepSpeed) includes a change made in `since`."""
     return version is None or tuple(version) >= tuple(since)

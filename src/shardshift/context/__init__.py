@@ -71,3 +71,29 @@ class Release:
         return {"framework": self.framework,
                 "version": None if self.version is None else ".".join(map(str, self.version)),
                 "source": self.source, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class CoveredReleases:
+    """The releases of a framework that a version table was read from: a pin outside them is
+    unknown context (what that release does is not in the table), never a guess."""
+
+    framework: str  # as users spell it in messages: "Axolotl", "torchtitan"
+    oldest: Version
+    newest: Version
+    table: str  # which table covers them, with its verb: "tables cover", "key table covers"
+    question: str  # what is unknown for such a pin: "whether that release does this"
+    how: str
+
+    def covers(self, release: Release) -> bool:
+        """Whether the table covers `release` (no pin: the newest, which it does)."""
+        return release.version is None or self.oldest <= tuple(release.version)[:3] <= self.newest
+
+    def uncovered(self, release: Release) -> UnknownContext:
+        from shardshift.versions import version_text
+
+        side = "older" if tuple(release.version or ()) < self.oldest else "newer"
+        return UnknownContext(
+            "release", f"the pin {release.text()} is {side} than the {self.framework} releases shardshift's "
+                       f"{self.table} ({version_text(self.oldest)} "
+                       f"to {version_text(self.newest)}), so {self.question} is unknown", self.how)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from shardshift.context import FRAMEWORKS, Release, Version
+from shardshift.user_code import parse as parse_user_code
 
 # The releases shardshift knows, oldest first, up to the newest one its tables describe
 # (pip index versions, 2026-12; the newest is the release the rules are written against).
@@ -334,7 +335,7 @@ def _setup_py(text: str) -> list[Pin]:
     """`install_requires` / `extras_require` strings of a `setup(...)` call, read with ast."""
     import ast
 
-    tree = _quiet_parse(text)
+    tree = parse_user_code(text)
     pins: list[Pin] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -386,25 +387,26 @@ def _newest_per_framework(pins: list[Pin]) -> list[Pin]:
     return list(best.values())
 
 
-def _toml_lock(text: str) -> list[Pin]:
-    """uv.lock / poetry.lock: `[[package]] name = "torch" version = "2.6.0"`."""
+def _locked(text: str, pattern: str, line_offset: int) -> list[Pin]:
+    """The packages a lock file lists (`pattern`'s groups: name, version), one pin per framework;
+    `line_offset` is the line reported, counted from the match's first line (1)."""
     pins: list[Pin] = []
-    for match in re.finditer(r'(?m)^\[\[package\]\]\s*\nname\s*=\s*"([^"]+)"\s*\nversion\s*=\s*"([^"]+)"', text):
+    for match in re.finditer(pattern, text):
         framework = framework_of(match.group(1))
         if framework is not None:
-            line = text.count("\n", 0, match.start()) + 2
+            line = text.count("\n", 0, match.start()) + line_offset
             pins.append(Pin(framework, match.group(2), line, LOCKED, f"{match.group(1)} {match.group(2)} (locked)"))
     return _newest_per_framework(pins)
+
+
+def _toml_lock(text: str) -> list[Pin]:
+    """uv.lock / poetry.lock: `[[package]] name = "torch" version = "2.6.0"`."""
+    return _locked(text, r'(?m)^\[\[package\]\]\s*\nname\s*=\s*"([^"]+)"\s*\nversion\s*=\s*"([^"]+)"', 2)
 
 
 def _conda_lock(text: str) -> list[Pin]:
-    pins: list[Pin] = []
-    for match in re.finditer(r"(?m)^- name: ([\w.-]+)\s*\n\s+version: '?([\w.+-]+)'?", text):
-        framework = framework_of(match.group(1))
-        if framework is not None:
-            line = text.count("\n", 0, match.start()) + 1
-            pins.append(Pin(framework, match.group(2), line, LOCKED, f"{match.group(1)} {match.group(2)} (locked)"))
-    return _newest_per_framework(pins)
+    """conda-lock.yml: `- name: pytorch` then `version: 2.0.1`."""
+    return _locked(text, r"(?m)^- name: ([\w.-]+)\s*\n\s+version: '?([\w.+-]+)'?", 1)
 
 
 def _conda_environment(text: str) -> list[Pin]:
@@ -586,14 +588,3 @@ def _release(framework: str, pin: Pin, file: str, root: str) -> Release:
     if pin.rank == RANGE and version is None:
         return Release(framework, None, place, f"{pin.text} (allows no release shardshift knows)")
     return Release(framework, version, place, pin.text)
-
-
-def _quiet_parse(source: str, filename: str = "<unknown>"):
-    """ast.parse without the SyntaxWarnings/DeprecationWarnings the user's code would print
-    (an invalid escape sequence in a help string is the user's business, not the check's)."""
-    import ast
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(source, filename)

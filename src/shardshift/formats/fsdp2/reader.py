@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from shardshift.document import Document, SyntaxProblem
 from shardshift.source import Member, Node, join_pointer
+from shardshift.user_code import parse as parse_user_code
 
 if TYPE_CHECKING:  # pydantic is imported when a Plan is built, not when the rules are loaded
     from shardshift.plan import Plan
@@ -1354,7 +1355,7 @@ def _parse(text: str) -> ast.Module | SyntaxProblem:
     try:
         with warnings.catch_warnings():  # the user's invalid escapes are not our warnings to print
             warnings.simplefilter("ignore")
-            return ast.parse(text)
+            return parse_user_code(text)
     except SyntaxError as error:
         line = error.lineno or 1
         return SyntaxProblem(f"invalid Python: {error.msg}", line, max(1, error.offset or 1))

@@ -26,6 +26,7 @@ from typing import Any
 
 from shardshift.context import UnknownContext
 from shardshift.formats.megatron.flags import FlagTable, table
+from shardshift.user_code import parse as parse_user_code
 
 # Megatron's own argument modules, as a package next to the entry script (newest layout first).
 ARGUMENT_MODULES = ("megatron/training/arguments.py", "megatron/arguments.py")
@@ -80,7 +81,7 @@ def _unknown(entry: str, what: str, **known: Any) -> Program:
 def _module(path: str, stamp: float) -> ast.Module | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return _quiet_parse(handle.read(), path)
+            return parse_user_code(handle.read(), path)
     except (OSError, SyntaxError, ValueError, RecursionError):
         return None
 
@@ -463,14 +464,3 @@ def fork_of(documents) -> Program | None:
         if program is not None and program.fork is not None and program.unknown is None:
             return program
     return None
-
-
-def _quiet_parse(source: str, filename: str = "<unknown>"):
-    """ast.parse without the SyntaxWarnings/DeprecationWarnings the user's code would print
-    (an invalid escape sequence in a help string is the user's business, not the check's)."""
-    import ast
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(source, filename)

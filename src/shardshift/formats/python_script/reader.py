@@ -23,6 +23,7 @@ from typing import Any
 
 from shardshift.document import Document, Reference, SyntaxProblem, resolve_reference
 from shardshift.source import Location
+from shardshift.user_code import parse as parse_user_code
 
 FORMAT = "python"
 
@@ -176,7 +177,7 @@ def read(text: str, path: str = "<string>") -> Document:
     try:
         with warnings.catch_warnings():  # the user's invalid escapes are not our warnings to print
             warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
+            tree = parse_user_code(text, path)
     except SyntaxError as error:
         if any(marker in text for marker in MARKER_KEYS):
             document.syntax = SyntaxProblem(f"{error.msg}", error.lineno or 1, error.offset or 1)

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from shardshift.context import UnknownContext
+from shardshift.user_code import parse as parse_user_code
 
 Schema = dict[str, dict[str, tuple[str, Any]]]
 MAX_UP = 12  # ancestors looked at above a TOML (a repository root is rarely deeper)
@@ -208,7 +209,7 @@ def _parse(path: str) -> ast.Module | None:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read(2_000_000)
-        return _quiet_parse(text)
+        return parse_user_code(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -310,14 +311,3 @@ def _read_custom(path: str) -> tuple[Schema, dict[str, str]] | None:
     if "JobConfig" not in classes:
         return None
     return _sections(classes)
-
-
-def _quiet_parse(source: str, filename: str = "<unknown>"):
-    """ast.parse without the SyntaxWarnings/DeprecationWarnings the user's code would print
-    (an invalid escape sequence in a help string is the user's business, not the check's)."""
-    import ast
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(source, filename)

@@ -154,31 +154,32 @@ class UnknownNestedKey(AccelerateRule):
     def _old_key(self, document: Document, context: Context, block: str, key: str) -> Iterable[Finding]:
         """An old spelling that older Accelerate releases still read: judged by the release in use."""
         from shardshift.context import UnknownContext
+        from shardshift.context.releases import newest
+        from shardshift.versions import version_text
 
         last_read, new_name, evidence = OLD_FSDP_KEYS[key]
         release = context.release("accelerate", document.path)
-        last = ".".join(map(str, last_read))
+        last, newest_known = version_text(last_read), newest("accelerate")
         if release.pinned and release.version <= last_read:
             return  # the release that runs the file reads it (with a deprecation warning)
         message = (f"`{key}` is the old name of `{new_name}`: accelerate {last} still read it ({evidence}), "
                    f"the newest Accelerate does not and silently ignores it; write `{new_name}`")
-        if release.pinned and release.version < NEWEST_ACCELERATE:
+        if release.pinned and release.version < newest_known:
             yield self.finding(document, f"/{block}/{key}", message, key=True, unknown_context=UnknownContext(
                 "release", f"whether {release.text()} still reads `{key}` is not in shardshift's table (read up to "
-                f"at least {last}, not by {'.'.join(map(str, NEWEST_ACCELERATE))})",
-                f"check the Accelerate release's utils/launch.py, or pass --accelerate-version"))
+                f"at least {last}, not by {version_text(newest_known)})",
+                "check the Accelerate release's utils/launch.py, or pass --accelerate-version"))
             return
         yield self.finding(document, f"/{block}/{key}", message, key=True, fix=new_name, fix_kind="rename-key")
 
 
 # Old fsdp_config spellings: key -> (the last release known to read it, the new name, where it is read).
 # Confirmed in accelerate 0.20.0 (utils/launch.py:171) and 0.31.0 (utils/launch.py:238-246, with a
-# deprecation warning); accelerate 1.15, the newest here, no longer reads it.
+# deprecation warning); the newest release shardshift knows (accelerate 1.15) no longer reads it.
 OLD_FSDP_KEYS = {
     "fsdp_backward_prefetch_policy": ((0, 31, 0), "fsdp_backward_prefetch",
                                       "its utils/launch.py maps it to FSDP_BACKWARD_PREFETCH"),
 }
-NEWEST_ACCELERATE = (1, 15, 0)
 
 
 class Fsdp1KeyUnderFsdp2(AccelerateRule):

@@ -16,7 +16,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from shardshift.context import Release, UnknownContext, Version
+from shardshift.context import CoveredReleases, Release, UnknownContext, Version
+from shardshift.versions import version_text
 
 OLDEST = (0, 5, 2)
 NEWEST = (0, 21, 0)
@@ -254,20 +255,12 @@ REMOVED: dict[str, tuple[Version, Version]] = {
 }
 
 
-def text(version: Version) -> str:
-    return ".".join(map(str, version))
-
-
-def covered(release: Release) -> bool:
-    return release.version is None or OLDEST <= tuple(release.version)[:3] <= NEWEST
-
-
-def uncovered(release: Release) -> UnknownContext:
-    side = "older" if tuple(release.version or ()) < OLDEST else "newer"
-    return UnknownContext(
-        "release", f"the pin {release.text()} is {side} than the Axolotl releases shardshift's tables cover "
-                   f"({text(OLDEST)} to {text(NEWEST)}), so whether that release does this is unknown",
-        "check the setting against that release's schema, or pass --axolotl-version with the release that runs")
+text = version_text
+COVERED = CoveredReleases("Axolotl", OLDEST, NEWEST, "tables cover", "whether that release does this",
+                          "check the setting against that release's schema, or pass --axolotl-version with the "
+                          "release that runs")
+covered = COVERED.covers
+uncovered = COVERED.uncovered
 
 
 @dataclass(frozen=True, slots=True)

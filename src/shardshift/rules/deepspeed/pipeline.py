@@ -19,6 +19,7 @@ from typing import Iterable
 from shardshift.context import UnknownContext
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Related, Rule
+from shardshift.user_code import parse as parse_user_code
 
 # consumers that run the model through the Hugging Face integration's own training loop
 TRAINING_LOOPS = ("trainer", "accelerate", "axolotl")
@@ -51,7 +52,7 @@ def model_kind(path: str, text: str, callee: str | None) -> str:
     if not callee:
         return "unknown"
     try:
-        tree = ast.parse(text)
+        tree = parse_user_code(text)
     except (SyntaxError, ValueError):
         return "unknown"
     last = callee.rsplit(".", 1)[-1]

@@ -11,7 +11,7 @@ from shardshift.document import Document
 from shardshift.formats.deepspeed.keys import Key, children_of, key_index
 from shardshift.rules.base import Context, Finding, Rule, Severity, Suggestions, did_you_mean
 from shardshift.source import Member, Node, find_node, join_pointer
-from shardshift.versions import removed_by, version_text
+from shardshift.versions import removed_by, strict_from, version_text
 
 TRUTHY_STRINGS = {"true", "yes", "on", "1"}
 FALSY_STRINGS = {"false", "no", "off", "0"}
@@ -133,15 +133,10 @@ class UnknownKey(Rule):
                                fix_kind="rename-key" if clear and node.get(clear) is None else None)
 
 
-# Sections DeepSpeed validated strictly only from some release on (a pydantic model that forbids
-# extra keys); before it, it read their keys one by one and ignored the others (versions.py).
-STRICT_FROM = {"/fp16": (0, 17, 1), "/bf16": (0, 17, 1), "/zero_optimization": (0, 7, 0)}
-
-
 def _lenient_before(pointer: str, context: Context) -> tuple[int, ...] | None:
     """The release from which DeepSpeed rejects unknown keys in the section at `pointer`, when the
     release in use (given or pinned) is older than it; else None."""
-    since = STRICT_FROM.get(pointer)
+    since = strict_from(pointer)
     version = context.deepspeed_version
     if since is None or version is None or tuple(version) >= since:
         return None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Rule
+from shardshift.user_code import parse as parse_user_code
 
 if TYPE_CHECKING:
     from shardshift.formats.fsdp2 import reader as _reader
@@ -467,7 +468,7 @@ def _deprecated_spans(text: str) -> list[tuple[int, int]]:
     import ast
 
     try:
-        tree = ast.parse(text)
+        tree = parse_user_code(text)
     except (SyntaxError, ValueError):
         return []
     spans = []

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shardshift.context import Release, UnknownContext, Version
+from shardshift.context import CoveredReleases, Release, Version
+from shardshift.versions import version_text
 
 OLDEST = (0, 1, 0)  # the oldest release the table was read from
 NEWEST = (0, 2, 2)  # the newest (the release the TT rules restate)
@@ -74,22 +75,12 @@ DEPRECATED_FROM: dict[tuple[str, str], tuple[Version, str]] = {
 CONVERTER_RENAMED_IN = (0, 2, 0)
 
 
-def text(version: Version) -> str:
-    return ".".join(map(str, version))
-
-
-def covered(release: Release) -> bool:
-    """Whether the table covers the release (no pin: the newest, which it does)."""
-    return release.version is None or OLDEST <= tuple(release.version)[:3] <= NEWEST
-
-
-def uncovered(release: Release) -> UnknownContext:
-    """What to say for a pinned release the table does not cover (never a guess)."""
-    side = "older" if tuple(release.version or ()) < OLDEST else "newer"
-    return UnknownContext(
-        "release", f"the pin {release.text()} is {side} than the torchtitan releases shardshift's key table covers "
-                   f"({text(OLDEST)} to {text(NEWEST)}), so what that release does with this key is unknown",
-        "check the key against that release's config code, or pass --torchtitan-version with the release that runs")
+text = version_text
+COVERED = CoveredReleases("torchtitan", OLDEST, NEWEST, "key table covers", "what that release does with this key",
+                          "check the key against that release's config code, or pass --torchtitan-version with the "
+                          "release that runs")
+covered = COVERED.covers
+uncovered = COVERED.uncovered
 
 
 def used(release: Release) -> Version:
