@@ -35,6 +35,8 @@ FORMS = [
     ("export TP=${TP:-8}\n", "$TP", "8", ("TP", "8", 1, 11)),
     ("", "${TP:-8}", "8", ("TP", "8", 1, 24)),  # used in place
     ("TP=${TP:-4}\nDP=$((TP*2))\n", "$DP", "8", ("TP", "4", 1, 4)),  # in arithmetic
+    ("DP=$(( ${TP:-4} * 2 ))\n", "$DP", "8", ("TP", "4", 1, 8)),  # a default inside arithmetic
+    ("DP=$((${TP:=4}+1))\n", "$TP", "4", ("TP", "4", 1, 7)),  # ... that assigns
     ("TP=${TP:-8}\n", '"tp${TP}x"', "tp8x", ("TP", "8", 1, 4)),  # inside a string
     ("A=(--x ${TP:-8})\n", '"${A[1]}"', "8", ("TP", "8", 1, 8)),  # in an array
 ]

@@ -885,6 +885,18 @@ class _Walker:
     def arith(self, expr: str, where: tuple) -> Any:
         reasons: list = []
         assumed: list = []
+        if _ARITH_EXPANSION.search(expr):  # `$(( ${X:-4} * 2 ))`: bash expands parameters first
+            sub = _Lexer(expr, origin=([0], [_Piece(expr, where[0], where[1] + 3)]))
+            try:
+                parts = sub.parts(0, len(expr), stop=frozenset(), quoted=True)
+            except _Problem:
+                parts = None
+            fields = self.expand(_Word(parts, expr, *where), split=False) if parts is not None else []
+            if fields and type(fields[0].value) is str:
+                expr = fields[0].value
+                assumed.extend(assumed_of(fields[0]))
+            elif fields and isinstance(fields[0].value, Unknown):
+                return Unknown(f"`$(({expr.strip()}))` with {fields[0].value.reason}")
         value = self.arith_int(expr, reasons, assumed)
         if value is None:
             shown = expr.strip()
@@ -1103,6 +1115,7 @@ class _Walker:
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
+_ARITH_EXPANSION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*[^A-Za-z0-9_}]")
 _ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9]|[#@*])")
 
 
