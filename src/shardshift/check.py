@@ -242,8 +242,10 @@ def unknown_values(context: Context) -> list[UnknownValue]:
     that sets it, once."""
     found: dict[tuple, UnknownValue] = {}
     for setup in context.setups:
-        for dotted, value in setup.plan.unknowns():
-            where = setup.plan.provenance.get(dotted) or value.where
+        # a file that chooses between configurations: what one of them leaves unknown
+        plans = [one.plan for _, one in _variant_setups(setup)] or [setup.plan]
+        for plan, dotted, value in ((plan, *u) for plan in plans for u in plan.unknowns()):
+            where = plan.provenance.get(dotted) or value.where
             if where is None:
                 continue
             item = UnknownValue(where.file, where.line, where.column, where.pointer, dotted, value.reason)
@@ -297,15 +299,25 @@ def check_documents(documents: list[Document], context: Context, select: set[str
                 continue
             if document.syntax is not None and rule.code != "SS001":
                 continue
-            listed = _at_most(reported(rule.check(document, context)), MAX_FINDINGS_PER_RULE)
+            if document.variants:
+                listed = _at_most(_judge_variants(
+                    rule, [(label, _at_most(reported(rule.check(variant, context)), MAX_FINDINGS_PER_RULE))
+                           for label, variant in document.variants]), MAX_FINDINGS_PER_RULE)
+            else:
+                listed = _at_most(reported(rule.check(document, context)), MAX_FINDINGS_PER_RULE)
             if len(listed) > MAX_FINDINGS_PER_RULE:
                 capped.setdefault(document.path, set()).add(rule.code)
             findings.extend(listed)
     context.deepspeed_version, context.deepspeed_release = given_deepspeed, None
     if plan_rules:
         for setup in context.setups:
+            alternatives = _variant_setups(setup)
             for rule in plan_rules:
-                findings.extend(reported(rule.check_setup(setup, context)))
+                if alternatives:
+                    findings.extend(_judge_variants(rule, [(label, list(reported(rule.check_setup(one, context))))
+                                                           for label, one in alternatives]))
+                else:
+                    findings.extend(reported(rule.check_setup(setup, context)))
         findings = _distinct(findings)  # a ds_config named by two files is judged in both setups
 
     for document in documents:
@@ -341,6 +353,55 @@ def _at_most(found: Iterable[Finding], limit: int) -> list[Finding]:
     note = (f"more than {limit} {first_unlisted.code} findings in this file: only the first {limit} are listed, and "
             f"this one stands for the rest (starting here: {first_unlisted.message})")
     return [*listed[:limit], dataclasses.replace(first_unlisted, message=note, fix=None, fix_kind=None)]
+
+
+def _judge_variants(rule, judged: list[tuple[str, list[Finding]]]) -> list[Finding]:
+    """One rule's findings over the configurations a file chooses between (Document.variants), as
+    [(label, findings)]: a finding of every configuration once, as it is; a finding of only some
+    once, its message naming their branches ("... (when `[ "$MODEL" = 13B ]`, line 5)"), except
+    that a setting missing (`rule.reports_missing`) is reported only when no configuration sets it."""
+    import dataclasses
+
+    def key(finding: Finding) -> tuple:
+        return finding.code, finding.file, finding.line, finding.column, finding.message
+
+    keys = [{key(f) for f in found} for _, found in judged]
+    out: list[Finding] = []
+    seen: set[tuple] = set()
+    for _, found in judged:
+        for finding in found:
+            k = key(finding)
+            if k in seen:
+                continue
+            seen.add(k)
+            labels = [label for (label, _), ks in zip(judged, keys) if k in ks]
+            if len(labels) == len(judged):
+                out.append(finding)
+            elif not getattr(rule, "reports_missing", False):
+                out.append(dataclasses.replace(finding, message=f"{finding.message} ({'; '.join(labels)})"))
+    return out
+
+
+def _variant_setups(setup) -> list:
+    """The setup once per configuration of the first of its files that chooses between several
+    (Document.variants): [(label, Setup)], empty when none does."""
+    from shardshift.setup import Setup, merge
+
+    for k, document in enumerate(setup.documents):
+        if not document.variants:
+            continue
+        out = []
+        for label, variant in document.variants:
+            if variant.plan is None:
+                continue
+            if len(setup.documents) == 1:
+                out.append((label, Setup([variant], variant.plan)))
+            elif k == 0:
+                out.append((label, merge(variant, setup.documents[1:])))
+            else:
+                return []  # a referred-to file with configurations: judged as one
+        return out
+    return []
 
 
 def _distinct(findings: list[Finding]) -> list[Finding]:

@@ -1219,7 +1219,7 @@ def launch_variants(text: str, script: LaunchScript, launch: Launch, limit: int 
     out, seen = [], set()
     for force, one in found:
         shorts = {label: short for block in branches.values() for label, short in block.choices}
-        label = "; ".join(shorts[force[k]] for k in sorted(force))
+        label = " and ".join(shorts[force[k]] for k in sorted(force))
         key = (tuple(one.args), tuple(sorted(one.options.items(), key=repr)), repr(one.script))
         if key not in seen:
             seen.add(key)

@@ -601,6 +601,7 @@ class MissingRequiredFlag(MegatronRule):
     code = "MG005"
     name = "missing-required-flag"
     severity = "error"
+    reports_missing = True
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
         arguments = flags.arguments

@@ -843,6 +843,7 @@ class NoTrainingLength(TrainingRule):
     code = "MG217"
     name = "no-training-length"
     severity = "error"
+    reports_missing = True
 
     def judge(self, args, flags, context):
         if not flags.arguments.megatron_entry or args.open:
