@@ -355,7 +355,7 @@ def _at_most(found: Iterable[Finding], limit: int) -> list[Finding]:
     return [*listed[:limit], dataclasses.replace(first_unlisted, message=note, fix=None, fix_kind=None)]
 
 
-def _judge_variants(rule, judged: list[tuple[str, list[Finding]]]) -> list[Finding]:
+def _judge_variants(rule, judged: list[tuple[tuple[str, ...], list[Finding]]]) -> list[Finding]:
     """One rule's findings over the configurations a file chooses between (Document.variants), as
     [(label, findings)]: a finding of every configuration once, as it is; a finding of only some
     once, its message naming their branches ("... (when `[ "$MODEL" = 13B ]`, line 5)"), except
@@ -374,12 +374,32 @@ def _judge_variants(rule, judged: list[tuple[str, list[Finding]]]) -> list[Findi
             if k in seen:
                 continue
             seen.add(k)
-            labels = [label for (label, _), ks in zip(judged, keys) if k in ks]
-            if len(labels) == len(judged):
+            present = {n for n, ks in enumerate(keys) if k in ks}
+            if len(present) == len(judged):
                 out.append(finding)
             elif not getattr(rule, "reports_missing", False):
-                out.append(dataclasses.replace(finding, message=f"{finding.message} ({'; '.join(labels)})"))
+                named = _branches_named([label for label, _ in judged], present)
+                out.append(dataclasses.replace(finding, message=f"{finding.message} ({named})"))
     return out
+
+
+def _branches_named(labels: list[tuple[str, ...]], present: set[int]) -> str:
+    """The fewest branches that name the configurations `present` (indices into `labels`, each a
+    configuration's branches, one per block): "when A" when every configuration with A (and only
+    those) has the finding, "when A; when B" for either, else each configuration in full."""
+    holds: dict[str, set[int]] = {}
+    for n, label in enumerate(labels):
+        for part in label:
+            holds.setdefault(part, set()).add(n)
+    inside = sorted((p for p, ns in holds.items() if ns <= present), key=lambda p: -len(holds[p]))
+    chosen, covered = [], set()
+    for part in inside:
+        if not holds[part] <= covered:
+            chosen.append(part)
+            covered |= holds[part]
+    if covered == present:
+        return "; ".join(chosen)
+    return "; ".join(" and ".join(labels[n]) for n in sorted(present))
 
 
 def _variant_setups(setup) -> list:

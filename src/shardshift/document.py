@@ -78,10 +78,11 @@ class Document:
     renamed: dict[str, str] = field(default_factory=dict)
     # other files of the same training run this one refers to (see setup.py)
     references: list[Reference] = field(default_factory=list)
-    # the configurations an undecided branch of the file chooses between (a launch script's
-    # `if [ "$MODEL" = 7B ]` ... `elif` ...): (label naming the branch, a Document of that
-    # configuration alone). The rules judge each (check.py); everything else reads this document.
-    variants: list[tuple[str, Document]] = field(default_factory=list)
+    # the configurations undecided branches of the file choose between (a launch script's
+    # `if [ "$MODEL" = 7B ]` ... `elif` ...): (label, a Document of that configuration alone), the
+    # label naming the branch chosen at each block ("when `[ "$MODEL" = 7B ]`, line 3", ...). The
+    # rules judge each (check.py); everything else (plan, convert) reads this document.
+    variants: list[tuple[tuple[str, ...], Document]] = field(default_factory=list)
     _plan: Plan | None = field(default=None, init=False, repr=False, compare=False)
     _plan_builder: Callable[[], Plan | None] | None = field(default=None, init=False, repr=False, compare=False)
 

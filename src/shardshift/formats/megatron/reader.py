@@ -150,12 +150,12 @@ def read(text: str, path: str = "<string>") -> Document:
     return document
 
 
-def variants(text: str, path: str, arguments: Arguments) -> list[tuple[str, Document]]:
+def variants(text: str, path: str, arguments: Arguments) -> list[tuple[tuple[str, ...], Document]]:
     """One Document per configuration an undecided `if`/`case` of the script chooses (model sizes
     set in each branch), when the launch's arguments depend on it (shell.launch_variants)."""
     from shardshift.formats.megatron import shell
 
-    out: list[tuple[str, Document]] = []
+    out: list[tuple[tuple[str, ...], Document]] = []
     for label, launch in shell.launch_variants(text, arguments.script, arguments.launch):
         same = entry_name(launch) == entry_name(arguments.launch) and _deepspeed(launch) == _deepspeed(arguments.launch) \
             and launch.variables.get("PYTHONPATH") == arguments.launch.variables.get("PYTHONPATH")

@@ -1158,7 +1158,7 @@ def read_launch_script(text: str, path: str = "<script>") -> LaunchScript:
 def launch_variants(text: str, script: LaunchScript, launch: Launch, limit: int = 8) -> list:
     """The launch read once per configuration an undecided `if`/`case` chooses, when its arguments
     (or its launcher's options) hold values those branches set: [(label, Launch)], the label
-    naming the branches ("when `[ "$M" = 13B ]`, line 5"). Only the branches that run to their end
+    naming the branch chosen at each block, in the script's order (("when `[ "$M" = 13B ]`, line 5",)). Only the branches that run to their end
     and set variables count (an `if` without `else` chooses nothing of its own: its missing else
     is no configuration); a block nested in a chosen branch is chosen in turn. Empty when the
     launch depends on no such block, or when there would be more than `limit` configurations."""
@@ -1191,8 +1191,12 @@ def launch_variants(text: str, script: LaunchScript, launch: Launch, limit: int 
             return None
         for key, block in walker.branches.items():
             branches.setdefault(key, block)
-        return next((x for x in walker.launches if (x.line, x.column, x.launcher) ==
-                     (launch.line, launch.column, launch.launcher)), None)
+        chosen = {label for k in force for label, _ in branches[k].choices}
+
+        def same(x: Launch) -> tuple:  # the launch as the first reading found it, but for the chosen values
+            return (x.line, x.column, x.launcher, _name_of_script(x), tuple(c for c in x.conditions if c not in chosen))
+
+        return next((x for x in walker.launches if same(x) == same(launch)), None)
 
     found: list = [({}, launch)]
     for _ in range(4):  # nesting depth followed
@@ -1214,17 +1218,14 @@ def launch_variants(text: str, script: LaunchScript, launch: Launch, limit: int 
             one = one if one is not None else read_again(force)
             if one is not None:
                 found.append((force, one))
-    if not any(force for force, _ in found):
+    if len(found) < 2:
         return []
-    out, seen = [], set()
-    for force, one in found:
-        shorts = {label: short for block in branches.values() for label, short in block.choices}
-        label = " and ".join(shorts[force[k]] for k in sorted(force))
-        key = (tuple(one.args), tuple(sorted(one.options.items(), key=repr)), repr(one.script))
-        if key not in seen:
-            seen.add(key)
-            out.append((label, one))
-    return out if len(out) >= 2 else []
+    shorts = {label: short for block in branches.values() for label, short in block.choices}
+    return [(tuple(shorts[force[k]] for k in sorted(force)), one) for force, one in found]
+
+
+def _name_of_script(launch: Launch) -> Any:
+    return launch.script if type(launch.script) is str else launch.script_name
 
 
 def _unknowns_of(launch: Launch) -> list:
