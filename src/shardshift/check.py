@@ -402,26 +402,34 @@ def _branches_named(labels: list[tuple[str, ...]], present: set[int]) -> str:
     return "; ".join(" and ".join(labels[n]) for n in sorted(present))
 
 
-def _variant_setups(setup) -> list:
-    """The setup once per configuration of the first of its files that chooses between several
-    (Document.variants): [(label, Setup)], empty when none does."""
-    from shardshift.setup import Setup, merge
+def _variant_setups(setup, known: dict | None = None) -> list:
+    """The setup once per configuration of its referring (or only) file when that file chooses
+    between several (Document.variants): [(label, Setup)], each linking the files that
+    configuration names (a branch may choose its own ds_config); empty when it does not choose.
+    `known`: documents already read, by real path."""
+    from shardshift.setup import build_setups
 
-    for k, document in enumerate(setup.documents):
-        if not document.variants:
+    document = setup.documents[0]
+    if not document.variants:
+        return []
+    known = {} if known is None else known
+    for other in setup.documents[1:]:
+        known.setdefault(os.path.realpath(other.path), other)
+
+    def loaded(path: str) -> Document | None:
+        real = os.path.realpath(path)
+        if real not in known:
+            known[real] = load(path, explicit=False)
+        return known[real]
+
+    out = []
+    for label, variant in document.variants:
+        if variant.syntax is not None:
             continue
-        out = []
-        for label, variant in document.variants:
-            if variant.plan is None:
-                continue
-            if len(setup.documents) == 1:
-                out.append((label, Setup([variant], variant.plan)))
-            elif k == 0:
-                out.append((label, merge(variant, setup.documents[1:])))
-            else:
-                return []  # a referred-to file with configurations: judged as one
-        return out
-    return []
+        own = next((s for s in build_setups([variant], loaded) if s.documents[0] is variant), None)
+        if own is not None:
+            out.append((label, own))
+    return out
 
 
 def _distinct(findings: list[Finding]) -> list[Finding]:
