@@ -16,6 +16,11 @@ types in shell_launch.py):
   different is Unknown; where the branches differ only in part, the common text stays known and
   the hole remembers each branch's text, which is tried when the hole is the program or the
   entry script of a command;
+- an undecided `if`/`elif`/`else` or `case` whose branches (two or more that run to their end and
+  set variables: a missing `else` is no configuration) choose values a launch passes (a model
+  size) is a choice between configurations: `launch_variants` reads the script again once per
+  choice (the chosen branch taken as the one that runs; at most 8 configurations), so each
+  configuration's launch has its own values;
 - functions run where they are called (a function never called is still searched for launches);
   `exit` ends a branch;
 - `eval STRING`, `bash -c STRING` and a heredoc given to `sbatch` are read again as scripts (eval
