@@ -195,3 +195,12 @@ def test_the_fewest_branches_name_the_configurations():
     assert _branches_named(labels, {0, 2}) == "when X"
     assert _branches_named(labels, {0}) == "when A and when X"
     assert _branches_named(labels, {0, 3}) == "when A and when X; when B and when Y"
+
+
+def test_each_configuration_links_the_ds_config_its_branch_names():
+    _, out = check_json("--min-severity", "info", str(FIXTURES / "ds_per_branch" / "run.sh"))
+    [finding] = out["findings"]
+    assert finding["code"] == "PL001"
+    assert "train_micro_batch_size_per_gpu is 2 in ds_big.json" in finding["message"]
+    assert finding["message"].endswith('(when not `[ "$SIZE" = small ]`, line 3)')
+    assert Path(finding["related"][0]["file"]).name == "ds_big.json"
