@@ -242,8 +242,10 @@ def unknown_values(context: Context) -> list[UnknownValue]:
     that sets it, once."""
     found: dict[tuple, UnknownValue] = {}
     for setup in context.setups:
-        for dotted, value in setup.plan.unknowns():
-            where = setup.plan.provenance.get(dotted) or value.where
+        # a file that chooses between configurations: what one of them leaves unknown
+        plans = [one.plan for _, one in _variant_setups(setup)] or [setup.plan]
+        for plan, dotted, value in ((plan, *u) for plan in plans for u in plan.unknowns()):
+            where = plan.provenance.get(dotted) or value.where
             if where is None:
                 continue
             item = UnknownValue(where.file, where.line, where.column, where.pointer, dotted, value.reason)
@@ -297,15 +299,25 @@ def check_documents(documents: list[Document], context: Context, select: set[str
                 continue
             if document.syntax is not None and rule.code != "SS001":
                 continue
-            listed = _at_most(reported(rule.check(document, context)), MAX_FINDINGS_PER_RULE)
+            if document.variants:
+                listed = _at_most(_judge_variants(
+                    rule, [(label, _at_most(reported(rule.check(variant, context)), MAX_FINDINGS_PER_RULE))
+                           for label, variant in document.variants]), MAX_FINDINGS_PER_RULE)
+            else:
+                listed = _at_most(reported(rule.check(document, context)), MAX_FINDINGS_PER_RULE)
             if len(listed) > MAX_FINDINGS_PER_RULE:
                 capped.setdefault(document.path, set()).add(rule.code)
             findings.extend(listed)
     context.deepspeed_version, context.deepspeed_release = given_deepspeed, None
     if plan_rules:
         for setup in context.setups:
+            alternatives = _variant_setups(setup)
             for rule in plan_rules:
-                findings.extend(reported(rule.check_setup(setup, context)))
+                if alternatives:
+                    findings.extend(_judge_variants(rule, [(label, list(reported(rule.check_setup(one, context))))
+                                                           for label, one in alternatives]))
+                else:
+                    findings.extend(reported(rule.check_setup(setup, context)))
         findings = _distinct(findings)  # a ds_config named by two files is judged in both setups
 
     for document in documents:
@@ -387,6 +399,83 @@ def _at_most(found: Iterable[Finding], limit: int) -> list[Finding]:
     note = (f"more than {limit} {first_unlisted.code} findings in this file: only the first {limit} are listed, and "
             f"this one stands for the rest (starting here: {first_unlisted.message})")
     return [*listed[:limit], dataclasses.replace(first_unlisted, message=note, fix=None, fix_kind=None)]
+
+
+def _judge_variants(rule, judged: list[tuple[tuple[str, ...], list[Finding]]]) -> list[Finding]:
+    """One rule's findings over the configurations a file chooses between (Document.variants), as
+    [(label, findings)]: a finding of every configuration once, as it is; a finding of only some
+    once, its message naming their branches ("... (when `[ "$MODEL" = 13B ]`, line 5)"), except
+    that a setting missing (`rule.reports_missing`) is reported only when no configuration sets it."""
+    import dataclasses
+
+    def key(finding: Finding) -> tuple:
+        return finding.code, finding.file, finding.line, finding.column, finding.message
+
+    keys = [{key(f) for f in found} for _, found in judged]
+    out: list[Finding] = []
+    seen: set[tuple] = set()
+    for _, found in judged:
+        for finding in found:
+            k = key(finding)
+            if k in seen:
+                continue
+            seen.add(k)
+            present = {n for n, ks in enumerate(keys) if k in ks}
+            if len(present) == len(judged):
+                out.append(finding)
+            elif not getattr(rule, "reports_missing", False):
+                named = _branches_named([label for label, _ in judged], present)
+                out.append(dataclasses.replace(finding, message=f"{finding.message} ({named})"))
+    return out
+
+
+def _branches_named(labels: list[tuple[str, ...]], present: set[int]) -> str:
+    """The fewest branches that name the configurations `present` (indices into `labels`, each a
+    configuration's branches, one per block): "when A" when every configuration with A (and only
+    those) has the finding, "when A; when B" for either, else each configuration in full."""
+    holds: dict[str, set[int]] = {}
+    for n, label in enumerate(labels):
+        for part in label:
+            holds.setdefault(part, set()).add(n)
+    inside = sorted((p for p, ns in holds.items() if ns <= present), key=lambda p: -len(holds[p]))
+    chosen, covered = [], set()
+    for part in inside:
+        if not holds[part] <= covered:
+            chosen.append(part)
+            covered |= holds[part]
+    if covered == present:
+        return "; ".join(chosen)
+    return "; ".join(" and ".join(labels[n]) for n in sorted(present))
+
+
+def _variant_setups(setup, known: dict | None = None) -> list:
+    """The setup once per configuration of its referring (or only) file when that file chooses
+    between several (Document.variants): [(label, Setup)], each linking the files that
+    configuration names (a branch may choose its own ds_config); empty when it does not choose.
+    `known`: documents already read, by real path."""
+    from shardshift.setup import build_setups
+
+    document = setup.documents[0]
+    if not document.variants:
+        return []
+    known = {} if known is None else known
+    for other in setup.documents[1:]:
+        known.setdefault(os.path.realpath(other.path), other)
+
+    def loaded(path: str) -> Document | None:
+        real = os.path.realpath(path)
+        if real not in known:
+            known[real] = load(path, explicit=False)
+        return known[real]
+
+    out = []
+    for label, variant in document.variants:
+        if variant.syntax is not None:
+            continue
+        own = next((s for s in build_setups([variant], loaded) if s.documents[0] is variant), None)
+        if own is not None:
+            out.append((label, own))
+    return out
 
 
 def _distinct(findings: list[Finding]) -> list[Finding]:

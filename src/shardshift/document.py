@@ -80,6 +80,11 @@ class Document:
     references: list[Reference] = field(default_factory=list)
     # values a launch script takes from its own defaults (`${TP:-8}`) or from --env (source.Assumption)
     assumptions: list[Assumption] = field(default_factory=list)
+    # the configurations undecided branches of the file choose between (a launch script's
+    # `if [ "$MODEL" = 7B ]` ... `elif` ...): (label, a Document of that configuration alone), the
+    # label naming the branch chosen at each block ("when `[ "$MODEL" = 7B ]`, line 3", ...). The
+    # rules judge each (check.py); everything else (plan, convert) reads this document.
+    variants: list[tuple[tuple[str, ...], Document]] = field(default_factory=list)
     _plan: Plan | None = field(default=None, init=False, repr=False, compare=False)
     _plan_builder: Callable[[], Plan | None] | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -147,6 +147,9 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     formats: ClassVar[tuple[str, ...]] = ()
+    # True for a rule that reports a setting missing from the file: where the file chooses between
+    # configurations (Document.variants), it is reported only when no configuration sets it.
+    reports_missing: ClassVar[bool] = False
 
     @classmethod
     def summary(cls) -> str:

@@ -148,6 +148,8 @@ def read(text: str, path: str = "<string>") -> Document:
     document.references = _references(arguments, path)
     _assumptions(document, arguments)
     document.defer_plan(lambda: build_plan(arguments, path))
+    if arguments.launch is not None:
+        document.variants = variants(text, path, arguments)
     return document
 
 
@@ -166,6 +168,34 @@ def _assumptions(document: Document, arguments: Arguments) -> None:
 
 _COUNT_OPTIONS = {"nnodes", "nproc_per_node", "num_gpus", "num_nodes", "ntasks", "nodes", "ntasks-per-node",
                   "N", "n", "gpus-per-node"}
+
+
+def variants(text: str, path: str, arguments: Arguments) -> list[tuple[tuple[str, ...], Document]]:
+    """One Document per configuration an undecided `if`/`case` of the script chooses (model sizes
+    set in each branch), when the launch's arguments depend on it (shell.launch_variants)."""
+    from shardshift.formats.megatron import shell
+
+    out: list[tuple[tuple[str, ...], Document]] = []
+    for label, launch in shell.launch_variants(text, arguments.script, arguments.launch):
+        same = entry_name(launch) == entry_name(arguments.launch) and _deepspeed(launch) == _deepspeed(arguments.launch) \
+            and launch.variables.get("PYTHONPATH") == arguments.launch.variables.get("PYTHONPATH")
+        program = arguments.program if same else find_program(path, launch)
+        own = Arguments(pair(launch.args, program.table), launch, entry_name(launch) or launch.script,
+                        [a for a in launch.args if a.flag is None], arguments.script, arguments.launches)
+        own.program = program
+        own.argv = argv_of(launch.args)
+        document = Document(path=path, format=FORMAT, text=text)
+        document.data = own
+        document.references = _references(own, path)
+        _assumptions(document, own)
+        document.defer_plan(lambda own=own: build_plan(own, path))
+        out.append((label, document))
+    return out
+
+
+def _deepspeed(launch: Any) -> bool:
+    spellings = {a.flag for a in launch.args if a.flag is not None}
+    return launch.launcher == "deepspeed" or "--deepspeed" in spellings or any(s in spellings for s in DEEPSPEED_CONFIG_FLAGS)
 
 
 def find_program(path: str, launch: Any):

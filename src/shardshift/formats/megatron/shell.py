@@ -16,6 +16,11 @@ types in shell_launch.py):
   different is Unknown; where the branches differ only in part, the common text stays known and
   the hole remembers each branch's text, which is tried when the hole is the program or the
   entry script of a command;
+- an undecided `if`/`elif`/`else` or `case` whose branches (two or more that run to their end and
+  set variables: a missing `else` is no configuration) choose values a launch passes (a model
+  size) is a choice between configurations: `launch_variants` reads the script again once per
+  choice (the chosen branch taken as the one that runs; at most 8 configurations), so each
+  configuration's launch has its own values;
 - functions run where they are called (a function never called is still searched for launches);
   `exit` ends a branch;
 - `eval STRING`, `bash -c STRING` and a heredoc given to `sbatch` are read again as scripts (eval
@@ -47,6 +52,7 @@ from shardshift.formats.megatron.shell_launch import (
     _TORCHRUN_MODULES,
     _TORCHRUN_VALUED,
     Arg,
+    Branches,
     Heredoc,
     Launch,
     LaunchScript,
@@ -192,6 +198,11 @@ class _Walker:
         self.active: set = set()  # the functions being run
         self.args: Any = None  # the positional parameters inside a function call: (values, exact)
         self.sourced = False  # a file was sourced: its functions are not known
+        # the undecided if/case blocks that choose between configurations (see launch_variants), and
+        # the branch to take at some of them: (line, column) -> label
+        self.branches: dict = {}
+        self.force: dict = {}
+        self.root = lexer
         self.handlers = {"simple": self._simple, "and_or": self._and_or, "pipeline": self._pipeline,
                          "subshell": self._subshell, "if_block": self._if_block, "for_block": self._loop,
                          "while_block": self._loop, "case_block": self._case_block, "funcdef": self._funcdef}
@@ -242,12 +253,15 @@ class _Walker:
         return f"`{line if len(line) <= 60 else line[:57] + '...'}` at line {self.lexer.pos(token[2])[0]}"
 
     def scoped(self, bodies: list, desc: str, labels: list | None = None, keep_outer: bool = True,
-               discard: bool = False, where: tuple = (0, 0)) -> None:
+               discard: bool = False, where: tuple = (0, 0), choice: Any = None) -> None:
         """Walks each body on a copy of the variables, then joins: a name the bodies leave at one
         value keeps it; otherwise it is Unknown (or a partial string whose differing middle is a
-        hole with each branch's text), since which body runs is decided at run time."""
+        hole with each branch's text), since which body runs is decided at run time. `choice`
+        (an `if`/`case`: its key and each body's short label) records the block in `branches`
+        when two or more bodies run to their end and set variables."""
         outer, conditions, written = self.env, self.conditions, self.written
         results, alive_labels, ended, names = [], [], None, set()
+        setting: list = []  # (label, short label) of the bodies that end and set a variable
         for k, body in enumerate(bodies):
             self.env, self.written = dict(outer), set()
             label = labels[k] if labels else None
@@ -262,11 +276,15 @@ class _Walker:
                 results.append(self.env)
                 alive_labels.append(label or desc)
                 names |= self.written
+                if choice is not None and self.written:
+                    setting.append((label, choice[1][k]))
             finally:
                 self.conditions = conditions
         self.env, self.written = outer, written
         if discard:
             return
+        if len(setting) >= 2 and choice[0] is not None:
+            self.branches.setdefault(choice[0], Branches(desc, tuple(setting)))
         written |= names
         if keep_outer:
             results.append(outer)
@@ -333,34 +351,62 @@ class _Walker:
         children = node.children
         desc = self.desc(children[0])
         where = self.lexer.pos(children[0][2])
-        chain = [(children[1], children[3], f"{desc}: then")]
+        chain = [(children[1], children[3], f"{desc}: then", self.when(children[0]))]
         otherwise = None
         for part in children[4:]:
             if type(part) is tuple:
                 continue
             if part.data == "elif_part":
-                chain.append((part.children[1], part.children[3], f"{self.desc(part.children[0])}: then"))
+                chain.append((part.children[1], part.children[3], f"{self.desc(part.children[0])}: then",
+                              self.when(part.children[0])))
             elif part.data == "else_part":
                 otherwise = part.children[1]
-        candidates, labels, exhaustive = [], [], False
-        for condition, body, label in chain:
+        candidates, labels, shorts, exhaustive = [], [], [], False
+        for condition, body, label, short in chain:
             self.walk(condition)
             status = self.status(condition)
             if status is False:
                 continue
             candidates.append(body)
             labels.append(label)
+            shorts.append(short)
             if status is True:
                 exhaustive = True
                 break
         if not exhaustive and otherwise is not None:
             candidates.append(otherwise)
             labels.append(f"{desc}: else")
+            shorts.append(f"when no condition of the `if` at line {where[0]} holds" if len(chain) > 1 else
+                          f"when not {chain[0][3][5:]}")
             exhaustive = True
-        if len(candidates) == 1 and exhaustive:
+        self.choose(candidates, labels, shorts, exhaustive, desc, where)
+
+    def when(self, token: tuple) -> str:
+        """How a message names the branch of an `if`/`elif`: "when `[ "$M" = 7B ]`, line 3"."""
+        line = self.lexer.line_of(token[2]).strip()
+        for end in ("; then", ";then"):
+            if end in line:
+                line = line[:line.index(end)]
+        line = self.lexer.shown(line)
+        for start in ("elif ", "if "):
+            if line.startswith(start):
+                line = line[len(start):].strip()
+                break
+        return f"when `{line if len(line) <= 60 else line[:57] + '...'}`, line {self.lexer.pos(token[2])[0]}"
+
+    def choose(self, candidates: list, labels: list, shorts: list, exhaustive: bool, desc: str,
+               where: tuple) -> None:
+        """Walks the branches of an `if`/`case` that may run: the one that runs when known (or the
+        one `force` chooses), else each on its own (scoped)."""
+        key = where if self.lexer is self.root else None
+        forced = self.force.get(key) if key is not None else None
+        if forced is not None and forced in labels:
+            self.walk(candidates[labels.index(forced)])
+        elif len(candidates) == 1 and exhaustive:
             self.walk(candidates[0])
         elif candidates:
-            self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive, where=where)
+            self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive, where=where,
+                        choice=(key, shorts))
 
     def _loop(self, node: Any) -> None:
         token = node.children[0]
@@ -385,7 +431,7 @@ class _Walker:
         payload = self.lexer.payload
         field = self.expand(payload[node.children[1][2]], split=False)
         subject = field[0].value if field and type(field[0].value) is str else None
-        candidates, labels, exhaustive = [], [], False
+        candidates, labels, shorts, exhaustive = [], [], [], False
         for item in node.children:
             if type(item) is tuple or item.data != "case_item":
                 continue
@@ -402,15 +448,15 @@ class _Walker:
             if matched is False:
                 continue
             candidates.append(body)
-            labels.append(f"{desc}: `{'|'.join(p.raw for p in patterns)})`")
+            shown = '|'.join(p.raw for p in patterns)
+            labels.append(f"{desc}: `{shown})`")
+            subject_text = self.lexer.shown(payload[node.children[1][2]].raw)
+            shorts.append(f"when `{subject_text}` matches `{shown}`, line {patterns[0].line}" if shown != "*" else
+                          f"when `{subject_text}` matches no other pattern (`*)`), line {patterns[0].line}")
             if matched is True:
                 exhaustive = True
                 break
-        if len(candidates) == 1 and exhaustive:
-            self.walk(candidates[0])
-        elif candidates:
-            self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive,
-                        where=self.lexer.pos(token[2]))
+        self.choose(candidates, labels, shorts, exhaustive, desc, self.lexer.pos(token[2]))
 
     def _funcdef(self, node: Any) -> None:
         token = node.children[1] if node.children[0][0] == "FUNCTION" else node.children[0]
@@ -1181,7 +1227,99 @@ def read_launch_script(text: str, path: str = "<script>") -> LaunchScript:
             problems.append(("the script nests too deeply to read", 1, 1))
     problems = sorted(lexer.problems + problems, key=lambda p: (p[1], p[2]))
     variables = {k: _public(v) for k, v in walker.env.items()}
-    return LaunchScript(path, variables, walker.launches, walker.heredocs, problems)
+    return LaunchScript(path, variables, walker.launches, walker.heredocs, problems, walker.branches)
+
+
+def launch_variants(text: str, script: LaunchScript, launch: Launch, limit: int = 8) -> list:
+    """The launch read once per configuration an undecided `if`/`case` chooses, when its arguments
+    (or its launcher's options) hold values those branches set: [(label, Launch)], the label
+    naming the branch chosen at each block, in the script's order (("when `[ "$M" = 13B ]`, line 5",)). Only the branches that run to their end
+    and set variables count (an `if` without `else` chooses nothing of its own: its missing else
+    is no configuration); a block nested in a chosen branch is chosen in turn. Empty when the
+    launch depends on no such block, or when there would be more than `limit` configurations."""
+    import itertools
+
+    branches = dict(script.branches or {})
+    if not branches:
+        return []
+
+    def depends(found: Launch, force: dict) -> list:
+        reasons = [u.reason for u in _unknowns_of(found)]
+        if not reasons:
+            return []
+        return sorted(key for key, block in branches.items()
+                      if key not in force and any(block.desc in r for r in reasons))
+
+    def read_again(force: dict) -> Launch | None:
+        lexer = _Lexer(text)
+        lexer.run()
+        tree, _ = _parse(lexer)
+        if tree is None:
+            return None
+        allocation = _allocation(text)
+        walker = _Walker(lexer, allocation=allocation)
+        walker.force = force
+        _seed(walker.env, allocation)
+        try:
+            walker.top(tree)
+        except RecursionError:
+            return None
+        for key, block in walker.branches.items():
+            branches.setdefault(key, block)
+        chosen = {label for k in force for label, _ in branches[k].choices}
+
+        def same(x: Launch) -> tuple:  # the launch as the first reading found it, but for the chosen values
+            return (x.line, x.column, x.launcher, _name_of_script(x), tuple(c for c in x.conditions if c not in chosen))
+
+        return next((x for x in walker.launches if same(x) == same(launch)), None)
+
+    found: list = [({}, launch)]
+    for _ in range(4):  # nesting depth followed
+        grown, more = [], False
+        for force, one in found:
+            keys = depends(one, force)
+            if not keys:
+                grown.append((force, one))
+                continue
+            more = True
+            for combo in itertools.product(*(branches[k].choices for k in keys)):
+                grown.append(({**force, **{k: label for k, (label, _) in zip(keys, combo)}}, None))
+                if len(grown) > limit:
+                    return []
+        if not more:
+            break
+        found = []
+        for force, one in grown:
+            one = one if one is not None else read_again(force)
+            if one is not None:
+                found.append((force, one))
+    if len(found) < 2:
+        return []
+    shorts = {label: short for block in branches.values() for label, short in block.choices}
+    return [(tuple(shorts[force[k]] for k in sorted(force)), one) for force, one in found]
+
+
+def _name_of_script(launch: Launch) -> Any:
+    return launch.script if type(launch.script) is str else launch.script_name
+
+
+def _unknowns_of(launch: Launch) -> list:
+    """Every Unknown among a launch's arguments, its launcher's options and its entry script."""
+    out: list = []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, Unknown):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(v)
+
+    for arg in launch.args:
+        visit(arg.value)
+    for value in launch.options.values():
+        visit(value)
+    visit(launch.script)
+    return out
 
 
 def read_argument_file(text: str, path: str = "<arguments>") -> list:

@@ -68,11 +68,25 @@ class Heredoc(NamedTuple):
 
 
 class LaunchScript(NamedTuple):
+    """`branches`: the undecided `if`/`case` blocks that choose between configurations (two or
+    more branches that run to the end and set variables), by where they start: (line, column) ->
+    Branches; shell.launch_variants reads a launch again once per choice."""
+
     path: str
     variables: dict
     launches: list
     heredocs: list
     problems: list
+    branches: Any = None
+
+
+class Branches(NamedTuple):
+    """One undecided `if`/`case` that chooses between configurations: `desc` as Unknown reasons
+    name it, and each branch that runs to its end and sets variables: (label as in
+    Launch.conditions, the short label a message names it by: "when `[ \"$M\" = 7B ]`, line 3")."""
+
+    desc: str
+    choices: tuple
 
 
 _TORCHRUN_VALUED = {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_id", "rdzv_backend",

@@ -579,7 +579,9 @@ class MissingRequiredFlag(MegatronRule):
     `--max-position-embeddings` and `--seq-length` (or `--encoder-seq-length`). Only for a launch
     of Megatron-LM's own `pretrain_*.py` scripts, or an argument file, and only when no argument
     is an unresolved splice (`$EXTRA_ARGS`, `"$@"`), which might supply the flag. Silent with
-    `--use-checkpoint-args` (the values come from the checkpoint) and `--yaml-cfg`.
+    `--use-checkpoint-args` (the values come from the checkpoint) and `--yaml-cfg`. In a script
+    whose `if`/`case` chooses between configurations (the model size), only a flag that no
+    branch sets.
 
     ## Why is this bad
     validate_args fails an assertion before training starts ("num_layers argument is None"), after
@@ -601,6 +603,7 @@ class MissingRequiredFlag(MegatronRule):
     code = "MG005"
     name = "missing-required-flag"
     severity = "error"
+    reports_missing = True
 
     def check_flags(self, flags: Flags, context: Context) -> Iterable[Finding]:
         arguments = flags.arguments

@@ -823,7 +823,8 @@ class NoTrainingLength(TrainingRule):
 
     ## What it does
     Reports a launch of a `pretrain_*.py` script that gives neither `--train-iters` nor
-    `--train-samples` (and no `--skip-train`).
+    `--train-samples` (and no `--skip-train`); in a script whose `if`/`case` chooses between
+    configurations, only when no branch gives one.
 
     ## Why is this bad
     validate_args accepts it, but building the learning-rate scheduler raises "either train-iters
@@ -843,6 +844,7 @@ class NoTrainingLength(TrainingRule):
     code = "MG217"
     name = "no-training-length"
     severity = "error"
+    reports_missing = True
 
     def judge(self, args, flags, context):
         if not flags.arguments.megatron_entry or args.open:
