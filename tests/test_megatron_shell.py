@@ -127,7 +127,9 @@ def test_environment_only_values_name_the_variable():
     path = CORPUS / "megatron-scripts" / "NVIDIA__Megatron-LM__examples__llama__train_llama3_8b_h100_fp8.sh"
     _need_corpus([path] if path.exists() else [])
     launch = read_launch_script(path.read_text(), str(path)).launches[0]
-    assert launch.options["master_addr"] == Unknown("environment variable MASTER_ADDR (default localhost when unset)")
+    # `${MASTER_ADDR:-localhost}`: the script's default is the value, marked as one the environment may set
+    assert launch.options["master_addr"] == "localhost"
+    assert [a[:2] for a in launch.assumed["master_addr"]] == [("MASTER_ADDR", "localhost")]
 
 
 # -- constructs, one at a time -------------------------------------------------------------------------
@@ -140,7 +142,7 @@ def one(text: str):
 def test_comments_and_assignments():
     r = one("# c\nX=8  # trailing\nexport Y=$X\nZ=${W:-4}\n")
     assert r.variables["X"] == "8" and r.variables["Y"] == "8"
-    assert r.variables["Z"] == Unknown("environment variable W (default 4 when unset)")
+    assert r.variables["Z"] == "4"  # the script's default for W
 
 
 def test_default_when_set_before():
@@ -149,7 +151,7 @@ def test_default_when_set_before():
 
 def test_assign_default_expansion():
     r = one(": ${TP:=8}\nA=$TP\n")
-    assert r.variables["TP"] == Unknown("environment variable TP (default 8 when unset)") == r.variables["A"]
+    assert r.variables["TP"] == "8" == r.variables["A"]
     assert one("TP=2\n: ${TP:=8}\n").variables["TP"] == "2"
 
 

@@ -148,7 +148,7 @@ SHELL_CASES = [
     ("accelerate launch --num_processes 8 --deepspeed_config_file ds_z3.json train.py\n",
      [("--deepspeed_config_file", "ds_z3.json", None, ())]),
     ("torchrun train.py --deepspeed=${C:-configs/ds.json}\n",
-     [("--deepspeed", None, "environment variable C (default configs/ds.json when unset)", ("configs/ds.json",))]),
+     [("--deepspeed", "configs/ds.json", None, ())]),  # the script's default
     ('if [ "$1" = a ]; then S=_a; else S=; fi\npython t.py --deepspeed_config "ds${S}.json"\n',
      [("--deepspeed_config", None, "set differently by the branches of `if [ \"$1\" = a ]` at line 1",
        ("ds_a.json", "ds.json"))]),

@@ -112,7 +112,7 @@ def _scan(fields: list) -> list[ShellReference]:
             # `--flag=$X`: the known text after `=` and the holes
             first = pieces[0]
             after = first.text.split("=", 1)[1]
-            atoms = ((_Piece(after, first.line, first.column),) if after else ()) + tuple(pieces[1:])
+            atoms = ((_Piece(after, first.line, first.column, first.assumed),) if after else ()) + tuple(pieces[1:])
             found.append(_reference(flag, field, atoms)._replace(line=field.line, column=field.column))
             continue
         if type(field.value) is not str or index + 1 >= len(fields):

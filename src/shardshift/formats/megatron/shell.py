@@ -60,6 +60,7 @@ from shardshift.formats.megatron.shell_launch import (
     _seed,
     _skip_wrappers,
     _srun_starts_python,
+    assumed_of,
 )
 from shardshift.formats.megatron.shell_lexer import (
     DECLARERS,
@@ -742,7 +743,7 @@ class _Walker:
                         if chunk[0] in " \t\n":
                             close()
                         else:
-                            atoms.append(_Piece(chunk, *at(a, m.start())))
+                            atoms.append(_Piece(chunk, *at(a, m.start()), a.assumed))
                             state[0] = True
                             state[1] = state[1] or chunk
 
@@ -821,6 +822,8 @@ class _Walker:
         if op == "":
             if value is _MISSING:
                 return Unknown(what)
+            if type(value) is _Text and value.pieces and value.pieces[0].line == 0 and value.pieces[0].assumed:
+                return _Text(tuple(p._replace(line=where[0], column=where[1]) for p in value.pieces), value.raw)
             return _Text((), "") if value is _UNSET else value
         if op == "#len":
             if value is _UNSET:
@@ -835,10 +838,13 @@ class _Walker:
                     return Unknown(f"{what} (`{shown}` when set)")
                 if op in (":?", "?"):
                     return Unknown(f"{what} (required)")
-                unknown = Unknown(f"{what} (default {shown} when unset)")
-                if op in (":=", "=") and name not in SPECIAL:
-                    self.set_var(name, unknown)
-                return unknown
+                if name in SPECIAL or name.isdigit():  # a script argument: whoever runs it decides
+                    return Unknown(f"{what} (default {shown} when unset)")
+                # the script's own default: a value, marked as one the environment may override
+                default = _assume(self.text_of(_Word(arg[0], arg[1], *where)) if arg else _Text((), ""), name, where)
+                if op in (":=", "="):
+                    self.set_var(name, default)
+                return default
             if value is _UNSET:
                 empty: bool | None = True
             elif isinstance(value, Unknown):
@@ -873,13 +879,16 @@ class _Walker:
 
     def arith(self, expr: str, where: tuple) -> Any:
         reasons: list = []
-        value = self.arith_int(expr, reasons)
+        assumed: list = []
+        value = self.arith_int(expr, reasons, assumed)
         if value is None:
             shown = expr.strip()
             return Unknown(f"`$(({shown}))` with {reasons[0]}" if reasons else f"`$(({shown}))` (not evaluated)")
-        return _Text((_Piece(str(value), *where),), str(value))
+        return _Text((_Piece(str(value), *where, tuple(dict.fromkeys(assumed))),), str(value))
 
-    def arith_int(self, expr: str, reasons: list | None = None) -> int | None:
+    def arith_int(self, expr: str, reasons: list | None = None, assumed: list | None = None) -> int | None:
+        """The value of an arithmetic expression, or None (with why in `reasons`); the script
+        defaults the values it uses stand on are added to `assumed`."""
         reasons = [] if reasons is None else reasons
 
         def resolve(name: str) -> str:
@@ -898,6 +907,9 @@ class _Walker:
             elif type(value) is _Partial:
                 reasons.append(value.unknown.reason)
             else:
+                if assumed is not None:
+                    for piece in value.pieces:
+                        assumed.extend(piece.assumed)
                 text = value.value.strip()
                 if not text or _INTEGER.fullmatch(text):
                     return text
@@ -1082,7 +1094,7 @@ class _Walker:
         variables = {k: _public(v) for k, v in self.env.items()}
         name = _name_of(script)
         return [Launch(launcher, options, script.value, _pair(fields[j + 1:]), head.line, head.column, via,
-                       variables, name, self.conditions)]
+                       variables, name, self.conditions, _options_assumed(fields, head, j))]
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -1092,6 +1104,46 @@ _ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za
 def _arith_name(m: re.Match) -> str:
     name = m.group(1) or m.group(2)
     return name if NAME.fullmatch(name) else "__arg_" + name if name.isdigit() else "__arg_" + name
+
+
+def _options_assumed(fields: list, head: Any, end: int) -> dict:
+    """{option name: the script defaults its value stands on} for a launcher's options (the words
+    between the launcher `head` and `end`)."""
+    start = next((k for k, f in enumerate(fields) if f is head), end)
+    out: dict = {}
+    name = None
+    for f in fields[start + 1:end]:
+        value = f.value
+        if type(value) is str and value.startswith("-"):
+            name, eq, _ = value.lstrip("-").partition("=")
+            name = name.replace("-", "_") if name not in _SRUN_VALUED else name
+            if not eq:
+                continue
+        elif type(value) is not str and f.pieces and type(f.pieces[0]) is _Piece and \
+                f.pieces[0].text.startswith("-") and "=" in f.pieces[0].text:
+            name = f.pieces[0].text.lstrip("-").split("=", 1)[0].replace("-", "_")
+        assumed = assumed_of(f)
+        if assumed and name is not None:
+            out[name] = assumed
+        name = None
+    return out
+
+
+def _assume(value: Any, name: str, where: tuple) -> Any:
+    """A default of `${name:-default}` (written at `where`), its pieces marked as the script's
+    default for `name`, which the environment may override."""
+    if type(value) is _Text:
+        if not value.pieces:
+            return value
+        shown = value.value
+        assumption = (name, shown, *where)
+        return _Text(tuple(p._replace(assumed=p.assumed + (assumption,)) for p in value.pieces), value.raw)
+    if type(value) is _Partial:
+        shown = "".join(a.text if type(a) is _Piece else "?" for a in value.atoms)
+        assumption = (name, shown, *where)
+        return _Partial(tuple(a._replace(assumed=a.assumed + (assumption,)) if type(a) is _Piece else a
+                              for a in value.atoms), value.raw, value.unknown)
+    return value
 
 
 # -- entry points ----------------------------------------------------------------------------------

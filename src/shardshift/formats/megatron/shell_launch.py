@@ -18,13 +18,15 @@ class Arg(NamedTuple):
     An unknown splice (`${EXTRA[@]}`, `$ARGS` unknown, a hole in a string) right after a flag is
     taken as that flag's value; after a flag that already has a value it is an Arg of its own
     (flag None), as is an unknown word that starts like a flag (`--${DTYPE}`). `--flag=$X` with X
-    unknown is the flag with an Unknown value."""
+    unknown is the flag with an Unknown value. `assumed`: the script defaults its value stands on,
+    `((variable, value, line, column), ...)` (see shell_lexer._Piece)."""
 
     flag: str | None
     value: Any
     line: int
     column: int
     text: str
+    assumed: tuple = ()
 
 
 class Launch(NamedTuple):
@@ -43,7 +45,8 @@ class Launch(NamedTuple):
     allocation, the `#SBATCH` lines of the script (or of the heredoc given to sbatch) and sbatch's
     own options: `nodes`, `ntasks`, `ntasks-per-node`, `gpus-per-node`, each unless srun sets it
     itself (`-N`/`--nodes`, `-n`/`--ntasks`, ...). A placeholder (`--nodes=your_own_num_nodes`)
-    stays as written."""
+    stays as written. `assumed`: {option name: the script defaults its value stands on} (see
+    shell_lexer._Piece), for the options whose value does."""
 
     launcher: str
     options: dict
@@ -55,6 +58,7 @@ class Launch(NamedTuple):
     variables: dict
     script_name: str | None = None
     conditions: tuple = ()
+    assumed: dict = {}
 
 
 class Heredoc(NamedTuple):
@@ -270,6 +274,17 @@ def _seed(env: dict, allocation: dict) -> None:
 _NUMBER = re.compile(r"-\.?[0-9]")
 
 
+def assumed_of(field: Any) -> tuple:
+    """The script defaults a word (`_FieldP`) or value (`_Text`) stands on, each once."""
+    atoms = field.pieces if hasattr(field, "pieces") else getattr(field, "atoms", ())
+    found: tuple = ()
+    for a in atoms:
+        extra = getattr(a, "assumed", ())
+        if extra and type(extra) is tuple:
+            found += extra
+    return tuple(dict.fromkeys(found)) if found else ()
+
+
 def _pair(fields: list) -> list:
     """Flags with their values: `--flag v`, `--flag=v`, `--flag v1 v2` (a tuple), `--switch` (None);
     unknown words as the Arg docstring says."""
@@ -277,10 +292,14 @@ def _pair(fields: list) -> list:
     current = None
     values: list = []
 
+    assumed: list = []
+
     def finish() -> None:
         if current is not None:
             value = None if not values else values[0] if len(values) == 1 else tuple(values)
-            args.append(Arg(current[0], value, current[1].line, current[1].column, current[2]))
+            args.append(Arg(current[0], value, current[1].line, current[1].column, current[2],
+                            tuple(dict.fromkeys(assumed)) if assumed else ()))
+        assumed.clear()
 
     for f in fields:
         v = f.value
@@ -290,6 +309,7 @@ def _pair(fields: list) -> list:
                 flag, eq, inline = v.partition("=")
                 if eq and flag.startswith("--"):
                     current, values = (flag, f, f.raw), [inline]
+                    assumed.extend(assumed_of(f))
                 else:
                     current, values = (v, f, f.raw), []
                 continue
@@ -299,6 +319,7 @@ def _pair(fields: list) -> list:
                 finish()
                 if known[1]:
                     current, values = (known[0], f, f.raw), [v]
+                    assumed.extend(assumed_of(f))
                 else:
                     current, values = None, []
                     args.append(Arg(None, v, f.line, f.column, f.raw))
@@ -309,9 +330,10 @@ def _pair(fields: list) -> list:
                 args.append(Arg(None, v, f.line, f.column, f.raw))
                 continue
         if current is None:
-            args.append(Arg(None, v, f.line, f.column, f.raw))
+            args.append(Arg(None, v, f.line, f.column, f.raw, assumed_of(f)))
         else:
             values.append(v)
+            assumed.extend(assumed_of(f))
             current = (current[0], current[1], current[2] + " " + f.raw)
     finish()
     return args

@@ -32,11 +32,17 @@ from shardshift.plan import Unknown
 
 
 class _Piece(NamedTuple):
-    """Characters copied verbatim from the source at `line`:`column` (`text` may span lines)."""
+    """Characters copied verbatim from the source at `line`:`column` (`text` may span lines).
+
+    `assumed`: the script defaults this text stands on, `((variable, value, line, column), ...)`:
+    the text is (or was computed from) the default `value` of `${variable:-value}` written at
+    `line`:`column`, which the job's environment may override; line 0 when the value was given
+    with `--env`. Empty for text the script itself decides."""
 
     text: str
     line: int
     column: int
+    assumed: tuple = ()
 
 
 class _Hole(NamedTuple):

@@ -114,13 +114,13 @@ def _slice(atoms: tuple, ends: list, start: int, end: int) -> list:
     if type(last) is _Piece:
         hi = end - (ends[j] - len(last.text))
         if hi < len(last.text):
-            out[-1] = last = _Piece(last.text[:hi], last.line, last.column)
+            out[-1] = last = last._replace(text=last.text[:hi])
             if i == j:
                 first = last
     if type(first) is _Piece:
         lo = start - (ends[i] - len(atoms[i].text))
         if lo > 0:
-            out[0] = _Piece(first.text[lo:], *at(first, lo))
+            out[0] = _Piece(first.text[lo:], *at(first, lo), first.assumed)
     return out
 
 
