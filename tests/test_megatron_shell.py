@@ -515,9 +515,8 @@ NAMED = [
      {"--lr-decay-tokens": "LR_DECAY_SAMPLES is not a number"}, {}),
     ("argonne-lcf__Megatron-DeepSpeed__ALCF__examples__finetune_llama3__finetune_llama.sh", "python",
      "finetune_llama.py",
-     {"--seq-length": "2048", "--load": None},
-     {"--tensor-model-parallel-size": "environment variable TP", "--lr": "environment variable LR",
-      "--num-layers": "num_hidden_layers", "--deepspeed_config": 'if [ "$1" = "convert_hf2mds" ]'}, {}),
+     {"--seq-length": "2048", "--load": None, "--tensor-model-parallel-size": "1", "--lr": "2e-5"},  # defaults
+     {"--num-layers": "num_hidden_layers", "--deepspeed_config": 'if [ "$1" = "convert_hf2mds" ]'}, {}),
     ("deepspeedai__Megatron-DeepSpeed__examples_deepspeed__finetune_hf_llama__finetune_llama.sh", "deepspeed",
      "finetune_llama.py",
      {"--tensor-model-parallel-size": "2", "--pipeline-model-parallel-size": "2", "--micro-batch-size": "16",
@@ -530,8 +529,9 @@ NAMED = [
       "--data-path": "DATA_PATH"}, {"?": "RUN_CMD"}),
     ("NVIDIA__Megatron-LM__examples__megatron_fsdp__sbatch_mfsdp_deepseek_v3.sh", "srun", "pretrain_gpt.py",
      {"--num-layers": "61", "--recompute-modules": ("mlp", "moe", "mla_up_proj", "layernorm"),
-      "--moe-layer-freq": "[0]*3+[1]*58"},
-     {"--tensor-model-parallel-size": "environment variable TP", "--data-path": "environment variable DATA_PATH"},
+      "--moe-layer-freq": "[0]*3+[1]*58", "--tensor-model-parallel-size": "1",  # the script's defaults
+      "--data-path": "your_own_data_path"},
+     {},
      {"nodes": "your_own_num_nodes", "ntasks-per-node": "your_own_tasks_per_node", "mpi": "pmix"}),
 ]
 

@@ -83,7 +83,7 @@ def test_parallel_degrees_and_heads_are_judged_at_their_flags():
     assert [r.pointer for r in found["PL101"].related] == ["--pipeline-model-parallel-size"]
     assert (found["PL103"].line, found["PL103"].pointer) == (3, "--num-attention-heads")
     assert found["PL103"].related[0].pointer == "--tensor-model-parallel-size"
-    assert "--expert-model-parallel-size 3 does not divide 16 / --pipeline-model-parallel-size 2" \
+    assert "--expert-model-parallel-size 3 does not divide the world size 16 / --pipeline-model-parallel-size 2" \
         in found["PL102"].message
 
 

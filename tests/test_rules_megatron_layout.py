@@ -127,7 +127,7 @@ def _script(tmp_path, flags: str, prefix: str = "") -> str:
     "--pipeline-model-parallel-size $PP",  # MG101: the pipeline size is an environment variable
     "--sequence-parallel $EXTRA_ARGS",  # MG107: the tensor parallel size may come with $EXTRA_ARGS
     "--sequence-parallel \"$@\"",  # ... or with the script's arguments
-    "--num-query-groups ${GROUPS:-2}",  # MG115: the value is the environment's when set
+    "--num-query-groups ${GROUPS}",  # MG115: the value is the environment's (no default in the script)
 ])
 def test_values_decided_at_run_time_are_not_judged(tmp_path, flags):
     status, output = check_json(_script(tmp_path, flags))

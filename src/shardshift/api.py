@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -58,6 +58,7 @@ class CheckOptions:
     fail_on: Literal["error", "warning"] = "error"
     min_severity: Severity | None = None  # None: every finding
     skip_unrecognised: bool = False  # files named explicitly that are no configuration: skipped, not reported
+    env: dict = field(default_factory=dict)  # the job's environment for launch scripts (--env X=VALUE)
 
 
 def _codes(value: str | Iterable[str] | None) -> set[str] | None:
@@ -88,10 +89,13 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                     transformers_version: str | tuple[int, ...] | None = None,
                     axolotl_version: str | tuple[int, ...] | None = None,
                     torchtitan_version: str | tuple[int, ...] | None = None,
-                    torch_version: str | tuple[int, ...] | None = None) -> CheckOptions:
+                    torch_version: str | tuple[int, ...] | None = None,
+                    env: Mapping[str, str] | Iterable[str] | None = None) -> CheckOptions:
     """Options given here win over the configuration file (`config`, else the one found from the
     current directory, none with `isolated`), option by option. A framework version given
-    (`axolotl_version="0.12.2"`) wins over the pin found in a repository's dependency files."""
+    (`axolotl_version="0.12.2"`) wins over the pin found in a repository's dependency files.
+    `env` ({"TP": "4"} or ["TP=4"]) is the environment launch scripts are read in: `$TP` and
+    `${TP:-8}` give 4; it adds to (and wins over) the configuration file's `env`."""
     from shardshift import config as configuration
     from shardshift.rules.base import Context
 
@@ -134,7 +138,19 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                         settings.ignored_for if settings.per_file_ignores else None,
                         fail_on or settings.fail_on or "error",  # type: ignore[arg-type]
                         min_severity or settings.min_severity,  # type: ignore[arg-type]
-                        skip_unrecognised)
+                        skip_unrecognised, {**settings.env, **environment(env)})
+
+
+def environment(env: Mapping[str, str] | Iterable[str] | None) -> dict[str, str]:
+    """{"X": "V"} or ["X=V", ...] as the environment of launch scripts; ShardshiftError when bad."""
+    from shardshift.context.environment import parse
+
+    if env is None:
+        return {}
+    try:
+        return parse(env if isinstance(env, Mapping) else list(env))
+    except ValueError as error:
+        raise ShardshiftError(str(error), usage=True) from None
 
 
 def _release_overrides(given: dict, settings) -> dict:
@@ -210,8 +226,11 @@ def run(paths: Iterable[str], options: CheckOptions) -> CheckResult:
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise ShardshiftError(f"no such file or directory: {', '.join(missing)}", usage=True)
-    return run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores,
-                     skip_unrecognised=options.skip_unrecognised)
+    from shardshift.context.environment import given
+
+    with given(options.env):
+        return run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores,
+                         skip_unrecognised=options.skip_unrecognised)
 
 
 def present(result: CheckResult, min_severity: Severity | None) -> CheckResult:
@@ -342,9 +361,17 @@ def targets() -> list[str]:
     return sorted(formats.WRITERS)
 
 
-def convert(path: str, to: str) -> Migration:
+def convert(path: str, to: str, env: Mapping[str, str] | Iterable[str] | None = None) -> Migration:
     """Translate one file (with the files it names, unless `to` is its own format) into `to`
-    (see `targets()`), with the migration report."""
+    (see `targets()`), with the migration report. `env`: the environment a launch script is read
+    in (as `check`'s)."""
+    from shardshift.context.environment import given
+
+    with given(environment(env)):
+        return _convert(path, to)
+
+
+def _convert(path: str, to: str) -> Migration:
     from shardshift import formats
 
     if to not in formats.WRITERS:

@@ -333,8 +333,54 @@ def check_documents(documents: list[Document], context: Context, select: set[str
         judged = [x for x in suppressions[document.path] if not unsure or (x.codes and not unsure & set(x.codes))]
         if "SS003" in active:
             findings.extend(suppress.unused(judged, active, all_codes(), "unused-suppression"))
+    _note_assumptions(findings, documents)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return findings
+
+
+def _note_assumptions(findings: list[Finding], documents: list[Document]) -> None:
+    """A finding at (or related to) a setting whose value is a launch script's own default says
+    so: the environment may set it otherwise (`check --env`)."""
+    uses: dict = {}
+    world: dict = {}  # file -> the assumptions the world size of its launch stands on
+    for document in documents:
+        for assumption in document.assumptions:
+            uses.setdefault((document.path, assumption.used_line, assumption.used_column), []).append(assumption)
+        if document.assumptions and document.plan is not None:
+            where = document.plan.provenance.get("world.world_size")
+            if where is not None and (document.path, where.line, where.column) in uses:
+                world[document.path] = uses[(document.path, where.line, where.column)]
+    if not uses:
+        return
+    for finding in findings:
+        found = list(uses.get((finding.file, finding.line, finding.column), ()))
+        for related in finding.related:
+            found += uses.get((related.file, related.line, related.column), ())
+        if world and "world size" in finding.message:  # the world size is given at the launcher
+            for path in dict.fromkeys([finding.file] + [r.file for r in finding.related]):
+                found += world.get(path, ())
+        found = [a for a in dict.fromkeys(found) if a not in finding.assumed]
+        if not found:
+            continue
+        finding.assumed.extend(found)
+        finding.message = finding.message.rstrip() + " " + assumption_note(found)
+
+
+def assumption_note(assumed: list) -> str:
+    """`(with the script's default TP=8; the environment may set TP: ...)` for the values a finding
+    stands on."""
+    defaults = {a.variable: a.value for a in assumed if not a.from_env}
+    given = {a.variable: a.value for a in assumed if a.from_env and a.variable not in defaults}
+    parts = []
+    if defaults:
+        shown = ", ".join(f"{name}={value}" for name, value in defaults.items())
+        names = ", ".join(defaults)
+        example = " ".join(f"--env {name}=..." for name in defaults)
+        parts.append(f"with the script's default{'s' if len(defaults) > 1 else ''} {shown}; the environment may "
+                     f"set {names}: `shardshift check {example}`")
+    if given:
+        parts.append("with " + ", ".join(f"{name}={value}" for name, value in given.items()) + " set by --env")
+    return "(" + "; ".join(parts) + ")"
 
 
 # A rule lists at most this many findings in one file; the next one says that more were not listed.

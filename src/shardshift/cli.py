@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     model = check.add_mutually_exclusive_group()
     model.add_argument("--model-params", metavar="N", help="the model's parameter count (8B, 70e9)")
     model.add_argument("--model-config", metavar="FILE", help="the model's Hugging Face config.json")
+    check.add_argument("--env", action="append", metavar="NAME=VALUE",
+                       help="a variable of the job's environment for launch scripts (repeatable): `$NAME` and "
+                            "`${NAME:-default}` give VALUE")
     check.add_argument("--select", help="comma-separated rule codes or prefixes to run (default: all)")
     check.add_argument("--ignore", help="comma-separated rule codes or prefixes to skip")
     check.add_argument("--fail-on", choices=["error", "warning"], default=None,
@@ -86,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--to", required=True, dest="target",
                          help="target format: deepspeed, fsdp2, accelerate, accelerate-fsdp2, axolotl, megatron (a "
                               "launch script), megatron-args (an argument list), torchtitan or plan")
+    convert.add_argument("--env", action="append", metavar="NAME=VALUE",
+                         help="a variable of the job's environment for a launch script (repeatable)")
     convert.add_argument("-o", "--output", help="write the result here (default: stdout)")
     convert.add_argument("--report", help="also write the migration report as JSON to this file")
     convert.add_argument("--strict", action="store_true",
@@ -133,7 +138,7 @@ def _check(args, parser) -> int:
             model_config=args.model_config, skip_unrecognised=args.skip_unrecognised,
             megatron_core_version=args.megatron_core_version, accelerate_version=args.accelerate_version,
             transformers_version=args.transformers_version, axolotl_version=args.axolotl_version,
-            torchtitan_version=args.torchtitan_version, torch_version=args.torch_version)
+            torchtitan_version=args.torchtitan_version, torch_version=args.torch_version, env=args.env)
         result = api.run(args.paths, options)
     except api.ShardshiftError as error:
         if not error.in_configuration:
@@ -142,7 +147,10 @@ def _check(args, parser) -> int:
         return EXIT_USAGE
     unwritten = False
     if args.fix or args.diff:
-        changed, unwritten = _apply_fixes(result, options, write=args.fix)
+        from shardshift.context.environment import given
+
+        with given(options.env):
+            changed, unwritten = _apply_fixes(result, options, write=args.fix)
         if args.diff:
             return EXIT_FINDINGS if changed else EXIT_OK
     # Text and GitHub annotations are read by people: infos are counted, not shown, unless asked.
@@ -191,7 +199,7 @@ def _convert(args, parser) -> int:
             and os.path.samefile(args.output, args.source):
         parser.error("refusing to write over the source file; choose another --output")
     try:
-        migration = api.convert(args.source, to=args.target)
+        migration = api.convert(args.source, to=args.target, env=args.env)
     except api.ShardshiftError as error:
         if error.usage:
             parser.error(error.message)

@@ -64,6 +64,7 @@ class Config:
     gpu_memory: str | None = None
     model_params: str | None = None
     model_config: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # the job's environment for launch scripts
 
     @property
     def root(self) -> str:
@@ -136,6 +137,17 @@ def _version(value: Any, name: str) -> tuple[int, ...]:
         raise ConfigError(f"{name} must be a version string such as \"0.19.8\", not {value!r}") from None
 
 
+def _environment(value: Any, name: str) -> dict[str, str]:
+    from shardshift.context.environment import parse
+
+    if not isinstance(value, (dict, list)):
+        raise ConfigError(f"{name} must be a table such as {{TP = \"8\"}} or a list such as [\"TP=8\"], not {value!r}")
+    try:
+        return parse(value, name)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+
+
 OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "select": ("select", _codes),
     "ignore": ("ignore", _codes),
@@ -156,6 +168,7 @@ OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "gpu-memory": ("gpu_memory", _quantity),
     "model-params": ("model_params", _quantity),
     "model-config": ("model_config", _text),
+    "env": ("env", _environment),
 }
 
 

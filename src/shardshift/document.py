@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from shardshift.source import Location, Node, find_member, find_node, join_pointer
+from shardshift.source import Assumption, Location, Node, find_member, find_node, join_pointer
 
 if TYPE_CHECKING:
     from shardshift.plan import Plan
@@ -78,6 +78,8 @@ class Document:
     renamed: dict[str, str] = field(default_factory=dict)
     # other files of the same training run this one refers to (see setup.py)
     references: list[Reference] = field(default_factory=list)
+    # values a launch script takes from its own defaults (`${TP:-8}`) or from --env (source.Assumption)
+    assumptions: list[Assumption] = field(default_factory=list)
     _plan: Plan | None = field(default=None, init=False, repr=False, compare=False)
     _plan_builder: Callable[[], Plan | None] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -87,6 +89,14 @@ class Document:
     def defer_plan(self, build: Callable[[], Plan | None]) -> None:
         """Build the Plan with `build()` when `plan` is first read."""
         self._plan, self._plan_builder = None, build
+
+    def assume(self, assumed: tuple, line: int, column: int) -> None:
+        """Records that the setting at `line`:`column` uses script defaults (shell `assumed` tuples:
+        (variable, value, line, column) each)."""
+        for variable, value, at_line, at_column in assumed:
+            entry = Assumption(variable, value, at_line, at_column, line, column)
+            if entry not in self.assumptions:
+                self.assumptions.append(entry)
 
     def settings(self) -> list[tuple[str, int, int]]:
         """Every leaf setting as written: (pointer, line, column of its key)."""

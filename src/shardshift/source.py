@@ -20,6 +20,29 @@ class Location:
     pointer: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """A value a launch script takes from its own default (`${TP:-8}`), which the job's environment
+    may override: `variable`, the default `value`, where the default is written (`line`, `column`;
+    0 when the value was given with `--env`), and where a setting uses it (`used_line`,
+    `used_column`: the flag, or the launcher for the world size)."""
+
+    variable: str
+    value: str
+    line: int
+    column: int
+    used_line: int
+    used_column: int
+
+    @property
+    def from_env(self) -> bool:
+        return self.line == 0
+
+    def to_json(self) -> dict:
+        return {"variable": self.variable, "value": self.value, "line": self.line or None,
+                "column": self.column or None, "source": "--env" if self.from_env else "script default"}
+
+
 @dataclass(slots=True)
 class Node:
     """One value of a parsed JSON-like document.

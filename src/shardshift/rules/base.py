@@ -60,6 +60,8 @@ class Finding:
     # Set when the verdict rests on context shardshift could not find (the program, the consumer,
     # the release): the finding is then an info that says what is unknown and how to tell the tool.
     unknown_context: UnknownContext | None = None
+    # the script defaults (`${TP:-8}`) or --env values the judged values stand on (source.Assumption)
+    assumed: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         out = {"code": self.code, "severity": self.severity, "file": self.file, "line": self.line,
@@ -70,6 +72,8 @@ class Finding:
             out["unknown_context"] = self.unknown_context.to_json()
         if self.related:
             out["related"] = [r.to_json() for r in self.related]
+        if self.assumed:
+            out["assumed"] = [a.to_json() for a in self.assumed]
         return out
 
 

@@ -60,6 +60,8 @@ class Given(NamedTuple):
     problem: str | None = None
     stray: tuple = ()
     argv: tuple = ()  # the words the launcher passes for it, as the shell splits them (str or Unknown)
+    # the script defaults the value stands on: ((variable, value, line, column), ...) (shell.Arg.assumed)
+    assumed: tuple = ()
 
     def location(self, path: str) -> Location:
         return Location(path, self.line, self.column, self.spelling)
@@ -210,8 +212,26 @@ def read(text: str, path: str = "<string>") -> Document:
         arguments.argv = argv_of(launch.args)
     document.data = arguments
     document.references = _references(arguments, path)
+    _assumptions(document, arguments)
     document.defer_plan(lambda: build_plan(arguments, path))
     return document
+
+
+def _assumptions(document: Document, arguments: Arguments) -> None:
+    """The script defaults each flag's value stands on, at the flag; the launcher's counts', at
+    the launcher (where the world size is given)."""
+    for item in arguments.given:
+        if item.assumed:
+            document.assume(item.assumed, item.line, item.column)
+    launch = arguments.launch
+    if launch is not None:
+        for name, assumed in getattr(launch, "assumed", {}).items():
+            if name in _COUNT_OPTIONS:
+                document.assume(assumed, launch.line, launch.column)
+
+
+_COUNT_OPTIONS = {"nnodes", "nproc_per_node", "num_gpus", "num_nodes", "ntasks", "nodes", "ntasks-per-node",
+                  "N", "n", "gpus-per-node"}
 
 
 def find_program(path: str, launch: Any):
@@ -289,7 +309,7 @@ def pair(args: list, flags: Any = None) -> list[Given]:
         before = len(given)
         _pair_one(arg, words, flags, convert, given)
         if len(given) > before:
-            given[-1] = given[-1]._replace(argv=argv)
+            given[-1] = given[-1]._replace(argv=argv, assumed=getattr(arg, "assumed", ()))
     return given
 
 

@@ -174,7 +174,12 @@ class _Walker:
     def __init__(self, lexer: _Lexer, env: dict | None = None, via: tuple = (), conditions: tuple = (),
                  allocation: dict | None = None, depth: int = 0) -> None:
         self.lexer = lexer
-        self.env: dict = {} if env is None else env
+        if env is None:  # a script read from the top: the environment the user gave (--env)
+            from shardshift.context.environment import current
+
+            env = {name: _Text((_Piece(value, 0, 0, ((name, value, 0, 0),)),), value)
+                   for name, value in current().items()}
+        self.env: dict = env
         self.written: set = set()  # the names set or unset since the innermost branch began
         self.launches: list = []
         self.heredocs: list = []

@@ -175,6 +175,27 @@ class _Lexer:
             return at(segment, min(i - offsets[k], len(segment.text)))
         return segment.line, segment.column
 
+    def pieces(self, t: str, a: int, b: int, base: int = 0) -> list:
+        """The lit parts for t[a:b] (at offset base + a of the text). In text read again, one piece
+        per stretch copied from one place, each with that place's position and script defaults
+        (`_Piece.assumed`)."""
+        if self.origin is None:
+            return [_Piece(t[a:b], *self.pos(base + a))]
+        offsets, segments = self.origin
+        out = []
+        k = max(bisect.bisect_right(offsets, base + a) - 1, 0)
+        j = a
+        while j < b:
+            end = b if k + 1 >= len(offsets) else min(b, offsets[k + 1] - base)
+            if end <= j:
+                k += 1
+                continue
+            segment = segments[k]
+            out.append(_Piece(t[j:end], *self.pos(base + j), segment.assumed if type(segment) is _Piece else ()))
+            j = end
+            k += 1
+        return out
+
     def line_of(self, i: int) -> str:
         """The line of the text around offset i."""
         start = self.text.rfind("\n", 0, i) + 1
@@ -200,7 +221,9 @@ class _Lexer:
             if plain is not None:
                 start = m.start(3)
                 where = self.pos(start)
-                self.emit_word(start, plain, [("lit", False, _Piece(plain, *where))], plain, where)
+                parts = [("lit", False, _Piece(plain, *where))] if self.origin is None else \
+                    [("lit", False, p) for p in self.pieces(plain, 0, len(plain), start)]
+                self.emit_word(start, plain, parts, plain, where)
             elif newline is not None:
                 if not self.tokens or self.tokens[-1][0] != "NEWLINE":  # blank lines add nothing
                     self.emit("NEWLINE", "\n", self.i - 1)
@@ -443,16 +466,16 @@ class _Lexer:
             j = a
             for m in HOLE.finditer(t, a, b):
                 if m.start() > j:
-                    parts.append(("lit", quoted, _Piece(t[j:m.start()], *self.pos(base + j))))
+                    parts.extend(("lit", quoted, p) for p in self.pieces(t, j, m.start(), base))
                 index = int(m.group(1))
                 if index < len(self.holes):
                     parts.append(("hole", quoted, self.holes[index]))
                 j = m.end()
             if j < b:
-                parts.append(("lit", quoted, _Piece(t[j:b], *self.pos(base + j))))
+                parts.extend(("lit", quoted, p) for p in self.pieces(t, j, b, base))
             return
         if b > a:
-            parts.append(("lit", quoted, _Piece(t[a:b], *self.pos(base + a))))
+            parts.extend(("lit", quoted, p) for p in self.pieces(t, a, b, base))
 
     def parts(self, i: int, end: int, stop: frozenset, quoted: bool = False) -> list:
         """The parts of one word from i (stopping at an unquoted character in `stop`); sets self.i."""

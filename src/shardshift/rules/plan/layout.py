@@ -141,7 +141,8 @@ class ExpertParallelAgainstWorld(_LayoutRule):
             where, related = self.place(setup, degrees)
             if where is None:
                 return
-            per_stage = f"{world} / {name_of(setup.plan.origin('parallelism.pipeline'), 'pipeline')} {pipeline}" \
+            per_stage = f"the world size {world} / {name_of(setup.plan.origin('parallelism.pipeline'), 'pipeline')} " \
+                f"{pipeline}" \
                 if pipeline > 1 else f"the world size {world}"
             yield self.finding_at(where, f"{name_of(where, 'parallelism.expert')} {expert} does not divide "
                                          f"{per_stage}: the expert mesh cannot be built; use a divisor of "
