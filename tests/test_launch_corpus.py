@@ -61,6 +61,11 @@ EXPECTED: dict[str, tuple] = {
     # global = MICRO * GAS * WORLD_SIZE / (TP * PP): unknown with the world; --bf16
     "megatron-scripts/argonne-lcf__Megatron-DeepSpeed__ALCF__examples__finetune_llama3__finetune_llama.sh":
         (UNKNOWN, 1, 1, 8, UNKNOWN, "bf16"),
+    # torchrun 8 x 1 (DISTRIBUTED_ARGS string); GPT_ARGS: TP 2, PP 2, micro 4, global 16, --fp16
+    "megatron-scripts/NVIDIA__Megatron-LM__examples__pretrain_gpt_distributed_with_mp.sh": (8, 2, 2, 4, 16, "fp16"),
+    # torchrun 8 x 1; TP=2, PP=2, MICRO_BATCH_SIZE=4, GLOBAL_BATCH_SIZE=32, --bf16 (with a heredoc ds_config)
+    "megatron-scripts/deepspeedai__Megatron-DeepSpeed__examples_deepspeed__pretrain_llama2_distributed.sh":
+        (8, 2, 2, 4, 32, "bf16"),
     # sbatch <<EOF srun ... bash -c "python pretrain_gpt.py ..." EOF: srun's task count comes from the allocation
     # (no --nodes anywhere); TP=${TP:-1}, no PP flag, MBS=${MBS:-4}, GBS=${GBS:-2048}, --bf16
     "megatron-scripts/NVIDIA__Megatron-LM__examples__megatron_fsdp__sbatch_mfsdp_deepseek_v3.sh":
