@@ -56,8 +56,8 @@ EXPECTED: dict[str, tuple] = {
     # python -m torch.distributed.run 8 x 1 (GPUS_PER_NODE=${GPUS_PER_NODE:-8}, NUM_NODES=${NUM_NODES:-1});
     # TP 1, PP_SIZE=${WORLD_SIZE} = 8, micro 1, global 128, --bf16
     "megatron-scripts/NVIDIA__Megatron-LM__examples__gptoss__02_train.sh": (8, 1, 8, 1, 128, "bf16"),
-    # `launch python3 finetune_llama.py` (an ezpz shell function, eval'd): the world is WORLD_SIZE=${WORLD_SIZE:-${NGPUS}}
-    # with no default; TP=${TP:-1}, PP=${PP:-1}, MICRO_BATCH_SIZE=${MICRO_BATCH_SIZE:-8};
+    # `launch python3 finetune_llama.py` (an ezpz shell function, eval'd): the world is
+    # WORLD_SIZE=${WORLD_SIZE:-${NGPUS}}, with no default; TP=${TP:-1}, PP=${PP:-1}, MICRO_BATCH_SIZE=${MICRO_BATCH_SIZE:-8};
     # global = MICRO * GAS * WORLD_SIZE / (TP * PP): unknown with the world; --bf16
     "megatron-scripts/argonne-lcf__Megatron-DeepSpeed__ALCF__examples__finetune_llama3__finetune_llama.sh":
         (UNKNOWN, 1, 1, 8, UNKNOWN, "bf16"),

@@ -406,8 +406,8 @@ def _refused(document: Document, emitted: list[Emitted], plan: Plan) -> list[Map
             continue
         notes.append(MappingEntry("", given.line, given.column, "unknown", None,
                                   f"Megatron-LM requires {flag}, and the source's value is not known before the job "
-                                  f"runs ({given.value.reason}): the written list lacks it, so Megatron's validate_args "
-                                  f"refuses it until {flag} is added"))
+                                  f"runs ({given.value.reason}): the written list lacks it, so Megatron's "
+                                  f"validate_args refuses it until {flag} is added"))
     return notes
 
 
