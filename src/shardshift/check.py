@@ -143,6 +143,8 @@ def load(path: str, explicit: bool) -> Document | None:
         return _undecodable(path, raw, error) or unrecognised(
             path, "", f"it is not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})")
     name = formats.detect(path, text)
+    if name is None and explicit:
+        name = _detect_named(path, text)
     if name is None:
         return unrecognised(path, text, "neither its name nor its content is that of a training configuration "
                                         "shardshift reads") if explicit else None
@@ -160,6 +162,19 @@ def load(path: str, explicit: bool) -> Document | None:
         return unrecognised(path, text, reason or f"its name suggests a {name} file, but its content is not one "
                                                   "(no setting of that format)")
     return document
+
+
+def _detect_named(path: str, text: str) -> str | None:
+    """The format of a file named on the command line that no reader recognised by its name: judged
+    by its content alone (a reader's `looks_like_named`; a Megatron argument list saved as `args.txt`,
+    a launch script with no suffix). Never used in a folder walk."""
+    from shardshift import formats
+
+    for name in formats.READERS:
+        judge = getattr(formats.reader(name), "looks_like_named", None)
+        if judge is not None and judge(path, text):
+            return name
+    return None
 
 
 def _undecodable(path: str, raw: bytes, error: UnicodeDecodeError) -> Document | None:

@@ -2,7 +2,8 @@
 
 A launch script is read with the bash-subset grammar (shell.py, never run); the launcher line that
 starts a Megatron entry script (`pretrain_gpt.py`, ...) gives the arguments, and the launcher's own
-options give the world size. An argument file (`*.args`) is the arguments alone. Each argument is
+options give the world size. An argument file (`*.args`, or any file named on the command line whose
+content is an argument list, `is_argument_list`) is the arguments alone. Each argument is
 then paired with its value the way Megatron's argparse parser pairs it (flags.json: a switch takes
 no value, `--flag=value` is one argument, `nargs` decides how many values follow), and converted to
 the value argparse stores; what argparse would reject is kept with the reason, for the rules.
@@ -105,13 +106,77 @@ class Arguments:
 
 
 def looks_like(path: str, text: str) -> bool:
-    """An `*.args` file, or a shell script that starts a Megatron entry script with Megatron flags."""
+    """An `*.args` file, or a shell script that starts a Megatron entry script with Megatron flags
+    (judged by its name or its `#!` line: this is what a folder walk picks up)."""
     lower = path.lower()
     if lower.endswith(".args"):
         return True
     if not (lower.endswith(_SCRIPT_SUFFIXES) or (text.startswith("#!") and "sh" in text[:text.find("\n")])):
         return False
     return _FLAG.search(text) is not None and _ENTRY.search(text) is not None
+
+
+# Files of other kinds (documentation, code, data) that may quote a Megatron command line: never
+# read as a launch script by content.
+_NOT_SCRIPT_SUFFIXES = (".md", ".rst", ".html", ".htm", ".ipynb", ".py", ".json", ".yaml", ".yml", ".toml",
+                        ".cfg", ".ini", ".csv", ".tsv", ".tex", ".xml")
+# A line that is a shell command or assignment, not part of an argument list.
+_SHELL_LINE = re.compile(r"[A-Za-z_]\w*(?:\[[^]]*\])?\+?=|(?:export|cd|echo|if|then|fi|for|do|done|source|set|"
+                         r"while|case|esac|function|local|declare|unset|exit|torchrun|deepspeed|srun|sbatch|"
+                         r"mpirun|bash|sh|python\d*(?:\.\d+)?)(?:\s|$)")
+
+
+def looks_like_named(path: str, text: str) -> bool:
+    """For a file named on the command line that no reader recognised by name: a Megatron argument
+    list (mostly `--flag value` words, Megatron flags, no shell command) or a shell script that starts
+    a Megatron entry script with Megatron flags, whatever its name (`args.txt`, `train`, `run.job`).
+    Never used in a folder walk, which goes by names."""
+    if is_argument_list(text):
+        return True
+    if path.lower().endswith(_NOT_SCRIPT_SUFFIXES):
+        return False
+    return _FLAG.search(text) is not None and _ENTRY.search(text) is not None
+
+
+def is_argument_list(text: str) -> bool:
+    """Whether `text` is a Megatron argument list by its content: every line (comments aside) starts
+    with a flag or continues the values of the line before, no line is a shell command or assignment,
+    at least one of the flags sets the model, parallelism or batch (`--num-layers`,
+    `--tensor-model-parallel-size`, ...), and the flags are Megatron-LM's (all of them, or at least
+    two and at least half). Cheap on other text: it stops at the first line that does not fit."""
+    from shardshift.formats.megatron.flags import table
+
+    lines = 0
+    flags: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            line = line[:-1].rstrip()
+        if not line:
+            continue
+        lines += 1
+        if _SHELL_LINE.match(line) or any(c in line for c in ("$(", "`", "|", ";", "&&", ">", "<")):
+            return False
+        words = line.split()
+        if not words[0].startswith("-") and not flags:
+            return False  # the first line must start with a flag
+        flags += [w.split("=", 1)[0] for w in words if w.startswith("--") and len(w) > 2]
+    if not lines or not flags or not any(_FLAG.fullmatch(f) or f == "--hidden-size" for f in flags):
+        return False
+    known = table()
+    count = sum(1 for f in flags if known.get(f) is not None)
+    return count == len(flags) or (count >= 2 and 2 * count >= len(flags))
+
+
+def not_config_reason(document: Document) -> str | None:
+    """Why a file named on the command line and read as a Megatron script is no configuration."""
+    data = document.data
+    if isinstance(data, Arguments) and data.script is not None and data.launch is None:
+        return ("it mentions Megatron flags, but no command in it launches a Megatron entry script with them "
+                "(torchrun/deepspeed/srun/python ... pretrain_gpt.py --flags)")
+    return None
 
 
 def is_config(document: Document) -> bool:
@@ -126,7 +191,8 @@ def read(text: str, path: str = "<string>") -> Document:
     from shardshift.formats.megatron import shell
 
     document = Document(path=path, format=FORMAT, text=text)
-    if path.lower().endswith(".args"):
+    lower = path.lower()
+    if lower.endswith(".args") or (not lower.endswith(_SCRIPT_SUFFIXES) and is_argument_list(text)):
         args = shell.read_argument_file(text, path)
         arguments = Arguments(pair(args), extra=[a for a in args if a.flag is None])
         arguments.argv = argv_of(args)

@@ -354,15 +354,61 @@ def convert(document: Document, *, style: str = "script") -> Conversion:
         if item.field:
             by_field.setdefault(item.field, []).append(item)
     reasons = {d.field: d.reason for d in dropped}
+    passthrough = plan.passthrough.get(FORMAT, {})
     entries: list[MappingEntry] = []
     for pointer, line, column in source_settings(document):
         fields = [dotted for dotted, where in plan.provenance.items() if where.pointer == pointer
                   and where.file == document.path]
         if document.format == FORMAT and not fields:
+            why = _unknown_reason(passthrough.get(pointer))
+            if why is not None:  # known only at run time: _passthrough() does not write it
+                entries.append(MappingEntry(pointer, line, column, "unknown", None,
+                                            f"not known before the job runs: {why}; not written"))
+                continue
             entries.append(MappingEntry(pointer, line, column, "exact", pointer, "the same flag"))
             continue
         entries.append(_entry(pointer, line, column, fields, by_field, reasons, plan))
+    entries += _refused(document, emitted, plan)
     return Conversion(text, entries)
+
+
+# Flags Megatron-LM's validate_args requires (megatron/training/arguments.py: `required_args`, the
+# micro batch and sequence length asserts), each with the flags that stand in for it.
+VALIDATE_REQUIRED = {"--num-layers": ("--encoder-num-layers",), "--hidden-size": (), "--num-attention-heads": (),
+                     "--max-position-embeddings": (), "--micro-batch-size": (),
+                     "--seq-length": ("--encoder-seq-length",)}
+
+
+def _unknown_reason(value: Any) -> str | None:
+    """The reason of a passthrough value known only at run time (`{"unknown": why}`, or a list holding one)."""
+    if isinstance(value, dict) and "unknown" in value:
+        return str(value["unknown"])
+    if isinstance(value, list):
+        return next((str(v["unknown"]) for v in value if isinstance(v, dict) and "unknown" in v), None)
+    return None
+
+
+def _refused(document: Document, emitted: list[Emitted], plan: Plan) -> list[MappingEntry]:
+    """A note for each flag Megatron's validate_args requires that the source gives with a value known
+    only when the job runs (an environment variable with no default in the script): the written list
+    lacks it, and Megatron refuses the list until it is added. Never silent."""
+    data = document.data
+    if document.format != FORMAT or not hasattr(data, "last"):
+        return []
+    written = {item.flag for item in _ordered(emitted + _passthrough(plan))}
+    last = data.last()
+    notes = []
+    for flag, instead in VALIDATE_REQUIRED.items():
+        if flag in written or any(f in written for f in instead):
+            continue
+        given = next((g for g in last.values() if g.spelling in (flag, *instead)), None)
+        if given is None or not isinstance(given.value, Unknown):
+            continue
+        notes.append(MappingEntry("", given.line, given.column, "unknown", None,
+                                  f"Megatron-LM requires {flag}, and the source's value is not known before the job "
+                                  f"runs ({given.value.reason}): the written list lacks it, so Megatron's "
+                                  f"validate_args refuses it until {flag} is added"))
+    return notes
 
 
 def _entry(pointer, line, column, fields, by_field, reasons, plan) -> MappingEntry:
