@@ -12,7 +12,13 @@ and the referred-to ds_config both set the same Plan field:
   in the ds_config is filled from the referring file; where the framework compares with its own
   default when the referring file is silent, `default` holds that value (and `key` the referring
   format's name for the setting);
-- "referrer" / "referenced": one side silently wins (the referring file, or the ds_config).
+- "referrer" / "referenced": one side silently wins (the referring file, or the ds_config);
+- "override": the referring file's value wins by design (a launch script's command-line override
+  of the config file it names, `--training.steps 10`): no conflict is recorded.
+
+A format module may instead give the table per reference, `precedence(reference) -> table` (a
+launch script: the command line wins over the framework's own config file, while a ds_config it
+names follows another table).
 
 A file that no other file refers to is a setup of its own.
 """
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
     from shardshift.plan import Plan
     from shardshift.source import Location
 
-Outcome = Literal["refuses", "mismatch", "referrer", "referenced"]
+Outcome = Literal["refuses", "mismatch", "referrer", "referenced", "override"]
 
 
 class Precedence:
@@ -137,7 +143,9 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
     from shardshift import formats
     from shardshift.plan import Plan, Unknown, known
 
-    table: dict[str, Precedence] = getattr(formats.reader(referrer.format), "PRECEDENCE", {})
+    module = formats.reader(referrer.format)
+    static: dict[str, Precedence] = getattr(module, "PRECEDENCE", {})
+    per_reference = getattr(module, "precedence", None)
     own = referrer.plan
     merged = copy.deepcopy(own) if own is not None else Plan()  # provenance included
     setup = Setup([referrer, *referenced], merged)
@@ -147,8 +155,10 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
             continue
         for name, value in other.passthrough.items():
             merged.passthrough.setdefault(name, value)
-        via = next((r.where for r in referrer.references if r.resolved is not None
-                    and os.path.realpath(r.resolved) == os.path.realpath(target.path)), None)
+        reference = next((r for r in referrer.references if r.resolved is not None
+                          and os.path.realpath(r.resolved) == os.path.realpath(target.path)), None)
+        via = reference.where if reference is not None else None
+        table = per_reference(reference) if per_reference is not None and reference is not None else static
         mine = dict(merged.leaves())
         theirs_set = dict(other.leaves())
         for dotted, ours in mine.items():
@@ -165,6 +175,8 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
                     setup.conflicts.append(Conflict(dotted, referrer, target, None, theirs, rule, via))
                 continue
             ours = mine[dotted]
+            if rule is not None and rule.outcome == "override":
+                continue  # the referring file's value, by design
             if rule is not None and isinstance(ours, str) and ours in rule.unless:
                 continue
             if ours == theirs and (rule is None or rule.outcome != "refuses"):
