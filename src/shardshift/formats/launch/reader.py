@@ -55,7 +55,6 @@ _TITAN_CONFIG = ("--job.config_file", "--job.config-file")
 _DEEPSPEED_FLAGS = ("--deepspeed", "--deepspeed_config", "--deepspeed-config", "--deepscale_config")
 _MODULE_FRAMEWORKS = (("torchtitan.", "torchtitan"), ("axolotl.", "axolotl"), ("llamafactory.", "llamafactory"),
                       ("torchtune.", "torchtune"))
-_MEGATRON_ENTRY = re.compile(r"pretrain_\w+\.py$")
 # what each framework is called in messages
 FRAMEWORK_NAMES = {"torchtitan": "torchtitan", "axolotl": "Axolotl", "torchtune": "torchtune",
                    "llamafactory": "LLaMA-Factory", "megatron": "Megatron-LM", "hf": "a Hugging Face training script",
@@ -202,7 +201,9 @@ def classify(launch: Any) -> tuple[str, str]:
     if flags & set(_TITAN_CONFIG):
         return "torchtitan", entry
     name = entry.rsplit("/", 1)[-1]
-    if _MEGATRON_ENTRY.search(name):
+    from shardshift.formats.megatron.reader import MEGATRON_ENTRIES
+
+    if MEGATRON_ENTRIES.fullmatch(name):
         return "megatron", entry
     if "--deepspeed" in flags or any(f.startswith("--per_device_train_batch_size") for f in flags):
         return "hf", entry
@@ -241,7 +242,11 @@ def references(launch: Any, framework: str, path: str, script: Any) -> list[Refe
                 refs.append(Reference(value, None, where, role, unknown=f"written by this script at line {written}"))
                 return
         resolved, why = resolve_reference(path, value)
-        refs.append(Reference(value, resolved, where, role, unknown=why))
+        note = None
+        if resolved is None:
+            resolved, note = _from_parent(path, value)
+            why = why if resolved is None else None
+        refs.append(Reference(value, resolved, where, role, unknown=why, note=note))
 
     if launch.launcher == "accelerate launch":
         for option, role in (("config_file", "accelerate_config"), ("deepspeed_config_file", "deepspeed_config")):
@@ -262,6 +267,28 @@ def references(launch: Any, framework: str, path: str, script: Any) -> list[Refe
                 continue  # a switch (Megatron-DeepSpeed's --deepspeed)
             add(arg.value, arg.line, arg.column, arg.flag, "deepspeed_config")
     return refs
+
+
+def _from_parent(path: str, target: str) -> tuple[str | None, str | None]:
+    """A relative path the script names from the folder it is started in: a launch script kept in
+    `scripts/` names `configs/ds.json` of the repository's root, where the job is launched from.
+    The script's parent folders are tried, nearest first (at most three levels)."""
+    import os
+
+    if os.path.isabs(target) or "$" in target or not os.path.isfile(path):
+        return None, None
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(3):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+        candidate = os.path.normpath(os.path.join(folder, target))
+        if os.path.isfile(candidate):
+            shown = os.path.relpath(candidate) if not os.path.isabs(path) else candidate
+            return shown, f"resolved {target} from {os.path.relpath(folder) if not os.path.isabs(path) else folder}, " \
+                          "a parent folder of the script (where the job is launched from)"
+    return None, None
 
 
 # --- the Plan ---------------------------------------------------------------------------------------
