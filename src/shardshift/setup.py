@@ -109,7 +109,9 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
             if target is not None and target is not document and target.syntax is None:
                 targets.append(target)
                 referred.add(id(target))
-        if targets:
+        if targets and document.format == "launch":
+            setups.append(_launched(document, targets, by_path, load, referred))
+        elif targets:
             setups.append(merge(document, targets))
     for document in documents:
         if id(document) not in referred and not any(s.documents[0] is document for s in setups):
@@ -117,6 +119,44 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
             if plan is not None:
                 setups.append(Setup([document], plan))
     return setups
+
+
+def _launched(script: Document, targets: list[Document], by_path: dict, load: Callable[[str], Document | None],
+              referred: set[int]) -> Setup:
+    """A launch script's setup: each file it names merged first with the files that one names (an
+    Accelerate or Axolotl YAML and its ds_config, with that format's precedence), then the script
+    over them (its command line, with the launch format's precedence)."""
+    import copy
+
+    inner_documents: list[Document] = []
+    inner_conflicts: list[Conflict] = []
+    merged_targets: list[Document] = []
+    for target in targets:
+        nested = []
+        for reference in target.references:
+            if reference.resolved is None:
+                continue
+            real = os.path.realpath(reference.resolved)
+            if real not in by_path:
+                by_path[real] = load(reference.resolved)  # type: ignore[assignment]
+            other = by_path[real]
+            if other is not None and other is not target and other is not script and other.syntax is None \
+                    and other not in targets and other not in nested:
+                nested.append(other)
+                referred.add(id(other))
+        if not nested or target.plan is None:
+            merged_targets.append(target)
+            continue
+        inner = merge(target, nested)
+        stand_in = copy.copy(target)
+        stand_in.plan = inner.plan
+        merged_targets.append(stand_in)
+        inner_documents.extend(nested)
+        inner_conflicts.extend(inner.conflicts)
+    setup = merge(script, merged_targets)
+    setup.documents = [script, *targets, *inner_documents]
+    setup.conflicts = inner_conflicts + setup.conflicts
+    return setup
 
 
 def _by_suffix(reference, configs: list[str]):
