@@ -123,11 +123,17 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
 
 def _launched(script: Document, targets: list[Document], by_path: dict, load: Callable[[str], Document | None],
               referred: set[int]) -> Setup:
-    """A launch script's setup: each file it names merged first with the files that one names (an
-    Accelerate or Axolotl YAML and its ds_config, with that format's precedence), then the script
-    over them (its command line, with the launch format's precedence)."""
+    """A launch script's setup. A file the command line overrides (the framework's own config:
+    precedence "override") takes the script's values first; each file is then merged with the
+    files it names (an Accelerate or Axolotl YAML and its ds_config, with that format's
+    precedence, so that a command-line value the framework compares with the ds_config is
+    compared), and the script over them all."""
     import copy
 
+    from shardshift import formats
+
+    per_reference = getattr(formats.reader(script.format), "precedence", None)
+    own = script.plan
     inner_documents: list[Document] = []
     inner_conflicts: list[Conflict] = []
     merged_targets: list[Document] = []
@@ -144,15 +150,29 @@ def _launched(script: Document, targets: list[Document], by_path: dict, load: Ca
                     and other not in targets and other not in nested:
                 nested.append(other)
                 referred.add(id(other))
-        if not nested or target.plan is None:
+        if target.plan is None:
             merged_targets.append(target)
             continue
-        inner = merge(target, nested)
-        stand_in = copy.copy(target)
-        stand_in.plan = inner.plan
+        reference = next((r for r in script.references if r.resolved is not None
+                          and os.path.realpath(r.resolved) == os.path.realpath(target.path)), None)
+        table = per_reference(reference) if per_reference is not None and reference is not None else {}
+        stand_in = target
+        if own is not None and any(rule is not None and rule.outcome == "override"
+                                   for rule in (table.get(d) for d, _ in own.leaves())):
+            stand_in = copy.copy(target)
+            plan = copy.deepcopy(target.plan)
+            for dotted, value in own.leaves():
+                rule = table.get(dotted)
+                if rule is not None and rule.outcome == "override":
+                    _put(plan, dotted, value, own.provenance.get(dotted))
+            stand_in.plan = plan
+        if nested:
+            inner = merge(stand_in, nested)
+            stand_in = copy.copy(stand_in)
+            stand_in.plan = inner.plan
+            inner_documents.extend(nested)
+            inner_conflicts.extend(inner.conflicts)
         merged_targets.append(stand_in)
-        inner_documents.extend(nested)
-        inner_conflicts.extend(inner.conflicts)
     setup = merge(script, merged_targets)
     setup.documents = [script, *targets, *inner_documents]
     setup.conflicts = inner_conflicts + setup.conflicts
