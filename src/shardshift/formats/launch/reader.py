@@ -109,6 +109,9 @@ def not_config_reason(document: Document) -> str | None:
         return f"it is a launch script of torchtune ({shown}), whose recipe configs shardshift does not read"
     if data.framework == "llamafactory":
         return f"it is a launch script of LLaMA-Factory ({shown}), whose YAML shardshift does not read"
+    if data.framework == "job":
+        return (f"it submits the job script {data.entry} to Slurm (`sbatch`), and names no configuration itself; "
+                "name the job script to check what it launches")
     return (f"it is a launch script ({shown}, {FRAMEWORK_NAMES.get(data.framework or 'script', 'a script')}) that "
             "names no configuration file shardshift reads and sets no training value it judges")
 
