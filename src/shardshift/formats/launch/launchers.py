@@ -26,7 +26,7 @@ from shardshift.formats.megatron.shell_launch import (
 
 # axolotl's own options of `axolotl train` (axolotl/cli/main.py); every other `--key value` is a
 # config override
-_AXOLOTL_OWN = {"launcher", "cloud", "sweep"}
+AXOLOTL_OWN = {"launcher", "cloud", "sweep"}
 
 
 def _mpi_options(fields: list, i: int) -> tuple[dict, int]:

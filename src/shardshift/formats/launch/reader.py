@@ -135,8 +135,24 @@ def read(text: str, path: str = "<string>") -> Document:
     document.data = data
     document.references = references(launch, framework, path, script)
     data.training_arguments = _training_arguments(script.launches, path)
+    _assumptions(document, launch)
     document.defer_plan(lambda: build_plan(data, document.references, path))
     return document
+
+
+def _assumptions(document: Document, launch: Any) -> None:
+    """The script defaults (`NGPU=${NGPU:-8}`) the launcher's options and the arguments stand on,
+    at the launcher and at each argument, for the findings' notes (Document.assume, where the
+    shell reader records them)."""
+    assume = getattr(document, "assume", None)
+    if assume is None:
+        return
+    for assumed in (getattr(launch, "assumed", None) or {}).values():
+        if assumed:
+            assume(assumed, launch.line, launch.column)
+    for arg in launch.args:
+        if getattr(arg, "assumed", ()):
+            assume(arg.assumed, arg.line, arg.column)
 
 
 def _training_arguments(launches: list, path: str) -> list:
@@ -440,6 +456,7 @@ def _axolotl_overrides(plan, launch: Any, path: str) -> None:
     import json
 
     from shardshift.formats.axolotl import reader as axolotl
+    from shardshift.formats.launch.launchers import AXOLOTL_OWN
 
     data: dict = {}
     places: dict = {}
@@ -449,7 +466,7 @@ def _axolotl_overrides(plan, launch: Any, path: str) -> None:
         if flag is None or not flag.startswith("--") or flag == "--" or isinstance(arg.value, tuple):
             continue
         key = flag[2:].replace("-", "_")
-        if not key.isidentifier() or key in ("launcher", "cloud", "sweep"):
+        if not key.isidentifier() or key in AXOLOTL_OWN:
             continue
         pointer = f"/{key}"
         places[pointer] = Location(path, arg.line, arg.column, flag)
