@@ -468,8 +468,11 @@ class LeftoverShardDegree(_TitanRule):
     """A shard degree of -1 that cannot take the ranks left over.
 
     ## What it does
-    With the world size known (`--world-size`, or `--nodes` × `--gpus-per-node`), resolves
-    `data_parallel_shard_degree = -1` the way torchtitan's `ParallelDims` does:
+    With the world size known (`--world-size`, `--nodes` × `--gpus-per-node`, or the processes
+    a launch script that names this TOML starts: `torchrun --nproc_per_node=$NGPU -m
+    torchtitan.train --job.config_file x.toml`, with its command-line overrides of the degrees),
+    resolves `data_parallel_shard_degree = -1` (written, or torchtitan's default) the way
+    torchtitan's `ParallelDims` does:
     world // (replicate × context × tensor × pipeline), floor division, then checks the product
     of all degrees against the world size. (Degrees that are all explicit are PL101's.)
 
@@ -683,12 +686,16 @@ class MixedPrecisionWithoutFsdp(_TitanRule):
             shard = None
         shown = "is 1"
         if shard is None:
-            if context.world_size is None:
+            world = context.world_size
+            if world is None:
+                setup = launched(document, context)  # the world of a launch script that names this TOML
+                world = setup[1] if setup is not None else None
+            if world is None:
                 return
-            shard = context.world_size // (replicate * cp * tp * pp)
-            shown = (f"-1 leaves {context.world_size} // ({replicate * cp * tp * pp}) = {shard} rank"
+            shard = world // (replicate * cp * tp * pp)
+            shown = (f"-1 leaves {world} // ({replicate * cp * tp * pp}) = {shard} rank"
                      if shard_where is not None else
-                     f"-1 (the default) leaves {context.world_size} // ({replicate * cp * tp * pp}) = {shard} rank")
+                     f"-1 (the default) leaves {world} // ({replicate * cp * tp * pp}) = {shard} rank")
         if shard != 1:
             return
         axes = " and ".join(f"{n} {v}" for n, v in (("tensor parallel", tp), ("pipeline parallel", pp)) if v > 1)
