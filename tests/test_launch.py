@@ -161,3 +161,39 @@ def test_every_corpus_launch_script_reads_without_a_traceback():
             document.plan  # builds the Plan
         formats[document.format] = formats.get(document.format, 0) + 1
     assert formats.get("launch", 0) >= 15
+
+
+@pytest.mark.parametrize("line, world", [
+    # accelerate launch: --num_processes is the total over the machines (accelerate/utils/launch.py)
+    ("accelerate launch --num_processes 16 --num_machines 2 train.py", (2, 8, 16)),
+    ("accelerate launch --num_processes=4 train.py", (1, 4, 4)),
+    # with a config file and no flag the count is the file's (merged from the YAML, not set here)
+    ("accelerate launch --config_file a.yaml train.py", (None, None, None)),
+    ("accelerate launch train.py", (None, None, "default config")),
+    ("mpirun -np 16 --npernode 8 python train.py", (None, 8, 16)),
+    ("mpiexec -n 4 python train.py", (None, None, 4)),
+    ("mpirun python train.py", (None, None, "slot")),
+    ("tune run full_finetune_single_device --config x.yaml", (1, 1, 1)),
+    ("tune run --nnodes 2 --nproc_per_node 8 full_finetune_distributed --config x.yaml", (2, 8, 16)),
+    ("llamafactory-cli train x.yaml", (None, None, "NPROC_PER_NODE")),
+    ("sbatch --nodes 2 --ntasks-per-node 4 job.slurm", (2, 4, 8)),
+])
+def test_the_world_each_launcher_starts(line, world):
+    from shardshift.formats.launch.world import launch_world
+    from shardshift.formats.megatron.shell import read_launch_script
+
+    (launch,) = read_launch_script("#!/bin/bash\n" + line + "\n").launches
+    got = launch_world(launch)
+    for value, expected in zip(got, world):
+        if isinstance(expected, str):
+            assert expected in value.reason
+        else:
+            assert value == expected
+
+
+def test_the_megatron_reader_takes_its_world_from_the_shared_module():
+    from shardshift.formats.megatron import reader
+
+    document = reader.read("#!/bin/bash\ntorchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py "
+                           "--tensor-model-parallel-size 2 --num-layers 4 --micro-batch-size 1\n", "x.sh")
+    assert _world(document) == (2, 8, 16)
