@@ -48,6 +48,10 @@ class NewFile:
 
 
 EXPECTED: list[Change | NewFile] = [
+    NewFile("fixtures/launch/*", "Issue 20: launch scripts of every launcher x entry point with the configs they link "
+                                 "(the launch format)"),
+    Change("fixtures/deepspeed/rules/DS421/run_plain.sh", "files", "added", "Issue 20: a launch script that names "
+           "a ds_config is read as a launch document (it was only a link before)"),
     NewFile("fixtures/context/*", "Issue 19: setups whose own tree pins the framework release that judges them "
             "(requirements.txt, pyproject.toml): renamed torchtitan keys and a DeepSpeed key under old and new pins"),
     NewFile("fixtures/deepspeed/rules/DS423/*", "DS423 fixtures: ds_configs with a pipeline section and the scripts "

@@ -12,7 +12,13 @@ and the referred-to ds_config both set the same Plan field:
   in the ds_config is filled from the referring file; where the framework compares with its own
   default when the referring file is silent, `default` holds that value (and `key` the referring
   format's name for the setting);
-- "referrer" / "referenced": one side silently wins (the referring file, or the ds_config).
+- "referrer" / "referenced": one side silently wins (the referring file, or the ds_config);
+- "override": the referring file's value wins by design (a launch script's command-line override
+  of the config file it names, `--training.steps 10`): no conflict is recorded.
+
+A format module may instead give the table per reference, `precedence(reference) -> table` (a
+launch script: the command line wins over the framework's own config file, while a ds_config it
+names follows another table).
 
 A file that no other file refers to is a setup of its own.
 """
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
     from shardshift.plan import Plan
     from shardshift.source import Location
 
-Outcome = Literal["refuses", "mismatch", "referrer", "referenced"]
+Outcome = Literal["refuses", "mismatch", "referrer", "referenced", "override"]
 
 
 class Precedence:
@@ -103,7 +109,9 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
             if target is not None and target is not document and target.syntax is None:
                 targets.append(target)
                 referred.add(id(target))
-        if targets:
+        if targets and document.format == "launch":
+            setups.append(_launched(document, targets, by_path, load, referred))
+        elif targets:
             setups.append(merge(document, targets))
     for document in documents:
         if id(document) not in referred and not any(s.documents[0] is document for s in setups):
@@ -111,6 +119,64 @@ def build_setups(documents: list[Document], load: Callable[[str], Document | Non
             if plan is not None:
                 setups.append(Setup([document], plan))
     return setups
+
+
+def _launched(script: Document, targets: list[Document], by_path: dict, load: Callable[[str], Document | None],
+              referred: set[int]) -> Setup:
+    """A launch script's setup. A file the command line overrides (the framework's own config:
+    precedence "override") takes the script's values first; each file is then merged with the
+    files it names (an Accelerate or Axolotl YAML and its ds_config, with that format's
+    precedence, so that a command-line value the framework compares with the ds_config is
+    compared), and the script over them all."""
+    import copy
+
+    from shardshift import formats
+
+    per_reference = getattr(formats.reader(script.format), "precedence", None)
+    own = script.plan
+    inner_documents: list[Document] = []
+    inner_conflicts: list[Conflict] = []
+    merged_targets: list[Document] = []
+    for target in targets:
+        nested = []
+        for reference in target.references:
+            if reference.resolved is None:
+                continue
+            real = os.path.realpath(reference.resolved)
+            if real not in by_path:
+                by_path[real] = load(reference.resolved)  # type: ignore[assignment]
+            other = by_path[real]
+            if other is not None and other is not target and other is not script and other.syntax is None \
+                    and other not in targets and other not in nested:
+                nested.append(other)
+                referred.add(id(other))
+        if target.plan is None:
+            merged_targets.append(target)
+            continue
+        reference = next((r for r in script.references if r.resolved is not None
+                          and os.path.realpath(r.resolved) == os.path.realpath(target.path)), None)
+        table = per_reference(reference) if per_reference is not None and reference is not None else {}
+        stand_in = target
+        if own is not None and any(rule is not None and rule.outcome == "override"
+                                   for rule in (table.get(d) for d, _ in own.leaves())):
+            stand_in = copy.copy(target)
+            plan = copy.deepcopy(target.plan)
+            for dotted, value in own.leaves():
+                rule = table.get(dotted)
+                if rule is not None and rule.outcome == "override":
+                    _put(plan, dotted, value, own.provenance.get(dotted))
+            stand_in.plan = plan
+        if nested:
+            inner = merge(stand_in, nested)
+            stand_in = copy.copy(stand_in)
+            stand_in.plan = inner.plan
+            inner_documents.extend(nested)
+            inner_conflicts.extend(inner.conflicts)
+        merged_targets.append(stand_in)
+    setup = merge(script, merged_targets)
+    setup.documents = [script, *targets, *inner_documents]
+    setup.conflicts = inner_conflicts + setup.conflicts
+    return setup
 
 
 def _by_suffix(reference, configs: list[str]):
@@ -137,7 +203,9 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
     from shardshift import formats
     from shardshift.plan import Plan, Unknown, known
 
-    table: dict[str, Precedence] = getattr(formats.reader(referrer.format), "PRECEDENCE", {})
+    module = formats.reader(referrer.format)
+    static: dict[str, Precedence] = getattr(module, "PRECEDENCE", {})
+    per_reference = getattr(module, "precedence", None)
     own = referrer.plan
     merged = copy.deepcopy(own) if own is not None else Plan()  # provenance included
     setup = Setup([referrer, *referenced], merged)
@@ -147,8 +215,10 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
             continue
         for name, value in other.passthrough.items():
             merged.passthrough.setdefault(name, value)
-        via = next((r.where for r in referrer.references if r.resolved is not None
-                    and os.path.realpath(r.resolved) == os.path.realpath(target.path)), None)
+        reference = next((r for r in referrer.references if r.resolved is not None
+                          and os.path.realpath(r.resolved) == os.path.realpath(target.path)), None)
+        via = reference.where if reference is not None else None
+        table = per_reference(reference) if per_reference is not None and reference is not None else static
         mine = dict(merged.leaves())
         theirs_set = dict(other.leaves())
         for dotted, ours in mine.items():
@@ -165,6 +235,8 @@ def merge(referrer: Document, referenced: list[Document]) -> Setup:
                     setup.conflicts.append(Conflict(dotted, referrer, target, None, theirs, rule, via))
                 continue
             ours = mine[dotted]
+            if rule is not None and rule.outcome == "override":
+                continue  # the referring file's value, by design
             if rule is not None and isinstance(ours, str) and ours in rule.unless:
                 continue
             if ours == theirs and (rule is None or rule.outcome != "refuses"):

@@ -19,6 +19,7 @@ READERS: dict[str, str] = {
     "accelerate": "shardshift.formats.accelerate",
     "axolotl": "shardshift.formats.axolotl",
     "megatron": "shardshift.formats.megatron",
+    "launch": "shardshift.formats.launch",  # after "megatron": Megatron launch scripts stay the megatron format
     "torchtitan": "shardshift.formats.torchtitan",
 }
 

@@ -558,81 +558,8 @@ def _plain(item: Given) -> Any:
 # --- the world size from the launcher ------------------------------------------------------------
 
 
-def _count(value: Any, what: str) -> Any:
-    """A process count as the launcher reads it: an int, or Unknown with the reason."""
-    if isinstance(value, Unknown):
-        return value
-    if isinstance(value, str) and value.isdigit() and int(value) > 0:
-        return int(value)
-    if isinstance(value, str):
-        return Unknown(f"{what} is {value!r}, which the launcher resolves on the machine")
-    return Unknown(f"{what} is not given as a number")
-
-
 def _world(arguments: Arguments, plan, path: str) -> None:
-    launch = arguments.launch
-    if launch is None:
-        return
-    where = Location(path, launch.line, launch.column, launch.launcher)
-    options = dict(launch.options)
-    splice = options.pop("?", None)
-    if splice:
-        # options spliced in from a value not known statically may set any count
-        reason = f"the launcher's options include {splice[0].reason}"
-        options = {k: v for k, v in options.items()}
-        for name in ("nnodes", "nproc_per_node", "num_gpus", "num_nodes", "ntasks", "nodes", "ntasks-per-node"):
-            options.setdefault(name, Unknown(reason))
-    nodes: Any = None
-    per_node: Any = None
-    world: Any = None
-    if launch.launcher == "torchrun" or launch.launcher.startswith("python -m torch.distributed"):
-        # torchrun's defaults: one node, one process per node
-        nodes = _count(options.get("nnodes", "1"), "--nnodes")
-        per_node = _count(options.get("nproc_per_node", options.get("nproc-per-node", "1")), "--nproc_per_node")
-        if isinstance(nodes, Unknown) and isinstance(options.get("nnodes"), str) and ":" in options["nnodes"]:
-            nodes = Unknown(f"--nnodes {options['nnodes']} is an elastic range")
-    elif launch.launcher == "deepspeed":
-        if "num_gpus" in options:
-            per_node = _count(options["num_gpus"], "--num_gpus")
-        else:
-            per_node = Unknown("the deepspeed launcher starts one process per GPU it finds when --num_gpus is "
-                               "not given")
-        if "num_nodes" in options:
-            nodes = _count(options["num_nodes"], "--num_nodes")
-        elif "hostfile" in options or "H" in options:
-            nodes = Unknown("the deepspeed launcher uses every host of the hostfile when --num_nodes is not given")
-        else:
-            nodes = Unknown("the deepspeed launcher uses every host of /job/hostfile, when it exists, when "
-                            "--num_nodes is not given")
-        if any(k in options for k in ("include", "i", "exclude", "e")):
-            per_node = Unknown("the deepspeed launcher's --include/--exclude select the GPUs")
-    elif launch.launcher == "srun":
-        tasks = options.get("ntasks", options.get("n"))
-        node_count = options.get("nodes", options.get("N"))
-        per_task = options.get("ntasks-per-node")
-        if tasks is not None:
-            world = _count(tasks, "srun --ntasks")
-        elif node_count is not None and per_task is not None:
-            nodes, per_node = _count(node_count, "srun --nodes"), _count(per_task, "srun --ntasks-per-node")
-        else:
-            world = Unknown("srun takes the number of tasks from the job's allocation (#SBATCH or salloc)")
-    elif launch.launcher == "python":
-        env_world = launch.variables.get("WORLD_SIZE")
-        if env_world is None:
-            nodes, per_node = 1, 1  # one process: Megatron's WORLD_SIZE defaults to 1
-        else:
-            world = Unknown("WORLD_SIZE is set in the script; a plain python launch starts one process")
-    else:  # "?": the program before the entry script is decided at run time
-        world = Unknown("the launcher is decided at run time")
-    if nodes is not None:
-        plan.set("world.nodes", nodes, where)
-    if per_node is not None:
-        plan.set("world.gpus_per_node", per_node, where)
-    if world is None and nodes is not None and per_node is not None:
-        if isinstance(nodes, int) and isinstance(per_node, int):
-            world = nodes * per_node
-        else:
-            reason = next(v for v in (nodes, per_node) if isinstance(v, Unknown)).reason
-            world = Unknown(reason)
-    if world is not None:
-        plan.set("world.world_size", world, where)
+    """The launcher's world (formats/launch/world.py, shared by every launcher)."""
+    from shardshift.formats.launch.world import set_world
+
+    set_world(plan, arguments.launch, path)

@@ -45,6 +45,7 @@ from shardshift.formats.megatron.shell_launch import (
     _COUNTS,
     _DEEPSPEED_VALUED,
     _NOT_WRAPPERS,
+    _OTHER_LAUNCHERS,
     _PYTHON,
     _PYTHON_VALUED,
     _SHELLS,
@@ -1078,6 +1079,11 @@ class _Walker:
                     return []
                 j += 2 if flag in _PYTHON_VALUED else 1
             return self.launch("python", {}, fields, j, head, via, tries)
+        if name in _OTHER_LAUNCHERS and name not in self.functions:
+            # accelerate launch, mpirun, sbatch and the frameworks' own tools (formats/launch/launchers.py)
+            from shardshift.formats.launch.launchers import detect_other
+
+            return detect_other(self, name, fields, i, head, via, tries)
         if self.sourced and name not in self.functions and name not in _NOT_WRAPPERS and i + 1 < len(fields) \
                 and _is_launcher(_name_of(fields[i + 1])):
             # a function from a file the script sources (not read here) that runs its arguments

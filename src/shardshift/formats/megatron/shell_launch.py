@@ -100,6 +100,51 @@ _SRUN_VALUED = {"N", "n", "p", "A", "t", "J", "o", "e", "c", "w", "x", "G", "nod
                 "cpus-per-task", "nodelist", "exclude", "jobid", "container-image", "container-mounts",
                 "container-workdir", "mem", "gres", "mpi", "cpu-bind", "distribution", "qos", "reservation",
                 "gpus-per-task", "ntasks-per-gpu", "dependency", "kill-on-bad-exit", "wait", "export"}
+# accelerate launch's options that take a value (accelerate/commands/launch.py: every option not
+# `store_true`); `-m`/`--module` is a switch: the entry that follows is a module
+_ACCELERATE_VALUED = {
+    "aws_access_key_id", "aws_secret_access_key", "config_file", "deepspeed_config_file", "deepspeed_exclusion_filter",
+    "deepspeed_hostfile", "deepspeed_inclusion_filter", "deepspeed_moe_layer_cls_names", "deepspeed_multinode_launcher",
+    "dynamo_backend", "dynamo_mode", "env", "fp8_amax_compute_algo", "fp8_amax_history_len", "fp8_backend",
+    "fp8_enable_fsdp_float8_all_gather", "fp8_format", "fp8_interval", "fp8_margin", "fp8_opt_level",
+    "fp8_override_linear_precision", "fp8_pad_inner_dim", "fsdp_activation_checkpointing",
+    "fsdp_activation_checkpointing_offload", "fsdp_auto_wrap_policy", "fsdp_backward_prefetch",
+    "fsdp_cpu_ram_efficient_loading", "fsdp_forward_prefetch", "fsdp_min_num_params", "fsdp_offload_params",
+    "fsdp_reshard_after_forward", "fsdp_sharding_strategy", "fsdp_state_dict_type", "fsdp_sync_module_states",
+    "fsdp_transformer_layer_cls_to_wrap", "fsdp_use_orig_params", "fsdp_version", "gpu_ids",
+    "gradient_accumulation_steps", "gradient_clipping", "log_dir", "machine_rank", "main_process_ip",
+    "main_process_port", "main_training_function", "max_restarts", "megatron_lm_attention_backend",
+    "megatron_lm_attention_dropout", "megatron_lm_attention_softmax_in_fp32", "megatron_lm_calculate_per_token_loss",
+    "megatron_lm_context_parallel_size", "megatron_lm_decoder_last_pipeline_num_layers", "megatron_lm_eod_mask_loss",
+    "megatron_lm_expert_model_parallel_size", "megatron_lm_expert_tensor_parallel_size",
+    "megatron_lm_gradient_clipping", "megatron_lm_hidden_dropout", "megatron_lm_no_load_optim",
+    "megatron_lm_no_save_optim", "megatron_lm_num_micro_batches", "megatron_lm_optimizer_cpu_offload",
+    "megatron_lm_overlap_cpu_optimizer_d2h_h2d", "megatron_lm_pp_degree", "megatron_lm_recompute_activations",
+    "megatron_lm_recompute_granularity", "megatron_lm_recompute_method", "megatron_lm_recompute_num_layers",
+    "megatron_lm_sequence_parallelism", "megatron_lm_tp_degree", "megatron_lm_use_custom_fsdp",
+    "megatron_lm_use_distributed_optimizer", "megatron_lm_use_precision_aware_optimizer",
+    "megatron_lm_use_rotary_position_embeddings", "mixed_precision", "monitor_interval", "mpirun_hostfile",
+    "no_tpu_cluster", "num_cpu_threads_per_process", "num_machines", "num_processes", "offload_optimizer_device",
+    "offload_optimizer_nvme_path", "offload_param_device", "offload_param_nvme_path", "parallelism_config_cp_backend",
+    "parallelism_config_cp_comm_strategy", "parallelism_config_cp_size", "parallelism_config_dp_replicate_size",
+    "parallelism_config_dp_shard_size", "parallelism_config_sp_attn_implementation", "parallelism_config_sp_backend",
+    "parallelism_config_sp_seq_length", "parallelism_config_sp_seq_length_is_variable", "parallelism_config_sp_size",
+    "parallelism_config_tp_size", "rdzv_backend", "rdzv_conf", "role", "t", "tee", "vm", "zero3_init_flag",
+    "zero3_save_16bit_model", "zero_stage"}
+# mpirun / mpiexec (Open MPI, MPICH/Hydra, Intel MPI): options that take one value (`-mca`/`--mca`
+# takes two: a name and a value)
+_MPIRUN_VALUED = {"np", "n", "c", "N", "npernode", "ppn", "H", "host", "hosts", "hostfile", "machinefile", "f",
+                  "x", "map_by", "bind_to", "rank_by", "wdir", "wd", "genv", "env", "output_filename",
+                  "report_bindings", "prefix", "launcher", "bootstrap", "iface", "rankfile", "npersocket",
+                  "cpus_per_proc", "cpus_per_rank", "timeout", "tag_output_filename", "merge_stderr_to_stdout"}
+_MPIRUN_TWO = {"mca", "gmca", "genv", "env"}
+# sbatch's options that take a value (as srun's, plus its own)
+_SBATCH_VALUED = _SRUN_VALUED | {"array", "chdir", "D", "begin", "mail-type", "mail-user", "constraint", "C",
+                                 "mem-per-cpu", "mem-per-gpu", "signal", "requeue", "open-mode", "parsable"}
+# `tune run`'s own options before the recipe are torchrun's (torchtune/_cli/run.py)
+# launchers other than torchrun / deepspeed / srun / python: `accelerate launch`, mpirun, mpiexec,
+# sbatch, and the frameworks' own command-line tools
+_OTHER_LAUNCHERS = {"accelerate", "mpirun", "mpiexec", "sbatch", "axolotl", "tune", "llamafactory-cli", "lmf"}
 _PYTHON_VALUED = {"-X", "-W", "-c"}
 _PYTHON = re.compile(r"python[0-9.]*")
 _SHELLS = {"bash", "sh", "dash", "zsh", "ksh"}
@@ -129,7 +174,8 @@ def _name_of(field: _FieldP) -> str | None:
 
 
 def _is_launcher(name: str | None) -> bool:
-    return name is not None and (name in ("srun", "torchrun", "deepspeed") or _PYTHON.fullmatch(name) is not None)
+    return name is not None and (name in ("srun", "torchrun", "deepspeed") or name in _OTHER_LAUNCHERS
+                                 or _PYTHON.fullmatch(name) is not None)
 
 
 def _skip_wrappers(fields: list) -> int:

@@ -89,6 +89,10 @@ class ParallelDegreesAgainstWorld(_LayoutRule):
         where, related = self.place(setup, {**model, **data})
         if where is None:
             return
+        world_at = setup.plan.provenance.get("world.world_size")
+        if context.world_size is None and world_at is not None and world_at.file != where.file:
+            # the world comes from another file of the setup (the launch script that starts the run)
+            related = [*related, self.related_at(world_at, f"the world size {world} is set here")]
         if world % product:
             from shardshift.formats.megatron.program import fork_checks, fork_of
 

@@ -18,6 +18,7 @@ turns their findings into infos with an UnknownContext.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 from shardshift.formats.torchtitan.keys import CLASSES, SCHEMA
@@ -440,12 +441,38 @@ def _degree(plan, dotted: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def launched(document, context: Context):
+    """The setup of a launch script that names this TOML (`--job.config_file`) and starts a known
+    number of processes: (its merged Plan, with the command line's overrides, the world size, and
+    where the script sets it), or None."""
+    for setup in getattr(context, "setups", None) or ():
+        referrer = setup.documents[0]
+        if referrer is document or referrer.format != "launch" or document not in setup.documents[1:]:
+            continue
+        world = known(setup.plan.get("world.world_size"))
+        if isinstance(world, int) and not isinstance(world, bool) and world > 0:
+            return setup.plan, world, setup.plan.provenance.get("world.world_size")
+    return None
+
+
+def _place(rule, document, where, message: str):
+    """A related place: in this TOML by its pointer, else (a command-line override) where it is."""
+    from shardshift.rules.base import Related
+
+    if where.file != document.path:
+        return Related(where.file, where.line, where.column, where.pointer, message)
+    return rule.related(document, where.pointer, message)
+
+
 class LeftoverShardDegree(_TitanRule):
     """A shard degree of -1 that cannot take the ranks left over.
 
     ## What it does
-    With the world size known (`--world-size`, or `--nodes` × `--gpus-per-node`), resolves
-    `data_parallel_shard_degree = -1` the way torchtitan's `ParallelDims` does:
+    With the world size known (`--world-size`, `--nodes` × `--gpus-per-node`, or the processes
+    a launch script that names this TOML starts: `torchrun --nproc_per_node=$NGPU -m
+    torchtitan.train --job.config_file x.toml`, with its command-line overrides of the degrees),
+    resolves `data_parallel_shard_degree = -1` (written, or torchtitan's default) the way
+    torchtitan's `ParallelDims` does:
     world // (replicate × context × tensor × pipeline), floor division, then checks the product
     of all degrees against the world size. (Degrees that are all explicit are PL101's.)
 
@@ -473,16 +500,29 @@ class LeftoverShardDegree(_TitanRule):
     def check(self, document, context: Context) -> Iterable[Finding]:
         plan = document.plan
         world = context.world_size
-        if plan is None or world is None or _legacy(plan):
+        if plan is None or _legacy(plan):
+            return
+        script = None  # where a launch script that names this TOML sets the world size
+        setup = launched(document, context) if world is None else None
+        if setup is not None:
+            plan, world, script = setup
+        if world is None:
             return
         where = plan.provenance.get("parallelism.data_parallel_shard")
         raw = document.data
-        if where is None or known(plan.parallelism.data_parallel_shard) is not None:
+        if known(plan.parallelism.data_parallel_shard) is not None:
             return
         from shardshift.source import value_at
 
-        if value_at(raw, where.pointer) != -1:
+        if where is None:
+            if script is None:
+                return
+            # torchtitan's default shard degree is -1 (ParallelismConfig): judged at [parallelism]
+            shard_pointer = "/parallelism"
+        elif where.file != document.path or value_at(raw, where.pointer) != -1:
             return
+        else:
+            shard_pointer = where.pointer
         others = {}
         for dotted, name in (("parallelism.data_parallel_replicate", "data_parallel_replicate_degree"),
                              ("parallelism.context", "context_parallel_degree"),
@@ -509,13 +549,19 @@ class LeftoverShardDegree(_TitanRule):
                        f"{world} // ({spelled}) = {shard}, then asserts {shard} × {product} = {shard * product} == "
                        f"WORLD_SIZE {world} and stops (Invalid parallel dims); choose degrees whose product divides "
                        f"{world}")
-        related = [self.related(document, plan.provenance[d].pointer, f"{n} is set here")
+        if where is None:
+            message = message.replace("data_parallel_shard_degree -1", "data_parallel_shard_degree -1 (the default)", 1)
+        if script is not None:
+            message += f"; the world size {world} is the number of processes {os.path.basename(script.file)} starts"
+        related = [_place(self, document, plan.provenance[d], f"{n} is set here")
                    for d, n in (("parallelism.tensor", "tensor_parallel_degree"),
                                 ("parallelism.pipeline", "pipeline_parallel_degree"),
                                 ("parallelism.context", "context_parallel_degree"),
                                 ("parallelism.data_parallel_replicate", "data_parallel_replicate_degree"))
                    if d in plan.provenance and (_degree(plan, d) or 1) > 1]
-        yield self.finding(document, where.pointer, message, related=related)
+        if script is not None:
+            related.append(_place(self, document, script, f"the launch script starts {world} processes here"))
+        yield self.finding(document, shard_pointer, message, related=related)
 
 
 DEGREE_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "tensor_parallel_degree",
@@ -640,12 +686,16 @@ class MixedPrecisionWithoutFsdp(_TitanRule):
             shard = None
         shown = "is 1"
         if shard is None:
-            if context.world_size is None:
+            world = context.world_size
+            if world is None:
+                setup = launched(document, context)  # the world of a launch script that names this TOML
+                world = setup[1] if setup is not None else None
+            if world is None:
                 return
-            shard = context.world_size // (replicate * cp * tp * pp)
-            shown = (f"-1 leaves {context.world_size} // ({replicate * cp * tp * pp}) = {shard} rank"
+            shard = world // (replicate * cp * tp * pp)
+            shown = (f"-1 leaves {world} // ({replicate * cp * tp * pp}) = {shard} rank"
                      if shard_where is not None else
-                     f"-1 (the default) leaves {context.world_size} // ({replicate * cp * tp * pp}) = {shard} rank")
+                     f"-1 (the default) leaves {world} // ({replicate * cp * tp * pp}) = {shard} rank")
         if shard != 1:
             return
         axes = " and ".join(f"{n} {v}" for n, v in (("tensor parallel", tp), ("pipeline parallel", pp)) if v > 1)
