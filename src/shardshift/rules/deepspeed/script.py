@@ -610,11 +610,13 @@ class TrainingArgumentsPrecisionMismatch(TrainingArgumentsRule):
             given = [k for k in (section, full_eval) if k in call.keywords]
             written = ", ".join(f"{k}={call.keywords[k]}" for k in given) or f"{section} not set (False)"
             if enabled and asked:
-                written = f"{other}=True" + (f", {written}" if given else "")
                 given = [other, *given]
             if flags:
                 written = (f"{', '.join(call.written[k] for k in given if k in call.written)} ({call.callee})"
                            if given else f"{call.callee} without --{section} (False)")
+            if enabled and asked:
+                if not flags:
+                    written = f"{other}=True" + (f", {written}" if len(given) > 1 else "")
                 what = (f"Accelerate raises ValueError when the Trainer is built (\"`--mixed_precision` arg cannot "
                         f"be set to `{other}` when `{section}` is set in the DeepSpeed config file.\")")
             else:
