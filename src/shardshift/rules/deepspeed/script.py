@@ -518,7 +518,8 @@ class TrainingArgumentsOptimIgnored(TrainingArgumentsRule):
 
     ## What it does
     Reports a `TrainingArguments(...)` call (or a class built on it, such as TRL's `SFTConfig`)
-    that sets `optim` literally and names a ds_config with an `optimizer` block.
+    that sets `optim` literally and names a ds_config with an `optimizer` block; also the same
+    TrainingArguments given as flags of a launch script (`--optim sgd --deepspeed ds.json`).
 
     ## Why is this bad
     With an `optimizer` block the Hugging Face Trainer does not build an optimizer at all: it
@@ -567,7 +568,9 @@ class TrainingArgumentsPrecisionMismatch(TrainingArgumentsRule):
     Reports a `TrainingArguments(...)` call whose `fp16 or fp16_full_eval` (`bf16 or
     bf16_full_eval`), as literals or their default `False`, differs from a `true`/`false`
     `fp16.enabled` (`bf16.enabled`) in the ds_config it names. Not reported when `**kwargs` may
-    set them or the ds_config says `"auto"`.
+    set them or the ds_config says `"auto"`. The same for TrainingArguments given as flags of a
+    launch script (`--bf16 true --deepspeed ds.json`; not when an unknown `$EXTRA_ARGS` may set
+    them).
 
     ## Why is this bad
     The Trainer compares the two (`HfTrainerDeepSpeedConfig.trainer_config_process`) and raises
@@ -636,7 +639,7 @@ class FullEvalPrecisionTrains(TrainingArgumentsRule):
     ## What it does
     Reports a `TrainingArguments(...)` call with `fp16_full_eval=True` (`bf16_full_eval=True`)
     and `fp16` (`bf16`) not set, when the ds_config it names has `fp16.enabled` (`bf16.enabled`)
-    `"auto"`.
+    `"auto"`; also the same flags of a launch script (`--bf16_full_eval --deepspeed ds.json`).
 
     ## Why is this bad
     `*_full_eval` asks for half precision in evaluation only. The Trainer fills the ds_config's
@@ -751,10 +754,10 @@ class TrainingArgumentsOptimSwappedByOffload(TrainingArgumentsRule):
     """`TrainingArguments(optim="sgd" / "adafactor" / "rmsprop")` with ZeRO-Offload of the optimizer.
 
     ## What it does
-    Reports a `TrainingArguments(...)` call with `optim` `"sgd"`, `"adafactor"` or `"rmsprop"`
-    when the ds_config it names has no `optimizer` block, offloads the optimizer
-    (`zero_optimization.offload_optimizer.device` cpu or nvme) and does not set
-    `"zero_force_ds_cpu_optimizer": false`.
+    Reports a `TrainingArguments(...)` call (or a launch script's `--optim` flag) with `optim`
+    `"sgd"`, `"adafactor"` or `"rmsprop"` when the ds_config it names has no `optimizer` block,
+    offloads the optimizer (`zero_optimization.offload_optimizer.device` cpu or nvme) and does not
+    set `"zero_force_ds_cpu_optimizer": false`.
 
     ## Why is this bad
     The Trainer builds the `optim` optimizer, and Accelerate then replaces it with DeepSpeed's
