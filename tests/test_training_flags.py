@@ -339,3 +339,24 @@ def test_never_raises_on_odd_launches(tmp_path):
         path.write_text(text)
         for launch in read_launch_script(text, str(path)).launches:
             training_flags.arguments_call(launch, str(path))
+
+
+def test_plain_deepspeed_flags_without_the_entry_script_give_no_call(tmp_path):
+    run = _tree(tmp_path, None, "deepspeed ds_train.py --epoch 1 --deepspeed --deepspeed_config ds_config.json\n")
+    assert _calls(run) == []
+
+
+def test_a_module_entry_is_found(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    run = _tree(tmp_path, """\
+        from transformers import HfArgumentParser
+        from trl import SFTConfig
+        (config,) = HfArgumentParser(SFTConfig).parse_args_into_dataclasses()
+        """, "deepspeed --module pkg.main --per_device_train_batch_size 2\n", name="pkg/main.py")
+    (call,) = _calls(run)
+    assert call.entry == str(tmp_path / "pkg" / "main.py") and call.callee == "main.py's TrainingArguments flags"
+
+
+def test_no_plan_fields_when_the_program_is_unknown():
+    (call,) = _calls(HF / "no_entry" / "run.sh")
+    assert call.keywords["per_device_train_batch_size"] == 4 and plan_fields(call) == []

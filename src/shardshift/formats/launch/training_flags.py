@@ -38,6 +38,14 @@ from shardshift.formats.python_script.reader import UNKNOWN, ArgumentsCall
 
 # Entry points that are not Hugging Face programs even when they share a flag name.
 _OTHER_ENTRIES = ("pretrain_", "torchtitan", "axolotl", "llamafactory", "tune")
+# TrainingArguments fields whose flags name the HF Trainer when the entry script cannot be read
+HF_SPECIFIC = frozenset({
+    "per_device_train_batch_size", "per_device_eval_batch_size", "lr_scheduler_type", "warmup_ratio",
+    "save_strategy", "eval_strategy", "logging_strategy", "save_total_limit", "report_to", "load_best_model_at_end",
+    "optim", "fp16_full_eval", "bf16_full_eval", "remove_unused_columns", "logging_first_step", "ddp_timeout",
+    "dataloader_num_workers", "metric_for_best_model", "push_to_hub", "hub_model_id", "torch_compile",
+    "gradient_checkpointing_kwargs", "group_by_length", "label_names", "save_only_model", "auto_find_batch_size",
+})
 _TRUE = ("yes", "true", "t", "y", "1")
 _FALSE = ("no", "false", "f", "n", "0")
 # TRL's argument classes built on TrainingArguments (trl/trainer/*_config.py)
@@ -141,8 +149,15 @@ def parse(args: list) -> tuple[dict, dict, dict, bool]:
 
 
 def _entry_written(launch: Any) -> str:
+    """The entry script as the launch names it; a module run with `-m` / `--module` as its file."""
     script = launch.script if isinstance(launch.script, str) else getattr(launch, "script_name", None)
-    return script if isinstance(script, str) else ""
+    if not isinstance(script, str):
+        return ""
+    options = launch.options if isinstance(launch.options, dict) else {}
+    if (options.get("m") or options.get("module")) and not script.endswith(".py") and \
+            all(part.isidentifier() for part in script.split(".")):
+        return script.replace(".", "/") + ".py"
+    return script
 
 
 def _local_modules(tree: ast.Module, folder: str) -> list[str]:
@@ -232,12 +247,15 @@ def _defaults(node: ast.ClassDef) -> dict[str, Any]:
 
 
 def _distinctive(flags: set[str]) -> bool:
-    """Whether the flags include one that TrainingArguments has and Megatron's parser does not."""
+    """Whether the flags include one that hardly any parser but TrainingArguments' spells so
+    (`--per_device_train_batch_size`, `--lr_scheduler_type`, ...): not deepspeed's own
+    `--deepspeed`, nor `--seed`, `--output_dir` or `--learning_rate`, which many scripts' argparse
+    defines, nor a flag Megatron's parser has."""
     from shardshift.formats.megatron.flags import table
 
     _, _, options = _tables()
     megatron = table()
-    return any(f in options and megatron.get(f) is None for f in flags)
+    return any(options.get(f, "").lstrip("!") in HF_SPECIFIC and megatron.get(f) is None for f in flags)
 
 
 def arguments_call(launch: Any, path: str) -> Any:
@@ -266,6 +284,8 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
         from shardshift.formats.megatron.program import locate
 
         entry_path = locate(path, written_entry) if isinstance(launch.script, str) else None
+        if entry_path is None and written_entry.endswith(".py") and written_entry != launch.script:
+            entry_path = locate(path, written_entry[:-3] + "/__main__.py")  # `-m package`
         if entry_path is None and not isinstance(launch.script, str):
             entry_path = locate(path, name)
     program = None
@@ -316,8 +336,11 @@ def _local_modules_of(path: str) -> list[str]:
 def plan_fields(call: ArgumentsCall) -> list[tuple[str, Any, tuple[int, int]]]:
     """The Plan fields the flags set: (dotted field, value, (line, column) of the flag), for the
     fields the command line gives with a known value (defaults of TrainingArguments are not
-    values the script states). UNKNOWN values are left out."""
+    values the script states). UNKNOWN values are left out, and so is everything when the entry
+    script was not found (`program` set): that the flags are TrainingArguments is not known."""
     out: list[tuple[str, Any, tuple[int, int]]] = []
+    if getattr(call, "program", None) is not None:
+        return out
     given = call.positions
 
     def value(name: str, kind: type | tuple) -> Any:
