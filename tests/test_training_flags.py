@@ -15,7 +15,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import FIXTURES
 from shardshift.document import Document
 from shardshift.formats.launch import training_flags
 from shardshift.formats.launch.training_flags import TrainingFlags, arguments_call, parse, plan_fields
@@ -23,6 +22,8 @@ from shardshift.formats.megatron.shell import read_launch_script
 from shardshift.formats.python_script import UNKNOWN
 from shardshift.rules.base import Context
 from shardshift.rules.deepspeed import script as rules
+
+from conftest import FIXTURES
 
 HF = FIXTURES / "launch" / "hf"
 RULES = (rules.TrainingArgumentsOptimIgnored, rules.TrainingArgumentsPrecisionMismatch, rules.FullEvalPrecisionTrains,
