@@ -361,3 +361,107 @@ def test_a_module_entry_is_found(tmp_path):
 def test_no_plan_fields_when_the_program_is_unknown():
     (call,) = _calls(HF / "no_entry" / "run.sh")
     assert call.keywords["per_device_train_batch_size"] == 4 and plan_fields(call) == []
+
+
+# --- the oracle: the launch's argv through HfArgumentParser and the real Trainer on the CPU --------------
+
+TRAINER_PROBE = r'''
+import json, os, sys, tempfile
+import torch
+from transformers import HfArgumentParser, PretrainedConfig, PreTrainedModel, Trainer, TrainingArguments
+
+
+class TinyConfig(PretrainedConfig):
+    model_type = "shardshift-tiny-flags"
+
+    def __init__(self, hidden_size=16, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+
+
+class Tiny(PreTrainedModel):
+    config_class = TinyConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.linear = torch.nn.Linear(4, 4)
+        self.post_init()
+
+    def forward(self, x=None, labels=None):
+        return {"loss": self.linear(x.to(self.linear.weight.dtype)).float().pow(2).mean()}
+
+
+results = {}
+for folder, argv in json.load(sys.stdin).items():
+    namespace, _ = HfArgumentParser(TrainingArguments).parse_known_args(argv)
+    keywords = vars(namespace)
+    config = json.load(open(os.path.join(folder, keywords.pop("deepspeed"))))
+    result = results[folder] = {"stage": None, "error": None}
+    with tempfile.TemporaryDirectory() as out:
+        # what the tiny model on one CPU process needs; everything the flags say is kept
+        keywords.update(output_dir=out, use_cpu=True, report_to="none", max_steps=1, save_strategy="no",
+                        gradient_checkpointing=False, deepspeed=config)
+        stage = "arguments"
+        try:
+            args = TrainingArguments(**keywords)
+            stage = "trainer"
+            trainer = Trainer(model=Tiny(TinyConfig()), args=args, train_dataset=[{"x": torch.ones(4)}] * 8)
+            stage = "train"
+            trainer.train()
+        except Exception as error:
+            result.update(stage=stage, error=f"{type(error).__name__}: {error}"[:500])
+            continue
+        engine = trainer.model_wrapped
+        result.update(optimizer=type(engine.basic_optimizer).__name__, bf16=bool(engine.bfloat16_enabled()),
+                      optim=str(args.optim.value))
+print("RESULT " + json.dumps(results))
+'''
+
+
+@pytest.fixture(scope="module")
+def flag_runs() -> dict:
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from shardshift.formats.megatron.reader import argv_of
+
+    import oracles
+
+    oracles.require_installed("transformers", "accelerate", "deepspeed", "torch")
+    cases = {}
+    for folder in ("bad_precision", "good_precision", "bad_optim", "good_optim"):
+        run = HF / folder / "run.sh"
+        (launch,) = read_launch_script(run.read_text(), str(run)).launches
+        cases[str(HF / folder)] = argv_of(launch.args)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ACCELERATE_")}
+    env.update(DS_ACCELERATOR="cpu", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", LOCAL_RANK="0",
+               WORLD_SIZE="1", HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", PYTHONWARNINGS="ignore")
+    done = subprocess.run([sys.executable, "-c", TRAINER_PROBE], input=json.dumps(cases), capture_output=True,
+                          text=True, env=env, timeout=900)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    return {os.path.basename(k): v for k, v in json.loads(lines[-1][len("RESULT "):]).items()}
+
+
+@pytest.mark.oracle
+def test_the_trainer_refuses_the_bf16_flag_as_ds436_says(flag_runs):
+    bad, good = flag_runs["bad_precision"], flag_runs["good_precision"]
+    (finding,) = _findings(HF / "bad_precision" / "run.sh")
+    quoted = "`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file."
+    assert bad["stage"] == "trainer" and quoted in bad["error"] and quoted in finding.message
+    assert good["error"] is None and good["bf16"] is True, good
+
+
+@pytest.mark.oracle
+def test_the_optim_flag_is_ignored_as_ds435_says(flag_runs):
+    bad, good = flag_runs["bad_optim"], flag_runs["good_optim"]
+    assert bad["error"] is None and good["error"] is None, (bad, good)
+    assert bad["optim"] == good["optim"] == "sgd"
+    assert bad["optimizer"] in ("AdamW", "FusedAdam")  # DeepSpeed's for the block's AdamW: --optim sgd is not used
+    assert good["optimizer"] == "SGD"
