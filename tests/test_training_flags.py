@@ -465,3 +465,30 @@ def test_the_optim_flag_is_ignored_as_ds435_says(flag_runs):
     assert bad["optim"] == good["optim"] == "sgd"
     assert bad["optimizer"] in ("AdamW", "FusedAdam")  # DeepSpeed's for the block's AdamW: --optim sgd is not used
     assert good["optimizer"] == "SGD"
+
+
+def test_fill_plan_sets_the_chosen_launchs_fields_with_the_flag_as_provenance():
+    from shardshift.plan import Plan
+
+    run = HF / "bad_optim" / "run.sh"
+    script = read_launch_script(run.read_text(), str(run))
+    data = SimpleNamespace(training_arguments=_calls(run), launch=script.launches[0])
+    plan = Plan()
+    training_flags.fill_plan(plan, data, str(run))
+    assert (plan.batch.micro, plan.optimizer.name, plan.optimizer.lr) == (2, "sgd", 1e-4)
+    where = plan.provenance["optimizer.name"]
+    assert (where.file, where.line, where.column, where.pointer) == (str(run), 6, 5, "--optim")
+    empty = Plan()
+    training_flags.fill_plan(empty, SimpleNamespace(training_arguments=_calls(HF / "no_entry" / "run.sh"),
+                                                    launch=None), "run.sh")
+    assert list(empty.leaves()) == []  # the entry script is unknown: no values from its flags
+
+
+def test_precedence_is_transformers_fill_match():
+    table = training_flags.PRECEDENCE
+    assert {f for f, rule in table.items() if rule.outcome == "mismatch"} == {
+        "batch.micro", "batch.accumulation", "gradient_clipping", "optimizer.lr", "optimizer.betas", "optimizer.eps",
+        "optimizer.weight_decay", "scheduler.warmup_steps", "precision.param_dtype"}
+    assert table["precision.param_dtype"].unless == {"bf16", "fp16", "fp32"}  # DS436's
+    assert table["optimizer.name"].outcome == table["scheduler.name"].outcome == "referenced"
+    assert all(rule.default is None for rule in table.values())

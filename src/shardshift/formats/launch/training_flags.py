@@ -332,13 +332,53 @@ def _local_modules_of(path: str) -> list[str]:
 
 # --- Plan fields ------------------------------------------------------------------------------------
 
+_MISMATCH = ('transformers fills an "auto" in the ds_config from the TrainingArguments flags, and raises when '
+             'training starts ("Please correct the following DeepSpeed config values that mismatch '
+             'TrainingArguments values") when the ds_config holds a different value')
 
-def plan_fields(call: ArgumentsCall) -> list[tuple[str, Any, tuple[int, int]]]:
-    """The Plan fields the flags set: (dotted field, value, (line, column) of the flag), for the
-    fields the command line gives with a known value (defaults of TrainingArguments are not
-    values the script states). UNKNOWN values are left out, and so is everything when the entry
-    script was not found (`program` set): that the flags are TrainingArguments is not known."""
-    out: list[tuple[str, Any, tuple[int, int]]] = []
+
+def _precedence() -> dict:
+    """What the Hugging Face Trainer does when the flags and the ds_config named by `--deepspeed`
+    both set a Plan field (transformers 5.x, integrations/deepspeed.py): `trainer_config_process` /
+    `trainer_config_finalize` fill "auto" and collect mismatches (`fill_match`), and
+    `deepspeed_optim_sched` lets the ds_config's optimizer / scheduler block win (DummyOptim,
+    DummyScheduler). No TrainingArguments default is compared when the flags are silent: the entry
+    script may change it (a subclass's default, code after parsing). fp16/bf16 are judged by
+    DS436 (which also knows `*_full_eval` and Accelerate's earlier error), so they are left out
+    here (`unless` every dtype) rather than reported twice."""
+    from shardshift.setup import Precedence
+
+    table = {field: Precedence("mismatch", _MISMATCH) for field in (
+        "batch.micro",              # train_micro_batch_size_per_gpu <- per_device_train_batch_size
+        "batch.accumulation",       # gradient_accumulation_steps
+        "gradient_clipping",        # gradient_clipping <- max_grad_norm
+        "optimizer.lr",             # optimizer.params.lr <- learning_rate
+        "optimizer.betas",          # optimizer.params.betas <- [adam_beta1, adam_beta2]
+        "optimizer.eps",            # optimizer.params.eps <- adam_epsilon
+        "optimizer.weight_decay",   # optimizer.params.weight_decay <- weight_decay
+        "scheduler.warmup_steps",   # scheduler.params.warmup_num_steps <- warmup_steps (finalize)
+    )}
+    table["precision.param_dtype"] = Precedence("mismatch", _MISMATCH, unless=frozenset({"bf16", "fp16", "fp32"}))
+    table["optimizer.name"] = Precedence(
+        "referenced", "with an \"optimizer\" block the Trainer hands DeepSpeed a DummyOptim and DeepSpeed builds "
+        "the block's optimizer, so --optim is not used")
+    table["scheduler.name"] = Precedence(
+        "referenced", "with a \"scheduler\" block the Trainer hands DeepSpeed a DummyScheduler and DeepSpeed builds "
+        "the block's scheduler, so --lr_scheduler_type is not used")
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PRECEDENCE":  # built on first use: setup.py is imported only when setups are merged
+        table = _precedence()
+        globals()["PRECEDENCE"] = table
+        return table
+    raise AttributeError(name)
+
+
+def _fields(call: ArgumentsCall) -> list[tuple[str, Any, str]]:
+    """(dotted Plan field, value, the TrainingArguments field that gives it)."""
+    out: list[tuple[str, Any, str]] = []
     if getattr(call, "program", None) is not None:
         return out
     given = call.positions
@@ -353,7 +393,7 @@ def plan_fields(call: ArgumentsCall) -> list[tuple[str, Any, tuple[int, int]]]:
 
     def put(dotted: str, found: Any, name: str) -> None:
         if found is not None:
-            out.append((dotted, found, given[name]))
+            out.append((dotted, found, name))
 
     put("batch.micro", value("per_device_train_batch_size", int), "per_device_train_batch_size")
     put("batch.accumulation", value("gradient_accumulation_steps", int), "gradient_accumulation_steps")
@@ -383,3 +423,30 @@ def plan_fields(call: ArgumentsCall) -> list[tuple[str, Any, tuple[int, int]]]:
     put("activation_checkpointing.enabled", value("gradient_checkpointing", bool), "gradient_checkpointing")
     put("gradient_clipping", value("max_grad_norm", (int, float)), "max_grad_norm")
     return out
+
+
+def plan_fields(call: ArgumentsCall) -> list[tuple[str, Any, tuple[int, int]]]:
+    """The Plan fields the flags set: (dotted field, value, (line, column) of the flag), for the
+    fields the command line gives with a known value (defaults of TrainingArguments are not
+    values the script states). UNKNOWN values are left out, and so is everything when the entry
+    script was not found (`program` set): that the flags are TrainingArguments is not known."""
+    return [(dotted, found, call.positions[name]) for dotted, found, name in _fields(call)]
+
+
+def fill_plan(plan: Any, data: Any, path: str) -> None:
+    """Sets on a launch document's Plan the fields of the TrainingArguments flags of its chosen
+    launch (`data.launch`; the only call when the launch is not known), each with its flag as the
+    provenance (`Location(path, line, column, "--per_device_train_batch_size")`)."""
+    from shardshift.source import Location
+
+    calls = [c for c in getattr(data, "training_arguments", None) or [] if isinstance(c, ArgumentsCall)]
+    launch = getattr(data, "launch", None)
+    chosen = [c for c in calls if launch is not None and (c.line, c.column) == (launch.line, launch.column)]
+    if not chosen and len(calls) == 1:
+        chosen = calls
+    for call in chosen[:1]:
+        written = getattr(call, "written", {})
+        for dotted, found, name in _fields(call):
+            line, column = call.positions[name]
+            flag = written.get(name, f"--{name}").split(" ", 1)[0].split("=", 1)[0]
+            plan.set(dotted, found, Location(path, line, column, flag))
