@@ -470,14 +470,20 @@ def test_the_optim_flag_is_ignored_as_ds435_says(flag_runs):
 def test_fill_plan_sets_the_chosen_launchs_fields_with_the_flag_as_provenance():
     from shardshift.plan import Plan
 
-    run = HF / "bad_optim" / "run.sh"
-    script = read_launch_script(run.read_text(), str(run))
-    data = SimpleNamespace(training_arguments=_calls(run), launch=script.launches[0])
-    plan = Plan()
-    training_flags.fill_plan(plan, data, str(run))
+    plans = {}
+    for folder in ("good_optim", "bad_optim"):
+        run = HF / folder / "run.sh"
+        script = read_launch_script(run.read_text(), str(run))
+        data = SimpleNamespace(training_arguments=_calls(run), launch=script.launches[0])
+        plan = plans[folder] = Plan()
+        training_flags.fill_plan(plan, data, str(run))
+    plan = plans["good_optim"]
     assert (plan.batch.micro, plan.optimizer.name, plan.optimizer.lr) == (2, "sgd", 1e-4)
     where = plan.provenance["optimizer.name"]
-    assert (where.file, where.line, where.column, where.pointer) == (str(run), 6, 5, "--optim")
+    assert (where.file, where.line, where.column, where.pointer) == (str(HF / "good_optim" / "run.sh"), 6, 5,
+                                                                     "--optim")
+    # an "optimizer" block wins (DS435 says so): the merged setup takes the block's optimizer
+    assert plans["bad_optim"].optimizer.name is None and plans["bad_optim"].optimizer.lr == 1e-4
     empty = Plan()
     training_flags.fill_plan(empty, SimpleNamespace(training_arguments=_calls(HF / "no_entry" / "run.sh"),
                                                     launch=None), "run.sh")

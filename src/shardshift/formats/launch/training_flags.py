@@ -446,7 +446,40 @@ def fill_plan(plan: Any, data: Any, path: str) -> None:
         chosen = calls
     for call in chosen[:1]:
         written = getattr(call, "written", {})
+        # with an "optimizer" block the run uses the block's optimizer (the ds_config's value wins
+        # in the setup) and DS435 says that --optim is ignored: no second finding from the merge
+        skip = {"optimizer.name"} if _config_has(call, path, "optimizer") else set()
         for dotted, found, name in _fields(call):
+            if dotted in skip:
+                continue
             line, column = call.positions[name]
             flag = written.get(name, f"--{name}").split(" ", 1)[0].split("=", 1)[0]
             plan.set(dotted, found, Location(path, line, column, flag))
+
+
+def _config_has(call: ArgumentsCall, path: str, key: str) -> bool:
+    """Whether the ds_config `--deepspeed` names (looked up as DS435 looks it up: next to the
+    script, in its parent folders, in the current directory) has the top-level `key`."""
+    import json
+
+    written = call.keywords.get("deepspeed")
+    if not isinstance(written, str) or not written:
+        return False
+    anchors: list[str] = []
+    probe = os.path.dirname(os.path.abspath(path))
+    for _ in range(8):
+        anchors.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    anchors.append(os.getcwd())
+    for candidate in [written] if os.path.isabs(written) else [os.path.join(a, written) for a in anchors]:
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, encoding="utf-8-sig") as handle:
+                    data = json.loads(handle.read(5_000_001))
+            except (OSError, ValueError, RecursionError):
+                return False
+            return isinstance(data, dict) and key in data
+    return False
