@@ -80,6 +80,8 @@ EXPECTED: list[Change | NewFile] = [
             "into them), and those helpers"),
     NewFile("fixtures/megatron/*", "Megatron launch scripts and argument files, read since the Megatron reader: the "
             "sample launch script and the MG rules' bad and good fixtures"),
+    NewFile("fixtures/launch/hf/*", "issue 20: launch scripts whose TrainingArguments flags are judged against the "
+            "--deepspeed ds_config (DS435/DS436), their entry scripts and ds_configs"),
     NewFile("fixtures/torchtitan/*", "torchtitan TOML rule fixtures (TT001-TT103, PL101 at a TOML key), read since the "
             "torchtitan reader"),
     NewFile("fixtures/deepspeed/rules/DS421/*.y*ml", "the DS421 fixtures' Accelerate and Axolotl YAML, read since "

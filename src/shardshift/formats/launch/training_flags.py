@@ -1,13 +1,485 @@
 """Hugging Face `TrainingArguments` given as command-line flags of a launch
 (`torchrun train.py --per_device_train_batch_size 4 --bf16 true --deepspeed ds.json`), read the way
-`HfArgumentParser` reads them, so that they meet the same rules as `TrainingArguments(...)` in Python."""
+`HfArgumentParser` reads them, so that they meet the same rules as `TrainingArguments(...)` in Python.
+
+The options, their types and defaults are transformers' own (training_fields.py, generated from the
+installed `HfArgumentParser(TrainingArguments)` by scripts/gen_training_arguments_flags.py):
+
+- `--field value` and `--field=value`, also spelled with hyphens (`--per-device-train-batch-size`);
+  the last one given wins (argparse);
+- a bool field takes `string_to_bool` (yes/no, true/false, t/f, y/n, 1/0, any case): `--bf16` alone
+  is True; `--no_<field>` sets a default-True bool to False;
+- int and float fields are converted; a choice field (`--optim`, `--lr_scheduler_type`) keeps the
+  word; a list field (nargs "+") takes all the words; a scalar field takes the first word;
+- a value argparse would refuse (`--per_device_train_batch_size four`, `--bf16 maybe`, an `--optim`
+  that is no choice) is kept as the word written, and a value the script decides at run time is
+  UNKNOWN; an unknown splice among the flags (`$EXTRA_ARGS`) may set any field (`star_kwargs`).
+Abbreviated options (argparse's prefix matching) are not resolved: which prefix is unique depends
+on the other dataclasses the program's parser holds.
+
+The flags are TrainingArguments flags only when the entry script says so: it builds an
+`HfArgumentParser` whose dataclasses include `TrainingArguments`, a class built on it or a TRL
+`*Config`, or `--deepspeed` is among the flags and the script uses the Hugging Face Trainer (read
+with `ast`, never run; the entry script and the local modules it imports from its own folder). A
+`TrainingArguments` subclass defined there gives its own field defaults. When the entry script is not
+in the checked tree, flags that only TrainingArguments has (`--per_device_train_batch_size`,
+`--output_dir`, ...) still make a call, with `program` saying what is unknown: the rules' findings on
+it are infos.
+"""
 
 from __future__ import annotations
 
+import ast
+import os
+from dataclasses import dataclass, field
 from typing import Any
+
+from shardshift.formats.python_script.reader import UNKNOWN, ArgumentsCall
+
+# Entry points that are not Hugging Face programs even when they share a flag name.
+_OTHER_ENTRIES = ("pretrain_", "torchtitan", "axolotl", "llamafactory", "tune")
+# TrainingArguments fields whose flags name the HF Trainer when the entry script cannot be read
+HF_SPECIFIC = frozenset({
+    "per_device_train_batch_size", "per_device_eval_batch_size", "lr_scheduler_type", "warmup_ratio",
+    "save_strategy", "eval_strategy", "logging_strategy", "save_total_limit", "report_to", "load_best_model_at_end",
+    "optim", "fp16_full_eval", "bf16_full_eval", "remove_unused_columns", "logging_first_step", "ddp_timeout",
+    "dataloader_num_workers", "metric_for_best_model", "push_to_hub", "hub_model_id", "torch_compile",
+    "gradient_checkpointing_kwargs", "group_by_length", "label_names", "save_only_model", "auto_find_batch_size",
+})
+_TRUE = ("yes", "true", "t", "y", "1")
+_FALSE = ("no", "false", "f", "n", "0")
+# TRL's argument classes built on TrainingArguments (trl/trainer/*_config.py)
+_TRL_CONFIGS = ("SFTConfig", "DPOConfig", "GRPOConfig", "KTOConfig", "ORPOConfig", "CPOConfig", "PPOConfig",
+                "RewardConfig", "RLOOConfig", "OnlineDPOConfig", "BCOConfig", "GKDConfig", "NashMDConfig",
+                "XPOConfig", "PRMConfig", "AlignPropConfig", "DDPOConfig", "IterativeSFTConfig")
+
+
+@dataclass(slots=True)
+class TrainingFlags(ArgumentsCall):
+    """An ArgumentsCall read from command-line flags: `written` is each field as the script gives
+    it (`--bf16 true`, or `bf16=True (the default of MyArguments in train.py)`), `script` the launch
+    script, `entry` the entry script's path when found, and `program` what could not be found (the
+    entry script), which makes findings on these flags infos."""
+
+    written: dict[str, str] = field(default_factory=dict)
+    script: str = ""
+    entry: str | None = None
+    program: Any = None  # UnknownContext | None
+
+
+def _tables() -> tuple[dict, dict, dict]:
+    from shardshift.formats.launch.training_fields import CHOICES, FIELDS, OPTIONS
+
+    return FIELDS, CHOICES, OPTIONS
+
+
+def _words(value: Any) -> tuple | None:
+    """The words of a flag's value: () for a bare switch, None when any is decided at run time."""
+    if value is None:
+        return ()
+    words = value if isinstance(value, tuple) else (value,)
+    return words if all(isinstance(w, str) for w in words) else None
+
+
+def _bool(word: str) -> bool | None:
+    lowered = word.lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else None
+
+
+def convert(kind: str, words: tuple | None, choices: tuple | None = None) -> Any:
+    """What HfArgumentParser stores for a field of `kind` given `words` (None: unknown words); the
+    first word as written when argparse would refuse it; UNKNOWN when the run decides."""
+    if words is None:
+        return UNKNOWN
+    if kind == "bool":
+        if not words:
+            return True
+        value = _bool(words[0])
+        return words[0] if value is None else value
+    if not words:
+        return UNKNOWN  # argparse refuses a missing value: the command line does not say one
+    first = words[0]
+    if kind == "bool-value":
+        value = _bool(first)
+        return first if value is None else value
+    if kind == "int":
+        try:
+            return int(first)
+        except ValueError:
+            return first
+    if kind == "float":
+        try:
+            return float(first)
+        except ValueError:
+            return first
+    if kind == "list":
+        return list(words)
+    return first  # str, choice (kept as written also when no choice: argparse refuses it), other
+
+
+def parse(args: list) -> tuple[dict, dict, dict, bool]:
+    """(values by field, positions by field, text by field, whether an unknown splice may set
+    more) for shell_launch.Arg items, as HfArgumentParser(TrainingArguments) reads them."""
+    fields, choices, options = _tables()
+    values: dict[str, Any] = {}
+    positions: dict[str, tuple[int, int]] = {}
+    written: dict[str, str] = {}
+    more = False
+    for arg in args:
+        if arg.flag is None:
+            if not isinstance(arg.value, str):
+                more = True  # `$EXTRA_ARGS`, `--${NAME}`: may be any flag
+            continue
+        name = options.get(arg.flag)
+        if name is None:
+            continue
+        if name.startswith("!"):
+            name = name[1:]
+            value = False if arg.value is None or not arg.text.startswith(arg.flag + "=") else arg.value
+        else:
+            kind = fields[name][0]
+            value = convert(kind, _words(arg.value), choices.get(name))
+        values[name] = value
+        positions[name] = (arg.line, arg.column)
+        written[name] = arg.text
+    return values, positions, written, more
+
+
+# --- the entry script -----------------------------------------------------------------------------
+
+
+def _entry_written(launch: Any) -> str:
+    """The entry script as the launch names it; a module run with `-m` / `--module` as its file."""
+    script = launch.script if isinstance(launch.script, str) else getattr(launch, "script_name", None)
+    if not isinstance(script, str):
+        return ""
+    options = launch.options if isinstance(launch.options, dict) else {}
+    if (options.get("m") or options.get("module")) and not script.endswith(".py") and \
+            all(part.isidentifier() for part in script.split(".")):
+        return script.replace(".", "/") + ".py"
+    return script
+
+
+def _local_modules(tree: ast.Module, folder: str) -> list[str]:
+    """Files of the modules `tree` imports from its own folder (`from utils import x`, `import args`)."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        names = [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level in (0, 1) else \
+            [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        for name in names:
+            base = os.path.join(folder, *name.split("."))
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.isfile(candidate) and candidate not in found:
+                    found.append(candidate)
+    return found[:20]
+
+
+class _Entry:
+    """What the entry script (and the local modules it imports) says about TrainingArguments."""
+
+    def __init__(self) -> None:
+        self.parser_classes: list[str] = []  # dataclasses given to HfArgumentParser
+        self.parser = False
+        self.trainer = False
+        self.subclasses: dict[str, tuple[str, dict[str, Any]]] = {}  # name -> (file, field defaults)
+
+    def read(self, path: str) -> None:
+        from shardshift.formats.megatron.program import module
+
+        tree = module(path)
+        if tree is None:
+            return
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [_dotted(b) for b in node.bases]
+                if any(b.endswith("TrainingArguments") or b in _TRL_CONFIGS or b in self.subclasses for b in bases):
+                    self.subclasses[node.name] = (path, _defaults(node))
+            elif isinstance(node, ast.Call):
+                callee = _dotted(node.func).rsplit(".", 1)[-1]
+                if callee == "HfArgumentParser":
+                    self.parser = True
+                    for argument in [*node.args, *(k.value for k in node.keywords)]:
+                        items = argument.elts if isinstance(argument, (ast.Tuple, ast.List)) else [argument]
+                        self.parser_classes += [_dotted(i).rsplit(".", 1)[-1] for i in items]
+                elif callee.endswith("Trainer") and callee[:1].isupper():
+                    self.trainer = True
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("transformers",
+                                                                                                   "trl"):
+                if any(a.name.endswith("Trainer") for a in node.names):
+                    self.trainer = True
+
+    def arguments_class(self) -> str | None:
+        """The TrainingArguments-like class HfArgumentParser fills, when it has one."""
+        for name in self.parser_classes:
+            if name in self.subclasses or name.endswith("TrainingArguments") or name in _TRL_CONFIGS:
+                return name
+        return None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    if isinstance(node, ast.Subscript):
+        return _dotted(node.value)
+    return ""
+
+
+def _defaults(node: ast.ClassDef) -> dict[str, Any]:
+    """A dataclass's own field defaults: literals, UNKNOWN where the source computes them."""
+    out: dict[str, Any] = {}
+    for statement in node.body:
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        value = statement.value
+        if isinstance(value, ast.Call) and _dotted(value.func).rsplit(".", 1)[-1] == "field":
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            if value is None:  # default_factory or no default
+                continue
+        if value is None:
+            continue
+        try:
+            out[statement.target.id] = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            out[statement.target.id] = UNKNOWN
+    return out
+
+
+def _distinctive(flags: set[str]) -> bool:
+    """Whether the flags include one that hardly any parser but TrainingArguments' spells so
+    (`--per_device_train_batch_size`, `--lr_scheduler_type`, ...): not deepspeed's own
+    `--deepspeed`, nor `--seed`, `--output_dir` or `--learning_rate`, which many scripts' argparse
+    defines, nor a flag Megatron's parser has."""
+    from shardshift.formats.megatron.flags import table
+
+    _, _, options = _tables()
+    megatron = table()
+    return any(options.get(f, "").lstrip("!") in HF_SPECIFIC and megatron.get(f) is None for f in flags)
 
 
 def arguments_call(launch: Any, path: str) -> Any:
-    """The `ArgumentsCall` (formats/python_script) that the flags of `launch` (a shell_launch.Launch
-    in the script at `path`) amount to, or None when they are not TrainingArguments flags."""
-    return None
+    """The `ArgumentsCall` (formats/python_script; a TrainingFlags) that the flags of `launch` (a
+    shell_launch.Launch in the script at `path`) amount to, or None when they are not
+    TrainingArguments flags."""
+    try:
+        return _arguments_call(launch, path)
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
+    from shardshift.context import UnknownContext
+
+    written_entry = _entry_written(launch)
+    name = os.path.basename(written_entry)
+    if any(name.startswith(p) or written_entry.startswith(p) for p in _OTHER_ENTRIES):
+        return None
+    values, positions, written, more = parse(launch.args)
+    if not values:
+        return None
+    flags = {a.flag for a in launch.args if a.flag is not None}
+    entry_path = None
+    if name.endswith(".py") and os.path.isfile(path):
+        from shardshift.formats.megatron.program import locate
+
+        entry_path = locate(path, written_entry) if isinstance(launch.script, str) else None
+        if entry_path is None and written_entry.endswith(".py") and written_entry != launch.script:
+            entry_path = locate(path, written_entry[:-3] + "/__main__.py")  # `-m package`
+        if entry_path is None and not isinstance(launch.script, str):
+            entry_path = locate(path, name)
+    program = None
+    defaults: dict[str, Any] = {}
+    defaults_from = ""
+    if entry_path is not None:
+        entry = _Entry()
+        entry.read(entry_path)
+        if not (entry.parser or entry.trainer):
+            for module_path in _local_modules_of(entry_path):
+                entry.read(module_path)
+        chosen = entry.arguments_class()
+        if chosen is None and not ("--deepspeed" in flags and entry.trainer):
+            return None
+        if chosen in entry.subclasses:
+            source, own = entry.subclasses[chosen]
+            fields, _, _ = _tables()
+            defaults = {k: v for k, v in own.items() if k in fields}
+            defaults_from = f"{chosen} in {os.path.basename(source)}"
+    else:
+        if not _distinctive(flags):
+            return None
+        shown = name or "the entry script"
+        what = (f"{shown} is not in the checked tree, so whether it reads these flags as TrainingArguments is unknown"
+                if name else "the entry script of this launch is decided at run time, so whether it reads these "
+                "flags as TrainingArguments is unknown")
+        program = UnknownContext("program", what, f"check the repository that holds {shown} together with this "
+                                                  "script")
+    keywords = dict(defaults)
+    texts = {k: f"{k}={v!r} (the default of {defaults_from})" for k, v in defaults.items() if v is not UNKNOWN}
+    keywords.update(values)
+    texts.update(written)
+    callee = f"{name or 'the entry script'}'s TrainingArguments flags"
+    return TrainingFlags(callee, launch.line, launch.column, keywords, positions, more, False, written=texts,
+                         script=path, entry=entry_path, program=program)
+
+
+def _local_modules_of(path: str) -> list[str]:
+    from shardshift.formats.megatron.program import module
+
+    tree = module(path)
+    return _local_modules(tree, os.path.dirname(path)) if tree is not None else []
+
+
+# --- Plan fields ------------------------------------------------------------------------------------
+
+_MISMATCH = ('transformers fills an "auto" in the ds_config from the TrainingArguments flags, and raises when '
+             'training starts ("Please correct the following DeepSpeed config values that mismatch '
+             'TrainingArguments values") when the ds_config holds a different value')
+
+
+def _precedence() -> dict:
+    """What the Hugging Face Trainer does when the flags and the ds_config named by `--deepspeed`
+    both set a Plan field (transformers 5.x, integrations/deepspeed.py): `trainer_config_process` /
+    `trainer_config_finalize` fill "auto" and collect mismatches (`fill_match`), and
+    `deepspeed_optim_sched` lets the ds_config's optimizer / scheduler block win (DummyOptim,
+    DummyScheduler). No TrainingArguments default is compared when the flags are silent: the entry
+    script may change it (a subclass's default, code after parsing). fp16/bf16 are judged by
+    DS436 (which also knows `*_full_eval` and Accelerate's earlier error), so they are left out
+    here (`unless` every dtype) rather than reported twice."""
+    from shardshift.setup import Precedence
+
+    table = {field: Precedence("mismatch", _MISMATCH) for field in (
+        "batch.micro",              # train_micro_batch_size_per_gpu <- per_device_train_batch_size
+        "batch.accumulation",       # gradient_accumulation_steps
+        "gradient_clipping",        # gradient_clipping <- max_grad_norm
+        "optimizer.lr",             # optimizer.params.lr <- learning_rate
+        "optimizer.betas",          # optimizer.params.betas <- [adam_beta1, adam_beta2]
+        "optimizer.eps",            # optimizer.params.eps <- adam_epsilon
+        "optimizer.weight_decay",   # optimizer.params.weight_decay <- weight_decay
+        "scheduler.warmup_steps",   # scheduler.params.warmup_num_steps <- warmup_steps (finalize)
+    )}
+    table["precision.param_dtype"] = Precedence("mismatch", _MISMATCH, unless=frozenset({"bf16", "fp16", "fp32"}))
+    table["optimizer.name"] = Precedence(
+        "referenced", "with an \"optimizer\" block the Trainer hands DeepSpeed a DummyOptim and DeepSpeed builds "
+        "the block's optimizer, so --optim is not used")
+    table["scheduler.name"] = Precedence(
+        "referenced", "with a \"scheduler\" block the Trainer hands DeepSpeed a DummyScheduler and DeepSpeed builds "
+        "the block's scheduler, so --lr_scheduler_type is not used")
+    return table
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PRECEDENCE":  # built on first use: setup.py is imported only when setups are merged
+        table = _precedence()
+        globals()["PRECEDENCE"] = table
+        return table
+    raise AttributeError(name)
+
+
+def _fields(call: ArgumentsCall) -> list[tuple[str, Any, str]]:
+    """(dotted Plan field, value, the TrainingArguments field that gives it)."""
+    out: list[tuple[str, Any, str]] = []
+    if getattr(call, "program", None) is not None:
+        return out
+    given = call.positions
+
+    def value(name: str, kind: type | tuple) -> Any:
+        if name not in given:
+            return None
+        found = call.keywords.get(name, UNKNOWN)
+        if isinstance(found, bool) and kind is not bool:
+            return None
+        return found if isinstance(found, kind) else None
+
+    def put(dotted: str, found: Any, name: str) -> None:
+        if found is not None:
+            out.append((dotted, found, name))
+
+    put("batch.micro", value("per_device_train_batch_size", int), "per_device_train_batch_size")
+    put("batch.accumulation", value("gradient_accumulation_steps", int), "gradient_accumulation_steps")
+    bf16, fp16 = value("bf16", bool), value("fp16", bool)
+    if bf16 is True:
+        put("precision.param_dtype", "bf16", "bf16")
+    elif fp16 is True:
+        put("precision.param_dtype", "fp16", "fp16")
+    elif (bf16 is False or fp16 is False) and call.value("bf16", False) is False and \
+            call.value("fp16", False) is False:
+        put("precision.param_dtype", "fp32", "bf16" if bf16 is False else "fp16")
+    put("optimizer.name", value("optim", str), "optim")
+    put("optimizer.lr", value("learning_rate", (int, float)), "learning_rate")
+    put("optimizer.weight_decay", value("weight_decay", (int, float)), "weight_decay")
+    put("optimizer.eps", value("adam_epsilon", (int, float)), "adam_epsilon")
+    beta1, beta2 = value("adam_beta1", (int, float)), value("adam_beta2", (int, float))
+    if beta1 is not None or beta2 is not None:
+        fields, _, _ = _tables()
+        first = beta1 if beta1 is not None else call.value("adam_beta1", fields["adam_beta1"][1])
+        second = beta2 if beta2 is not None else call.value("adam_beta2", fields["adam_beta2"][1])
+        if isinstance(first, (int, float)) and isinstance(second, (int, float)):
+            put("optimizer.betas", [float(first), float(second)], "adam_beta1" if beta1 is not None else "adam_beta2")
+    put("scheduler.name", value("lr_scheduler_type", str), "lr_scheduler_type")
+    warmup = value("warmup_steps", (int, float))
+    if warmup is not None and warmup >= 1 and float(warmup).is_integer():  # below 1 it is a ratio (transformers 5)
+        put("scheduler.warmup_steps", int(warmup), "warmup_steps")
+    put("activation_checkpointing.enabled", value("gradient_checkpointing", bool), "gradient_checkpointing")
+    put("gradient_clipping", value("max_grad_norm", (int, float)), "max_grad_norm")
+    return out
+
+
+def plan_fields(call: ArgumentsCall) -> list[tuple[str, Any, tuple[int, int]]]:
+    """The Plan fields the flags set: (dotted field, value, (line, column) of the flag), for the
+    fields the command line gives with a known value (defaults of TrainingArguments are not
+    values the script states). UNKNOWN values are left out, and so is everything when the entry
+    script was not found (`program` set): that the flags are TrainingArguments is not known."""
+    return [(dotted, found, call.positions[name]) for dotted, found, name in _fields(call)]
+
+
+def fill_plan(plan: Any, data: Any, path: str) -> None:
+    """Sets on a launch document's Plan the fields of the TrainingArguments flags of its chosen
+    launch (`data.launch`; the only call when the launch is not known), each with its flag as the
+    provenance (`Location(path, line, column, "--per_device_train_batch_size")`)."""
+    from shardshift.source import Location
+
+    calls = [c for c in getattr(data, "training_arguments", None) or [] if isinstance(c, ArgumentsCall)]
+    launch = getattr(data, "launch", None)
+    chosen = [c for c in calls if launch is not None and (c.line, c.column) == (launch.line, launch.column)]
+    if not chosen and len(calls) == 1:
+        chosen = calls
+    for call in chosen[:1]:
+        written = getattr(call, "written", {})
+        # with an "optimizer" block the run uses the block's optimizer (the ds_config's value wins
+        # in the setup) and DS435 says that --optim is ignored: no second finding from the merge
+        skip = {"optimizer.name"} if _config_has(call, path, "optimizer") else set()
+        for dotted, found, name in _fields(call):
+            if dotted in skip:
+                continue
+            line, column = call.positions[name]
+            flag = written.get(name, f"--{name}").split(" ", 1)[0].split("=", 1)[0]
+            plan.set(dotted, found, Location(path, line, column, flag))
+
+
+def _config_has(call: ArgumentsCall, path: str, key: str) -> bool:
+    """Whether the ds_config `--deepspeed` names (looked up as DS435 looks it up: next to the
+    script, in its parent folders, in the current directory) has the top-level `key`."""
+    import json
+
+    written = call.keywords.get("deepspeed")
+    if not isinstance(written, str) or not written:
+        return False
+    anchors: list[str] = []
+    probe = os.path.dirname(os.path.abspath(path))
+    for _ in range(8):
+        anchors.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    anchors.append(os.getcwd())
+    for candidate in [written] if os.path.isabs(written) else [os.path.join(a, written) for a in anchors]:
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, encoding="utf-8-sig") as handle:
+                    data = json.loads(handle.read(5_000_001))
+            except (OSError, ValueError, RecursionError):
+                return False
+            return isinstance(data, dict) and key in data
+    return False

@@ -447,10 +447,47 @@ def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def _flag_calls(document: Document) -> list[ArgumentsCall]:
+    """The TrainingArguments flags of a launch document's launches (formats/launch/training_flags.py)."""
+    calls = getattr(document.data, "training_arguments", None)
+    return [c for c in calls if isinstance(c, ArgumentsCall)] if isinstance(calls, list) else []
+
+
+def _given(call: ArgumentsCall, python: str, *names: str) -> str:
+    """How the call gives `names`: `python` (`TrainingArguments(optim="sgd")`) for a Python call, the
+    flags as written (`--optim sgd (train.py's TrainingArguments flags)`) for command-line flags."""
+    written = getattr(call, "written", None)
+    if written is None:
+        return python
+    shown = [written[n] for n in names if n in written]
+    return f"{', '.join(shown)} ({call.callee})" if shown else call.callee
+
+
+def _option(call: ArgumentsCall, name: str, value: str = "") -> str:
+    """`name=value` for a Python call, `--name value` for command-line flags."""
+    if getattr(call, "written", None) is None:
+        return f"{name}={value}" if value else f"{name}="
+    return f"--{name} {value}" if value else f"--{name}"
+
+
 class TrainingArgumentsRule(Rule):
-    formats = ("python",)
+    """Judges `TrainingArguments(...)` calls of Python scripts and the TrainingArguments flags of
+    launch scripts (`--deepspeed ds.json --bf16 true`), each against the ds_config it names."""
+
+    formats = ("python", "launch")
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        if document.format == "launch":
+            for call in _flag_calls(document):
+                path = call.keywords.get("deepspeed")
+                if not isinstance(path, str) or not path or "deepspeed" not in call.positions:
+                    continue
+                line, column = call.positions["deepspeed"]
+                expr = Expr("str", call.written.get("deepspeed", path), line, column, path)
+                config = config_of(expr, document, context)
+                if config is not None:
+                    yield from self.check_arguments(document, call, config, context)
+            return
         for reference in _arguments_calls(document):
             expr = reference.expr
             if reference.call.defaults and expr.kind == "str" and not expr.certain:
@@ -472,7 +509,8 @@ class TrainingArgumentsRule(Rule):
         related = []
         if config is not None and config.document is not None:
             related.append(self.related(config.document, pointer, about, key=key))
-        return self.finding(document, None, message, position=position, related=related)
+        return self.finding(document, None, message, position=position, related=related,
+                            unknown_context=getattr(call, "program", None))
 
 
 class TrainingArgumentsOptimIgnored(TrainingArgumentsRule):
@@ -480,7 +518,8 @@ class TrainingArgumentsOptimIgnored(TrainingArgumentsRule):
 
     ## What it does
     Reports a `TrainingArguments(...)` call (or a class built on it, such as TRL's `SFTConfig`)
-    that sets `optim` literally and names a ds_config with an `optimizer` block.
+    that sets `optim` literally and names a ds_config with an `optimizer` block; also the same
+    TrainingArguments given as flags of a launch script (`--optim sgd --deepspeed ds.json`).
 
     ## Why is this bad
     With an `optimizer` block the Hugging Face Trainer does not build an optimizer at all: it
@@ -512,9 +551,10 @@ class TrainingArgumentsOptimIgnored(TrainingArgumentsRule):
             return
         kind = f" ({block['type']})" if isinstance(block.get("type"), str) else ""
         yield self.at(document, call, "optim",
-                      f"{call.callee}(optim={json.dumps(optim)}) is ignored: {config.name} has an \"optimizer\" "
-                      f"block{kind}, so the Trainer hands DeepSpeed a DummyOptim and DeepSpeed builds the block's "
-                      f"optimizer without a word; remove the \"optimizer\" block to train with optim, or drop optim=",
+                      f"{_given(call, f'{call.callee}(optim={json.dumps(optim)})', 'optim')} is ignored: "
+                      f"{config.name} has an \"optimizer\" block{kind}, so the Trainer hands DeepSpeed a DummyOptim "
+                      f"and DeepSpeed builds the block's optimizer without a word; remove the \"optimizer\" block to "
+                      f"train with optim, or drop {_option(call, 'optim')}",
                       config=config, pointer="/optimizer", about="the optimizer DeepSpeed builds instead")
 
 
@@ -528,7 +568,9 @@ class TrainingArgumentsPrecisionMismatch(TrainingArgumentsRule):
     Reports a `TrainingArguments(...)` call whose `fp16 or fp16_full_eval` (`bf16 or
     bf16_full_eval`), as literals or their default `False`, differs from a `true`/`false`
     `fp16.enabled` (`bf16.enabled`) in the ds_config it names. Not reported when `**kwargs` may
-    set them or the ds_config says `"auto"`.
+    set them or the ds_config says `"auto"`. The same for TrainingArguments given as flags of a
+    launch script (`--bf16 true --deepspeed ds.json`; not when an unknown `$EXTRA_ARGS` may set
+    them).
 
     ## Why is this bad
     The Trainer compares the two (`HfTrainerDeepSpeedConfig.trainer_config_process`) and raises
@@ -567,11 +609,17 @@ class TrainingArgumentsPrecisionMismatch(TrainingArgumentsRule):
             asked = _flag(call.value(other, False))
             keyword = next((k for k in (section, full_eval) if k in call.keywords),
                            other if enabled and asked and other in call.keywords else "")
-            written = ", ".join(f"{k}={call.keywords[k]}" for k in (section, full_eval) if k in call.keywords) or \
-                f"{section} not set (False)"
+            flags = getattr(call, "written", None) is not None
+            given = [k for k in (section, full_eval) if k in call.keywords]
+            written = ", ".join(f"{k}={call.keywords[k]}" for k in given) or f"{section} not set (False)"
             if enabled and asked:
-                written = f"{other}=True" + (f", {written}" if section in call.keywords or full_eval in call.keywords
-                                               else "")
+                given = [other, *given]
+            if flags:
+                written = (f"{', '.join(call.written[k] for k in given if k in call.written)} ({call.callee})"
+                           if given else f"{call.callee} without --{section} (False)")
+            if enabled and asked:
+                if not flags:
+                    written = f"{other}=True" + (f", {written}" if len(given) > 1 else "")
                 what = (f"Accelerate raises ValueError when the Trainer is built (\"`--mixed_precision` arg cannot "
                         f"be set to `{other}` when `{section}` is set in the DeepSpeed config file.\")")
             else:
@@ -579,7 +627,8 @@ class TrainingArgumentsPrecisionMismatch(TrainingArgumentsRule):
                         f"DeepSpeed config values that mismatch TrainingArguments values: - ds {section}.enabled="
                         f"{enabled} vs hf {section}|{full_eval}={train or evaluate}\")")
             yield self.at(document, call, keyword,
-                          f"{call.callee}({written}) but {config.name} has {section}.enabled {json.dumps(enabled)}: "
+                          f"{written if flags else f'{call.callee}({written})'} but {config.name} has "
+                          f"{section}.enabled {json.dumps(enabled)}: "
                           f"{what}; make them agree, or set \"{section}\": {{\"enabled\": \"auto\"}}",
                           config=config, pointer=f"/{section}/enabled", about=f"{section}.enabled", key=False)
 
@@ -590,7 +639,7 @@ class FullEvalPrecisionTrains(TrainingArgumentsRule):
     ## What it does
     Reports a `TrainingArguments(...)` call with `fp16_full_eval=True` (`bf16_full_eval=True`)
     and `fp16` (`bf16`) not set, when the ds_config it names has `fp16.enabled` (`bf16.enabled`)
-    `"auto"`.
+    `"auto"`; also the same flags of a launch script (`--bf16_full_eval --deepspeed ds.json`).
 
     ## Why is this bad
     `*_full_eval` asks for half precision in evaluation only. The Trainer fills the ds_config's
@@ -625,11 +674,12 @@ class FullEvalPrecisionTrains(TrainingArgumentsRule):
             if call.keywords.get(full_eval) is not True or _flag(call.value(section, False)) is not False:
                 continue
             yield self.at(document, call, full_eval,
-                          f"{call.callee}({full_eval}=True) asks for {section} in evaluation only, but {config.name} "
+                          f"{_given(call, f'{call.callee}({full_eval}=True)', full_eval)} asks for {section} in "
+                          f"evaluation only, but {config.name} "
                           f"has {section}.enabled \"auto\", which the Trainer fills with {section} or {full_eval} "
                           f"(True): DeepSpeed trains in {section} too; remove the \"{section}\" section to train in full "
                           f"precision (\"enabled\": false makes the Trainer raise a mismatch ValueError), or set "
-                          f"{section}=True if that is meant",
+                          f"{_option(call, section, 'True')} if that is meant",
                           config=config, pointer=f"/{section}/enabled", about=f"{section}.enabled", key=False)
 
 
@@ -704,10 +754,10 @@ class TrainingArgumentsOptimSwappedByOffload(TrainingArgumentsRule):
     """`TrainingArguments(optim="sgd" / "adafactor" / "rmsprop")` with ZeRO-Offload of the optimizer.
 
     ## What it does
-    Reports a `TrainingArguments(...)` call with `optim` `"sgd"`, `"adafactor"` or `"rmsprop"`
-    when the ds_config it names has no `optimizer` block, offloads the optimizer
-    (`zero_optimization.offload_optimizer.device` cpu or nvme) and does not set
-    `"zero_force_ds_cpu_optimizer": false`.
+    Reports a `TrainingArguments(...)` call (or a launch script's `--optim` flag) with `optim`
+    `"sgd"`, `"adafactor"` or `"rmsprop"` when the ds_config it names has no `optimizer` block,
+    offloads the optimizer (`zero_optimization.offload_optimizer.device` cpu or nvme) and does not
+    set `"zero_force_ds_cpu_optimizer": false`.
 
     ## Why is this bad
     The Trainer builds the `optim` optimizer, and Accelerate then replaces it with DeepSpeed's
@@ -739,7 +789,8 @@ class TrainingArgumentsOptimSwappedByOffload(TrainingArgumentsRule):
         if optimizer_offload(config.data) is not True or config.data.get("zero_force_ds_cpu_optimizer", True) is False:
             return
         yield self.at(document, call, "optim",
-                      f"{call.callee}(optim={json.dumps(optim)}) builds {OFFLOAD_SWAPPED_OPTIM[optim]}, but "
+                      f"{_given(call, f'{call.callee}(optim={json.dumps(optim)})', 'optim')} builds "
+                      f"{OFFLOAD_SWAPPED_OPTIM[optim]}, but "
                       f"{config.name} offloads the optimizer and has no \"optimizer\" block: Accelerate replaces it "
                       "with DeepSpeedCPUAdam in Adam mode (only lr and weight_decay kept) without a word; use an "
                       "AdamW optim, add an \"optimizer\" block, or set \"zero_force_ds_cpu_optimizer\": false "
