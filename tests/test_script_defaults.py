@@ -202,3 +202,12 @@ def test_a_default_flag_value_that_megatron_ignores_is_judged(tmp_path):
     assert len(found) == 1 and "the script's default GROUPS=2" in found[0]["message"], output["findings"]
     assert json.dumps(found[0]["assumed"]) == json.dumps(
         [{"variable": "GROUPS", "value": "2", "line": 5, "column": 24, "source": "script default"}])
+
+
+def test_sarif_and_github_carry_the_note():
+    sarif = json.loads(run_cli("check", "--format", "sarif", str(BAD)).stdout)
+    results = sarif["runs"][0]["results"]
+    heads = next(r for r in results if r["ruleId"] == "PL103")
+    assert NOTE in heads["message"]["text"]
+    assert heads["properties"]["assumed"][0]["variable"] == "TP"
+    assert NOTE in run_cli("check", "--format", "github", str(BAD)).stdout
