@@ -123,6 +123,7 @@ def _options() -> dict:
     return {o: n.lstrip("!") for o, n in OPTIONS.items()}
 
 
+@pytest.mark.oracle
 def test_the_option_table_is_the_installed_transformers_one():
     pytest.importorskip("transformers")
     import subprocess
