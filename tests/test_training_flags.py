@@ -23,7 +23,7 @@ from shardshift.formats.python_script import UNKNOWN
 from shardshift.rules.base import Context
 from shardshift.rules.deepspeed import script as rules
 
-from conftest import FIXTURES
+from conftest import CORPUS, FIXTURES, needs_corpus
 
 HF = FIXTURES / "launch" / "hf"
 RULES = (rules.TrainingArgumentsOptimIgnored, rules.TrainingArgumentsPrecisionMismatch, rules.FullEvalPrecisionTrains,
@@ -123,6 +123,7 @@ def _options() -> dict:
     return {o: n.lstrip("!") for o, n in OPTIONS.items()}
 
 
+@pytest.mark.oracle
 def test_the_option_table_is_the_installed_transformers_one():
     pytest.importorskip("transformers")
     import subprocess
@@ -498,3 +499,47 @@ def test_precedence_is_transformers_fill_match():
     assert table["precision.param_dtype"].unless == {"bf16", "fp16", "fp32"}  # DS436's
     assert table["optimizer.name"].outcome == table["scheduler.name"].outcome == "referenced"
     assert all(rule.default is None for rule in table.values())
+
+
+# --- real launch scripts (../shared/corpus/wild) ------------------------------------------------------
+
+WILD = {  # script -> (entry script found, Plan fields from its TrainingArguments flags)
+    "OpenBMB__MiniCPM/finetune/lora_finetune.sh": (True, {"batch.micro": 32, "batch.accumulation": 1,
+                                                          "precision.param_dtype": "bf16", "optimizer.lr": 5e-05}),
+    "THUDM__ChatGLM2-6B/ptuning/ds_train_finetune.sh": (True, {"batch.micro": 4, "precision.param_dtype": "fp16",
+                                                               "optimizer.lr": 1e-4}),
+    "shibing624__MedicalGPT/scripts/run_sft.sh": (True, {"batch.micro": 2, "batch.accumulation": 8,
+                                                         "activation_checkpointing.enabled": True}),
+    "yyDing1__SCAN-PRM/scripts/train.sh": (True, {"batch.micro": 1, "batch.accumulation": 16,
+                                                  "precision.param_dtype": "bf16"}),  # deepspeed --module
+    "01-ai__Yi/finetune/scripts/run_sft_Yi_6b.sh": (False, {}),  # main.py is in ../sft/ after a cd: unknown
+    "tatsu-lab__alpaca_farm/examples/scripts/sft.sh": (False, {}),  # examples/supervised.py is not in the corpus
+}
+
+
+@needs_corpus
+@pytest.mark.corpus
+@pytest.mark.parametrize("script", sorted(WILD))
+def test_wild_launch_scripts(script, monkeypatch):
+    wild = CORPUS / "wild"
+    monkeypatch.chdir(wild)  # as `check` runs over the folder
+    found, expected = WILD[script]
+    (call,) = _calls(wild / script)
+    assert (call.entry is not None) is found and (call.program is None) is found
+    fields = {dotted: value for dotted, value, _ in plan_fields(call)}
+    assert {k: fields.get(k) for k in expected} == expected
+
+
+@needs_corpus
+@pytest.mark.corpus
+def test_wild_scripts_read_without_a_traceback():
+    wild = CORPUS / "wild"
+    scripts = sorted(p for ext in ("sh", "slurm", "bash") for p in wild.rglob(f"*.{ext}"))
+    assert scripts
+    flagged = set()
+    for path in scripts:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for launch in read_launch_script(text, str(path)).launches:
+            if training_flags._arguments_call(launch, str(path)) is not None:
+                flagged.add(str(path.relative_to(wild)))
+    assert set(WILD) <= flagged
