@@ -84,6 +84,18 @@ def test_a_command_read_again_keeps_the_defaults_and_the_positions():
     assert (arg.value, arg.line, arg.column, arg.assumed) == ("2", 3, 3, (("TP", "2", 1, 4),))
 
 
+def test_what_a_branch_decided_by_a_default_sets_stands_on_that_default():
+    text = ("M=${M:-7B}\nUSE=${USE:-1}\ncase $M in\n  7B) L=32 ;;\n  13B) L=40 ;;\nesac\nA=(--x 1)\n"
+            'if [ "$USE" = 1 ]; then\n  A=("${A[@]}" --fsdp)\nfi\ntorchrun t.py --layers $L "${A[@]}"\n')
+    args = _args(text)
+    assert (args["--layers"].value, args["--layers"].assumed) == ("32", (("M", "7B", 1, 3),))
+    assert args["--fsdp"].assumed == (("USE", "1", 2, 5),)
+    assert args["--x"].assumed == ()  # set before the branch
+    with given({"USE": "0", "M": "13B"}):
+        args = _args(text)
+    assert args["--layers"].value == "40" and "--fsdp" not in args
+
+
 # -- the environment given with --env ------------------------------------------------------------------
 def test_the_given_environment_sets_bare_and_defaulted_variables():
     with given({"TP": "4", "PP": "2"}):

@@ -163,6 +163,12 @@ def _first_token(node: Any) -> Any:
     return node
 
 
+def _last_token(node: Any) -> Any:
+    while type(node) is not tuple:
+        node = node.children[-1]
+    return node
+
+
 def _status_and(a: bool | None, b: bool | None) -> bool | None:
     if a is False or b is False:
         return False
@@ -204,6 +210,10 @@ class _Walker:
         self.branches: dict = {}
         self.force: dict = {}
         self.root = lexer
+        # the script defaults that decided the `if`/`case` branches being walked, each with the
+        # lines of its branch: ((assumptions, first line, last line), ...)
+        self.deciding: tuple = ()
+        self.consulted: list | None = None  # collects the defaults the words expanded stand on
         self.handlers = {"simple": self._simple, "and_or": self._and_or, "pipeline": self._pipeline,
                          "subshell": self._subshell, "if_block": self._if_block, "for_block": self._loop,
                          "while_block": self._loop, "case_block": self._case_block, "funcdef": self._funcdef}
@@ -363,9 +373,14 @@ class _Walker:
             elif part.data == "else_part":
                 otherwise = part.children[1]
         candidates, labels, shorts, exhaustive = [], [], [], False
+        used: list = []
         for condition, body, label, short in chain:
             self.walk(condition)
-            status = self.status(condition)
+            self.consulted = used
+            try:
+                status = self.status(condition)
+            finally:
+                self.consulted = None
             if status is False:
                 continue
             candidates.append(body)
@@ -380,7 +395,7 @@ class _Walker:
             shorts.append(f"when no condition of the `if` at line {where[0]} holds" if len(chain) > 1 else
                           f"when not {chain[0][3][5:]}")
             exhaustive = True
-        self.choose(candidates, labels, shorts, exhaustive, desc, where)
+        self.choose(candidates, labels, shorts, exhaustive, desc, where, used)
 
     def when(self, token: tuple) -> str:
         """How a message names the branch of an `if`/`elif`: "when `[ "$M" = 7B ]`, line 3"."""
@@ -396,7 +411,7 @@ class _Walker:
         return f"when `{line if len(line) <= 60 else line[:57] + '...'}`, line {self.lexer.pos(token[2])[0]}"
 
     def choose(self, candidates: list, labels: list, shorts: list, exhaustive: bool, desc: str,
-               where: tuple) -> None:
+               where: tuple, used: list) -> None:
         """Walks the branches of an `if`/`case` that may run: the one that runs when known (or the
         one `force` chooses), else each on its own (scoped)."""
         key = where if self.lexer is self.root else None
@@ -404,7 +419,7 @@ class _Walker:
         if forced is not None and forced in labels:
             self.walk(candidates[labels.index(forced)])
         elif len(candidates) == 1 and exhaustive:
-            self.walk(candidates[0])
+            self.walk_decided(candidates[0], used)
         elif candidates:
             self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive, where=where,
                         choice=(key, shorts))
@@ -432,6 +447,7 @@ class _Walker:
         payload = self.lexer.payload
         field = self.expand(payload[node.children[1][2]], split=False)
         subject = field[0].value if field and type(field[0].value) is str else None
+        used = list(assumed_of(field[0])) if field else []
         candidates, labels, shorts, exhaustive = [], [], [], False
         for item in node.children:
             if type(item) is tuple or item.data != "case_item":
@@ -457,7 +473,21 @@ class _Walker:
             if matched is True:
                 exhaustive = True
                 break
-        self.choose(candidates, labels, shorts, exhaustive, desc, self.lexer.pos(token[2]))
+        self.choose(candidates, labels, shorts, exhaustive, desc, self.lexer.pos(token[2]), used)
+
+    def walk_decided(self, body: Any, used: list) -> None:
+        """Walks the one branch that runs; when script defaults decided it, what the branch sets
+        (the text written in it) stands on them too."""
+        if not used:
+            self.walk(body)
+            return
+        first, last = self.lexer.pos(_first_token(body)[2])[0], self.lexer.pos(_last_token(body)[2])[0]
+        saved = self.deciding
+        self.deciding = saved + ((tuple(dict.fromkeys(used)), first, last),)
+        try:
+            self.walk(body)
+        finally:
+            self.deciding = saved
 
     def _funcdef(self, node: Any) -> None:
         token = node.children[1] if node.children[0][0] == "FUNCTION" else node.children[0]
@@ -732,6 +762,8 @@ class _Walker:
                 value = old + [value]
             else:
                 value = _make(_atoms(old) + _atoms(value), old.raw + value.raw)
+        if self.deciding:
+            value = _decided(value, self.deciding)
         self.set_var(assign.name, value)
 
     # -- expansion ---------------------------------------------------------------------------
@@ -819,6 +851,9 @@ class _Walker:
             else:
                 add(Unknown(part[3]), part[1], part[2], 0)
         close()
+        if self.consulted is not None:
+            for f in fields:
+                self.consulted.extend(assumed_of(f))
         return fields
 
     def positional(self, name: str) -> Any:
@@ -1162,7 +1197,10 @@ class _Walker:
             return self.alternatives(fields, j, lambda f: self.detect(f, via, tries + 1), False)
         variables = {k: _public(v) for k, v in self.env.items()}
         name = _name_of(script)
-        return [Launch(launcher, options, script.value, _pair(fields[j + 1:]), head.line, head.column, via,
+        args = _pair(fields[j + 1:])
+        if self.deciding:
+            args = [arg._replace(assumed=_decided_assumptions(arg.assumed, arg.line, self.deciding)) for arg in args]
+        return [Launch(launcher, options, script.value, args, head.line, head.column, via,
                        variables, name, self.conditions, _options_assumed(fields, head, j))]
 
 
@@ -1174,6 +1212,29 @@ _ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za
 def _arith_name(m: re.Match) -> str:
     name = m.group(1) or m.group(2)
     return name if NAME.fullmatch(name) else "__arg_" + name if name.isdigit() else "__arg_" + name
+
+
+def _decided_assumptions(assumed: tuple, line: int, deciding: tuple) -> tuple:
+    """`assumed` and the defaults that decided a branch holding `line`."""
+    for used, first, last in deciding:
+        if first <= line <= last:
+            assumed = assumed + tuple(a for a in used if a not in assumed)
+    return assumed
+
+
+def _decided(value: Any, deciding: tuple) -> Any:
+    """A value assigned in a branch that script defaults decided: the text written in the branch
+    stands on those defaults too."""
+    kind = type(value)
+    if kind is list:
+        return [_decided(v, deciding) for v in value]
+    if kind is _Text:
+        return _Text(tuple(p._replace(assumed=_decided_assumptions(p.assumed, p.line, deciding))
+                           for p in value.pieces), value.raw)
+    if kind is _Partial:
+        return _Partial(tuple(a._replace(assumed=_decided_assumptions(a.assumed, a.line, deciding))
+                              if type(a) is _Piece else a for a in value.atoms), value.raw, value.unknown)
+    return value
 
 
 def _options_assumed(fields: list, head: Any, end: int) -> dict:
