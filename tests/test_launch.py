@@ -177,6 +177,13 @@ def test_every_corpus_launch_script_reads_without_a_traceback():
     ("tune run --nnodes 2 --nproc_per_node 8 full_finetune_distributed --config x.yaml", (2, 8, 16)),
     ("llamafactory-cli train x.yaml", (None, None, "NPROC_PER_NODE")),
     ("sbatch --nodes 2 --ntasks-per-node 4 job.slurm", (2, 4, 8)),
+    # deepspeed --include with every host's slots: exactly those (runner.py parse_resource_filter)
+    ("deepspeed --include localhost:0,1,2,3 train.py", (1, 4, 4)),
+    ("deepspeed --include a:0,1@b:0,1,2 train.py", (2, None, 5)),
+    ("deepspeed --include worker-0 train.py", ("hostfile", "--include/--exclude", "hostfile")),
+    ("deepspeed --exclude localhost:0 train.py", ("hostfile", "--include/--exclude", "hostfile")),
+    # --no_python: the python a shell runs is the launch, with the launcher's counts
+    ("deepspeed --num_nodes 1 --num_gpus 4 --no_python /usr/bin/bash -c 'python3 -u train.py --lr 1'", (1, 4, 4)),
 ])
 def test_the_world_each_launcher_starts(line, world):
     from shardshift.formats.launch.world import launch_world

@@ -98,18 +98,7 @@ def _values(path: Path) -> tuple:
 
 # Rows the reader does not get right yet (each a known gap, measured; strict: fixing it makes the test fail
 # until the mark is removed).
-GAPS = {
-    "wild/HabanaAI__Megatron-DeepSpeed/scripts/run_llama.sh":
-        "`deepspeed --no_python ... /usr/bin/bash -c \"$CMD\"`: the launch inside the command string run by the "
-        "deepspeed launcher is not followed (shell.py detect() follows bash -c only as the program itself or "
-        "under srun), so no Megatron launch is found",
-    "wild/lzzmm__reft_ds/Megatron-DeepSpeed/examples_deepspeed/data_efficiency/gpt/pretrain/"
-    "ds_pretrain_gpt_1.3B_dense_base_script.sh":
-        "`deepspeed --include=\"localhost:0,1,2,3,4,5,6,7\"` starts exactly the 8 listed slots of one host "
-        "(deepspeed/launcher/runner.py parse_resource_filter: a host named with its slots keeps those slots), but "
-        "the world is read as Unknown ('--include/--exclude select the GPUs'); the fix belongs in the launchers' "
-        "world (formats/launch/world.py on branch h3)",
-}
+GAPS: dict[str, str] = {}
 
 
 @needs_corpus

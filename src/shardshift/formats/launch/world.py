@@ -77,6 +77,15 @@ def launch_world(launch: Any) -> tuple[Any, Any, Any]:
                             "--num_nodes is not given")
         if any(k in options for k in ("include", "i", "exclude", "e")):
             per_node = Unknown("the deepspeed launcher's --include/--exclude select the GPUs")
+            hosts = _include_slots(options.get("include", options.get("i")))
+            if hosts is not None and not any(k in options for k in ("exclude", "e", "num_gpus", "num_nodes")):
+                # every host named with its slots: exactly those (deepspeed/launcher/runner.py
+                # parse_resource_filter); a host named without slots takes all of its GPUs
+                counts = set(hosts.values())
+                nodes = len(hosts)
+                per_node = counts.pop() if len(counts) == 1 else None
+                if per_node is None:
+                    world = sum(hosts.values())
     elif launcher in ("srun", "sbatch"):
         tasks = options.get("ntasks", options.get("n"))
         node_count = options.get("nodes", options.get("N"))
@@ -143,3 +152,20 @@ def set_world(plan: Any, launch: Any, path: str) -> None:
         plan.set("world.gpus_per_node", per_node, where)
     if world is not None:
         plan.set("world.world_size", world, where)
+
+
+def _include_slots(value: Any) -> dict[str, int] | None:
+    """`--include host:0,1@other:2,3` -> {host: number of distinct slots}, or None unless every host
+    names its slots as numbers (then the hostfile or the machine decides)."""
+    if not isinstance(value, str) or not value:
+        return None
+    hosts: dict[str, set] = {}
+    for spec in value.split("@"):
+        name, colon, slots = spec.partition(":")
+        if not name or not colon or not slots:
+            return None
+        words = slots.split(",")
+        if not all(w.strip().isdigit() for w in words):
+            return None
+        hosts.setdefault(name, set()).update(int(w) for w in words)
+    return {name: len(slots) for name, slots in hosts.items()}

@@ -1098,6 +1098,13 @@ class _Walker:
             return self.launch("torchrun", options, fields, j, head, via, tries)
         if name == "deepspeed":
             options, j = _options(fields, i + 1, _DEEPSPEED_VALUED)
+            if options.get("no_python") is True:
+                # `deepspeed --no_python bash -c "$CMD"`: the launcher runs the program as given on
+                # each rank, so a python started inside is the launch, with the launcher's options
+                inner_via = via + (("deepspeed", options),)
+                inner = self.detect(fields[j:], inner_via, tries)
+                if inner:
+                    return [_srun_starts_python(launch, inner_via, options, via, "deepspeed") for launch in inner]
             return self.launch("deepspeed", options, fields, j, head, via, tries)
         if _PYTHON.fullmatch(name):
             j = i + 1

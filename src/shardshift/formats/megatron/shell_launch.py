@@ -282,14 +282,15 @@ def _inherit(options: dict, allocation: dict) -> None:
             options[long] = allocation[long][0]
 
 
-def _srun_starts_python(launch: Launch, inner_via: tuple, options: dict, via: tuple) -> Launch:
-    """srun starting python (possibly through a shell or an unknown wrapper) starts the ranks
-    itself: the launch is srun's, with srun's options."""
+def _srun_starts_python(launch: Launch, inner_via: tuple, options: dict, via: tuple,
+                        launcher: str = "srun") -> Launch:
+    """srun (or `deepspeed --no_python`) starting python, possibly through a shell or an unknown
+    wrapper: the ranks are the launcher's, so the launch is the launcher's, with its options."""
     depth = len(inner_via)
     if launch.launcher != "python" or launch.via[:depth] != inner_via or \
             any(name != "?" for name, _ in launch.via[depth:]):
         return launch
-    return launch._replace(launcher="srun", options=options, via=via + launch.via[depth:])
+    return launch._replace(launcher=launcher, options=options, via=via + launch.via[depth:])
 
 
 def _allocation(text: str) -> dict:
