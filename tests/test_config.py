@@ -111,7 +111,8 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
     assert set(OPTIONS) == {"select", "ignore", "per-file-ignores", "fail-on", "world-size", "nodes",
                             "gpus-per-node", "deepspeed-version", "hidden-size", "min-severity", "gpu-memory",
                             "model-params", "model-config", "megatron-core-version", "accelerate-version",
-                            "transformers-version", "axolotl-version", "torchtitan-version", "torch-version"}
+                            "transformers-version", "axolotl-version", "torchtitan-version", "torch-version",
+                            "env"}
 
 
 def test_shardshift_toml_wins_over_pyproject_and_files_are_found_walking_up(tmp_path):

@@ -156,6 +156,12 @@ def _first_token(node: Any) -> Any:
     return node
 
 
+def _last_token(node: Any) -> Any:
+    while type(node) is not tuple:
+        node = node.children[-1]
+    return node
+
+
 def _status_and(a: bool | None, b: bool | None) -> bool | None:
     if a is False or b is False:
         return False
@@ -192,6 +198,10 @@ class _Walker:
         self.active: set = set()  # the functions being run
         self.args: Any = None  # the positional parameters inside a function call: (values, exact)
         self.sourced = False  # a file was sourced: its functions are not known
+        # the script defaults that decided the `if`/`case` branches being walked, each with the
+        # lines of its branch: ((assumptions, first line, last line), ...)
+        self.deciding: tuple = ()
+        self.consulted: list | None = None  # collects the defaults the words expanded stand on
         self.handlers = {"simple": self._simple, "and_or": self._and_or, "pipeline": self._pipeline,
                          "subshell": self._subshell, "if_block": self._if_block, "for_block": self._loop,
                          "while_block": self._loop, "case_block": self._case_block, "funcdef": self._funcdef}
@@ -343,9 +353,14 @@ class _Walker:
             elif part.data == "else_part":
                 otherwise = part.children[1]
         candidates, labels, exhaustive = [], [], False
+        used: list = []
         for condition, body, label in chain:
             self.walk(condition)
-            status = self.status(condition)
+            self.consulted = used
+            try:
+                status = self.status(condition)
+            finally:
+                self.consulted = None
             if status is False:
                 continue
             candidates.append(body)
@@ -358,7 +373,7 @@ class _Walker:
             labels.append(f"{desc}: else")
             exhaustive = True
         if len(candidates) == 1 and exhaustive:
-            self.walk(candidates[0])
+            self.walk_decided(candidates[0], used)
         elif candidates:
             self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive, where=where)
 
@@ -385,6 +400,7 @@ class _Walker:
         payload = self.lexer.payload
         field = self.expand(payload[node.children[1][2]], split=False)
         subject = field[0].value if field and type(field[0].value) is str else None
+        used = list(assumed_of(field[0])) if field else []
         candidates, labels, exhaustive = [], [], False
         for item in node.children:
             if type(item) is tuple or item.data != "case_item":
@@ -407,10 +423,24 @@ class _Walker:
                 exhaustive = True
                 break
         if len(candidates) == 1 and exhaustive:
-            self.walk(candidates[0])
+            self.walk_decided(candidates[0], used)
         elif candidates:
             self.scoped([[b] for b in candidates], desc, labels, keep_outer=not exhaustive,
                         where=self.lexer.pos(token[2]))
+
+    def walk_decided(self, body: Any, used: list) -> None:
+        """Walks the one branch that runs; when script defaults decided it, what the branch sets
+        (the text written in it) stands on them too."""
+        if not used:
+            self.walk(body)
+            return
+        first, last = self.lexer.pos(_first_token(body)[2])[0], self.lexer.pos(_last_token(body)[2])[0]
+        saved = self.deciding
+        self.deciding = saved + ((tuple(dict.fromkeys(used)), first, last),)
+        try:
+            self.walk(body)
+        finally:
+            self.deciding = saved
 
     def _funcdef(self, node: Any) -> None:
         token = node.children[1] if node.children[0][0] == "FUNCTION" else node.children[0]
@@ -685,6 +715,8 @@ class _Walker:
                 value = old + [value]
             else:
                 value = _make(_atoms(old) + _atoms(value), old.raw + value.raw)
+        if self.deciding:
+            value = _decided(value, self.deciding)
         self.set_var(assign.name, value)
 
     # -- expansion ---------------------------------------------------------------------------
@@ -772,6 +804,9 @@ class _Walker:
             else:
                 add(Unknown(part[3]), part[1], part[2], 0)
         close()
+        if self.consulted is not None:
+            for f in fields:
+                self.consulted.extend(assumed_of(f))
         return fields
 
     def positional(self, name: str) -> Any:
@@ -885,6 +920,18 @@ class _Walker:
     def arith(self, expr: str, where: tuple) -> Any:
         reasons: list = []
         assumed: list = []
+        if _ARITH_EXPANSION.search(expr):  # `$(( ${X:-4} * 2 ))`: bash expands parameters first
+            sub = _Lexer(expr, origin=([0], [_Piece(expr, where[0], where[1] + 3)]))
+            try:
+                parts = sub.parts(0, len(expr), stop=frozenset(), quoted=True)
+            except _Problem:
+                parts = None
+            fields = self.expand(_Word(parts, expr, *where), split=False) if parts is not None else []
+            if fields and type(fields[0].value) is str:
+                expr = fields[0].value
+                assumed.extend(assumed_of(fields[0]))
+            elif fields and isinstance(fields[0].value, Unknown):
+                return Unknown(f"`$(({expr.strip()}))` with {fields[0].value.reason}")
         value = self.arith_int(expr, reasons, assumed)
         if value is None:
             shown = expr.strip()
@@ -1098,17 +1145,44 @@ class _Walker:
             return self.alternatives(fields, j, lambda f: self.detect(f, via, tries + 1), False)
         variables = {k: _public(v) for k, v in self.env.items()}
         name = _name_of(script)
-        return [Launch(launcher, options, script.value, _pair(fields[j + 1:]), head.line, head.column, via,
+        args = _pair(fields[j + 1:])
+        if self.deciding:
+            args = [arg._replace(assumed=_decided_assumptions(arg.assumed, arg.line, self.deciding)) for arg in args]
+        return [Launch(launcher, options, script.value, args, head.line, head.column, via,
                        variables, name, self.conditions, _options_assumed(fields, head, j))]
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
+_ARITH_EXPANSION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*[^A-Za-z0-9_}]")
 _ARITH_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@#*])\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9]|[#@*])")
 
 
 def _arith_name(m: re.Match) -> str:
     name = m.group(1) or m.group(2)
     return name if NAME.fullmatch(name) else "__arg_" + name if name.isdigit() else "__arg_" + name
+
+
+def _decided_assumptions(assumed: tuple, line: int, deciding: tuple) -> tuple:
+    """`assumed` and the defaults that decided a branch holding `line`."""
+    for used, first, last in deciding:
+        if first <= line <= last:
+            assumed = assumed + tuple(a for a in used if a not in assumed)
+    return assumed
+
+
+def _decided(value: Any, deciding: tuple) -> Any:
+    """A value assigned in a branch that script defaults decided: the text written in the branch
+    stands on those defaults too."""
+    kind = type(value)
+    if kind is list:
+        return [_decided(v, deciding) for v in value]
+    if kind is _Text:
+        return _Text(tuple(p._replace(assumed=_decided_assumptions(p.assumed, p.line, deciding))
+                           for p in value.pieces), value.raw)
+    if kind is _Partial:
+        return _Partial(tuple(a._replace(assumed=_decided_assumptions(a.assumed, a.line, deciding))
+                              if type(a) is _Piece else a for a in value.atoms), value.raw, value.unknown)
+    return value
 
 
 def _options_assumed(fields: list, head: Any, end: int) -> dict:

@@ -309,9 +309,9 @@ def _pair(fields: list) -> list:
                 flag, eq, inline = v.partition("=")
                 if eq and flag.startswith("--"):
                     current, values = (flag, f, f.raw), [inline]
-                    assumed.extend(assumed_of(f))
                 else:
                     current, values = (v, f, f.raw), []
+                assumed.extend(assumed_of(f))
                 continue
         else:
             known = _flag_of(f)
