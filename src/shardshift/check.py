@@ -158,6 +158,15 @@ def load(path: str, explicit: bool) -> Document | None:
     if document.syntax is None and confirm is not None and not confirm(document):
         if not explicit:
             return None
+        # a file the name-based test gave to one reader may be another's by its content (a Megatron
+        # launch with no suffix looks like any launch script)
+        other = _detect_named(path, text)
+        if other is not None and other != name:
+            named = formats.reader(other)
+            again = named.read(text, path)
+            check_again = getattr(named, "is_config", None)
+            if again.syntax is not None or check_again is None or check_again(again):
+                return again
         reason = getattr(module, "not_config_reason", lambda _: None)(document)
         return unrecognised(path, text, reason or f"its name suggests a {name} file, but its content is not one "
                                                   "(no setting of that format)")
