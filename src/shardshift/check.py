@@ -265,10 +265,14 @@ def unknown_values(context: Context) -> list[UnknownValue]:
     """Every setting of the run's setups whose value is known only when the job runs, at the place
     that sets it, once."""
     found: dict[tuple, UnknownValue] = {}
-    read = {os.path.realpath(d.path): d for d in context.documents}
+    read: dict | None = None  # documents by real path, built only when a file has configurations
     for setup in context.setups:
         # a file that chooses between configurations: what one of them leaves unknown
-        plans = [one.plan for _, one in _variant_setups(setup, read)] or [setup.plan]
+        plans = [setup.plan]
+        if setup.documents[0].variants:
+            if read is None:
+                read = {os.path.realpath(d.path): d for d in context.documents}
+            plans = [one.plan for _, one in _variant_setups(setup, read)] or plans
         for plan, dotted, value in ((plan, *u) for plan in plans for u in plan.unknowns()):
             where = plan.provenance.get(dotted) or value.where
             if where is None:
@@ -335,9 +339,13 @@ def check_documents(documents: list[Document], context: Context, select: set[str
             findings.extend(listed)
     context.deepspeed_version, context.deepspeed_release = given_deepspeed, None
     if plan_rules:
-        read = {os.path.realpath(d.path): d for d in documents}
+        read: dict | None = None  # documents by real path, built only when a file has configurations
         for setup in context.setups:
-            alternatives = _variant_setups(setup, read)
+            alternatives = []
+            if setup.documents[0].variants:
+                if read is None:
+                    read = {os.path.realpath(d.path): d for d in documents}
+                alternatives = _variant_setups(setup, read)
             for rule in plan_rules:
                 if alternatives:
                     findings.extend(_judge_variants(rule, [(label, list(reported(rule.check_setup(one, context))))
