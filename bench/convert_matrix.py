@@ -1,0 +1,183 @@
+"""What conversions keep, measured: every source format to every target, each output read back.
+
+For up to N files per source format (the shared corpus, else the fixtures), `shardshift convert` to each
+target; the output is written to a temporary file, read back with the target's own reader, and the
+fields that decide what a run trains (world size, parallel degrees, batch triple, precision, sharding
+stage, learning rate, scheduler) are compared with the source setup's merged Plan:
+
+- kept: the same value on both sides;
+- changed: both set, different values;
+- vanished: set in the source, unset in the output (the target's own default then applies, which is
+  a silent change whenever that default differs);
+- appeared: unset in the source, set in the output (a value the writer chose);
+- and, for changed or vanished fields, whether the report said `exact` for the setting that set it.
+
+This is the measure issue 21 starts from (a Plan whose unset fields mean "the source's default", and
+reports written per pair); it prints a Markdown table (`bench/CONVERT.md` holds the last run). Usage:
+
+    python bench/convert_matrix.py [--per-format N] [--out bench/CONVERT.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+FIELDS = ("world.world_size", "parallelism.tensor", "parallelism.pipeline", "parallelism.context",
+          "parallelism.expert", "parallelism.data_parallel_shard", "batch.micro", "batch.global_",
+          "batch.accumulation", "precision.param_dtype", "sharding.stage", "optimizer.lr", "scheduler.name")
+
+# (source format, where its files are, file filter)
+SOURCES = (
+    ("deepspeed", SHARED / "corpus" / "deepspeed", ".json"),
+    ("accelerate", SHARED / "corpus" / "accelerate", ".yaml"),
+    ("axolotl", SHARED / "corpus" / "axolotl", ".yaml"),
+    ("torchtitan", SHARED / "corpus" / "torchtitan", ".toml"),
+    ("megatron", SHARED / "corpus" / "megatron-scripts", ".sh"),
+    ("megatron", SHARED / "corpus" / "megatron", ".args"),
+    ("fsdp2", SHARED / "corpus" / "fsdp2", ".py"),
+    ("launch", SHARED / "corpus" / "wild", ".sh"),
+    ("launch", ROOT / "fixtures" / "launch", ".sh"),
+    ("plan", ROOT / "fixtures", ".plan.yaml"),
+)
+
+# a file name each target's reader recognises
+OUTPUT_NAMES = {"deepspeed": "ds_config.json", "fsdp2": "fsdp2_setup.py", "plan": "out.plan.yaml",
+                "megatron": "train.sh", "megatron-args": "out.args", "accelerate": "accelerate_config.yaml",
+                "accelerate-fsdp2": "accelerate_config.yaml", "torchtitan": "train.toml", "axolotl": "axolotl.yaml"}
+
+
+def sources(per_format: int) -> list[tuple[str, str]]:
+    from shardshift.check import load
+
+    out: list[tuple[str, str]] = []
+    taken: Counter = Counter()
+    for name, folder, suffix in SOURCES:
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*" + suffix)):
+            if taken[name] >= per_format:
+                break
+            document = load(str(path), explicit=False)
+            if document is None or document.format != name or document.syntax is not None or document.plan is None:
+                continue
+            out.append((name, str(path)))
+            taken[name] += 1
+    return out
+
+
+def _value(plan, dotted: str):
+    from shardshift.plan import Unknown
+
+    try:
+        value = plan.get(dotted)
+    except (AttributeError, KeyError):
+        return None
+    return "unknown" if isinstance(value, Unknown) else value
+
+
+def _exact_for(migration, plan, dotted: str) -> bool:
+    """Whether the report says `exact` for the setting that set `dotted` in the source."""
+    where = plan.provenance.get(dotted)
+    if where is None:
+        return False
+    for entry in migration.entries:
+        if entry.status == "exact" and entry.line == where.line and (
+                entry.source == where.pointer or (where.pointer or "").endswith(entry.source or "\0")):
+            return True
+    return False
+
+
+def measure(per_format: int) -> tuple[dict, Counter]:
+    from shardshift import api
+    from shardshift.check import load
+
+    results: dict = {}
+    failures: Counter = Counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        for source_format, path in sources(per_format):
+            try:
+                source_plan = api.load(path).plan
+            except Exception:  # noqa: BLE001 - a measurement: count it and go on
+                failures[(source_format, "load")] += 1
+                continue
+            for target in api.targets():
+                row = results.setdefault((source_format, target), Counter())
+                try:
+                    migration = api.convert(path, target)
+                except Exception:  # noqa: BLE001
+                    failures[(source_format, target)] += 1
+                    continue
+                out = os.path.join(scratch, OUTPUT_NAMES[target])
+                with open(out, "w", encoding="utf-8") as handle:
+                    handle.write(migration.text)
+                document = load(out, explicit=True)
+                plan = document.plan if document is not None and document.syntax is None else None
+                row["conversions"] += 1
+                if plan is None:
+                    row["not read back"] += 1
+                    continue
+                for dotted in FIELDS:
+                    before, after = _value(source_plan, dotted), _value(plan, dotted)
+                    if before is None and after is None:
+                        continue
+                    if before == after:
+                        row["kept"] += 1
+                    elif after is None:
+                        row["vanished"] += 1
+                    elif before is None:
+                        row["appeared"] += 1
+                    else:
+                        row["changed"] += 1
+                    if before is not None and before != after and _exact_for(migration, source_plan, dotted):
+                        row["said exact"] += 1
+    return results, failures
+
+
+def table(results: dict, failures: Counter, per_format: int) -> str:
+    columns = ("conversions", "not read back", "kept", "changed", "vanished", "appeared", "said exact")
+    lines = [
+        "# What conversions keep, measured (`python bench/convert_matrix.py`)",
+        "",
+        f"Up to {per_format} files per source format, converted to every target, each output read back with "
+        "the target's reader and compared with the source setup's merged Plan on the fields that decide what "
+        f"a run trains: {', '.join(f'`{f}`' for f in FIELDS)}. *vanished*: set in the source, unset in the "
+        "output (the target's default applies); *appeared*: a value the writer chose; *said exact*: a changed "
+        "or vanished field whose source setting the report calls `exact`. Counts are fields over all files.",
+        "",
+        "| source | target | " + " | ".join(columns) + " |",
+        "|---|---|" + "---|" * len(columns),
+    ]
+    totals: Counter = Counter()
+    for (source, target), row in sorted(results.items()):
+        lines.append(f"| {source} | {target} | " + " | ".join(str(row[c]) for c in columns) + " |")
+        totals.update(row)
+    lines.append("| **all** | | " + " | ".join(f"**{totals[c]}**" for c in columns) + " |")
+    if failures:
+        lines += ["", "Conversions that raised: " + ", ".join(f"{s} → {t}: {n}" for (s, t), n in sorted(failures.items()))]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-format", type=int, default=8)
+    parser.add_argument("--out", help="write the table here too")
+    args = parser.parse_args(argv)
+    os.chdir(ROOT)
+    results, failures = measure(args.per_format)
+    text = table(results, failures, args.per_format)
+    sys.stdout.write(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

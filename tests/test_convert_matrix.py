@@ -1,0 +1,42 @@
+"""The conversion measure of bench/convert_matrix.py (issue 21's starting point): it runs over real
+files of every source format, and what the issue says already holds, holds: converting a file to its
+own format, or to the Plan, and reading the output back keeps every field that decides the run."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from conftest import ROOT, needs_corpus
+
+ROUND_TRIPS = {("deepspeed", "deepspeed"), ("accelerate", "accelerate"), ("axolotl", "axolotl"),
+               ("torchtitan", "torchtitan"), ("megatron", "megatron"), ("plan", "plan")}
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("convert_matrix", ROOT / "bench" / "convert_matrix.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@needs_corpus
+def test_round_trips_and_plan_keep_every_deciding_field():
+    bench = _bench()
+    results, failures = bench.measure(per_format=2)
+    assert not failures
+    sources = {source for source, _ in results}
+    assert {"deepspeed", "accelerate", "axolotl", "torchtitan", "megatron", "fsdp2", "launch"} <= sources
+    for (source, target), row in results.items():
+        assert row["conversions"] > 0, (source, target)
+        if (source, target) in ROUND_TRIPS or target == "plan":
+            assert row["kept"] > 0, (source, target)
+            assert row["changed"] == row["vanished"] == row["appeared"] == row["not read back"] == 0, \
+                (source, target, dict(row))
+
+
+@needs_corpus
+def test_the_table_counts_every_pair():
+    bench = _bench()
+    results, failures = bench.measure(per_format=1)
+    text = bench.table(results, failures, 1)
+    assert text.count("\n| ") == len(results) + 2  # header, one row per pair, the total
