@@ -35,6 +35,27 @@ def test_round_trips_and_plan_keep_every_deciding_field():
 
 
 @needs_corpus
+def test_no_report_calls_exact_what_the_output_does_not_keep():
+    bench = _bench()
+    results, _ = bench.measure(per_format=3)
+    assert sum(row["changed"] + row["vanished"] for row in results.values()) > 0  # there is something to say
+    assert {pair: row["said exact"] for pair, row in results.items() if row["said exact"]} == {}
+
+
+def test_an_exact_entry_the_output_drops_is_measured_dropped():
+    from shardshift import api
+
+    path = str(ROOT / "fixtures" / "accelerate" / "deepspeed_inline.yaml")
+    source = api.load(path).plan
+    assert source.get("world.world_size") == 16
+    entry = next(e for e in api.convert(path, "megatron-args").entries if e.source == "/num_processes")
+    assert entry.status == "dropped" and "read back" in entry.reason
+    # the same setting into a target that holds a world size stays exact
+    kept = next(e for e in api.convert(path, "accelerate-fsdp2").entries if e.source == "/num_processes")
+    assert kept.status == "exact", kept
+
+
+@needs_corpus
 def test_the_table_counts_every_pair():
     bench = _bench()
     results, failures = bench.measure(per_format=1)
