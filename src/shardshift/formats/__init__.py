@@ -2,7 +2,9 @@
 
 A reader module provides `FORMAT`, `looks_like(path, text) -> bool` and
 `read(text, path) -> Document`. A writer module provides `write(plan) -> str` and
-`convert(document) -> Conversion` (the text plus what happened to every source setting).
+`convert(document) -> Conversion` (the text plus what happened to every source setting), and
+`OUTPUTS` says how its output is read back. A format package may hold a `defaults` module (the
+framework's defaults, see shardshift.resolve).
 Modules are imported only when a file of theirs is at hand.
 """
 
@@ -33,6 +35,20 @@ WRITERS: dict[str, str] = {
     "accelerate-fsdp2": "shardshift.formats.accelerate.fsdp2_target",
     "torchtitan": "shardshift.formats.torchtitan.writer",
     "axolotl": "shardshift.formats.axolotl.writer",
+}
+
+# What each target's output is read back as (the reader's format and a file name it recognises), so
+# that a conversion report measures what the output holds (shardshift.migration).
+OUTPUTS: dict[str, tuple[str, str]] = {
+    "deepspeed": ("deepspeed", "ds_config.json"),
+    "fsdp2": ("fsdp2", "fsdp2_setup.py"),
+    "plan": ("plan", "out.plan.yaml"),
+    "megatron": ("megatron", "train.sh"),
+    "megatron-args": ("megatron", "out.args"),
+    "accelerate": ("accelerate", "accelerate_config.yaml"),
+    "accelerate-fsdp2": ("accelerate", "accelerate_config.yaml"),
+    "torchtitan": ("torchtitan", "train.toml"),
+    "axolotl": ("axolotl", "axolotl.yaml"),
 }
 
 
