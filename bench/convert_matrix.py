@@ -83,28 +83,50 @@ def _value(plan, dotted: str):
     return "unknown" if isinstance(value, Unknown) else value
 
 
-def _exact_for(migration, plan, dotted: str) -> bool:
-    """Whether the report says `exact` for the setting that set `dotted` in the source."""
+def _entry_for(migration, plan, dotted: str):
+    """The report's entry for the setting that set `dotted` in the source (by the place the Plan
+    records), or for the source framework's default (an entry named by the field)."""
+    from shardshift.resolve import is_default
+
     where = plan.provenance.get(dotted)
     if where is None:
-        return False
+        return None
+    shown = os.path.basename(where.file or "")
     for entry in migration.entries:
-        if entry.status == "exact" and entry.line == where.line and (
-                entry.source == where.pointer or (where.pointer or "").endswith(entry.source or "\0")):
-            return True
-    return False
+        if is_default(where):
+            if entry.source == dotted:
+                return entry
+            continue
+        if entry.file is not None and os.path.basename(entry.file) != shown:
+            continue
+        if where.pointer and entry.source == where.pointer:
+            return entry
+        if not where.pointer and (entry.line, entry.column) == (where.line, where.column):
+            return entry
+    return None
+
+
+BLANKET = ("key table", "no Axolotl key: shardshift has no", "carried through the neutral Plan")
 
 
 def measure(per_format: int) -> tuple[dict, Counter]:
+    """Per (source format, target): counts of deciding fields kept / changed / vanished / appeared,
+    compared on both sides *resolved* with their framework's defaults; and the report's faults:
+    `said exact` (a changed or vanished field whose entry says exact), `silent` (a changed or
+    vanished field with no entry at all), `no entry` (a source setting the report does not list),
+    `blanket` (an entry that only says no table exists)."""
     from shardshift import api
     from shardshift.check import load
+    from shardshift.migration import source_settings
+    from shardshift.resolve import resolve
 
     results: dict = {}
     failures: Counter = Counter()
     with tempfile.TemporaryDirectory() as scratch:
         for source_format, path in sources(per_format):
             try:
-                source_plan = api.load(path).plan
+                setup = api.load(path)
+                source_plan = resolve(setup.plan, setup.documents[0].format, path)
             except Exception:  # noqa: BLE001 - a measurement: count it and go on
                 failures[(source_format, "load")] += 1
                 continue
@@ -115,15 +137,24 @@ def measure(per_format: int) -> tuple[dict, Counter]:
                 except Exception:  # noqa: BLE001
                     failures[(source_format, target)] += 1
                     continue
+                row["conversions"] += 1
+                row["blanket"] += sum(any(b in e.reason for b in BLANKET) for e in migration.entries)
+                same_format = target in (source_format, "megatron-args" if source_format == "megatron" else "")
+                if not same_format:  # a round trip reports the file's own keys, as written
+                    listed = {(os.path.basename(e.file) if e.file else None, e.source) for e in migration.entries}
+                    for document in setup.documents:
+                        name = None if document is setup.documents[0] else os.path.basename(document.path)
+                        row["no entry"] += sum((name, pointer) not in listed
+                                               for pointer, _, _ in source_settings(document))
                 out = os.path.join(scratch, OUTPUT_NAMES[target])
                 with open(out, "w", encoding="utf-8") as handle:
                     handle.write(migration.text)
                 document = load(out, explicit=True)
                 plan = document.plan if document is not None and document.syntax is None else None
-                row["conversions"] += 1
                 if plan is None:
                     row["not read back"] += 1
                     continue
+                plan = resolve(plan, document.format, out)
                 for dotted in FIELDS:
                     before, after = _value(source_plan, dotted), _value(plan, dotted)
                     if before is None and after is None:
@@ -136,21 +167,28 @@ def measure(per_format: int) -> tuple[dict, Counter]:
                         row["appeared"] += 1
                     else:
                         row["changed"] += 1
-                    if before is not None and before != after and _exact_for(migration, source_plan, dotted):
-                        row["said exact"] += 1
+                    if before is not None and before != "unknown" and before != after and not same_format:
+                        entry = _entry_for(migration, source_plan, dotted)
+                        if entry is None:
+                            row["silent"] += 1
+                        elif entry.status == "exact":
+                            row["said exact"] += 1
     return results, failures
 
 
 def table(results: dict, failures: Counter, per_format: int) -> str:
-    columns = ("conversions", "not read back", "kept", "changed", "vanished", "appeared", "said exact")
+    columns = ("conversions", "not read back", "kept", "changed", "vanished", "appeared", "said exact", "silent",
+               "no entry", "blanket")
     lines = [
         "# What conversions keep, measured (`python bench/convert_matrix.py`)",
         "",
         f"Up to {per_format} files per source format, converted to every target, each output read back with "
-        "the target's reader and compared with the source setup's merged Plan on the fields that decide what "
-        f"a run trains: {', '.join(f'`{f}`' for f in FIELDS)}. *vanished*: set in the source, unset in the "
-        "output (the target's default applies); *appeared*: a value the writer chose; *said exact*: a changed "
-        "or vanished field whose source setting the report calls `exact`. Counts are fields over all files.",
+        "the target's reader and compared with the source setup's merged Plan, both resolved with their framework's "
+        f"defaults, on the fields that decide what a run trains: {', '.join(f'`{f}`' for f in FIELDS)}. "
+        "*vanished*: set in the source, unset in the output; *appeared*: a value the writer chose; *said exact*: a "
+        "changed or vanished field whose source setting the report calls `exact`; *silent*: one the report has "
+        "no entry for; *no entry*: source settings the report does not list; *blanket*: entries that only say "
+        "no table exists. Counts are fields (or settings, or entries) over all files.",
         "",
         "| source | target | " + " | ".join(columns) + " |",
         "|---|---|" + "---|" * len(columns),

@@ -185,12 +185,16 @@ def test_convert_to_an_unwritable_place_is_a_clear_error(tmp_path):
     assert done.returncode == 2 and "cannot write" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_convert_from_fsdp2_code_to_deepspeed_does_not_claim_exact_keys(tmp_path):
+def test_convert_from_fsdp2_code_to_deepspeed_reports_what_the_output_holds(tmp_path):
     source = FIXTURES / "fsdp2" / "rules" / "FS001" / "good.py"
-    report = tmp_path / "report.json"
-    assert run_cli("convert", str(source), "--to", "deepspeed", "--report", str(report)).returncode == 0
-    entries = json.loads(report.read_text())["entries"]
-    assert entries and {e["status"] for e in entries} == {"approximate"}
+    report, out = tmp_path / "report.json", tmp_path / "ds_config.json"
+    assert run_cli("convert", str(source), "--to", "deepspeed", "--report", str(report), "-o", str(out)).returncode == 0
+    entries = {e["source"]: e for e in json.loads(report.read_text())["entries"]}
+    written = json.loads(out.read_text())
+    # each status is what the written ds_config holds: the lr and the full sharding are kept, at their keys
+    assert entries["/optimizer/lr"]["status"] == "exact" and written["optimizer"]["params"]["lr"] == 3e-4
+    assert entries["/optimizer/lr"]["target"] == "/optimizer/params/lr"
+    assert entries["/sharding/stage"]["status"] == "exact" and written["zero_optimization"]["stage"] == 3
 
 
 def test_a_fifo_in_the_tree_is_skipped_not_read(tmp_path):

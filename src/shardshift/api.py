@@ -355,62 +355,6 @@ class Migration:
                 "entries": [e.to_json() for e in self.entries], "summary": self.summary}
 
 
-# The Plan fields that decide what a run trains, compared between the source and the output read back.
-DECIDING_FIELDS = ("world.world_size", "parallelism.tensor", "parallelism.pipeline", "parallelism.context",
-                   "parallelism.expert", "batch.micro", "batch.global_", "batch.accumulation",
-                   "precision.param_dtype", "sharding.stage", "optimizer.lr")
-# the reader of each target, and a file name it reads the output under
-# (a path that is no file, so that no reader looks around it on disk)
-_READ_BACK = {"deepspeed": ("deepspeed", "<output>/ds_config.json"),
-              "fsdp2": ("fsdp2", "<output>/fsdp2_setup.py"),
-              "plan": ("plan", "<output>/out.plan.yaml"),
-              "megatron": ("megatron", "<output>/train.sh"),
-              "megatron-args": ("megatron", "<output>/out.args"),
-              "accelerate": ("accelerate", "<output>/accelerate_config.yaml"),
-              "accelerate-fsdp2": ("accelerate", "<output>/accelerate_config.yaml"),
-              "torchtitan": ("torchtitan", "<output>/train.toml"),
-              "axolotl": ("axolotl", "<output>/axolotl.yaml")}
-
-
-def _measured(conversion, source, to: str) -> None:
-    """A report never calls `exact` what the output does not keep: the output is read back with the
-    target's reader, and an `exact` entry for a deciding field whose value the output changes or
-    lacks becomes `approximate` (with both values) or `dropped` (the target's default applies)."""
-    from shardshift import formats
-    from shardshift.plan import Unknown, known
-
-    if source is None or to not in _READ_BACK:
-        return
-    name, file_name = _READ_BACK[to]
-    try:
-        back = formats.reader(name).read(conversion.text, file_name).plan
-    except Exception:  # noqa: BLE001 - the measure must never break a conversion
-        return
-    if back is None:
-        return
-    for dotted in DECIDING_FIELDS:
-        before = source.get(dotted)
-        if before is None or isinstance(before, Unknown) or known(before) is None:
-            continue
-        after = back.get(dotted)
-        if after == before:
-            continue
-        where = source.provenance.get(dotted)
-        if where is None:
-            continue
-        for entry in conversion.entries:
-            if entry.status != "exact" or entry.line != where.line or \
-                    not (entry.source == where.pointer or (where.pointer or "").endswith(entry.source or "\0")):
-                continue
-            if after is None or isinstance(after, Unknown):
-                entry.status = "dropped"
-                entry.reason = (f"measured: the output, read back, does not hold {dotted} ({before!r} in the "
-                                f"source): the target uses its own default or its launcher's; {entry.reason}")
-            else:
-                entry.status = "approximate"
-                entry.reason = f"measured: the output reads back as {dotted} = {after!r}, not {before!r}; {entry.reason}"
-
-
 def targets() -> list[str]:
     from shardshift import formats
 
@@ -433,23 +377,18 @@ def _convert(path: str, to: str) -> Migration:
     if to not in formats.WRITERS:
         raise ShardshiftError(f"unknown target format {to!r}; choose from {', '.join(targets())}", usage=True)
     document = _document(path)
-    writer = formats.writer(to)
-    # the setup's merged Plan, unless the target is the source's own format (a round trip of the file)
+    # a round trip of the file when the target is the source's own format; else the setup's merged
+    # Plan, resolved with the source framework's defaults and measured against the output read back
     same_format = to == document.format or (to, document.format) == ("megatron-args", "megatron")
-    linked = None if same_format else _linked(document)
-    if linked is not None:
-        # An Accelerate / Axolotl YAML or a launch script with its ds_config: convert the setup's merged
-        # Plan, and report the ds_config's settings too (each as the writer carries it over).
-        document.plan = linked.plan
-    conversion = writer.convert(document)
-    for other in (linked.documents[1:] if linked is not None else []):
-        for entry in writer.convert(other).entries:
-            if entry.source:  # a note about the whole target (no setting of that file) belongs to the referrer's
-                entry.file = other.path
-                conversion.entries.append(entry)
-    conversion.mark_unknowns(document.plan, document.path)
-    if not same_format:
-        _measured(conversion, document.plan, to)
+    if same_format:
+        conversion = formats.writer(to).convert(document)
+        conversion.mark_unknowns(document.plan, document.path)
+    else:
+        from shardshift.migration import migrate
+
+        linked = _linked(document)
+        plan = linked.plan if linked is not None else document.plan
+        conversion = migrate(document, plan, to, linked.documents[1:] if linked is not None else [])
     for entry in conversion.entries:  # the one form every output uses for a location
         if entry.file is not None:
             entry.file = display_path(entry.file)

@@ -1,0 +1,296 @@
+"""Conversion reports by measurement, one mechanism for every pair of formats.
+
+`migrate(document, plan, to)` resolves the source Plan with its framework's defaults
+(shardshift.resolve), has the target's writer write it, reads the output back with the target's
+own reader, resolves that with the *target's* defaults, and compares the two field by field:
+
+- exact: the output, read back, holds the same value;
+- approximate: it holds another value (both are named);
+- dropped: it holds none, so the target framework's default or launcher decides;
+- unknown: the source value is not known before the job runs (or the output cannot be read back).
+
+Fields are grouped per source setting through the Plan's provenance (a ds_config key, a Megatron
+flag, a `fully_shard` call of FSDP2 code, a launch script's flag), so that every setting of every
+file of the setup gets one entry; a field the source left to its framework's default gets an entry
+only when the output does not keep that default's value (a silent change otherwise). What a
+writer says about a setting (why tensor parallelism has no ds_config key; which line of the FSDP2
+module holds the LR) stays attached as the explanation; the status is always the measurement.
+Nothing here branches on the source or the target format.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shardshift.document import Conversion, MappingEntry
+from shardshift.plan import Unknown
+from shardshift.resolve import is_default, resolve
+
+if TYPE_CHECKING:
+    from shardshift.document import Document
+    from shardshift.plan import Plan
+    from shardshift.source import Location
+
+# a conversion's output is read back under a path in no directory, so that no reader looks around it on disk
+OUTPUT_DIRECTORY = "<output>"
+RANK = {"exact": 0, "approximate": 1, "unknown": 2, "dropped": 3}
+
+
+@dataclass(slots=True)
+class Measured:
+    """What the output does with one field of the resolved source Plan."""
+
+    field: str
+    status: str
+    before: Any
+    after: Any
+    target: str | None  # where the output holds it (its key or flag), None when it holds none
+
+    def clause(self) -> str:
+        name = self.field.replace("global_", "global")
+        if self.status == "exact":
+            return f"{name} = {_show(self.before)} kept"
+        if self.status == "approximate":
+            return f"{name} = {_show(self.before)} in the source reads back from the output as {_show(self.after)}"
+        if self.status == "unknown":
+            reason = self.before.reason if isinstance(self.before, Unknown) else "the output could not be read back"
+            return f"{name} is not known before the job runs ({reason}); the output states the target's default"
+        return f"{name} = {_show(self.before)} is not in the output: the target framework's default (or launcher) decides"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def read_back(text: str, to: str):
+    """The output of a conversion to `to`, read by the target's own reader: (Document, resolved Plan),
+    or (None, None) when the target has no reader or the output does not read as a setup."""
+    from shardshift import formats
+
+    if to not in formats.OUTPUTS:
+        return None, None
+    reader_name, file_name = formats.OUTPUTS[to]
+    path = f"{OUTPUT_DIRECTORY}/{file_name}"
+    try:
+        document = formats.reader(reader_name).read(text, path)
+        plan = document.plan
+    except Exception:  # noqa: BLE001 - a reader bug must not break a conversion: the report says unknown
+        return None, None
+    if plan is None or document.syntax is not None:
+        return document, None
+    return document, resolve(plan, reader_name, path, _newest(reader_name))
+
+
+def _newest(reader_name: str):
+    """The target's release: the newest shardshift knows (an output has no dependency files)."""
+    from shardshift.context.releases import known_releases
+    from shardshift.resolve import defaults_table
+
+    table = defaults_table(reader_name)
+    if table is None:
+        return None
+    releases = known_releases(table.FRAMEWORK)
+    return releases[-1] if releases else None
+
+
+def same(before: Any, after: Any) -> bool:
+    if isinstance(before, float) and isinstance(after, (int, float)) and not isinstance(after, bool):
+        return math.isclose(before, after, rel_tol=1e-9, abs_tol=0.0)
+    if isinstance(before, int) and not isinstance(before, bool) and isinstance(after, float):
+        return math.isclose(before, after, rel_tol=1e-9, abs_tol=0.0)
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
+        return len(before) == len(after) and all(same(a, b) for a, b in zip(before, after))
+    if isinstance(before, dict) and isinstance(after, dict):  # free-form params: the source's are kept
+        return all(k in after and same(before[k], after[k]) for k in before)
+    return before == after
+
+
+def measure(source: Plan, back: Plan | None) -> dict[str, Measured]:
+    """Every set field of the resolved source Plan, measured against the resolved output Plan."""
+    out: dict[str, Measured] = {}
+    for dotted, before in source.leaves():
+        if isinstance(before, Unknown):
+            out[dotted] = Measured(dotted, "unknown", before, None, None)
+            continue
+        if back is None:
+            out[dotted] = Measured(dotted, "unknown", before, None, None)
+            continue
+        after = back.get(dotted)
+        where = back.origin(dotted) if after is not None else None
+        target = None if where is None or is_default(where) else (where.pointer or f"line {where.line}")
+        if isinstance(after, Unknown):
+            out[dotted] = Measured(dotted, "dropped", before, None, target)
+        elif after is None:
+            out[dotted] = Measured(dotted, "dropped", before, None, None)
+        elif same(before, after):
+            out[dotted] = Measured(dotted, "exact", before, after, target)
+        else:
+            out[dotted] = Measured(dotted, "approximate", before, after, target)
+    return out
+
+
+def source_settings(document: Document) -> list[tuple[str, int, int]]:
+    """Every setting a file writes, as (pointer or flag, line, column)."""
+    given = getattr(document.data, "given", None)
+    if given is not None:  # an argument list: every flag as spelled
+        return [(g.spelling, g.line, g.column) for g in given]
+    if isinstance(document.data, dict):
+        return document.settings()
+    return []
+
+
+def own_pointer(dotted: str) -> str:
+    """The pointer a field has in a Plan YAML or an FSDP2 file's settings ("/batch/global")."""
+    return "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
+
+
+def _matches(dotted: str, where: Location, file: str, pointer: str, line: int, column: int,
+             pointers: set[str]) -> bool:
+    if where.file != file:
+        return False
+    if where.pointer:
+        return where.pointer == pointer
+    # a place with no key (a call in Python code): the setting of the field's own name there, else any
+    if (where.line, where.column) != (line, column):
+        return False
+    return pointer == own_pointer(dotted) or own_pointer(dotted) not in pointers
+
+
+def migrate(document: Document, plan: Plan, to: str, others: list[Document] = ()) -> Conversion:
+    """Convert `document` (whose setup's merged Plan is `plan`; `others`: the setup's other files)
+    to `to`, with a measured report of every setting of every file."""
+    from shardshift import formats
+
+    resolved = resolve(plan, document.format, document.path)
+    writer = formats.writer(to)
+    original = document.plan
+    document.plan = resolved
+    try:
+        written = writer.convert(document)
+    finally:
+        document.plan = original
+    explanations = list(written.entries)
+    for other in others:
+        if other.plan is None:
+            continue
+        try:
+            extra = writer.convert(other).entries
+        except ValueError:
+            continue
+        for entry in extra:
+            if entry.source:  # a note about the whole target belongs to the referrer's report
+                entry.file = other.path
+                explanations.append(entry)
+    _, back = read_back(written.text, to)
+    measured = measure(resolved, back)
+    entries = _entries(document, [document, *others], resolved, measured, explanations, to, back)
+    return Conversion(written.text, entries)
+
+
+def _entries(document: Document, files: list[Document], resolved: Plan, measured: dict[str, Measured],
+             explanations: list[MappingEntry], to: str, back: Plan | None) -> list[MappingEntry]:
+    main = document.path
+    # the explanations of each setting: (file or None, source) -> entries
+    explained: dict[tuple[str | None, str], list[MappingEntry]] = {}
+    for entry in explanations:
+        explained.setdefault((None if entry.file in (None, main) else entry.file, entry.source), []).append(entry)
+    placed: dict[str, Location] = {}
+    defaults: list[str] = []
+    for dotted in measured:
+        where = resolved.origin(dotted)
+        if where is None:
+            continue
+        if is_default(where):
+            defaults.append(dotted)
+        else:
+            placed[dotted] = where
+    entries: list[MappingEntry] = []
+    claimed: set[str] = set()
+    used: set[int] = set()
+    for file_document in files:
+        settings = source_settings(file_document)
+        pointers = {pointer for pointer, _, _ in settings}
+        whole = {where.pointer for dotted, where in placed.items() if isinstance(resolved.get(dotted), Unknown)
+                 and where.file == file_document.path and where.pointer and where.pointer.startswith("/")}
+        for pointer, line, column in settings:
+            if any(pointer.startswith(p + "/") for p in whole):
+                continue  # a part of a value a field takes whole (`{unknown: why}` in a Plan YAML)
+            fields = [d for d, where in placed.items() if d not in claimed
+                      and _matches(d, where, file_document.path, pointer, line, column, pointers)]
+            claimed.update(fields)
+            file = None if file_document.path == main else file_document.path
+            hand = explained.get((file, pointer), [])
+            used.update(id(e) for e in hand)
+            entries.append(_entry(pointer, line, column, file, [measured[d] for d in fields], hand, back,
+                                  file_document, to))
+    # fields set at a place no listed setting covers (a launch script's flag, a call in FSDP2 code)
+    by_place: dict[tuple, list[str]] = {}
+    for dotted, where in placed.items():
+        if dotted not in claimed:
+            by_place.setdefault((where.file, where.pointer, where.line, where.column), []).append(dotted)
+    for (file, pointer, line, column), fields in by_place.items():
+        shown_file = None if file == main else file
+        source = pointer or f"line {line}"
+        hand = explained.get((shown_file, source), [])
+        used.update(id(e) for e in hand)
+        entries.append(_entry(source, line, column, shown_file, [measured[d] for d in fields], hand, back,
+                              None, to))
+    # a default of the source framework that the output does not keep: a silent change unless said
+    for dotted in defaults:
+        m = measured[dotted]
+        if m.status == "exact":
+            continue
+        label = resolved.origin(dotted).pointer  # "default of torchtitan 0.2.2"
+        entry = MappingEntry(dotted, 1, 1, m.status, m.target, f"not in the source: the {label}; {m.clause()}")
+        entries.append(entry)
+    # what the writer says about the target as a whole (placeholders, notes), and about settings it lists itself
+    for entry in explanations:
+        if id(entry) not in used:
+            entries.append(entry)
+    return entries
+
+
+def _entry(pointer: str, line: int, column: int, file: str | None, fields: list[Measured], hand: list[MappingEntry],
+           back: Plan | None, file_document: Document | None, to: str) -> MappingEntry:
+    why = "; ".join(dict.fromkeys(e.reason for e in hand if e.reason))
+    hand_target = next((e.target for e in hand if e.target), None)
+    if fields:
+        statuses = {m.status for m in fields}
+        if "unknown" in statuses:
+            status = "unknown"
+        elif len(statuses) == 1:
+            status = statuses.pop()
+        else:
+            status = "approximate"
+        measured_text = "; ".join(m.clause() for m in fields)
+        target = hand_target or ", ".join(dict.fromkeys(m.target for m in fields if m.target)) or None
+        if status == "exact" and why:
+            reason = why  # the writer's own wording, confirmed by the measurement
+        else:
+            reason = f"measured: {measured_text}" + (f" ({why})" if why else "")
+        if status == "dropped":
+            target = None
+        return MappingEntry(pointer, line, column, status, target, reason, file)
+    if hand:  # no field of the Plan: the writer's word is all there is
+        first = hand[0]
+        return MappingEntry(pointer, line, column, first.status, first.target, why or first.reason, file)
+    if _passthrough_kept(back, file_document, pointer):
+        return MappingEntry(pointer, line, column, "exact", pointer, "carried as written (a setting of the same "
+                            "framework the output is read back as)", file)
+    return MappingEntry(pointer, line, column, "dropped", None,
+                        f"{pointer} sets nothing shardshift's Plan holds for {to}, so the output does not "
+                        "carry it" if back is not None else "the output could not be read back to measure it", file)
+
+
+def _passthrough_kept(back: Plan | None, file_document: Document | None, pointer: str) -> bool:
+    """Whether a setting with no Plan field reaches the output unchanged (an output read back as the
+    same framework keeps such settings as passthrough)."""
+    if back is None or file_document is None or file_document.plan is None:
+        return False
+    mine = file_document.plan.passthrough.get(file_document.format, {})
+    theirs = back.passthrough.get(file_document.format, {})
+    return pointer in mine and pointer in theirs and same(mine[pointer], theirs[pointer])
