@@ -47,13 +47,18 @@ class Measured:
     before: Any
     after: Any
     target: str | None  # where the output holds it (its key or flag), None when it holds none
+    note: str = ""  # why the source's value is not the setup's (an override)
 
     def clause(self) -> str:
+        text = self._clause()
+        return f"{self.note}: {text}" if self.note else text
+
+    def _clause(self) -> str:
         name = self.field.replace("global_", "global")
         if self.status == "exact":
             return f"{name} = {_show(self.before)} kept"
         if self.status == "approximate":
-            return f"{name} = {_show(self.before)} in the source reads back from the output as {_show(self.after)}"
+            return f"{name} = {_show(self.before)} in the source, {_show(self.after)} in the output (read back)"
         if self.status == "unknown":
             reason = self.before.reason if isinstance(self.before, Unknown) else "the output could not be read back"
             return f"{name} is not known before the job runs ({reason}); the output states the target's default"
@@ -140,6 +145,9 @@ def source_settings(document: Document) -> list[tuple[str, int, int]]:
         return [(g.spelling, g.line, g.column) for g in given]
     if isinstance(document.data, dict):
         return document.settings()
+    launch = getattr(document.data, "launch", None)
+    if launch is not None:  # a launch script: the flags given to the entry
+        return [(arg.flag, arg.line, arg.column) for arg in launch.args if arg.flag]
     return []
 
 
@@ -218,15 +226,19 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
                  and where.file == file_document.path and where.pointer and where.pointer.startswith("/")}
         for pointer, line, column in settings:
             if any(pointer.startswith(p + "/") for p in whole):
-                continue  # a part of a value a field takes whole (`{unknown: why}` in a Plan YAML)
+                # a part of a value a field takes whole (`{unknown: why}` in a Plan YAML): that field's entry
+                part_of = None if file_document.path == main else file_document.path
+                used.update(id(e) for e in explained.get((part_of, pointer), []))
+                continue
             fields = [d for d, where in placed.items() if d not in claimed
                       and _matches(d, where, file_document.path, pointer, line, column, pointers)]
             claimed.update(fields)
             file = None if file_document.path == main else file_document.path
             hand = explained.get((file, pointer), [])
             used.update(id(e) for e in hand)
-            entries.append(_entry(pointer, line, column, file, [measured[d] for d in fields], hand, back,
-                                  file_document, to))
+            found = [measured[d] for d in fields] or _overridden(file_document, pointer, line, column, pointers,
+                                                                  resolved, back)
+            entries.append(_entry(pointer, line, column, file, found, hand, back, file_document, to))
     # fields set at a place no listed setting covers (a launch script's flag, a call in FSDP2 code)
     by_place: dict[tuple, list[str]] = {}
     for dotted, where in placed.items():
@@ -254,6 +266,40 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
     return entries
 
 
+def _overridden(file_document: Document, pointer: str, line: int, column: int, pointers: set[str],
+                resolved: Plan, back: Plan | None) -> list[Measured]:
+    """A setting that sets a field in its own file, which the setup takes from elsewhere (a command-line
+    override, a precedence between files): measured against the output like any other, with the
+    place the setup's value comes from named."""
+    own = file_document.plan
+    if own is None:
+        return []
+    found = []
+    for dotted, where in own.provenance.items():
+        if is_default(where) or not _matches(dotted, where, file_document.path, pointer, line, column, pointers):
+            continue
+        before = own.get(dotted)
+        if before is None or isinstance(before, Unknown):
+            continue
+        winner = resolved.origin(dotted)
+        after = back.get(dotted) if back is not None else None
+        status = "unknown" if back is None else "exact" if same(before, after) else \
+            "dropped" if after is None or isinstance(after, Unknown) else "approximate"
+        m = Measured(dotted, status, before, after, None)
+        m.note = (f"the setup takes {dotted.replace('global_', 'global')} = {_show(resolved.get(dotted))} from "
+                  f"{_place(winner)}, not from this setting") if winner is not None else ""
+        found.append(m)
+    return found
+
+
+def _place(where: Location) -> str:
+    import os
+
+    if is_default(where):
+        return f"the {where.pointer}"
+    return f"{os.path.basename(where.file)}:{where.line} {where.pointer or ''}".rstrip()
+
+
 def _entry(pointer: str, line: int, column: int, file: str | None, fields: list[Measured], hand: list[MappingEntry],
            back: Plan | None, file_document: Document | None, to: str) -> MappingEntry:
     why = "; ".join(dict.fromkeys(e.reason for e in hand if e.reason))
@@ -268,7 +314,7 @@ def _entry(pointer: str, line: int, column: int, file: str | None, fields: list[
             status = "approximate"
         measured_text = "; ".join(m.clause() for m in fields)
         target = hand_target or ", ".join(dict.fromkeys(m.target for m in fields if m.target)) or None
-        if status == "exact" and why:
+        if status == "exact" and why and not any(m.note for m in fields):
             reason = why  # the writer's own wording, confirmed by the measurement
         else:
             reason = f"measured: {measured_text}" + (f" ({why})" if why else "")
