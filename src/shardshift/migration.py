@@ -314,6 +314,8 @@ def _entry(pointer: str, line: int, column: int, file: str | None, fields: list[
             status = "approximate"
         measured_text = "; ".join(m.clause() for m in fields)
         target = hand_target or ", ".join(dict.fromkeys(m.target for m in fields if m.target)) or None
+        if status in ("approximate", "dropped") and any(e.status == "unknown" for e in hand):
+            status = "unknown"  # the output holds a placeholder in its place (the writer says what to fill in)
         if status == "exact" and why and not any(m.note for m in fields):
             reason = why  # the writer's own wording, confirmed by the measurement
         else:
