@@ -1,0 +1,209 @@
+"""The per-format defaults tables (formats/<fmt>/defaults.py, issue 21) and what `resolve` makes of them.
+
+Generic: every table names a framework shardshift knows, yields only real Plan fields with values the
+Plan accepts, and `resolve` marks each value it fills as a default, never overwrites what the file
+set, never replaces an Unknown and never invents a world size. Then behaviour cases per framework,
+each read with the real reader. The framework's own objects are compared in test_defaults_oracle.py.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from shardshift import formats
+from shardshift.context import FRAMEWORKS
+from shardshift.plan import Plan, Unknown
+from shardshift.resolve import defaulted, defaults_table, is_default, resolve
+
+TABLES = ("deepspeed", "megatron", "torchtitan", "axolotl", "accelerate", "fsdp2", "launch", "python")
+PRESENT = [name for name in TABLES if defaults_table(name) is not None]
+
+
+def read(format_name: str, text: str, path: str):
+    document = formats.reader(format_name).read(text, path)
+    assert document.syntax is None, document.syntax
+    return document.plan
+
+
+def resolved(format_name: str, text: str, path: str, version=None) -> Plan:
+    return resolve(read(format_name, text, path), format_name, path, version)
+
+
+def test_every_reader_format_but_the_plan_has_a_table():
+    assert {"deepspeed", "megatron", "torchtitan"} <= set(PRESENT), set(TABLES) - set(PRESENT)
+    assert defaults_table("plan") is None  # a Plan YAML is neutral
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_table_names_a_known_framework(name):
+    assert defaults_table(name).FRAMEWORK in FRAMEWORKS
+
+
+@pytest.mark.parametrize("name", PRESENT)
+@pytest.mark.parametrize("version", [None, (0, 1), (99, 0)])
+def test_table_yields_real_fields_the_plan_accepts(name, version):
+    plan = Plan()
+    seen = []
+    for dotted, value in defaults_table(name).defaults(plan, version):
+        seen.append(dotted)
+        if value is None:
+            continue
+        probe = copy.deepcopy(plan)
+        assert probe.set(dotted, value), (dotted, value)  # AttributeError for a field the Plan has not
+        if plan.get(dotted) is None:
+            plan.set(dotted, value)
+    assert seen, f"{name}'s table yields nothing for an empty Plan"
+    assert plan.world.world_size is None and plan.world.nodes is None and plan.world.gpus_per_node is None
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_resolve_marks_every_filled_field_and_keeps_the_rest(name):
+    plan = Plan()
+    plan.set("precision.param_dtype", "fp16")
+    plan.set("batch.micro", 3)
+    plan.set("gradient_clipping", Unknown("environment variable CLIP"))
+    out = resolve(plan, name, "x")
+    assert out.precision.param_dtype == "fp16" and out.batch.micro == 3
+    assert out.gradient_clipping == Unknown("environment variable CLIP")
+    filled = defaulted(out)
+    assert filled, name
+    assert not {"precision.param_dtype", "batch.micro", "gradient_clipping"} & set(filled)
+    for dotted in filled:
+        assert is_default(out.provenance[dotted])
+        assert out.provenance[dotted].pointer.startswith("default of " + defaults_table(name).FRAMEWORK + " ")
+    assert plan.provenance.keys() == {"precision.param_dtype", "batch.micro", "gradient_clipping"} or not plan.provenance
+    assert out.world.world_size is None  # never invented
+
+
+# --- DeepSpeed -----------------------------------------------------------------------------------
+
+
+def test_deepspeed_micro_only_is_accumulation_1_and_no_global():
+    plan = resolved("deepspeed", '{"train_micro_batch_size_per_gpu": 4}', "ds_config.json")
+    assert (plan.batch.micro, plan.batch.accumulation, plan.batch.global_) == (4, 1, None)
+    assert plan.precision.param_dtype == "fp32" and plan.sharding.stage == 0
+    assert plan.scheduler.name == "constant" and plan.optimizer is None
+    assert plan.world.world_size is None
+
+
+def test_deepspeed_triple_with_a_world():
+    plan = read("deepspeed", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2}', "ds_config.json")
+    assert resolve(plan, "deepspeed", "ds_config.json").batch.accumulation is None  # no world: not known
+    plan.set("world.world_size", 8)
+    assert resolve(plan, "deepspeed", "ds_config.json").batch.accumulation == 4
+    plan.set("parallelism.tensor", 2)  # Megatron-DeepSpeed: the mpu's data-parallel size is world / TP
+    assert resolve(plan, "deepspeed", "ds_config.json").batch.accumulation == 8
+
+
+def test_deepspeed_global_only():
+    plan = read("deepspeed", '{"train_batch_size": 32}', "ds_config.json")
+    plan.set("world.world_size", 4)
+    out = resolve(plan, "deepspeed", "ds_config.json")
+    assert (out.batch.micro, out.batch.accumulation, out.batch.global_) == (8, 1, 32)
+
+
+def test_deepspeed_clipping_default_changed_in_0_19_3():
+    text = '{"train_batch_size": 32}'
+    assert resolved("deepspeed", text, "ds_config.json", (0, 19, 3)).gradient_clipping == 1.0
+    assert resolved("deepspeed", text, "ds_config.json", (0, 16, 0)).gradient_clipping == 0.0
+
+
+def test_deepspeed_fp16_loss_scaling_and_stage_kept():
+    plan = resolved("deepspeed", '{"train_batch_size": 32, "fp16": {"enabled": true}, '
+                                 '"zero_optimization": {"stage": 2}}', "ds_config.json")
+    assert plan.precision.param_dtype == "fp16" and plan.sharding.stage == 2
+    assert (plan.precision.loss_scale, plan.precision.initial_scale_power, plan.precision.loss_scale_window,
+            plan.precision.hysteresis, plan.precision.min_loss_scale) == (0.0, 16, 1000, 2, 1.0)
+    assert not is_default(plan.provenance["sharding.stage"])
+
+
+def test_deepspeed_auto_config_scheduler_is_the_trainers():
+    plan = resolved("deepspeed", '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto"}',
+                    "ds_config.json")
+    assert isinstance(plan.scheduler.name, Unknown) and "Trainer" in plan.scheduler.name.reason
+    assert plan.batch.accumulation is None  # DeepSpeed would compute it from the "auto" values
+
+
+# --- torchtitan ----------------------------------------------------------------------------------
+
+
+def test_torchtitan_empty_training_is_bf16_fully_sharded():
+    plan = resolved("torchtitan", "[training]\n[job]\ndump_folder = 'out'\n", "train.toml")
+    assert plan.precision.param_dtype == "bf16" and plan.sharding.stage == 3
+    assert plan.sharding.reshard_after_forward is True
+    assert (plan.batch.micro, plan.batch.accumulation, plan.batch.global_) == (8, 1, None)
+    assert isinstance(plan.parallelism.data_parallel_shard, Unknown)
+    assert plan.optimizer.name == "AdamW" and plan.optimizer.lr == 8e-4 and plan.optimizer.betas == [0.9, 0.95]
+    assert plan.scheduler.name == "linear" and plan.scheduler.warmup_steps == 200
+    assert plan.scheduler.total_steps == 10000 and plan.gradient_clipping == 1.0
+    assert plan.world.world_size is None
+
+
+def test_torchtitan_pipeline_keeps_params_gathered():
+    plan = resolved("torchtitan", "[parallelism]\npipeline_parallel_degree = 2\n", "train.toml")
+    assert plan.sharding.reshard_after_forward is False and plan.sharding.stage == 2
+
+
+def test_torchtitan_without_fsdp():
+    text = "[parallelism]\ndata_parallel_shard_degree = 1\ndata_parallel_replicate_degree = 4\n"
+    plan = resolved("torchtitan", text, "train.toml")
+    assert plan.sharding.stage == 0 and plan.precision.param_dtype == "bf16"  # DDP: autocast
+    tp = resolved("torchtitan", "[parallelism]\ndata_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n",
+                  "train.toml")
+    assert tp.sharding.stage == 0 and tp.precision.param_dtype == "fp32"  # no mixed precision with TP alone
+    open_ = resolved("torchtitan", "[parallelism]\ntensor_parallel_degree = 2\n", "train.toml")
+    assert isinstance(open_.precision.param_dtype, Unknown)
+    assert {a.value for a in open_.precision.param_dtype.alternatives} == {"bf16", "fp32"}
+
+
+def test_torchtitan_global_batch_with_a_world():
+    plan = read("torchtitan", "[training]\nlocal_batch_size = 2\nglobal_batch_size = 64\n"
+                              "[parallelism]\ntensor_parallel_degree = 2\n", "train.toml")
+    assert resolve(plan, "torchtitan", "train.toml").batch.accumulation is None
+    plan.set("world.world_size", 8)
+    out = resolve(plan, "torchtitan", "train.toml")
+    assert out.parallelism.data_parallel_shard == 4 and out.batch.accumulation == 8  # 64 / (2 × 4)
+
+
+def test_torchtitan_min_lr_follows_the_factor():
+    plan = resolved("torchtitan", "[optimizer]\nlr = 0.001\n[lr_scheduler]\nmin_lr_factor = 0.1\n", "train.toml")
+    assert plan.scheduler.min_lr == pytest.approx(1e-4)
+
+
+# --- Megatron ------------------------------------------------------------------------------------
+
+MEGATRON = """#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \\
+    --global-batch-size 128 --micro-batch-size 1 --num-layers 4 --hidden-size 64 --num-attention-heads 4 \\
+    --seq-length 128 --max-position-embeddings 128 --lr 1e-4 --train-iters 100
+"""
+
+
+def test_megatron_accumulation_from_the_world():
+    plan = resolved("megatron", MEGATRON, "train.sh")
+    assert plan.world.world_size == 8
+    assert plan.batch.accumulation == 64  # 128 / (micro 1 × DP 8 / (TP 2 × PP 2))
+    assert is_default(plan.provenance["batch.accumulation"])
+    assert plan.precision.param_dtype == "fp32" and plan.sharding.stage == 0
+    assert plan.scheduler.name == "linear" and plan.scheduler.min_lr == 0.0 and plan.scheduler.warmup_steps == 0
+    assert plan.optimizer.name == "AdamW" and plan.optimizer.betas == [0.9, 0.999]
+    assert plan.optimizer.weight_decay == 0.01 and plan.gradient_clipping == 1.0
+
+
+def test_megatron_global_default_is_micro_times_dp():
+    plan = resolved("megatron", MEGATRON.replace("--global-batch-size 128 ", ""), "train.sh")
+    assert (plan.batch.global_, plan.batch.accumulation) == (2, 1)
+
+
+def test_megatron_argument_list_has_no_world():
+    plan = resolved("megatron", "--micro-batch-size 2\n--bf16\n--use-distributed-optimizer\n", "train.args")
+    assert plan.world.world_size is None and plan.batch.global_ is None and plan.batch.accumulation is None
+    assert plan.precision.param_dtype == "bf16" and plan.sharding.stage == 1
+
+
+def test_megatron_fp16_loss_scaling():
+    plan = resolved("megatron", "--micro-batch-size 2\n--fp16\n--optimizer sgd\n", "train.args")
+    assert plan.precision.initial_scale_power == 32 and plan.precision.loss_scale == 0.0
+    assert plan.optimizer.name == "SGD" and plan.optimizer.betas is None
