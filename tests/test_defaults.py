@@ -17,8 +17,20 @@ from shardshift.context import FRAMEWORKS
 from shardshift.plan import Plan, Unknown
 from shardshift.resolve import defaulted, defaults_table, is_default, resolve
 
-TABLES = ("deepspeed", "megatron", "torchtitan", "axolotl", "accelerate", "fsdp2", "launch", "python")
-PRESENT = [name for name in TABLES if defaults_table(name) is not None]
+FRAMEWORK_FORMATS = ("deepspeed", "megatron", "torchtitan", "axolotl", "accelerate", "fsdp2")
+DISPATCHERS = ("launch", "python")  # no framework of their own: the table of what they run
+
+
+def concrete_tables() -> dict[str, object]:
+    """Every defaults table, by a name for the test ids: the formats' own and what the dispatchers add."""
+    from shardshift.formats.launch.defaults import table_for
+
+    tables = {name: defaults_table(name) for name in FRAMEWORK_FORMATS}
+    tables["transformers"] = table_for("hf")
+    return tables
+
+
+TABLES = concrete_tables()
 
 
 def read(format_name: str, text: str, path: str):
@@ -32,21 +44,41 @@ def resolved(format_name: str, text: str, path: str, version=None) -> Plan:
 
 
 def test_every_reader_format_but_the_plan_has_a_table():
-    assert {"deepspeed", "megatron", "torchtitan"} <= set(PRESENT), set(TABLES) - set(PRESENT)
+    for name in FRAMEWORK_FORMATS:
+        assert hasattr(defaults_table(name), "defaults"), name
+    for name in DISPATCHERS:
+        assert hasattr(defaults_table(name), "table_for"), name
+    assert set(formats.READERS) == {*FRAMEWORK_FORMATS, *DISPATCHERS, "plan"}
     assert defaults_table("plan") is None  # a Plan YAML is neutral
 
 
-@pytest.mark.parametrize("name", PRESENT)
+@pytest.mark.parametrize("name", TABLES)
 def test_table_names_a_known_framework(name):
-    assert defaults_table(name).FRAMEWORK in FRAMEWORKS
+    assert TABLES[name].FRAMEWORK in FRAMEWORKS
 
 
-@pytest.mark.parametrize("name", PRESENT)
+@pytest.mark.parametrize("entry, table", [("torchtitan", "torchtitan"), ("axolotl", "axolotl"),
+                                          ("megatron", "megatron"), ("deepspeed", "deepspeed"),
+                                          ("accelerate", "accelerate"), ("hf", "transformers"),
+                                          ("torchtune", None), ("llamafactory", None), ("script", None),
+                                          ("job", None), (None, None)])
+def test_launch_entry_picks_the_table_of_what_it_runs(entry, table):
+    from shardshift.formats.launch.defaults import table_for
+
+    assert table_for(entry) is (TABLES[table] if table else None)
+    plan = Plan()
+    plan.set("world.world_size", 8)
+    out = resolve(plan, "launch", "run.sh", entry=entry)
+    assert bool(defaulted(out)) is (table is not None)
+    assert resolve(plan, "launch", "run.sh") == plan  # no entry given: nothing known
+
+
+@pytest.mark.parametrize("name", TABLES)
 @pytest.mark.parametrize("version", [None, (0, 1), (99, 0)])
 def test_table_yields_real_fields_the_plan_accepts(name, version):
     plan = Plan()
     seen = []
-    for dotted, value in defaults_table(name).defaults(plan, version):
+    for dotted, value in TABLES[name].defaults(plan, version):
         seen.append(dotted)
         if value is None:
             continue
@@ -54,26 +86,38 @@ def test_table_yields_real_fields_the_plan_accepts(name, version):
         assert probe.set(dotted, value), (dotted, value)  # AttributeError for a field the Plan has not
         if plan.get(dotted) is None:
             plan.set(dotted, value)
-    assert seen, f"{name}'s table yields nothing for an empty Plan"
+    if name != "fsdp2":  # torch has no default for an empty Plan: no optimizer, no fully_shard seen
+        assert seen, f"{name}'s table yields nothing for an empty Plan"
     assert plan.world.world_size is None and plan.world.nodes is None and plan.world.gpus_per_node is None
 
 
-@pytest.mark.parametrize("name", PRESENT)
+def _resolve_with(name: str, plan: Plan) -> Plan:
+    if name == "transformers":
+        return resolve(plan, "launch", "x", entry="hf")
+    return resolve(plan, name, "x")
+
+
+@pytest.mark.parametrize("name", TABLES)
 def test_resolve_marks_every_filled_field_and_keeps_the_rest(name):
     plan = Plan()
     plan.set("precision.param_dtype", "fp16")
     plan.set("batch.micro", 3)
     plan.set("gradient_clipping", Unknown("environment variable CLIP"))
-    out = resolve(plan, name, "x")
-    assert out.precision.param_dtype == "fp16" and out.batch.micro == 3
-    assert out.gradient_clipping == Unknown("environment variable CLIP")
+    plan.set("optimizer.name", "AdamW")
+    plan.set("optimizer.lr", "auto")
+    plan.set("sharding.stage", 1)
+    plan.passthrough["accelerate"] = {"distributed_type": "MEGATRON_LM"}  # Accelerate's table reads the type
+    out = _resolve_with(name, plan)
+    assert out.precision.param_dtype == "fp16" and out.batch.micro == 3 and out.sharding.stage == 1
+    assert out.gradient_clipping == Unknown("environment variable CLIP") and out.optimizer.lr == "auto"
     filled = defaulted(out)
     assert filled, name
-    assert not {"precision.param_dtype", "batch.micro", "gradient_clipping"} & set(filled)
+    assert not {"precision.param_dtype", "batch.micro", "gradient_clipping", "optimizer.lr"} & set(filled)
     for dotted in filled:
         assert is_default(out.provenance[dotted])
-        assert out.provenance[dotted].pointer.startswith("default of " + defaults_table(name).FRAMEWORK + " ")
-    assert plan.provenance.keys() == {"precision.param_dtype", "batch.micro", "gradient_clipping"} or not plan.provenance
+        assert out.provenance[dotted].pointer.startswith("default of " + TABLES[name].FRAMEWORK + " ")
+        assert plan.get(dotted) is None
+    assert not defaulted(plan)  # the Plan given is not changed
     assert out.world.world_size is None  # never invented
 
 

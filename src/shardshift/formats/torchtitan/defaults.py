@@ -15,8 +15,9 @@ FRAMEWORK = "torchtitan"
 
 SHARD_REST = ("torchtitan's default data_parallel_shard_degree -1 gives the shard degree the ranks left over, "
               "world size // (replicate × context × tensor × pipeline), and this file does not give the world size")
-FSDP_OPEN = ("whether torchtitan applies FSDP (dp_shard > 1 or context > 1, ParallelDims.fsdp_enabled) depends on "
-             "the shard degree, which depends on the world size")
+FSDP_OPEN = ("with tensor or pipeline parallelism torchtitan trains bf16 only under FSDP (dp_shard > 1 or "
+             "context > 1, ParallelDims.fsdp_enabled), and the shard degree depends on the world size")
+REST = "-1:"  # the reader's Unknown for a written -1 starts so
 
 
 def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str, Any]]:
@@ -60,7 +61,7 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
     # degree: one accumulation step); train.py: accumulation = global // (local × dp_replicate × dp_shard)
     yield "batch.micro", 8
     yield "batch.sequence_length", 2048  # Training.seq_len = 2048
-    dp = product(degree(plan, "parallelism.data_parallel_replicate"), integer(plan, "parallelism.data_parallel_shard"))
+    dp = product(degree(plan, "parallelism.data_parallel_replicate"), shard_degree(plan))
     micro = integer(plan, "batch.micro")
     if not is_set(plan, "batch.global_"):
         yield "batch.accumulation", 1
@@ -106,8 +107,17 @@ def _shard(plan: Plan) -> Any:
     return rest if rest is not None else unknown(SHARD_REST)
 
 
+def shard_degree(plan: Plan) -> int | None:
+    """The shard degree: as written, or, for -1 (the default or written), the ranks left over once the
+    world size is known (distributed/parallel_dims.py _validate); None when not known."""
+    value = plan.parallelism.data_parallel_shard
+    if isinstance(value, Unknown) and (value.reason.startswith(REST) or value.reason == SHARD_REST):
+        return data_parallel(plan, ("data_parallel_replicate", "context", "tensor", "pipeline"))
+    return integer(plan, "parallelism.data_parallel_shard")
+
+
 def _fsdp(plan: Plan) -> bool | None:
-    shard = integer(plan, "parallelism.data_parallel_shard")
+    shard = shard_degree(plan)
     context = degree(plan, "parallelism.context")
     if (shard is not None and shard > 1) or (context is not None and context > 1):
         return True
