@@ -251,3 +251,159 @@ def test_megatron_fp16_loss_scaling():
     plan = resolved("megatron", "--micro-batch-size 2\n--fp16\n--optimizer sgd\n", "train.args")
     assert plan.precision.initial_scale_power == 32 and plan.precision.loss_scale == 0.0
     assert plan.optimizer.name == "SGD" and plan.optimizer.betas is None
+
+
+# --- Axolotl -------------------------------------------------------------------------------------
+
+AXOLOTL = "base_model: x\nlearning_rate: 2e-5\ndatasets:\n  - path: a\n    type: alpaca\n"
+
+
+def test_axolotl_defaults():
+    plan = resolved("axolotl", AXOLOTL + "micro_batch_size: 2\nbatch_size: 16\n", "axolotl.yaml")
+    assert (plan.batch.micro, plan.batch.accumulation, plan.batch.global_) == (2, 1, None)  # batch_size never counts
+    assert plan.batch.sequence_length == 512
+    dtype = plan.precision.param_dtype
+    assert isinstance(dtype, Unknown) and {a.value for a in dtype.alternatives} == {"bf16", "fp16"}
+    assert plan.sharding.stage == 0  # no deepspeed, no fsdp_config: DDP
+    assert plan.optimizer.name == "adamw_torch_fused" and plan.optimizer.weight_decay == 0.0
+    assert plan.optimizer.betas == [0.9, 0.999] and plan.optimizer.lr == 2e-5
+    assert plan.scheduler.name == "cosine" and plan.scheduler.min_lr == 0.0 and plan.gradient_clipping == 1.0
+    assert plan.world.world_size is None
+
+
+def test_axolotl_precision_written_wins_and_fp16_false_means_fp32_without_bf16():
+    assert resolved("axolotl", AXOLOTL + "bf16: true\n", "axolotl.yaml").precision.param_dtype == "bf16"
+    dtype = resolved("axolotl", AXOLOTL + "fp16: false\n", "axolotl.yaml").precision.param_dtype
+    assert {a.value for a in dtype.alternatives} == {"bf16", "fp32"}
+
+
+def test_axolotl_sharding():
+    fsdp = resolved("axolotl", AXOLOTL + "fsdp_config:\n  fsdp_version: 2\n", "axolotl.yaml")
+    assert fsdp.sharding.stage == 3
+    kept = resolved("axolotl", AXOLOTL + "fsdp_config:\n  fsdp_version: 2\n  reshard_after_forward: false\n",
+                    "axolotl.yaml")
+    assert kept.sharding.stage == 2
+    ds = resolved("axolotl", AXOLOTL + "deepspeed: zero3.json\n", "axolotl.yaml")
+    assert isinstance(ds.sharding.stage, Unknown)  # the ds_config decides, and it is not merged here
+
+
+def test_axolotl_global_batch_with_a_world():
+    plan = read("axolotl", AXOLOTL + "micro_batch_size: 2\ngradient_accumulation_steps: 4\ntensor_parallel_size: 2\n",
+                "axolotl.yaml")
+    plan.set("world.world_size", 8)
+    assert resolve(plan, "axolotl", "axolotl.yaml").batch.global_ == 32  # 2 × 4 × 8 / TP 2
+
+
+# --- Accelerate ----------------------------------------------------------------------------------
+
+
+def test_accelerate_defaults():
+    plan = resolved("accelerate", "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n"
+                                  "fsdp_config:\n  fsdp_version: 2\n", "accelerate_config.yaml")
+    assert plan.precision.param_dtype == "fp32" and plan.sharding.stage == 3
+    assert plan.sharding.reshard_after_forward is True
+    assert plan.world.world_size is None  # num_processes missing: accelerate launch refuses, nothing invented
+    ds = resolved("accelerate", "distributed_type: DEEPSPEED\nmixed_precision: bf16\ndeepspeed_config:\n"
+                                "  gradient_accumulation_steps: 2\n", "accelerate_config.yaml")
+    assert ds.sharding.stage == 2 and ds.precision.param_dtype == "bf16"  # DeepSpeedPlugin's zero_stage 2
+    ddp = resolved("accelerate", "distributed_type: MULTI_GPU\nnum_processes: 4\n", "accelerate_config.yaml")
+    assert ddp.sharding.stage == 0 and ddp.world.world_size == 4 and not is_default(ddp.provenance["world.world_size"])
+
+
+def test_accelerate_with_a_deepspeed_config_file():
+    text = "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+    alone = resolved("accelerate", text, "accelerate_config.yaml")
+    assert isinstance(alone.sharding.stage, Unknown) and isinstance(alone.precision.param_dtype, Unknown)
+    from shardshift.setup import merge
+
+    referrer = formats.reader("accelerate").read(text, "cfg/accelerate_config.yaml")
+    ds_config = formats.reader("deepspeed").read('{"train_batch_size": 16, "bf16": {"enabled": true}}',
+                                                 "cfg/ds.json")
+    merged = resolve(merge(referrer, [ds_config]).plan, "accelerate", "cfg/accelerate_config.yaml")
+    assert merged.sharding.stage == 0 and merged.precision.param_dtype == "bf16"
+
+
+# --- FSDP2 code ----------------------------------------------------------------------------------
+
+
+def test_fsdp2_optimizer_defaults_and_open_schedule():
+    from conftest import FIXTURES
+
+    path = FIXTURES / "fsdp2" / "reader" / "torchtune_style.py"
+    plan = resolve(read("fsdp2", path.read_text(), str(path)), "fsdp2", str(path))
+    assert plan.optimizer.name == "AdamW" and plan.optimizer.weight_decay == 0.01
+    assert plan.optimizer.betas == [0.9, 0.999] and plan.optimizer.eps == 1e-8
+    assert isinstance(plan.precision.param_dtype, Unknown)  # no param_dtype: the module's own dtype
+    assert isinstance(plan.scheduler.name, Unknown)
+    assert [a.value for a in plan.scheduler.name.alternatives] == ["constant"]
+    path = FIXTURES / "fsdp2" / "reader" / "fp16_scaler_style.py"
+    sgd = resolve(read("fsdp2", path.read_text(), str(path)), "fsdp2", str(path))
+    assert sgd.optimizer.name == "SGD" and sgd.optimizer.betas is None and sgd.precision.param_dtype == "fp16"
+    assert sgd.scheduler.name == "LambdaLR"
+
+
+# --- launch scripts and Python scripts: the table of what they run -------------------------------
+
+
+def _merged(script: str, config: str):
+    from pathlib import Path
+
+    from conftest import FIXTURES
+    from shardshift.setup import merge
+
+    docs = []
+    for name in (script, config):
+        path = FIXTURES / name
+        text = Path(path).read_text()
+        docs.append(formats.reader(formats.detect(str(path), text)).read(text, str(path)))
+    return docs[0], merge(docs[0], docs[1:]).plan
+
+
+def test_launch_of_torchtitan():
+    from shardshift.formats.launch.defaults import entry
+
+    launch, plan = _merged("launch/torchtitan/good/run_train.sh", "launch/torchtitan/good/llama3_8b.toml")
+    assert entry(launch) == "torchtitan"
+    out = resolve(plan, "launch", launch.path, entry=entry(launch))
+    assert out.world.world_size == 8 and not is_default(out.provenance["world.world_size"])
+    assert out.parallelism.tensor == 2 and out.sharding.stage == 3 and out.precision.param_dtype == "bf16"
+    assert (out.batch.micro, out.batch.accumulation, out.batch.global_) == (1, 1, 4)  # dp_shard = 8 / TP 2
+    assert out.provenance["sharding.stage"].pointer.startswith("default of torchtitan ")
+
+
+def test_launch_of_an_hf_script_with_a_ds_config():
+    from shardshift.formats.launch.defaults import entry
+
+    launch, plan = _merged("launch/hf/good_precision/run.sh", "launch/hf/good_precision/ds_zero2.json")
+    assert entry(launch) == "hf"
+    out = resolve(plan, "launch", launch.path, entry="hf")
+    assert (out.batch.micro, out.batch.accumulation, out.batch.global_) == (4, 2, 64)
+    assert out.precision.param_dtype == "bf16" and out.sharding.stage == 2
+    assert out.scheduler.name == "linear" and out.optimizer.name == "adamw_torch_fused" and out.optimizer.lr == 5e-5
+    assert out.provenance["scheduler.name"].pointer.startswith("default of transformers ")
+
+
+def test_launch_of_an_hf_script_not_in_the_tree_has_no_defaults():
+    from shardshift.formats.launch.defaults import entry
+
+    launch, plan = _merged("launch/hf/no_entry/run.sh", "launch/hf/no_entry/ds_zero2.json")
+    assert launch.data.framework == "hf" and entry(launch) is None
+    assert not defaulted(resolve(plan, "launch", launch.path, entry=entry(launch)))
+
+
+def test_python_script_of_deepspeed_initialize():
+    from shardshift.formats.python_script.defaults import entry
+    from shardshift.setup import merge
+
+    text = ("import deepspeed\nengine, opt, _, _ = deepspeed.initialize(model=model, "
+            "model_parameters=model.parameters(), config='ds.json')\n")
+    script = formats.reader("python").read(text, "train.py")
+    assert entry(script) == "deepspeed"
+    ds_config = formats.reader("deepspeed").read('{"train_micro_batch_size_per_gpu": 2}', "ds.json")
+    out = resolve(merge(script, [ds_config]).plan, "python", "train.py", entry=entry(script))
+    assert out.batch.accumulation == 1 and out.sharding.stage == 0 and out.scheduler.name == "constant"
+    client = formats.reader("python").read(text.replace("config=", "lr_scheduler=sched, config="), "train.py")
+    assert entry(client) is None  # the client's scheduler: DeepSpeed's "no scheduler" does not apply
+    hf = formats.reader("python").read("from transformers import TrainingArguments\n"
+                                       "a = TrainingArguments(output_dir='o', deepspeed='ds.json')\n", "train.py")
+    assert entry(hf) is None

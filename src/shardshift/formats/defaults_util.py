@@ -84,3 +84,12 @@ def has_auto(value: Any) -> bool:
 def unknown(reason: str) -> Unknown:
     """A default that depends on something the file does not say (the world size)."""
     return Unknown(reason)
+
+
+def merged_ds_config(plan: Plan) -> bool:
+    """Whether a ds_config was merged into this Plan (setup.merge): a field read from a .json file,
+    or DeepSpeed's passthrough. A YAML that names a ds_config without it merged does not know what
+    the ds_config leaves to DeepSpeed's defaults."""
+    return "deepspeed" in plan.passthrough or any(
+        where is not None and where.line > 0 and where.file.lower().endswith((".json", ".jsonc", ".hjson"))
+        for where in plan.provenance.values())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from shardshift.formats.defaults_util import merged_ds_config
 from shardshift.plan import Plan, Unknown
 
 FRAMEWORK = "accelerate"
@@ -27,7 +28,7 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
     deepspeed = raw.get("deepspeed_config") if isinstance(raw.get("deepspeed_config"), dict) else {}
     ds_file = deepspeed.get("deepspeed_config_file")
     ds_file = isinstance(ds_file, str) and ds_file.strip().lower() != "none" and distributed == "DEEPSPEED"
-    merged = len({w.file for w in plan.provenance.values() if w is not None and w.line > 0}) > 1
+    merged = merged_ds_config(plan)
 
     # commands/launch.py _validate_launch_command: no mixed_precision in the config -> "no" (fp32)
     if ds_file and not merged:

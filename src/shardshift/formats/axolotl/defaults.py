@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from shardshift.formats.axolotl.keys import CUSTOM_OPTIMIZERS, HF_BETAS
-from shardshift.formats.defaults_util import data_parallel, integer, product
+from shardshift.formats.defaults_util import data_parallel, integer, merged_ds_config, product
 from shardshift.plan import Alternative, Plan, Unknown
 
 FRAMEWORK = "axolotl"
@@ -73,8 +73,7 @@ def _stage(plan: Plan, raw: dict, version: tuple[int, ...] | None) -> Any:
     reshard_after_forward false; FSDP1 (before 0.21): the `fsdp:` list's strategy (FULL_SHARD by
     default); neither: DDP, 0."""
     if raw.get("deepspeed") is not None:
-        files = {where.file for where in plan.provenance.values() if where is not None and where.line > 0}
-        return 0 if len(files) > 1 else Unknown(DS_STAGE)
+        return 0 if merged_ds_config(plan) else Unknown(DS_STAGE)
     config = raw.get("fsdp_config")
     words = raw.get("fsdp") if isinstance(raw.get("fsdp"), list) else []
     if not isinstance(config, dict) and not words:

@@ -26,7 +26,8 @@ def table_for(entry: str | None) -> ModuleType | None:
 def entry(document: Any) -> str | None:
     facts = getattr(document, "data", None)
     calls = list(getattr(facts, "initialize_calls", None) or [])
-    if not calls or getattr(facts, "references", None) or getattr(facts, "trainers", None):
+    consumers = {getattr(r, "consumer", None) for r in getattr(facts, "references", None) or []}
+    if not calls or consumers - {"deepspeed"} or getattr(facts, "trainers", None):
         return None
     if all(call.passes("lr_scheduler") is False for call in calls):
         return "deepspeed"
