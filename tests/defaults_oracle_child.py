@@ -80,7 +80,8 @@ def accelerate(payload: dict) -> dict:
     del os.environ["FSDP_VERSION"]
     out["deepspeed"] = {"zero_stage": DeepSpeedPlugin().zero_stage}
     megatron = MegatronLMPlugin()
-    out["megatron"] = {"tp": megatron.tp_degree, "pp": megatron.pp_degree, "gradient_clipping": megatron.gradient_clipping,
+    out["megatron"] = {"tp": megatron.tp_degree, "pp": megatron.pp_degree,
+                       "gradient_clipping": megatron.gradient_clipping,
                        "use_distributed_optimizer": megatron.use_distributed_optimizer}
     out["num_processes"] = {f.name: f.default for f in dataclasses.fields(ClusterConfig)}["num_processes"]
     launched = {}

@@ -407,3 +407,8 @@ def test_python_script_of_deepspeed_initialize():
     hf = formats.reader("python").read("from transformers import TrainingArguments\n"
                                        "a = TrainingArguments(output_dir='o', deepspeed='ds.json')\n", "train.py")
     assert entry(hf) is None
+
+
+def test_torchtitan_full_bf16_training_without_mixed_precision():
+    text = "[training]\ndtype = 'bfloat16'\n[parallelism]\ndata_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n"
+    assert resolved("torchtitan", text, "train.toml").precision.param_dtype == "bf16"

@@ -203,7 +203,8 @@ def test_megatron_table_is_parse_args(megatron_verdicts, index):
         args["expert_model_parallel_size"])
     assert plan.parallelism.sequence_parallel == args["sequence_parallel"]
     assert plan.batch.global_ == args["global_batch_size"]
-    assert plan.batch.accumulation == args["global_batch_size"] // (args["micro_batch_size"] * args["data_parallel_size"])
+    microbatches = args["global_batch_size"] // (args["micro_batch_size"] * args["data_parallel_size"])
+    assert plan.batch.accumulation == microbatches
     dtype = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}[str(args["params_dtype"])]
     assert plan.precision.param_dtype == dtype
     assert plan.sharding.stage == (1 if args["use_distributed_optimizer"] else 0)
@@ -236,7 +237,8 @@ def test_axolotl_table_is_the_schema(axolotl_answers, index):
 
     truth = axolotl_answers[index]
     plan = _resolved("axolotl", yaml.safe_dump({**AXOLOTL_BASE, **AXOLOTL_CASES[index]}), "axolotl.yaml")
-    assert (plan.batch.micro, plan.batch.accumulation) == (truth["micro_batch_size"], truth["gradient_accumulation_steps"])
+    assert (plan.batch.micro, plan.batch.accumulation) == (truth["micro_batch_size"],
+                                                           truth["gradient_accumulation_steps"])
     assert plan.batch.sequence_length == truth["sequence_len"]
     assert truth["bf16"] == "auto" and truth["fp16"] is None and isinstance(plan.precision.param_dtype, Unknown)
     assert plan.optimizer.name == truth["optimizer"] and plan.optimizer.weight_decay == truth["weight_decay"]

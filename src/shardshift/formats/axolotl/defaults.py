@@ -46,7 +46,8 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
     micro = integer(plan, "batch.micro")
     yield "batch.accumulation", 1
     # global = micro × accumulation × world // (tensor × context) (reference/axolotl.md §4)
-    yield "batch.global_", product(micro, integer(plan, "batch.accumulation"), data_parallel(plan, ("tensor", "context")))
+    dp = data_parallel(plan, ("tensor", "context"))
+    yield "batch.global_", product(micro, integer(plan, "batch.accumulation"), dp)
     yield "batch.sequence_length", 512  # utils/schemas/config.py: sequence_len = 512
 
     # utils/schemas/training.py: optimizer = "adamw_torch_fused", weight_decay = 0.0; adam_beta1/2 and

@@ -50,10 +50,11 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
     if fsdp is True or model_parallel is False:
         yield "precision.param_dtype", "bf16"
     elif fsdp is False and model_parallel is True:
-        yield "precision.param_dtype", "fp32"
+        yield "precision.param_dtype", _training_dtype(plan)
     else:
         yield "precision.param_dtype", Unknown(FSDP_OPEN, None, (
-            Alternative("bf16", "FSDP applies: the world has more ranks than replicate × context × tensor × pipeline"),
+            Alternative("bf16", "FSDP applies: the world has more ranks than replicate × context × tensor × "
+                                "pipeline"),
             Alternative("fp32", "no FSDP: the world has exactly replicate × context × tensor × pipeline ranks "
                                 "(mixed precision is off with tensor or pipeline parallelism)")))
 
@@ -91,6 +92,13 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
 
 def integer_or_float(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _training_dtype(plan: Plan) -> Any:
+    """Training.dtype (default "float32"): the dtype of the parameters when no mixed precision applies."""
+    training = plan.passthrough.get("torchtitan", {}).get("training", {})
+    value = training.get("dtype", "float32") if isinstance(training, dict) else "float32"
+    return {"float32": "fp32", "bfloat16": "bf16"}.get(value) if isinstance(value, str) else None
 
 
 def _training_steps(plan: Plan) -> int | None:
