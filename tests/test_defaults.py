@@ -412,3 +412,13 @@ def test_python_script_of_deepspeed_initialize():
 def test_torchtitan_full_bf16_training_without_mixed_precision():
     text = "[training]\ndtype = 'bfloat16'\n[parallelism]\ndata_parallel_shard_degree = 1\ntensor_parallel_degree = 2\n"
     assert resolved("torchtitan", text, "train.toml").precision.param_dtype == "bf16"
+
+
+def test_deepspeed_auto_precision_is_not_fp32():
+    plan = resolved("deepspeed", '{"train_batch_size": "auto", "bf16": {"enabled": "auto"}}', "ds_config.json")
+    assert isinstance(plan.precision.param_dtype, Unknown) and "Trainer" in plan.precision.param_dtype.reason
+
+
+def test_deepspeed_fp16_block_without_enabled_is_fp32():
+    plan = resolved("deepspeed", '{"train_batch_size": 8, "fp16": {"loss_scale": 0}}', "ds_config.json")
+    assert plan.precision.param_dtype == "fp32"

@@ -24,14 +24,23 @@ FP16_DEFAULTS = (("precision.loss_scale", 0.0), ("precision.initial_scale_power"
 # What DeepSpeed does with no `scheduler` block (engine._configure_lr_scheduler: the client's
 # lr_scheduler if deepspeed.initialize got one, else none from the config): the LR stays constant.
 CONSTANT = "constant"
+HF_PRECISION = ('fp16 / bf16 "enabled": "auto" is filled by the Hugging Face Trainer from its own fp16 / bf16 '
+                'arguments, which this file does not show')
 HF_SCHEDULER = ("the ds_config holds \"auto\" values, so the Hugging Face Trainer reads it; with no `scheduler` "
                 "block the Trainer builds its own (TrainingArguments.lr_scheduler_type, linear by default) in the "
                 "program, which this file does not show")
 
 
 def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str, Any]]:
-    # runtime/config.py: get_fp16_enabled / get_bfloat16_enabled default False: fp32 training
-    yield "precision.param_dtype", "fp32"
+    # runtime/config.py: get_fp16_enabled / get_bfloat16_enabled default False: fp32 training. An "auto"
+    # (or any other non-bool) `enabled` is left to the consumer: the reader keeps it in the passthrough
+    passed = plan.passthrough.get("deepspeed", {})
+    written = [block.get("enabled") for block in (passed.get("fp16"), passed.get("bf16"))
+               if isinstance(block, dict) and block.get("enabled") is not None]
+    if any(value == "auto" for value in written):
+        yield "precision.param_dtype", unknown(HF_PRECISION)
+    elif not written or all(isinstance(value, bool) for value in written):
+        yield "precision.param_dtype", "fp32"
     if plan.precision.param_dtype == "fp16":
         yield from FP16_DEFAULTS
     # runtime/zero/config.py: DeepSpeedZeroConfig.stage = 0 (ZeRO off without zero_optimization)
