@@ -69,6 +69,7 @@ DS_CASES = [
     ({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4}, 2),
     ({"train_batch_size": 64, "gradient_accumulation_steps": 2}, 4),
     ({"train_batch_size": 16, "fp16": {"enabled": True}}, 2),
+    ({"train_batch_size": 16, "fp16": {"loss_scale": 0}}, 2),
     ({"train_batch_size": 16, "bf16": {"enabled": True}, "zero_optimization": {"stage": 3}}, 2),
 ]
 
