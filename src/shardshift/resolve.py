@@ -60,12 +60,16 @@ def defaults_table(format_name: str):
 
 
 def resolve(plan: Plan, format_name: str, path: str, version: tuple[int, ...] | None = None,
-            *, release_of=None) -> Plan:
+            *, release_of=None, entry: str | None = None) -> Plan:
     """A copy of `plan` with `format_name`'s defaults filled in (see the module doc). `version`:
     the framework's release; by default the one pinned around `path` (`release_of(framework,
-    path)`, else the dependency files' pin), else the newest known."""
+    path)`, else the dependency files' pin), else the newest known. `entry`: for a format that is
+    no framework of its own (a launch script), what it runs (`formats.launch.defaults.entry(
+    document)`): its module's `table_for(entry)` gives the table, None when no defaults are known."""
     resolved = copy.deepcopy(plan)
     table = defaults_table(format_name)
+    if table is not None and hasattr(table, "table_for"):
+        table = table.table_for(entry)
     if table is None:
         return resolved
     framework = table.FRAMEWORK

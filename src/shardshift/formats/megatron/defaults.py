@@ -1,0 +1,61 @@
+"""Megatron-LM's defaults table: what `parse_args` + `validate_args` (megatron/training/arguments.py,
+config/training_config.py; ../shared/oracles/megatron-lm, core_v0.19) give an argument list that
+leaves a flag out (shardshift.resolve). The world size comes only from the launcher the reader saw;
+the global batch and the accumulation need it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from shardshift.formats.defaults_util import data_parallel, exact_div, integer, product
+from shardshift.plan import Plan
+
+FRAMEWORK = "megatron-core"
+
+# arguments.py _add_mixed_precision_args: --initial-loss-scale 2**32, --min-loss-scale 1.0,
+# --loss-scale-window 1000, --hysteresis 2; --loss-scale None = dynamic scaling
+FP16_DEFAULTS = (("precision.loss_scale", 0.0), ("precision.initial_scale_power", 32),
+                 ("precision.loss_scale_window", 1000), ("precision.hysteresis", 2),
+                 ("precision.min_loss_scale", 1.0))
+
+
+def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str, Any]]:
+    # arguments.py: --tensor-model-parallel-size 1, --pipeline-model-parallel-size 1, --context-parallel-size 1,
+    # --expert-model-parallel-size 1, --sequence-parallel off (ModelParallelConfig)
+    for axis in ("tensor", "pipeline", "context", "expert"):
+        yield f"parallelism.{axis}", 1
+    yield "parallelism.sequence_parallel", False
+    # no --fp16 / --bf16: params_dtype = torch.float (validate_args)
+    yield "precision.param_dtype", "fp32"
+    if plan.precision.param_dtype == "fp16":
+        yield from FP16_DEFAULTS
+    # no --use-distributed-optimizer / --use-torch-fsdp2 / --use-megatron-fsdp: plain DDP, nothing sharded
+    yield "sharding.stage", 0
+    yield from batch(plan)
+    # arguments.py _add_regularization_args: --weight-decay 0.01, --clip-grad 1.0, --adam-beta1 0.9,
+    # --adam-beta2 0.999, --adam-eps 1e-08; --optimizer "adam" (AdamW: decoupled weight decay,
+    # megatron/core/optimizer/__init__.py). --lr has no default.
+    yield "optimizer.name", "AdamW"
+    if plan.optimizer is not None and plan.optimizer.name in ("AdamW", "adam"):
+        yield "optimizer.decoupled_weight_decay", True
+        yield "optimizer.betas", [0.9, 0.999]
+        yield "optimizer.eps", 1e-8
+    yield "optimizer.weight_decay", 0.01
+    yield "gradient_clipping", 1.0
+    # config/training_config.py SchedulerConfig: lr_decay_style "linear", lr_warmup_iters 0;
+    # arguments.py --min-lr 0.0; lr_decay_iters None -> train_iters (the reader's total_steps)
+    yield "scheduler.name", "linear"
+    yield "scheduler.warmup_steps", 0
+    yield "scheduler.min_lr", 0.0
+
+
+def batch(plan: Plan) -> Iterator[tuple[str, Any]]:
+    """arguments.py validate_args: data_parallel_size = world // (TP × PP × CP); no --global-batch-size:
+    global = micro × data_parallel_size; microbatches (accumulation) = global // (micro × DP)
+    (megatron/core/num_microbatches_calculator.py). --micro-batch-size has no default."""
+    dp = data_parallel(plan)
+    micro = integer(plan, "batch.micro")
+    if plan.batch.global_ is None:
+        yield "batch.global_", product(micro, dp)
+    yield "batch.accumulation", exact_div(integer(plan, "batch.global_"), product(micro, dp))
