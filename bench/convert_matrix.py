@@ -118,7 +118,7 @@ def measure(per_format: int) -> tuple[dict, Counter]:
     from shardshift import api
     from shardshift.check import load
     from shardshift.migration import source_settings
-    from shardshift.resolve import resolve
+    from shardshift.resolve import resolve, resolve_document
 
     results: dict = {}
     failures: Counter = Counter()
@@ -126,7 +126,7 @@ def measure(per_format: int) -> tuple[dict, Counter]:
         for source_format, path in sources(per_format):
             try:
                 setup = api.load(path)
-                source_plan = resolve(setup.plan, setup.documents[0].format, path)
+                source_plan = resolve_document(setup.documents[0], setup.plan)
             except Exception:  # noqa: BLE001 - a measurement: count it and go on
                 failures[(source_format, "load")] += 1
                 continue

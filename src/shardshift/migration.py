@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardshift.document import Conversion, MappingEntry
 from shardshift.plan import Unknown
-from shardshift.resolve import is_default, resolve
+from shardshift.resolve import is_default, resolve, resolve_document
 
 if TYPE_CHECKING:
     from shardshift.document import Document
@@ -173,7 +173,7 @@ def migrate(document: Document, plan: Plan, to: str, others: list[Document] = ()
     to `to`, with a measured report of every setting of every file."""
     from shardshift import formats
 
-    resolved = resolve(plan, document.format, document.path)
+    resolved = resolve_document(document, plan)
     writer = formats.writer(to)
     original = document.plan
     document.plan = resolved

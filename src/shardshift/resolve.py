@@ -83,6 +83,17 @@ def resolve(plan: Plan, format_name: str, path: str, version: tuple[int, ...] | 
     return resolved
 
 
+def resolve_document(document, plan: Plan | None = None) -> Plan | None:
+    """`document`'s Plan (or `plan`, its setup's merged Plan) resolved with the defaults of what the
+    document runs (a launch script: its entry's framework, `defaults.entry(document)`)."""
+    plan = document.plan if plan is None else plan
+    if plan is None:
+        return None
+    table = defaults_table(document.format)
+    entry = table.entry(document) if table is not None and hasattr(table, "entry") else None
+    return resolve(plan, document.format, document.path, entry=entry)
+
+
 def _version(framework: str, path: str, release_of) -> tuple[int, ...] | None:
     try:
         if release_of is not None:

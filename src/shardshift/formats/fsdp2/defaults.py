@@ -34,6 +34,9 @@ NO_SCHEDULER = ("the code builds an optimizer and no LR scheduler shardshift rec
 def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str, Any]]:
     if plan.sharding.stage is not None:
         yield "precision.param_dtype", Unknown(MODULE_DTYPE)
+        # torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py: all-gathers run on their own stream
+        # (prefetched for the next module), reduce-scatters on another: always overlapped, no switch
+        yield "communication.overlap", True
     name = plan.optimizer.name if plan.optimizer is not None else None
     if isinstance(name, str):
         yield from OPTIMIZERS.get(name, ())
