@@ -141,3 +141,21 @@ def test_resolved_settings_with_a_model_and_a_machine(converted):
     assert "stage" not in resolved
     done = run_cli("diff", ZERO2, converted["fsdp2"], "--model-params", "8B", "--world-size", "16")
     assert "as the planner resolves them" in done.stdout and "engine: deepspeed → fsdp2" in done.stdout
+
+
+def test_across_formats_each_side_means_its_frameworks_defaults(tmp_path):
+    """A torchtitan TOML that says nothing about precision trains bf16 (torchtitan's default under FSDP);
+    a ds_config that says nothing trains fp32: the diff says so, naming both defaults."""
+    toml = tmp_path / "train.toml"
+    toml.write_text("[parallelism]\ndata_parallel_shard_degree = -1\n[training]\nlocal_batch_size = 2\n")
+    ds = tmp_path / "ds_config.json"
+    ds.write_text('{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 3}}')
+    changes = by_field(diff_json(toml, ds))
+    dtype = changes["precision.param_dtype"]
+    assert (dtype["kind"], dtype["from"], dtype["to"]) == ("changed", "bf16", "fp32")
+    assert dtype["from_default"].startswith("default of torchtitan ") and dtype["to_default"].startswith("default of deepspeed ")
+    assert "sharding.stage" not in changes and "batch.micro" not in changes  # both say it: kept
+    # two files of one format compare as written: nothing is filled in
+    assert not any("from_default" in c or "to_default" in c for c in diff_json(ds, ds)["changes"])
+    text = run_cli("diff", str(toml), str(ds)).stdout
+    assert "bf16 (default) → fp32 (default)" in text

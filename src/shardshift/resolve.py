@@ -34,8 +34,14 @@ DEFAULT_MARK = "default of "
 
 
 def default_location(path: str, framework: str, version: tuple[int, ...] | None) -> Location:
-    """The provenance of a value the framework chose: line 0 (no place in the file)."""
-    release = ".".join(map(str, version)) if version else "(newest known release)"
+    """The provenance of a value the framework chose: line 0 (no place in the file). No release
+    found: the newest shardshift knows, whose defaults the tables hold."""
+    if not version:
+        from shardshift.context.releases import known_releases
+
+        releases = known_releases(framework)
+        version = releases[-1] if releases else None
+    release = ".".join(map(str, version)) if version else "(newest release)"
     return Location(path, 0, 0, f"{DEFAULT_MARK}{framework} {release}")
 
 

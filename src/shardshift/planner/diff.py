@@ -10,7 +10,9 @@ traffic appear only when a model and a machine are given (the options of `plan`)
 
 JSON (a contract: keys only grow):
     {"from": {"files", "formats"}, "to": {"files", "formats"},
-     "changes": [{"field", "label", "kind": "changed" | "added" | "dropped", "from", "to"}],
+     "changes": [{"field", "label", "kind": "changed" | "added" | "dropped", "from", "to",
+                  "from_default"?, "to_default"?}],   # "default of torchtitan 0.2.2": a framework's default
+                                                       # (across formats, each side's defaults are filled in)
      "kept": [{"field", "label", "value"}],          # the headline settings that stay the same
      "passthrough": {"compared": bool, "changes": [...], "only_in_from": n, "only_in_to": n},
      "memory": {"from_per_gpu_bytes", "to_per_gpu_bytes", "change"} | null,
@@ -180,8 +182,14 @@ def _estimates(first, second, estimates) -> tuple[dict | None, dict | None, list
 def compare(first, second, estimates=None) -> dict[str, Any]:
     """The differences between two setups (`shardshift.setup.Setup`); `estimates`: a (model,
     machine) pair per setup, or None for no memory and traffic."""
-    a, b = _leaves(first.plan), _leaves(second.plan)
+    plan_a, plan_b = _meaning(first, second)
+    a, b = _leaves(plan_a), _leaves(plan_b)
     changes = _changes(a, b)
+    for change in changes:  # a value neither file writes: the default of the framework that runs it
+        for side, plan in (("from", plan_a), ("to", plan_b)):
+            label_of = _default_label(plan, change["field"])
+            if label_of is not None:
+                change[f"{side}_default"] = label_of
     changed = {c["field"] for c in changes}
     kept = [{"field": d, "label": label(d), "value": a[d]} for d in HEADLINE if d in a and d not in changed]
     passthrough = _passthrough(first.plan, second.plan)
@@ -191,6 +199,25 @@ def compare(first, second, estimates=None) -> dict[str, Any]:
               "assumptions": notes}
     result["summary"] = summary(result)
     return result
+
+
+def _meaning(first, second):
+    """The two Plans to compare: as written for two setups of the same format; across formats each
+    resolved with the defaults of the framework that runs it (shardshift.resolve), so that a field
+    one format leaves to its default (torchtitan's bf16) is compared with the value the other states."""
+    formats = {first.documents[0].format, second.documents[0].format}
+    if len(formats) == 1:
+        return first.plan, second.plan
+    from shardshift.resolve import resolve_document
+
+    return (resolve_document(first.documents[0], first.plan), resolve_document(second.documents[0], second.plan))
+
+
+def _default_label(plan, dotted: str) -> str | None:
+    from shardshift.resolve import is_default
+
+    where = plan.provenance.get(dotted)
+    return where.pointer if is_default(where) else None
 
 
 def summary(result: dict[str, Any]) -> str:
@@ -229,7 +256,9 @@ def render_text(result: dict[str, Any]) -> str:
         lines.append("")
         width = max(len(c["label"]) for c in result["changes"]) + 2
         for change in result["changes"]:
-            lines.append(f"  {change['label']:<{width}}{shown(change['from']):>14} → {shown(change['to'])}")
+            before = shown(change['from']) + (" (default)" if "from_default" in change else "")
+            after = shown(change['to']) + (" (default)" if "to_default" in change else "")
+            lines.append(f"  {change['label']:<{width}}{before:>14} → {after}")
     if result["kept"]:
         lines.append("")
         lines.append("  unchanged: " + ", ".join(f"{k['label']} {shown(k['value'])}" for k in result["kept"]))
