@@ -436,8 +436,8 @@ def _report(document: Document, out: _Out) -> list[MappingEntry]:
     plan = document.plan
     by_pointer: dict[str, str] = {}
     for dotted, where in plan.provenance.items():
-        if where is not None and where.pointer and not is_default(where):
-            by_pointer.setdefault(where.pointer, dotted)
+        if where is not None and not is_default(where):  # code (FSDP2) records no pointer: the field's own
+            by_pointer.setdefault(where.pointer or field_pointer(dotted), dotted)
     entries = []
     seen: set[str] = set()
     for pointer, line, column in document.settings():
@@ -451,7 +451,7 @@ def _report(document: Document, out: _Out) -> list[MappingEntry]:
     for dotted, where in plan.provenance.items():  # settings a file's settings() does not list (flags, code)
         if where is None or is_default(where) or where.file != document.path or plan.get(dotted) is None:
             continue
-        source = where.pointer or dotted
+        source = where.pointer or field_pointer(dotted)
         if source in seen or any(other.startswith(source + "/") for other in seen):
             continue
         seen.add(source)
@@ -463,6 +463,11 @@ def _report(document: Document, out: _Out) -> list[MappingEntry]:
             entries.append(MappingEntry(dotted, 1, 1, status, target, f"not set in {os.path.basename(document.path)}: "
                                         f"{plan.get(dotted)!r} is the {where.pointer}; {reason}"))
     return entries
+
+
+def field_pointer(dotted: str) -> str:
+    """The pointer of a Plan field in the Plan's own data (`batch.global_` -> /batch/global)."""
+    return "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
 
 
 def _fact(out: _Out, dotted: str) -> tuple[str, str | None, str] | None:
