@@ -5,11 +5,18 @@
   quoting stay, and an unchanged Plan gives the same text.
 - Any other Plan (above all a ds_config) becomes an Accelerate FSDP2 config,
   `distributed_type: FSDP` with `fsdp_version: 2`: ZeRO-3 -> `fsdp_reshard_after_forward: true`,
-  ZeRO-2 (and 0/1) -> false, CPU offload -> `fsdp_offload_params: true`, bf16/fp16 ->
-  `mixed_precision`. The report reuses the DeepSpeed -> FSDP2 rows (formats/fsdp2/mapping.py)
-  where Accelerate's FSDP2 plugin does what the module does; what an Accelerate config cannot
-  hold (the optimizer, the scheduler, batch sizes, gradient accumulation and clipping, which
-  belong to the training script or the Trainer) is `dropped` with where to put it instead.
+  ZeRO-2 (and 0/1) -> false, CPU offload -> `fsdp_offload_params: true`, the dtype ->
+  `mixed_precision` (bf16 / fp16 / fp8, fp32 -> "no"), the world -> `num_processes`, tensor /
+  context / replicate degrees -> a `parallelism_config` that multiplies to the world. The Plan is a
+  resolved one (shardshift.resolve): the values are its fields whatever the source format, a
+  default of the source framework included. `num_processes`, which `accelerate launch` requires
+  ("You need to manually pass in `--num_processes` using this config yaml" when the config has
+  none), is the placeholder `FILL_IN` with a comment and an `unknown` entry when the Plan has no
+  world. The report of a ds_config reuses the DeepSpeed -> FSDP2 rows (formats/fsdp2/mapping.py)
+  where Accelerate's FSDP2 plugin does what the module does; for any source, what an Accelerate
+  config cannot hold (the optimizer, the scheduler, batch sizes, gradient accumulation and
+  clipping, which belong to the training script or the Trainer; pipeline and expert degrees) is
+  `dropped` with where to put it instead.
 - `to_fsdp2` is `accelerate to-fsdp2` (commands/to_fsdp2.py, Accelerate 1.15) on the text, with
   comments kept, plus what the command gets wrong: HYBRID_* keeps its replicate dimension as a
   `parallelism_config`, LOCAL_STATE_DICT becomes SHARDED_STATE_DICT, integer strategies and
