@@ -308,3 +308,16 @@ def test_no_blanket_entries_for_any_source():
                 migration = api.convert(str(path), target)
                 blanket = [e for e in migration.entries if "key table" in e.reason or "carried through" in e.reason]
                 assert blanket == [], (path.name, blanket[:1])
+
+
+def test_a_deepspeed_plugin_config_without_num_processes_gets_the_placeholder():
+    from shardshift.formats.accelerate import fsdp2_target
+    from shardshift.resolve import PLACEHOLDER
+
+    text = ("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+            "mixed_precision: bf16\nnum_machines: 1\n")
+    conversion = fsdp2_target.convert(accelerate.read(text, "ds.yaml"))
+    data = yaml.safe_load(conversion.text)
+    assert data["distributed_type"] == "FSDP" and data["num_processes"] == PLACEHOLDER
+    assert data["fsdp_config"]["fsdp_reshard_after_forward"] is True and data["mixed_precision"] == "bf16"
+    assert [e.target for e in conversion.entries if e.status == "unknown"] == ["num_processes"]

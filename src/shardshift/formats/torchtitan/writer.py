@@ -172,7 +172,8 @@ def _precision(plan, add, dropped, rest) -> None:
             "MixedPrecisionPolicy (autocast without FSDP; off with tensor or pipeline parallelism and no FSDP)"
             if param == "bf16" else "")
     elif param is not None:
-        dropped["precision.param_dtype"] = f"torchtitan's mixed precision is bfloat16 or float32, not {param}"
+        dropped["precision.param_dtype"] = (f"torchtitan's mixed precision is bfloat16 or float32, not {param}: "
+                                            "its default, bfloat16 under FSDP, applies")
     reduce = known(pr.reduce_dtype)
     if reduce == "fp32":
         add("training.mixed_precision_reduce", "float32", "precision.reduce_dtype")
@@ -487,7 +488,9 @@ def convert(document: Document) -> Conversion:
         fields = [dotted for dotted, where in plan.provenance.items()
                   if where.file == document.path and not is_default(where)
                   and (where.pointer or field_pointer(dotted)) == pointer]
-        entries.append(_entry(pointer, line, column, fields, by_field, dropped, plan, document.format))
+        entry = _entry(pointer, line, column, fields, by_field, dropped, plan, document.format)
+        if entry is not None:
+            entries.append(entry)
     for dotted, where in plan.provenance.items():
         if where is None or where.file != document.path or plan.get(dotted) is None:
             continue
@@ -524,7 +527,7 @@ def _prefixes(dotted: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
-def _entry(pointer, line, column, fields, by_field, dropped, plan, source) -> MappingEntry:
+def _entry(pointer, line, column, fields, by_field, dropped, plan, source) -> MappingEntry | None:
     for dotted in fields:
         for prefix in _prefixes(dotted):
             if prefix in by_field:
@@ -557,8 +560,9 @@ def _entry(pointer, line, column, fields, by_field, dropped, plan, source) -> Ma
         if row is not None and row.reason:
             return MappingEntry(pointer, line, column, "dropped", None, f"torchtitan has no setting for it (under "
                                 f"FSDP2: {row.reason})")
-    return MappingEntry(pointer, line, column, "dropped", None, "a setting of the source's own framework with no "
-                        "neutral meaning: no torchtitan setting carries it")
+        return MappingEntry(pointer, line, column, "dropped", None, "a DeepSpeed engine setting: no torchtitan "
+                            "setting carries it")
+    return None  # a setting with no Plan field and nothing to explain: the measured report accounts for it
 
 
 # --- in-place editing of a torchtitan source -----------------------------------------------------------------
