@@ -370,8 +370,7 @@ def _parallel(plan, out: _Out) -> None:
     par = plan.parallelism
     for dotted, key in (("parallelism.tensor", "tensor_parallel_size"), ("parallelism.context", "context_parallel_size"),
                         ("parallelism.data_parallel_shard", "dp_shard_size"),
-                        ("parallelism.data_parallel_replicate", "dp_replicate_size"),
-                        ("parallelism.expert", "expert_parallel_size")):
+                        ("parallelism.data_parallel_replicate", "dp_replicate_size")):
         value = plan.get(dotted)
         if value is None or value == 1:
             if value == 1:
@@ -385,6 +384,10 @@ def _parallel(plan, out: _Out) -> None:
                 "Accelerate's ParallelismConfig through Axolotl (PARALLELISM_CONFIG_*); the algorithm differs from "
                 "the source's (ring attention for context parallelism, DTensor TP)" if dotted in
                 ("parallelism.tensor", "parallelism.context") else "the same mesh dimension")
+    if _positive(par.expert) and par.expert > 1:
+        out.say("parallelism.expert", X, None, "not written: Axolotl's expert_parallel_size needs its expert-parallel "
+                "integration with FSDP2, FULL_STATE_DICT checkpoints and no tensor parallelism (axolotl 0.21 "
+                "validate_expert_parallel_topology), a different MoE implementation from the source's")
     if par.pipeline not in (None, 1):
         out.say("parallelism.pipeline", X, None, "Axolotl has no pipeline parallelism: on the same GPUs the pipeline "
                 "ranks become data-parallel ranks, so the global batch grows by the pipeline degree unless "
