@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from shardshift.formats import accelerate, deepspeed
 from shardshift.formats.accelerate import writer
 
-from conftest import FIXTURES, corpus_files, needs_corpus
+from conftest import CORPUS, FIXTURES, corpus_files, needs_corpus
 
 DS_FIXTURES = sorted((FIXTURES / "deepspeed").glob("*.json"))
 
@@ -56,6 +56,8 @@ def emitted_cases() -> dict[str, str]:
         out[f"from_ds__{path.stem}.yaml"] = writer.convert(document).text
     document = accelerate.read(FSDP1, "fsdp1.yaml")
     out["fsdp2__inline.yaml"] = writer.to_fsdp2(document).text
+    for name, plan in resolved_plans().items():
+        out[f"from_plan__{name}.yaml"] = writer.write(plan)
     out["setup__accelerate_clean.yaml"] = setup_to_fsdp2(SETUP / "accelerate_config.yaml").text
     return out
 
@@ -209,3 +211,113 @@ def test_generated_fsdp1_configs_round_trip_and_convert(values):
     assert (converted.sharding.stage, converted.offload.params.device, converted.activation_checkpointing.enabled,
             converted.precision.param_dtype) == (stage, plan.offload.params.device,
                                                  plan.activation_checkpointing.enabled, plan.precision.param_dtype)
+
+
+# --- writing the meaning of a resolved Plan (issue 21) ------------------------------------------------
+
+
+def _plan(values: dict, default: dict | None = None):
+    """A Plan as resolution leaves it: `values` set in a file, `default` filled as a framework's default."""
+    from shardshift.plan import Plan
+    from shardshift.resolve import default_location
+    from shardshift.source import Location
+
+    plan = Plan()
+    for line, (dotted, value) in enumerate(values.items(), 1):
+        assert plan.set(dotted, value, Location("src.toml", line, 1, f"/{dotted.replace('.', '/')}"))
+    for dotted, value in (default or {}).items():
+        assert plan.set(dotted, value, default_location("src.toml", "torchtitan", (0, 2, 2)))
+    return plan
+
+
+def resolved_plans() -> dict:
+    return {
+        "bf16_default_no_world": _plan({"parallelism.tensor": 1}, {"precision.param_dtype": "bf16",
+                                                                   "sharding.stage": 3}),
+        "tp2_cp2_world16": _plan({"world.world_size": 16, "parallelism.tensor": 2, "parallelism.context": 2,
+                                  "sharding.stage": 2}, {"precision.param_dtype": "bf16"}),
+        "fp32_hsdp": _plan({"world.nodes": 2, "world.gpus_per_node": 8, "parallelism.data_parallel_replicate": 2},
+                           {"precision.param_dtype": "fp32", "sharding.stage": 3}),
+    }
+
+
+def _read_back(text: str):
+    return accelerate.read(text, "a.yaml").plan
+
+
+def test_a_plan_without_a_world_gets_the_num_processes_placeholder_and_an_unknown_entry():
+    from shardshift.document import Document
+    from shardshift.resolve import PLACEHOLDER
+
+    plan = resolved_plans()["bf16_default_no_world"]
+    document = Document(path="src.toml", format="torchtitan", text="", data={}, plan=plan)
+    conversion = writer.convert(document)
+    assert f"num_processes: {PLACEHOLDER}  # shardshift: the total number of processes" in conversion.text
+    (entry,) = [e for e in conversion.entries if e.target == "num_processes"]
+    assert (entry.status, entry.source, entry.line) == ("unknown", "", 1)
+    assert entry.reason.startswith(f"placeholder {PLACEHOLDER}: fill in num_processes")
+    assert _read_back(conversion.text).world.world_size is None
+    filled = conversion.text.replace(f"num_processes: {PLACEHOLDER}", "num_processes: 4")
+    assert _read_back(filled).world.world_size == 4
+
+
+def test_a_defaulted_precision_is_written_explicitly_and_read_back():
+    back = _read_back(writer.write(resolved_plans()["bf16_default_no_world"]))
+    assert back.precision.param_dtype == "bf16"  # Accelerate's own default would be "no" (fp32)
+    back = _read_back(writer.write(resolved_plans()["fp32_hsdp"]))
+    assert back.precision.param_dtype == "fp32" and back.sharding.stage == 3
+
+
+def test_an_unknown_precision_is_not_guessed():
+    from shardshift.plan import Unknown
+
+    plan = _plan({"world.world_size": 2, "precision.param_dtype": Unknown("bf16: auto depends on the GPU")})
+    assert "mixed_precision" not in yaml.safe_load(writer.write(plan))
+
+
+def test_the_mesh_becomes_a_parallelism_config_that_multiplies_to_the_world():
+    back = _read_back(writer.write(resolved_plans()["tp2_cp2_world16"]))
+    assert (back.world.world_size, back.parallelism.tensor, back.parallelism.context,
+            back.parallelism.data_parallel_shard, back.sharding.stage) == (16, 2, 2, 4, 2)
+    back = _read_back(writer.write(resolved_plans()["fp32_hsdp"]))
+    assert (back.world.world_size, back.parallelism.data_parallel_replicate,
+            back.parallelism.data_parallel_shard) == (16, 2, 8)
+
+
+def test_without_a_world_no_mesh_is_invented_and_the_report_says_why():
+    from shardshift.document import Document
+
+    plan = _plan({"parallelism.tensor": 2, "parallelism.pipeline": 2, "optimizer.lr": 3e-4})
+    conversion = writer.convert(Document(path="src.toml", format="torchtitan", text="", data={}, plan=plan))
+    assert "parallelism_config" not in yaml.safe_load(conversion.text)
+    by_source = {e.source: e for e in conversion.entries}
+    assert by_source["/parallelism/tensor"].status == "dropped"
+    assert "num_processes" in by_source["/parallelism/tensor"].reason
+    assert "no pipeline parallelism" in by_source["/parallelism/pipeline"].reason
+    assert "builds the optimizer" in by_source["/optimizer/lr"].reason
+
+
+@needs_corpus
+def test_no_blanket_entries_for_any_source():
+    from shardshift import api
+
+    for folder, suffix in (("torchtitan", ".toml"), ("axolotl", ".yaml"), ("megatron-scripts", ".sh"),
+                           ("fsdp2", ".py")):
+        for path in sorted((CORPUS / folder).glob("*" + suffix))[:4]:
+            for target in ("accelerate", "accelerate-fsdp2"):
+                migration = api.convert(str(path), target)
+                blanket = [e for e in migration.entries if "key table" in e.reason or "carried through" in e.reason]
+                assert blanket == [], (path.name, blanket[:1])
+
+
+def test_a_deepspeed_plugin_config_without_num_processes_gets_the_placeholder():
+    from shardshift.formats.accelerate import fsdp2_target
+    from shardshift.resolve import PLACEHOLDER
+
+    text = ("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+            "mixed_precision: bf16\nnum_machines: 1\n")
+    conversion = fsdp2_target.convert(accelerate.read(text, "ds.yaml"))
+    data = yaml.safe_load(conversion.text)
+    assert data["distributed_type"] == "FSDP" and data["num_processes"] == PLACEHOLDER
+    assert data["fsdp_config"]["fsdp_reshard_after_forward"] is True and data["mixed_precision"] == "bf16"
+    assert [e.target for e in conversion.entries if e.status == "unknown"] == ["num_processes"]

@@ -4,6 +4,8 @@ setting."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from deepdiff import DeepDiff
 from hypothesis import given, settings
@@ -97,9 +99,18 @@ def test_offload_is_approximate_with_why():
 
 
 def test_fp32_ds_config_pins_bf16_off():
+    """DeepSpeed trains fp32 without an fp16/bf16 block: the resolved Plan says so (a default), and
+    Axolotl, whose own default bf16: auto would train bf16, gets bf16: false written."""
+    from shardshift.resolve import default_location
+
     path = FIXTURES / "deepspeed" / "zero1_fp32_sgd.json"
-    conversion = writer.convert(deepspeed.read(path.read_text(), str(path)))
-    assert axolotl.read(conversion.text, "x.yaml").data["bf16"] is False
+    document = deepspeed.read(path.read_text(), str(path))
+    document.plan.set("precision.param_dtype", "fp32", default_location(str(path), "deepspeed", (0, 19, 8)))
+    conversion = writer.convert(document)
+    back = axolotl.read(conversion.text, "x.yaml")
+    assert back.data["bf16"] is False and back.plan.precision.param_dtype == "fp32"
+    (entry,) = [e for e in conversion.entries if e.source == "precision.param_dtype"]
+    assert entry.target == "bf16" and "default of deepspeed 0.19.8" in entry.reason
 
 
 def test_write_from_a_plan():
@@ -131,3 +142,95 @@ def test_converted_config_says_how_to_launch_it():
     text = writer.convert(deepspeed.read(path.read_text(), str(path))).text
     assert text.startswith("# Axolotl config written by shardshift from zero2_bf16_adamw.json (deepspeed).\n")
     assert "axolotl train" in text.splitlines()[1]
+
+
+# --- writing the meaning of a resolved Plan (issue 21) ------------------------------------------------
+
+
+def _plan(values: dict, default: dict | None = None, fmt: str = "megatron"):
+    """A Plan as resolution leaves it: `values` set at a flag of a file, `default` filled as a framework's default."""
+    from shardshift.plan import Plan
+    from shardshift.resolve import default_location
+    from shardshift.source import Location
+
+    plan = Plan()
+    for line, (dotted, value) in enumerate(values.items(), 1):
+        assert plan.set(dotted, value, Location("train.sh", line, 1, "--" + dotted.rsplit(".", 1)[-1]))
+    for dotted, value in (default or {}).items():
+        assert plan.set(dotted, value, default_location("train.sh", fmt, None))
+    return plan
+
+
+def _convert(plan, fmt: str = "megatron"):
+    from shardshift.document import Document
+
+    return writer.convert(Document(path="train.sh", format=fmt, text="", data=None, plan=plan))
+
+
+def test_accumulation_comes_from_the_resolved_batch_triple():
+    # Megatron: global 128, micro 1 on 8 GPUs with TP 2 x PP 2: 2 data-parallel ranks, 64 micro-batches a step
+    plan = _plan({"world.world_size": 8, "parallelism.tensor": 2, "parallelism.pipeline": 2, "batch.global_": 128,
+                  "batch.micro": 1, "optimizer.lr": 3e-4})
+    conversion = _convert(plan)
+    back = axolotl.read(conversion.text, "a.yaml").plan
+    assert (back.batch.micro, back.batch.accumulation) == (1, 64)
+    pipeline = next(e for e in conversion.entries if e.source == "--pipeline")
+    assert pipeline.status == "dropped" and "global batch grows" in pipeline.reason
+
+
+def test_accumulation_without_the_world_is_unknown_not_guessed():
+    conversion = _convert(_plan({"batch.global_": 128, "batch.micro": 2, "optimizer.lr": 1e-4}))
+    assert "gradient_accumulation_steps" not in axolotl.read(conversion.text, "a.yaml").data
+    entry = next(e for e in conversion.entries if e.source == "--global_")
+    assert entry.status == "unknown" and "128 / (micro batch 2 x the data-parallel ranks)" in entry.reason
+
+
+def test_a_defaulted_bf16_is_written_and_reads_back():
+    conversion = _convert(_plan({"optimizer.lr": 1e-4}, {"precision.param_dtype": "bf16"}, "torchtitan"), "torchtitan")
+    back = axolotl.read(conversion.text, "a.yaml")
+    assert back.data["bf16"] is True and back.plan.precision.param_dtype == "bf16"
+
+
+def test_required_settings_the_plan_cannot_supply_are_placeholders():
+    from shardshift.resolve import PLACEHOLDER
+
+    conversion = _convert(_plan({"batch.micro": 4}))
+    text = conversion.text
+    lines = {line.split(":")[0].strip("- "): line for line in text.splitlines()}
+    for key, comment in (("base_model", "the model to train"), ("learning_rate", "the peak learning rate"),
+                         ("path", "your dataset")):
+        assert re.fullmatch(rf"-? ?{key}: {PLACEHOLDER} +# shardshift: {comment}.*", lines[key]), lines[key]
+    placeholders = {e.target: e for e in conversion.entries if e.reason.startswith(f"placeholder {PLACEHOLDER}")}
+    assert set(placeholders) == {"base_model", "datasets", "learning_rate"}
+    assert all(e.status == "unknown" for e in placeholders.values())
+    assert axolotl.read(text, "a.yaml").plan.optimizer is None  # no learning rate invented
+
+
+def test_the_source_lr_and_schedule_are_written():
+    plan = _plan({"optimizer.lr": 3e-4, "scheduler.name": "linear", "scheduler.warmup_steps": 100,
+                  "batch.micro": 2})
+    conversion = _convert(plan)
+    back = axolotl.read(conversion.text, "a.yaml").plan
+    assert (back.optimizer.lr, back.scheduler.name, back.scheduler.warmup_steps) == (3e-4, "linear", 100)
+    assert "learning_rate" not in {e.target for e in conversion.entries if e.status == "unknown"}
+
+
+def test_an_auto_micro_batch_is_not_written():
+    conversion = _convert(_plan({"batch.micro": "auto", "optimizer.lr": 1e-4}))
+    assert "micro_batch_size" not in axolotl.read(conversion.text, "a.yaml").data
+    assert next(e for e in conversion.entries if e.source == "--micro").status == "unknown"
+
+
+@needs_corpus
+def test_no_blanket_entries_for_any_source():
+    from shardshift import api
+
+    from conftest import CORPUS
+
+    for folder, suffix in (("torchtitan", ".toml"), ("accelerate", ".yaml"), ("megatron-scripts", ".sh"),
+                           ("fsdp2", ".py")):
+        for path in sorted((CORPUS / folder).glob("*" + suffix))[:4]:
+            migration = api.convert(str(path), "axolotl")
+            blanket = [e for e in migration.entries if "mapping for it" in e.reason or "carried in the Plan" in
+                       e.reason or "key table" in e.reason]
+            assert blanket == [], (path.name, blanket[:1])

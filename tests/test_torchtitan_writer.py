@@ -182,3 +182,64 @@ def test_corpus_edits_change_only_the_edited_values():
         for section in before:
             if section not in ("parallelism", "optimizer", "training"):
                 assert after[section] == before[section], (path, section)
+
+
+# --- writing the meaning of a resolved Plan (issue 21) ------------------------------------------------
+
+
+def _resolved(values: dict, default: dict | None = None, framework: str = "deepspeed") -> Plan:
+    from shardshift.resolve import default_location
+    from shardshift.source import Location
+
+    plan = Plan()
+    for line, (dotted, value) in enumerate(values.items(), 1):
+        assert plan.set(dotted, value, Location("src.json", line, 1, "/" + dotted.replace(".", "/")))
+    for dotted, value in (default or {}).items():
+        assert plan.set(dotted, value, default_location("src.json", framework, None))
+    return plan
+
+
+def _convert(plan: Plan, fmt: str = "deepspeed"):
+    from shardshift.document import Document
+
+    return convert(Document(path="src.json", format=fmt, text="", data={}, plan=plan))
+
+
+def test_an_fp32_default_is_written_since_torchtitan_trains_bf16_under_fsdp():
+    conversion = _convert(_resolved({"batch.micro": 2}, {"precision.param_dtype": "fp32", "sharding.stage": 0}))
+    data = tomllib.loads(conversion.text)
+    assert data["training"]["mixed_precision_param"] == "float32"
+    assert data["parallelism"]["data_parallel_shard_degree"] == 1  # ZeRO-0: no sharding
+    back = read(conversion.text, "out.toml").plan
+    assert back.precision.param_dtype == "fp32"
+    entry = next(e for e in conversion.entries if e.source == "precision.param_dtype")
+    assert entry.target == "training.mixed_precision_param" and "default of deepspeed" in entry.reason
+
+
+def test_hugging_face_adamw_names_are_torchtitans_adamw_with_the_lr():
+    conversion = _convert(_resolved({"optimizer.name": "adamw_torch_fused", "optimizer.lr": 2e-5}), "axolotl")
+    back = read(conversion.text, "out.toml").plan
+    assert (back.optimizer.name, back.optimizer.lr) == ("AdamW", 2e-5)
+    assert next(e for e in conversion.entries if e.source == "/optimizer/name").status == "approximate"
+
+
+def test_deepspeed_decay_schedules_keep_their_shape():
+    plan = _resolved({"scheduler.name": "WarmupCosineLR", "scheduler.warmup_steps": 10, "optimizer.name": "AdamW",
+                      "optimizer.lr": 1e-4})
+    data = tomllib.loads(_convert(plan).text)
+    assert data["lr_scheduler"]["decay_type"] == "cosine" and data["lr_scheduler"]["warmup_steps"] == 10
+
+
+def test_code_sources_are_reported_by_their_fields_not_as_uncarried():
+    from shardshift.formats import fsdp2
+
+    text = ("import torch\nfrom torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy\n"
+            "def build(model):\n"
+            "    fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16), "
+            "reshard_after_forward=False)\n")
+    document = fsdp2.read(text, "train.py")
+    conversion = convert(document)
+    assert not [e for e in conversion.entries if "no neutral meaning" in e.reason or "not carried" in e.reason]
+    entry = next(e for e in conversion.entries if e.source == "/precision/param_dtype")
+    assert entry.target == "training.mixed_precision_param" and entry.status == "approximate"
+    assert tomllib.loads(conversion.text)["training"]["mixed_precision_param"] == "bfloat16"

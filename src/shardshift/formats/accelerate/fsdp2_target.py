@@ -37,7 +37,7 @@ def convert(document: Document) -> Conversion:
 def _from_deepspeed_plugin(document: Document) -> Conversion:
     from shardshift.document import Conversion, MappingEntry
     from shardshift.formats import yaml_write
-    from shardshift.formats.accelerate.writer import deepspeed_fsdp2_config
+    from shardshift.formats.accelerate.writer import deepspeed_fsdp2_config, placeholders
 
     config, _ = deepspeed_fsdp2_config(document.plan, document.path)
     edit = yaml_write.load(document.text)
@@ -62,4 +62,5 @@ def _from_deepspeed_plugin(document: Document) -> Conversion:
                                         "rewritten for FSDP2 from the setup's merged settings"))
         else:
             entries.append(MappingEntry(pointer, line, column, "exact", pointer, "kept as written"))
+    entries += placeholders(edit)  # a num_processes the file and its ds_config do not say
     return Conversion(edit.dump(), entries)

@@ -5,11 +5,18 @@
   quoting stay, and an unchanged Plan gives the same text.
 - Any other Plan (above all a ds_config) becomes an Accelerate FSDP2 config,
   `distributed_type: FSDP` with `fsdp_version: 2`: ZeRO-3 -> `fsdp_reshard_after_forward: true`,
-  ZeRO-2 (and 0/1) -> false, CPU offload -> `fsdp_offload_params: true`, bf16/fp16 ->
-  `mixed_precision`. The report reuses the DeepSpeed -> FSDP2 rows (formats/fsdp2/mapping.py)
-  where Accelerate's FSDP2 plugin does what the module does; what an Accelerate config cannot
-  hold (the optimizer, the scheduler, batch sizes, gradient accumulation and clipping, which
-  belong to the training script or the Trainer) is `dropped` with where to put it instead.
+  ZeRO-2 (and 0/1) -> false, CPU offload -> `fsdp_offload_params: true`, the dtype ->
+  `mixed_precision` (bf16 / fp16 / fp8, fp32 -> "no"), the world -> `num_processes`, tensor /
+  context / replicate degrees -> a `parallelism_config` that multiplies to the world. The Plan is a
+  resolved one (shardshift.resolve): the values are its fields whatever the source format, a
+  default of the source framework included. `num_processes`, which `accelerate launch` requires
+  ("You need to manually pass in `--num_processes` using this config yaml" when the config has
+  none), is the placeholder `FILL_IN` with a comment and an `unknown` entry when the Plan has no
+  world. The report of a ds_config reuses the DeepSpeed -> FSDP2 rows (formats/fsdp2/mapping.py)
+  where Accelerate's FSDP2 plugin does what the module does; for any source, what an Accelerate
+  config cannot hold (the optimizer, the scheduler, batch sizes, gradient accumulation and
+  clipping, which belong to the training script or the Trainer; pipeline and expert degrees) is
+  `dropped` with where to put it instead.
 - `to_fsdp2` is `accelerate to-fsdp2` (commands/to_fsdp2.py, Accelerate 1.15) on the text, with
   comments kept, plus what the command gets wrong: HYBRID_* keeps its replicate dimension as a
   `parallelism_config`, LOCAL_STATE_DICT becomes SHARDED_STATE_DICT, integer strategies and
@@ -33,6 +40,7 @@ from shardshift.formats.accelerate.keys import (
     fsdp_name,
     truthy,
 )
+from shardshift.resolve import PLACEHOLDER, is_default, placeholder_reason
 from shardshift.source import MISSING
 
 FORMAT = "accelerate"
@@ -50,8 +58,52 @@ def _known(value: Any) -> Any:
     return None if isinstance(value, Unknown) or value == "auto" else value
 
 
+def world_size(plan) -> int | None:
+    """The total number of processes the Plan says: its world size, else nodes x GPUs per node."""
+    world = _known(plan.world.world_size)
+    if isinstance(world, int) and world > 0:
+        return world
+    nodes, per_node = _known(plan.world.nodes), _known(plan.world.gpus_per_node)
+    if isinstance(nodes, int) and isinstance(per_node, int) and nodes > 0 and per_node > 0:
+        return nodes * per_node
+    return None
+
+
+def _degree(plan, dotted: str) -> int | None:
+    value = _known(plan.get(dotted))
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def parallelism_config(plan, world: int | None) -> dict[str, int] | None:
+    """Accelerate's ParallelismConfig for the Plan's mesh, or None when it is plain FSDP over every
+    process or cannot be stated. Accelerate 1.15 (parallelism_config.py) refuses a config whose sizes
+    do not multiply to num_processes, one with nothing for FSDP to shard across (dp_shard and cp both
+    1), and TP/CP over pure replication; so the shard size is what the world leaves, and nothing is
+    written without the world."""
+    if world is None:
+        return None
+    tp, cp = _degree(plan, "parallelism.tensor") or 1, _degree(plan, "parallelism.context") or 1
+    replicate = _degree(plan, "parallelism.data_parallel_replicate") or 1
+    size = _known(plan.sharding.hybrid_shard_size)
+    if _known(plan.sharding.hybrid) and isinstance(size, int) and size > 0 and world % size == 0 and replicate == 1 \
+            and tp == cp == 1:
+        replicate = world // size
+    if replicate == tp == cp == 1 or world % (replicate * tp * cp):
+        return None
+    shard = world // (replicate * tp * cp)
+    if shard == 1 and cp == 1:
+        return None
+    out = {"parallelism_config_dp_replicate_size": replicate, "parallelism_config_dp_shard_size": shard}
+    if tp > 1:
+        out["parallelism_config_tp_size"] = tp
+    if cp > 1:
+        out["parallelism_config_cp_size"] = cp
+    return out
+
+
 def fsdp2_settings(plan) -> dict[str, Any]:
-    """The top-level keys and `fsdp_config` of the FSDP2 config that expresses `plan`."""
+    """The top-level keys and `fsdp_config` of the FSDP2 config that expresses `plan` (a resolved
+    Plan: every value is the Plan's; `num_processes` is the placeholder when the Plan has no world)."""
     stage = _known(plan.sharding.stage)
     raf = _known(plan.sharding.reshard_after_forward)
     reshard = (stage == 3) if isinstance(stage, int) else (raf is not None and raf is not False) if raf is not None \
@@ -70,25 +122,47 @@ def fsdp2_settings(plan) -> dict[str, Any]:
         "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
         "fsdp_cpu_ram_efficient_loading": True,
         "fsdp_state_dict_type": "SHARDED_STATE_DICT",
-        "fsdp_activation_checkpointing": bool(ac is not None and ac.enabled is not False),
+        "fsdp_activation_checkpointing": bool(ac is not None and ac.enabled is True),
     }
     nodes = _known(plan.world.nodes)
-    world = _known(plan.world.world_size)
+    world = world_size(plan)
     out["machine_rank"] = 0
     out["main_training_function"] = "main"
-    out["mixed_precision"] = MIXED.get(dtype, "no")
+    if dtype in MIXED:  # absent, Accelerate trains without mixed precision ("no"), as an unknown dtype may not
+        out["mixed_precision"] = MIXED[dtype]
     out["num_machines"] = nodes if isinstance(nodes, int) and nodes > 0 else 1
-    if isinstance(world, int) and world > 0:
-        out["num_processes"] = world
-    hybrid = _known(plan.sharding.hybrid)
-    size = _known(plan.sharding.hybrid_shard_size)
-    if hybrid and isinstance(world, int) and isinstance(size, int) and size > 0 and world % size == 0:
-        out["parallelism_config"] = {"parallelism_config_dp_replicate_size": world // size,
-                                     "parallelism_config_dp_shard_size": size}
+    out["num_processes"] = world if world is not None else PLACEHOLDER
+    mesh = parallelism_config(plan, world)
+    if mesh is not None:
+        out["parallelism_config"] = mesh
     out["rdzv_backend"] = "static"
     out["same_network"] = True
     out["use_cpu"] = False
     return out
+
+
+NUM_PROCESSES_COMMENT = ("shardshift: the total number of processes (GPUs) over all machines; accelerate launch "
+                         "stops without it")
+NUM_PROCESSES_ENTRY = placeholder_reason("num_processes: the total number of processes (GPUs) over all machines. "
+                                         "The source does not say how many run, and without it accelerate launch "
+                                         "stops (\"You need to manually pass in `--num_processes` using this config "
+                                         "yaml\"); or pass --num_processes to accelerate launch")
+
+
+def placeholders(edit: yaml_write.Edit) -> list[MappingEntry]:
+    """Mark the placeholders of a written config with their comment; their report entries."""
+    entries = []
+    if edit.get("/num_processes") == PLACEHOLDER:
+        edit.comment("/num_processes", NUM_PROCESSES_COMMENT)
+        entries.append(MappingEntry("", 1, 1, U, "num_processes", NUM_PROCESSES_ENTRY))
+    return entries
+
+
+def dump(config: dict) -> tuple[str, list[MappingEntry]]:
+    """A new config's text, its placeholders commented, and their report entries."""
+    edit = yaml_write.new(config)
+    entries = placeholders(edit)
+    return edit.dump(), entries
 
 
 def write(plan) -> str:
@@ -96,7 +170,7 @@ def write(plan) -> str:
     passthrough plus the lifted fields), else the FSDP2 config."""
     if FORMAT in plan.passthrough:
         return _rebuild(plan).dump()
-    return yaml_write.new(fsdp2_settings(plan)).dump()
+    return dump(fsdp2_settings(plan))[0]
 
 
 def _rebuild(plan) -> yaml_write.Edit:
@@ -183,13 +257,57 @@ def convert(document: Document) -> Conversion:
     elif document.format == "deepspeed":
         conversion = _from_deepspeed(document, plan)
     else:
-        text = write(plan)
-        entries = [MappingEntry(pointer, line, column, A, None, f"carried through the neutral Plan: shardshift has "
-                                f"no {document.format} -> Accelerate key table; check the config")
-                   for pointer, line, column in document.settings()]
-        conversion = Conversion(text, entries)
+        text, entries = dump(fsdp2_settings(plan))
+        conversion = Conversion(text, explanations(document, plan) + entries)
     conversion.mark_unknowns(plan)
     return conversion
+
+
+# Plan field (or section) -> why an Accelerate config has no place for it, and where it goes instead
+PLACES = {
+    "batch.global_": "the global batch is the per-device batch x gradient accumulation x num_processes of "
+                     + "{trainer}",
+    "batch.micro": "set the per-device batch size in your DataLoader or {trainer}",
+    "batch.accumulation": "Accelerate reads gradient accumulation only from Accelerator(gradient_accumulation_steps="
+                          "...) or {trainer} (a config file holds it only for the DeepSpeed plugin)",
+    "batch.sequence_length": "the sequence length is your data pipeline's",
+    "gradient_clipping": "call accelerator.clip_grad_norm_(model.parameters(), max_norm) in your loop (max_grad_norm "
+                         "in the Trainer)",
+    "optimizer": "your script or the Trainer builds the optimizer",
+    "scheduler": "your script or the Trainer builds the learning-rate scheduler",
+    "parallelism.pipeline": "Accelerate's FSDP2 plugin has no pipeline parallelism",
+    "parallelism.virtual_pipeline": "Accelerate's FSDP2 plugin has no pipeline parallelism",
+    "parallelism.expert": "Accelerate's parallelism_config has no expert-parallel size",
+    "model": "the model's shape is the model's own (your script loads it)",
+    "communication": "Accelerate's FSDP2 plugin has no communication tuning in its config",
+}
+MESH = ("parallelism.tensor", "parallelism.context", "parallelism.data_parallel_replicate",
+        "parallelism.data_parallel_shard")
+
+
+def explanations(document: Document, plan) -> list[MappingEntry]:
+    """What the written config cannot hold, and why, for each setting of `document` that set it
+    (found by the Plan's provenance; a framework's default has no setting). Fields the config holds
+    are measured by the caller against the output read back; these entries explain the rest."""
+    written = fsdp2_settings(plan)
+    reasons: dict[tuple, tuple[str, str]] = {}
+    for dotted, where in plan.provenance.items():
+        if where is None or is_default(where) or where.file != document.path or plan.get(dotted) is None:
+            continue
+        reason = next((text for prefix, text in PLACES.items() if dotted == prefix or dotted.startswith(prefix + ".")),
+                      None)
+        if reason is None and dotted in MESH and "parallelism_config" not in written and \
+                (_degree(plan, dotted) or 1) > 1:
+            reason = ("Accelerate's parallelism_config must multiply to num_processes, which the source does not say"
+                      if written["num_processes"] == PLACEHOLDER else
+                      "these degrees do not make a mesh Accelerate accepts over num_processes (FSDP2 needs a shard "
+                      "or context dimension; tensor or context parallelism cannot sit on pure replication)")
+        if reason is None:
+            continue
+        key = (where.pointer or dotted, where.line, where.column)
+        reasons.setdefault(key, (dotted, NOT_HELD + reason.format(trainer=TRAINER)))
+    return [MappingEntry(source, line, column, X, None, reason)
+            for (source, line, column), (_, reason) in sorted(reasons.items(), key=lambda item: item[0][1:])]
 
 
 # DeepSpeed pointer (or prefix) -> (status, Accelerate target, reason), for what differs from the
@@ -235,7 +353,7 @@ def deepspeed_fsdp2_config(plan, source_name: str) -> tuple[dict, Any]:
     Accelerate's config can hold them, and those settings (formats/fsdp2/writer.py)."""
     from shardshift.formats.fsdp2.writer import settings_from_plan
 
-    settings = settings_from_plan(plan, deepspeed=True, source_name=source_name)
+    settings = settings_from_plan(plan, source_name=source_name)
     config = fsdp2_settings(plan)
     config["fsdp_config"]["fsdp_reshard_after_forward"] = bool(settings.stage == 3)
     config["fsdp_config"]["fsdp_offload_params"] = bool(settings.cpu_offload)
@@ -287,10 +405,8 @@ def _from_deepspeed(document: Document, plan) -> Conversion:
         else:
             status, target, reason = X, None, NOT_HELD + entry.reason
         entries.append(MappingEntry(entry.source, entry.line, entry.column, status, target, reason))
-    if "num_processes" not in config:
-        entries.append(MappingEntry("", 1, 1, U, "num_processes", "the ds_config does not say how many processes "
-                                    "run: pass --num_processes to accelerate launch (or add num_processes)"))
-    return Conversion(yaml_write.new(config).dump(), entries)
+    text, placeholder = dump(config)
+    return Conversion(text, entries + placeholder)
 
 
 # --- Accelerate FSDP1 -> FSDP2 ------------------------------------------------------------------------

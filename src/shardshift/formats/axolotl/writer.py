@@ -8,8 +8,14 @@
   blocks), precision (bf16 / fp16), batch (micro_batch_size, gradient_accumulation_steps),
   optimizer and lr_scheduler under Axolotl's names where the behaviour is the same, and every
   source setting in the report as exact / approximate / dropped / unknown with the reason.
-  `base_model` and `datasets` are not in a ds_config: they are written as placeholders to fill
-  in, and reported as unknown.
+  What Axolotl requires and the source cannot say (`base_model`, `datasets`, a `learning_rate`
+  the Plan does not have) is written as the placeholder `FILL_IN` (shardshift.resolve.PLACEHOLDER)
+  with a comment, and reported as unknown.
+
+The Plan is a resolved one (shardshift.resolve): every value comes from a Plan field, whatever the
+source format; a value the source framework chose by default is written explicitly wherever
+Axolotl's own default differs (an fp32 run gets `bf16: false`, since Axolotl's default `bf16: auto`
+trains bf16 where the GPU supports it).
 
 Statuses and reasons for the ZeRO settings follow the DeepSpeed -> FSDP2 table
 (shardshift.formats.fsdp2.mapping): Axolotl runs FSDP2 through Accelerate's fully_shard, the same
@@ -24,9 +30,22 @@ from typing import Any
 
 from shardshift.document import Conversion, Document, MappingEntry
 from shardshift.formats.axolotl.keys import KEYS
+from shardshift.resolve import PLACEHOLDER, is_default, placeholder_reason
 
-BASE_MODEL = "REPLACE-WITH-YOUR-BASE-MODEL"
-DATASETS = [{"path": "REPLACE-WITH-YOUR-DATASET", "type": "alpaca"}]
+BASE_MODEL = PLACEHOLDER
+DATASETS = [{"path": PLACEHOLDER, "type": PLACEHOLDER}]
+# key -> (the comment at the placeholder, what the report says to fill in)
+PLACEHOLDERS = {
+    "base_model": ("shardshift: the model to train (a Hugging Face model id or a local path)",
+                   "base_model: the model to train (a Hugging Face model id or a local path); Axolotl's schema "
+                   "requires it"),
+    "datasets": ("shardshift: your dataset (path) and its prompt format (type, e.g. alpaca, chat_template)",
+                 "datasets: the dataset path and its prompt format (type); Axolotl requires datasets or "
+                 "pretraining_dataset"),
+    "learning_rate": ("shardshift: the peak learning rate (the source does not say it)",
+                      "learning_rate: the peak learning rate, which the source does not say (its optimizer is "
+                      "built elsewhere); Axolotl's schema requires it"),
+}
 E, A, X, U = "exact", "approximate", "dropped", "unknown"
 
 # Plan field -> Axolotl top-level key, for fields written as they are (KEYS, inverted)
@@ -52,6 +71,22 @@ SCHEDULERS: dict[str, tuple[str | None, str, str]] = {
                       "warmup is log-shaped by default"),
     "WarmupCosineLR": ("cosine", A, "transformers' cosine schedule warms up linearly from 0 and decays to 0 at "
                        "the end of training; DeepSpeed's ends at cos_min_ratio x lr after total_num_steps"),
+    # the neutral names other readers give (Megatron --lr-decay-style, torchtitan decay_type, HF lr_scheduler_type)
+    "linear": ("linear", A, "transformers' linear schedule: linear warm-up from 0, then a linear decay to 0 at the end "
+               "of training (max_steps / num_epochs), not at the source's own decay end or minimum lr"),
+    "cosine": ("cosine", A, "transformers' cosine schedule: linear warm-up from 0, then a cosine decay to 0 at the end "
+               "of training (max_steps / num_epochs), not at the source's own decay end or minimum lr"),
+    "constant": ("constant_with_warmup", A, "transformers' constant_with_warmup: a linear warm-up from 0 (none with "
+                 "warmup_steps 0), then the constant learning_rate"),
+    "constant_with_warmup": ("constant_with_warmup", E, "the same schedule (transformers')"),
+    "inverse-square-root": ("inverse_sqrt", A, "transformers' inverse_sqrt schedule: its time scale is the warm-up, "
+                            "not Megatron's"),
+    "inverse_sqrt": ("inverse_sqrt", E, "the same schedule (transformers')"),
+    "cosine_with_min_lr": ("cosine_with_min_lr", E, "the same schedule (transformers')"),
+    "cosine_with_restarts": ("cosine_with_restarts", E, "the same schedule (transformers')"),
+    "polynomial": ("polynomial", E, "the same schedule (transformers')"),
+    "WSD": ("warmup_stable_decay", A, "transformers' warmup_stable_decay: its phase lengths come from "
+            "lr_scheduler_kwargs, not from the source's"),
 }
 
 
@@ -79,23 +114,24 @@ class _Out:
         self.fields[dotted] = (status, target, reason)
 
 
-def _from_plan(plan, source_format: str) -> _Out:
+def _from_plan(plan) -> _Out:
     out = _Out()
     rest = copy.deepcopy(plan.passthrough.get("axolotl", {}))
     out.data["base_model"] = rest.pop("base_model", BASE_MODEL)
     _batch(plan, out)
-    _precision(plan, out, source_format)
+    _precision(plan, out)
     _optimizer(plan, out)
     _scheduler(plan, out)
     if _known(plan.gradient_clipping) is not None:
         out.put("/max_grad_norm", plan.gradient_clipping)
-        out.say("gradient_clipping", E, "max_grad_norm", "clip_grad_norm_ on the global norm, as DeepSpeed does"
+        out.say("gradient_clipping", E, "max_grad_norm", "clip_grad_norm_ on the global norm"
                 if plan.gradient_clipping else "0 disables clipping in both")
     if "learning_rate" not in out.data:
-        out.put("/learning_rate", 2e-5)  # required by Axolotl's schema
+        out.put("/learning_rate", PLACEHOLDER)  # required by Axolotl's schema
         lr = plan.optimizer.lr if plan.optimizer is not None else None
-        out.say("optimizer.lr", A if lr is None else U, "learning_rate",
-                "not known before the run: written as 2e-5 (Axolotl requires a learning_rate): set yours")
+        if lr is not None:
+            out.say("optimizer.lr", U, "learning_rate", f"{lr!r} is not known before the run: "
+                    + placeholder_reason(PLACEHOLDERS["learning_rate"][1]))
     _fsdp(plan, out)
     _parallel(plan, out)
     if "datasets" not in rest:
@@ -105,21 +141,53 @@ def _from_plan(plan, source_format: str) -> _Out:
     return out
 
 
+def _positive(value: Any) -> int | None:
+    value = _known(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def data_parallel(plan) -> int | None:
+    """The source's data-parallel size: its data-parallel degrees, else the world over the model-parallel ones."""
+    replicate, shard = (_positive(plan.get(f"parallelism.data_parallel_{axis}")) for axis in ("replicate", "shard"))
+    if replicate or shard:
+        return (replicate or 1) * (shard or 1)
+    world = _positive(plan.world.world_size)
+    if world is None:
+        nodes, per_node = _positive(plan.world.nodes), _positive(plan.world.gpus_per_node)
+        world = nodes * per_node if nodes and per_node else None
+    model = 1
+    for axis in ("tensor", "pipeline", "context"):
+        model *= _positive(plan.get(f"parallelism.{axis}")) or 1
+    return world // model if world is not None and world % model == 0 else None
+
+
 def _batch(plan, out: _Out) -> None:
-    for dotted, key in (("batch.micro", "micro_batch_size"), ("batch.accumulation", "gradient_accumulation_steps")):
-        value = plan.get(dotted)
-        if _known(value) is not None:
-            out.put(f"/{key}", value)
-            out.say(dotted, E, key, "the same per-GPU micro batch" if key == "micro_batch_size" else
-                    "the same number of micro-batches per optimizer step")
+    micro = plan.batch.micro
+    if _known(micro) is not None:
+        out.put("/micro_batch_size", micro)
+        out.say("batch.micro", E, "micro_batch_size", "the same per-GPU micro batch")
+    elif micro is not None:
+        out.say("batch.micro", U, "micro_batch_size", f"{micro!r}: filled at run time from the Trainer's arguments; "
+                "Axolotl's default micro_batch_size 1 applies: set yours")
+    accumulation, total = plan.batch.accumulation, plan.batch.global_
+    if _known(accumulation) is not None:
+        out.put("/gradient_accumulation_steps", accumulation)
+        out.say("batch.accumulation", E, "gradient_accumulation_steps", "the same number of micro-batches per "
+                "optimizer step")
+    elif _positive(total) and _positive(micro):
+        ranks = data_parallel(plan)
+        if ranks and total % (micro * ranks) == 0:
+            out.put("/gradient_accumulation_steps", total // (micro * ranks))
+            out.say("batch.accumulation", E, "gradient_accumulation_steps", f"global batch {total} / (micro batch "
+                    f"{micro} x {ranks} data-parallel ranks)")
         else:
-            # Axolotl's schema needs two of micro_batch_size / gradient_accumulation_steps / batch_size
-            out.put(f"/{key}", 1)
-            why = ('"auto": the Hugging Face Trainer filled it from its own arguments' if value == "auto"
-                   else "not set in the source")
-            out.say(dotted, U if value == "auto" else A, key, f"{why}; written as Axolotl's default 1: set yours")
-    total = plan.get("batch.global_")
-    if total is not None:
+            out.say("batch.global_", U, "gradient_accumulation_steps", f"fill in gradient_accumulation_steps = global "
+                    f"batch {total} / (micro batch {micro} x the data-parallel ranks): the source does not say how "
+                    "many ranks run, and without it Axolotl accumulates 1 micro-batch per step")
+    elif accumulation is not None:
+        out.say("batch.accumulation", U, "gradient_accumulation_steps", f"{accumulation!r}: filled at run time; "
+                "Axolotl's default gradient_accumulation_steps 1 applies: set yours")
+    if total is not None and "batch.global_" not in out.fields:
         out.say("batch.global_", E if _known(total) is not None else U, None,
                 "Axolotl derives the global batch: micro_batch_size x gradient_accumulation_steps x the number of "
                 "GPUs (it has no key for it; batch_size next to gradient_accumulation_steps is an error)")
@@ -128,7 +196,7 @@ def _batch(plan, out: _Out) -> None:
         out.say("batch.sequence_length", E, "sequence_len", "the same sequence length")
 
 
-def _precision(plan, out: _Out, source_format: str) -> None:
+def _precision(plan, out: _Out) -> None:
     dtype = plan.precision.param_dtype
     if dtype == "bf16":
         out.put("/bf16", True)
@@ -141,11 +209,8 @@ def _precision(plan, out: _Out, source_format: str) -> None:
                 "scaling (torch GradScaler)")
     elif dtype == "fp32":
         out.put("/bf16", False)
-        out.say("precision.param_dtype", E, "bf16", "bf16: false (and no fp16): fp32 training")
-    elif dtype is None and source_format == "deepspeed":
-        out.put("/bf16", False)
-        out.say("precision.default", E, "bf16", "no fp16 / bf16 block: DeepSpeed trains in fp32; bf16: false keeps "
-                "that (Axolotl's default bf16: auto would switch to bf16 on GPUs that support it)")
+        out.say("precision.param_dtype", E, "bf16", "bf16: false (and no fp16): fp32 training; Axolotl's default "
+                "bf16: auto would train bf16 on GPUs that support it")
     elif dtype is not None:
         out.say("precision.param_dtype", U if _known(dtype) is None else A, "bf16",
                 f"{dtype!r}: written as Axolotl's default bf16: auto (bf16 where the GPU supports it, else fp16)")
@@ -319,19 +384,33 @@ def _parallel(plan, out: _Out) -> None:
                 "Accelerate's ParallelismConfig through Axolotl (PARALLELISM_CONFIG_*); the algorithm differs from "
                 "the source's (ring attention for context parallelism, DTensor TP)" if dotted in
                 ("parallelism.tensor", "parallelism.context") else "the same mesh dimension")
+    if _positive(par.expert) and par.expert > 1:
+        out.say("parallelism.expert", X, None, "not written: Axolotl's expert_parallel_size needs its expert-parallel "
+                "integration with FSDP2, FULL_STATE_DICT checkpoints and no tensor parallelism (axolotl 0.21 "
+                "validate_expert_parallel_topology), a different MoE implementation from the source's")
     if par.pipeline not in (None, 1):
-        out.say("parallelism.pipeline", X, None, "Axolotl has no pipeline parallelism")
+        out.say("parallelism.pipeline", X, None, "Axolotl has no pipeline parallelism: on the same GPUs the pipeline "
+                "ranks become data-parallel ranks, so the global batch grows by the pipeline degree unless "
+                "gradient_accumulation_steps is lowered to match")
 
 
-def _dump(data: dict) -> str:
+def _dump(data: dict) -> tuple[str, list[MappingEntry]]:
+    """The YAML text, each placeholder with its comment, and the placeholders' report entries."""
     from shardshift.formats import yaml_write
 
-    return yaml_write.new(data).dump()
+    edit = yaml_write.new(data)
+    entries = []
+    for key, (comment, what) in PLACEHOLDERS.items():
+        value = data.get(key)
+        if value == PLACEHOLDER or (key == "datasets" and value == DATASETS):
+            edit.comment(f"/{key}/0/path" if key == "datasets" else f"/{key}", comment)
+            entries.append(MappingEntry("", 1, 1, U, key, placeholder_reason(what)))
+    return edit.dump(), entries
 
 
 def write(plan) -> str:
     """An Axolotl YAML for `plan` (FSDP2 when the Plan shards)."""
-    return _dump(_from_plan(plan, "plan").data)
+    return _dump(_from_plan(plan).data)[0]
 
 
 def convert(document: Document) -> Conversion:
@@ -341,45 +420,83 @@ def convert(document: Document) -> Conversion:
     if document.format == "axolotl":
         return _round_trip(document)
     plan = copy.deepcopy(document.plan)
-    out = _from_plan(plan, document.format)
-    entries = _report(document, out)
-    if "precision.default" in out.fields:
-        status, target, reason = out.fields["precision.default"]
-        entries.append(MappingEntry("(no fp16 / bf16)", 1, 1, status, target, reason))
-    entries.append(MappingEntry("base_model", 1, 1, U, "base_model", f"not in {os.path.basename(document.path)}: "
-                                f"written as {BASE_MODEL}: fill in the model to train"))
-    entries.append(MappingEntry("datasets", 1, 1, U, "datasets", f"not in {os.path.basename(document.path)}: "
-                                "written as a placeholder: fill in your datasets"))
+    out = _from_plan(plan)
+    text, placeholders = _dump(out.data)
+    entries = _report(document, out) + placeholders
     header = (f"# Axolotl config written by shardshift from {os.path.basename(document.path)} ({document.format}).\n"
-              f"# Fill in base_model and datasets, then launch it with: axolotl train <this file>\n")
-    conversion = Conversion(header + _dump(out.data), entries)
+              + (f"# Fill in every {PLACEHOLDER}, then launch it with: axolotl train <this file>\n" if placeholders
+                 else "# Launch it with: axolotl train <this file>\n"))
+    conversion = Conversion(header + text, entries)
     conversion.mark_unknowns(plan)
     return conversion
 
 
 def _report(document: Document, out: _Out) -> list[MappingEntry]:
-    """One entry per setting of the source: by the Plan field read from it, else the FSDP2
-    table's status and reason (for a ds_config), else dropped."""
+    """The explanations of the conversion, for any source format: one entry per setting of the
+    source that set a Plan field (found by the Plan's provenance), with what the writer did and
+    why; for a ds_config, its other settings from the DeepSpeed -> FSDP2 table; and the values the
+    source framework chose by default that are written explicitly because Axolotl's differ."""
+    plan = document.plan
     by_pointer: dict[str, str] = {}
-    for dotted, where in document.plan.provenance.items():
-        if where is not None and where.pointer:
-            by_pointer.setdefault(where.pointer, dotted)
+    for dotted, where in plan.provenance.items():
+        if where is not None and not is_default(where):  # code (FSDP2) records no pointer: the field's own
+            by_pointer.setdefault(where.pointer or field_pointer(dotted), dotted)
     entries = []
+    seen: set[str] = set()
     for pointer, line, column in document.settings():
+        seen.add(pointer)
         dotted = by_pointer.get(pointer)
-        fact = out.fields.get(dotted) if dotted else None
-        if fact is None and dotted:
-            prefix = dotted.rsplit(".", 1)[0]
-            fact = out.fields.get(prefix + ".device") if prefix.startswith("offload.") else None
+        fact = _fact(out, dotted) if dotted else None
+        if fact is None:
+            fact = _fallback(document, pointer, dotted)
         if fact is not None:
-            status, target, reason = fact
-            entries.append(MappingEntry(pointer, line, column, status, target, reason))
+            entries.append(MappingEntry(pointer, line, column, *fact))
+    for dotted, where in plan.provenance.items():  # settings a file's settings() does not list (flags, code)
+        if where is None or is_default(where) or where.file != document.path or plan.get(dotted) is None:
             continue
-        entries.append(MappingEntry(pointer, line, column, *_fallback(document, pointer, dotted)))
+        source = where.pointer or field_pointer(dotted)
+        if source in seen or any(other.startswith(source + "/") for other in seen):
+            continue
+        seen.add(source)
+        entries.append(MappingEntry(source, where.line, where.column, *(_fact(out, dotted) or (X, None, _no_key(dotted)))))
+    for dotted, where in plan.provenance.items():
+        fact = out.fields.get(dotted)
+        if is_default(where) and fact is not None and fact[1] is not None and fact[0] != U:
+            status, target, reason = fact
+            entries.append(MappingEntry(dotted, 1, 1, status, target, f"not set in {os.path.basename(document.path)}: "
+                                        f"{plan.get(dotted)!r} is the {where.pointer}; {reason}"))
     return entries
 
 
-def _fallback(document: Document, pointer: str, dotted: str | None) -> tuple[str, str | None, str]:
+def field_pointer(dotted: str) -> str:
+    """The pointer of a Plan field in the Plan's own data (`batch.global_` -> /batch/global)."""
+    return "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
+
+
+def _fact(out: _Out, dotted: str) -> tuple[str, str | None, str] | None:
+    fact = out.fields.get(dotted)
+    if fact is None and dotted.startswith("offload."):
+        fact = out.fields.get(dotted.rsplit(".", 1)[0] + ".device")
+    return fact
+
+
+NO_KEY = {
+    "world": "Axolotl has no key for the number of processes: the launcher decides it (accelerate launch / torchrun "
+             "--nproc-per-node)",
+    "model": "Axolotl takes the model's shape from base_model",
+    "communication": "Axolotl has no key for communication tuning (FSDP2's collectives are not tuned by bucket sizes)",
+    "parallelism.virtual_pipeline": "Axolotl has no pipeline parallelism",
+    "parallelism.sequence_parallel": "Axolotl has no Megatron-style sequence parallelism (context_parallel_size is "
+                                     "ring attention)",
+}
+
+
+def _no_key(dotted: str) -> str:
+    return next((reason for prefix, reason in NO_KEY.items() if dotted == prefix or dotted.startswith(prefix + ".")),
+                f"Axolotl has no key for {dotted}")
+
+
+def _fallback(document: Document, pointer: str, dotted: str | None) -> tuple[str, str | None, str] | None:
     value = _value(document.data, pointer)
     if value == "auto":
         return U, None, ('"auto": filled at run time from the Hugging Face Trainer\'s arguments; the Axolotl config '
@@ -389,7 +506,7 @@ def _fallback(document: Document, pointer: str, dotted: str | None) -> tuple[str
     if document.format == "deepspeed" and pointer.endswith("/stage3_gather_16bit_weights_on_model_save"):
         return A, "fsdp_config.state_dict_type", ("FULL_STATE_DICT: the saved model is one full state dict, in "
                                                   "the parameters' dtype rather than 16-bit")
-    if document.format == "deepspeed":
+    if document.format == "deepspeed":  # the DeepSpeed -> FSDP2 table explains the ds_config's own settings
         from shardshift.formats.fsdp2.mapping import row_for
 
         row = row_for(pointer)
@@ -403,8 +520,8 @@ def _fallback(document: Document, pointer: str, dotted: str | None) -> tuple[str
             return X, None, ("Axolotl has no key for it" + (f" (the FSDP2 module: {row.reason})" if row.reason
                                                             else ""))
     if dotted is not None:
-        return A, None, f"carried in the Plan as {dotted}, which Axolotl has no key for"
-    return X, None, f"no Axolotl key: shardshift has no {document.format} -> axolotl mapping for it"
+        return X, None, _no_key(dotted)
+    return None
 
 
 def _value(data: Any, pointer: str) -> Any:

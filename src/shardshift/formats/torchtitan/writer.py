@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardshift.document import Conversion, MappingEntry
 from shardshift.plan import known, without_unknowns
+from shardshift.resolve import is_default
 
 if TYPE_CHECKING:
     from shardshift.document import Document
@@ -53,6 +54,12 @@ ORDER = ("job", "profiling", "metrics", "model", "optimizer", "lr_scheduler", "t
          "activation_checkpoint", "compile", "quantize")
 DTYPES = {"bf16": "bfloat16", "fp32": "float32"}
 FLOAT8 = "quantize.linear.float8"
+# optimizer names (lower case, no underscores) that are the AdamW update: torch's, fused or not, and the
+# Hugging Face / Axolotl spellings of it (the 8-bit and paged ones keep the update, not the state's precision)
+ADAMW = frozenset({"adamw", "adamwtorch", "adamwtorchfused", "fusedadamw", "adamwhf", "adamwapexfused",
+                   "adamwbnb8bit", "adamw8bit", "pagedadamw", "pagedadamw8bit", "pagedadamw32bit", "adamwtorchxla"})
+# DeepSpeed schedule names -> torchtitan's decay_type (torchtitan warms up linearly and decays to min_lr_factor)
+DECAYS = {"WarmupDecayLR": "linear", "WarmupCosineLR": "cosine"}
 
 
 class Emitted:
@@ -165,7 +172,8 @@ def _precision(plan, add, dropped, rest) -> None:
             "MixedPrecisionPolicy (autocast without FSDP; off with tensor or pipeline parallelism and no FSDP)"
             if param == "bf16" else "")
     elif param is not None:
-        dropped["precision.param_dtype"] = f"torchtitan's mixed precision is bfloat16 or float32, not {param}"
+        dropped["precision.param_dtype"] = (f"torchtitan's mixed precision is bfloat16 or float32, not {param}: "
+                                            "its default, bfloat16 under FSDP, applies")
     reduce = known(pr.reduce_dtype)
     if reduce == "fp32":
         add("training.mixed_precision_reduce", "float32", "precision.reduce_dtype")
@@ -196,9 +204,9 @@ def _optimizer(plan, add, dropped) -> None:
     target = None
     if isinstance(name, str):
         lowered = name.lower().replace("_", "")
-        if lowered == "adamw" or (lowered == "adam" and o.decoupled_weight_decay):
+        if lowered in ADAMW or (lowered in ("adam", "fusedadam") and o.decoupled_weight_decay):
             target = "AdamW"
-        elif lowered == "adam":
+        elif lowered in ("adam", "fusedadam"):
             target = "Adam"
     if name is not None and target is None:
         dropped["optimizer"] = (f"torchtitan builds only Adam and AdamW (another name raises NotImplementedError); "
@@ -207,7 +215,8 @@ def _optimizer(plan, add, dropped) -> None:
     if target is not None:
         status = "exact" if target.lower() == name.lower() else "approximate"
         add("optimizer.name", target, "optimizer.name", status,
-            "torch.optim.AdamW (decoupled weight decay)" if status == "approximate" else "")
+            f"torch.optim.{target} ({'decoupled weight decay' if target == 'AdamW' else 'L2 weight decay'}) in "
+            f"place of {name}" if status == "approximate" else "")
     for field, key in (("lr", "lr"), ("eps", "eps"), ("weight_decay", "weight_decay")):
         val = known(getattr(o, field))
         if isinstance(val, (int, float)):
@@ -241,6 +250,10 @@ def _scheduler(plan, add, dropped) -> None:
     name = known(s.name)
     if name in ("linear", "sqrt", "cosine"):
         add("lr_scheduler.decay_type", name, "scheduler.name")
+    elif name in DECAYS:
+        add("lr_scheduler.decay_type", DECAYS[name], "scheduler.name", "approximate",
+            f"torchtitan's {DECAYS[name]} decay after a linear warm-up (DeepSpeed's {name} warms up on a log curve "
+            "by default)")
     elif name is not None:
         dropped["scheduler.name"] = (f"torchtitan's schedule is warm-up, optional stable phase and a linear, sqrt or "
                                      f"cosine decay; {name} is not one of them")
@@ -469,11 +482,37 @@ def convert(document: Document) -> Conversion:
     for item in emitted:
         by_field.setdefault(item.field, []).append(item)
     entries = []
+    seen: set[str] = set()
     for pointer, line, column in _settings(document):
+        seen.add(pointer)
         fields = [dotted for dotted, where in plan.provenance.items()
-                  if where.pointer == pointer and where.file == document.path]
-        entries.append(_entry(pointer, line, column, fields, by_field, dropped, plan, document.format))
+                  if where.file == document.path and not is_default(where)
+                  and (where.pointer or field_pointer(dotted)) == pointer]
+        entry = _entry(pointer, line, column, fields, by_field, dropped, plan, document.format)
+        if entry is not None:
+            entries.append(entry)
+    for dotted, where in plan.provenance.items():
+        if where is None or where.file != document.path or plan.get(dotted) is None:
+            continue
+        if is_default(where):  # a value the source framework chose, written because torchtitan's default differs
+            items = [i for i in by_field.get(dotted, []) if i.key]
+            if items:
+                entries.append(MappingEntry(dotted, 1, 1, items[0].status, ", ".join(i.key for i in items),
+                                            f"not set in the source: {plan.get(dotted)!r} is the {where.pointer}; "
+                                            + (items[0].reason or "written explicitly, since torchtitan's own "
+                                               "default differs")))
+            continue
+        source = where.pointer or field_pointer(dotted)  # settings the document does not list (code, flags)
+        if source in seen or any(other.startswith(source + "/") for other in seen):
+            continue
+        seen.add(source)
+        entries.append(_entry(source, where.line, where.column, [dotted], by_field, dropped, plan, document.format))
     return Conversion(dumps(data), entries)  # unknowns: Conversion.mark_unknowns
+
+
+def field_pointer(dotted: str) -> str:
+    """The pointer of a Plan field in the Plan's own data (`batch.global_` -> /batch/global)."""
+    return "/" + "/".join("global" if part == "global_" else part for part in dotted.split("."))
 
 
 def _settings(document: Document) -> list[tuple[str, int, int]]:
@@ -488,7 +527,7 @@ def _prefixes(dotted: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
-def _entry(pointer, line, column, fields, by_field, dropped, plan, source) -> MappingEntry:
+def _entry(pointer, line, column, fields, by_field, dropped, plan, source) -> MappingEntry | None:
     for dotted in fields:
         for prefix in _prefixes(dotted):
             if prefix in by_field:
@@ -514,8 +553,16 @@ def _entry(pointer, line, column, fields, by_field, dropped, plan, source) -> Ma
                                 'no torchtitan counterpart: torchtitan uses its default')
         return MappingEntry(pointer, line, column, "dropped", None,
                             f"torchtitan has no setting for {fields[0]} with this value")
-    return MappingEntry(pointer, line, column, "dropped", None,
-                        f"no torchtitan counterpart: this {source} setting is not carried into the TOML")
+    if source == "deepspeed":  # the DeepSpeed -> FSDP2 table explains the ds_config's own settings
+        from shardshift.formats.fsdp2.mapping import row_for
+
+        row = row_for(pointer)
+        if row is not None and row.reason:
+            return MappingEntry(pointer, line, column, "dropped", None, f"torchtitan has no setting for it (under "
+                                f"FSDP2: {row.reason})")
+        return MappingEntry(pointer, line, column, "dropped", None, "a DeepSpeed engine setting: no torchtitan "
+                            "setting carries it")
+    return None  # a setting with no Plan field and nothing to explain: the measured report accounts for it
 
 
 # --- in-place editing of a torchtitan source -----------------------------------------------------------------
