@@ -49,7 +49,8 @@ def test_an_exact_entry_the_output_drops_is_measured_dropped():
     source = api.load(path).plan
     assert source.get("world.world_size") == 16
     entry = next(e for e in api.convert(path, "megatron-args").entries if e.source == "/num_processes")
-    assert entry.status == "dropped" and "read back" in entry.reason
+    # the Megatron writer itself says an argument list holds no world size (issue 21); either way never exact
+    assert entry.status == "dropped" and ("read back" in entry.reason or "has no launcher" in entry.reason)
     # the same setting into a target that holds a world size stays exact
     kept = next(e for e in api.convert(path, "accelerate-fsdp2").entries if e.source == "/num_processes")
     assert kept.status == "exact", kept
