@@ -314,7 +314,9 @@ def _schedule(plan: Plan, out: list[Emitted], dropped: list[Dropped], translate:
     scheduler = plan.scheduler
     optimizer_lr = known(plan.optimizer.lr) if plan.optimizer is not None else None
     if scheduler is None:
-        if translate:
+        # a source that states its optimizer's LR and no schedule keeps that LR (a ds_config without a
+        # scheduler); one that states neither (an Accelerate config) leaves both to the training code
+        if translate and optimizer_lr is not None:
             out.append(Emitted("schedule", "--lr-decay-style", ("constant",), "scheduler", "exact",
                                "the source has no LR schedule (the LR stays constant); Megatron's default "
                                "--lr-decay-style is linear"))
