@@ -41,8 +41,7 @@ DEFAULT_WORLD = 8
 # Stated values for what Megatron requires and a ds_config does not hold (the writer reports them
 # missing): a small model, a training length, a micro batch when the ds_config leaves it to "auto".
 STATED = {"--num-layers": "2", "--hidden-size": "64", "--num-attention-heads": "4", "--seq-length": "128",
-          "--max-position-embeddings": "128", "--train-iters": "10", "--micro-batch-size": "1",
-          "--global-batch-size": "8"}
+          "--max-position-embeddings": "128", "--train-iters": "10", "--micro-batch-size": "1"}
 
 # Megatron's message -> the codes whose error findings report that cause.
 CAUSES = [
@@ -118,7 +117,9 @@ def verdicts(tmp_path_factory):
         document = read(done.stdout, str(out / f"{path.stem}.args"))
         argv = argv_for_oracle(document)
         # what the ds_config cannot hold is written as a placeholder (FILL_IN): filled in with the stated value
-        argv = [STATED.get(argv[i - 1], w) if w == "FILL_IN" and i else w for i, w in enumerate(argv)]
+        micro = argv[argv.index("--micro-batch-size") + 1] if "--micro-batch-size" in argv else "FILL_IN"
+        fills = {**STATED, "--global-batch-size": str(int(micro if micro.isdigit() else 1) * DEFAULT_WORLD)}
+        argv = [fills.get(argv[i - 1], w) if w == "FILL_IN" and i else w for i, w in enumerate(argv)]
         assert "FILL_IN" not in argv, argv
         stated = [w for flag, value in STATED.items() if flag not in argv for w in (flag, value)]
         cases.append(([*argv, *stated, "--mock-data"], DEFAULT_WORLD))
