@@ -14,8 +14,11 @@ What each Plan field becomes (../shared/reference/megatron.md §4):
   written as `--global-batch-size` when the world size is known (exact) and dropped otherwise;
 - activation checkpointing -> full recomputation of every layer (approximate: DeepSpeed's
   checkpointing is per the model code's calls);
+- an LR schedule -> the `--lr-decay-style` of the same shape (DeepSpeed's WarmupLR / WarmupDecayLR /
+  WarmupCosineLR, Hugging Face's names, torchtitan's decay types; `_STYLES`), with its warmup, decay
+  length and end LR;
 - what Megatron has no flag for (offload to NVMe, bucket sizes other than the reduce bucket,
-  DeepSpeed's own optimizers and schedulers) is dropped, with the reason.
+  DeepSpeed's own optimizers, a schedule of another shape) is dropped, with the reason.
 
 The Plan handed over for a translation is the source's resolved Plan (resolve.py: the source
 framework's defaults filled in), so the writer writes what Megatron needs to reproduce it: bf16 or
@@ -343,8 +346,9 @@ def _schedule(plan: Plan, out: list[Emitted], dropped: list[Dropped], translate:
                  "WSD style")
     if style is None:
         if name is not None:
-            dropped.append(Dropped("scheduler.name", f"Megatron's --lr-decay-style is one of {sorted(_STYLES)[:5]} "
-                                                     f"and the shapes above; {name} has no counterpart"))
+            dropped.append(Dropped("scheduler.name", "Megatron's --lr-decay-style is one of constant, linear, cosine, "
+                                                     f"inverse-square-root, WSD; {name} has no schedule of that "
+                                                     "shape among them"))
     else:
         decay, wsd, reason = style
         warmup_type = known(scheduler.warmup_type)
@@ -428,6 +432,9 @@ def _placeholders(plan: Plan, emitted: list[Emitted]) -> list[Emitted]:
         value = plan.get(dotted) if dotted else None
         if isinstance(value, Unknown):
             what += f" (the source's value is not known before the job runs: {value.reason})"
+        sequence = known(plan.batch.sequence_length)
+        if flag == "--max-position-embeddings" and isinstance(sequence, int) and not isinstance(sequence, bool):
+            what = what[:-1] + f" {sequence})"
         out.append(Emitted(topic, flag, (PLACEHOLDER,), dotted, "unknown", fill=what))
     return out
 
