@@ -217,7 +217,17 @@ def test_convert_cli_to_megatron_reports_what_has_no_flag(tmp_path):
     entries = {e["source"]: e for e in json.loads(report.read_text())["entries"]}
     assert entries["/zero_optimization/stage"]["status"] == "approximate"
     assert entries["/zero_optimization/offload_param/device"]["status"] == "dropped"
-    assert entries["/gradient_accumulation_steps"]["status"] == "dropped"  # no world size to compute the global batch
+    # no world size to compute the global batch from the accumulation: a placeholder, never Megatron's default
+    # (micro × data-parallel size, accumulation 1)
+    assert "--global-batch-size FILL_IN" in done.stdout
+    assert entries["/gradient_accumulation_steps"]["status"] == "unknown"
+    assert "--global-batch-size FILL_IN" in entries["/gradient_accumulation_steps"]["reason"]
+    placeholders = [e for e in json.loads(report.read_text())["entries"] if e["source"] == ""]
+    assert {e["target"] for e in placeholders} == {"--num-layers", "--hidden-size", "--num-attention-heads",
+                                                   "--seq-length", "--max-position-embeddings",
+                                                   "--global-batch-size"}
+    assert all(e["status"] == "unknown" and e["reason"].startswith("placeholder FILL_IN: fill in ")
+               for e in placeholders)
 
 
 def test_convert_cli_from_megatron_drops_tensor_and_pipeline_with_the_reason(tmp_path):

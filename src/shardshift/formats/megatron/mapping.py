@@ -1,6 +1,14 @@
-"""Megatron-LM -> a ds_config or an FSDP2 module: what happens to every flag (megatron.md §4).
+"""Megatron-LM -> a ds_config or an FSDP2 module: why each flag carries over as it does (megatron.md §4).
 
-The Megatron Plan is first translated into the Plan a ds_config would give (`to_deepspeed`): the
+`explain(document, target)` gives, for each flag of a Megatron document whose fate needs saying,
+the entry with its reason: why tensor and pipeline parallelism have no ds_config counterpart, which
+DeepSpeed schedule has the shape of Megatron's decay style (`_SCHEDULES`, which a writer of the
+DeepSpeed schedule may import), what becomes of the model shape, the world and the distributed
+optimizer. The writers write the resolved Plan themselves; a report's status comes from reading
+their output back (migration), and these reasons explain it.
+
+`convert(document, target)` is the older path kept until the DeepSpeed and FSDP2 writers write from
+the resolved Plan: the Megatron Plan is first translated into the Plan a ds_config would give (`to_deepspeed`): the
 model-parallel degrees leave (a ds_config has none: tensor and pipeline parallelism live in the
 model code, DeepSpeed gets them from the `mpu` passed to `initialize`; plain FSDP2 has no pipeline
 either), Megatron's LR schedule becomes the DeepSpeed schedule of the same shape, and the
@@ -131,14 +139,10 @@ def _clear(plan: Plan, dotted: str) -> None:
     plan.provenance.pop(dotted, None)
 
 
-def convert(document: Document, target: str) -> Conversion:
-    """A Megatron document as a ds_config (target "deepspeed") or an FSDP2 module ("fsdp2")."""
-    from shardshift.formats.deepspeed import writer as deepspeed_writer
+def _pointers(plan: Plan) -> dict[str, str]:
+    """Plan field -> the ds_config key that holds it."""
     from shardshift.formats.deepspeed.keys import KEYS
 
-    plan = document.plan
-    translated, status = to_deepspeed(plan)
-    text = deepspeed_writer.write(translated)
     pointer_of = {key.field: key.path for key in KEYS if key.field and not key.renamed_to and not key.removed}
     pointer_of.update({"precision.param_dtype": "/bf16/enabled" if known(plan.precision.param_dtype) == "bf16"
                        else "/fp16/enabled", "optimizer.name": "/optimizer/type", "optimizer.lr": "/optimizer/params/lr",
@@ -147,6 +151,53 @@ def convert(document: Document, target: str) -> Conversion:
                        "scheduler.warmup_steps": "/scheduler/params/warmup_num_steps",
                        "scheduler.total_steps": "/scheduler/params/total_num_steps",
                        "scheduler.min_lr": "/scheduler/params/cos_min_ratio"})
+    return pointer_of
+
+
+def explain(document: Document, target: str) -> list[MappingEntry]:
+    """For each flag of a Megatron `document` whose fate in a `target` ("deepspeed" or "fsdp2") needs
+    a reason, the entry with that reason: a parallel degree the target cannot hold, the schedule of
+    the same shape, the model shape and world left out, the distributed optimizer as ZeRO-1, a value
+    known only when the job runs. A flag that becomes the key of the same meaning gets no entry (the
+    measured report says so), nor does a flag with nothing to explain."""
+    plan = document.plan
+    if plan is None or not hasattr(document.data, "given"):
+        return []
+    _, status = to_deepspeed(plan)
+    pointer_of = _pointers(plan)
+    entries = []
+    for item in document.data.given:
+        fields = [d for d, w in plan.provenance.items() if w.pointer == item.spelling and w.file == document.path]
+        explained = _explained(item, fields, status, pointer_of, plan)
+        if explained is not None:
+            entries.append(explained)
+    return entries
+
+
+def _explained(item, fields: list[str], status: dict, pointer_of: dict, plan: Plan) -> MappingEntry | None:
+    for dotted in fields:
+        value = plan.get(dotted)
+        if isinstance(value, Unknown):
+            return MappingEntry(item.spelling, item.line, item.column, "unknown", None, value.reason)
+        for prefix in _prefixes(dotted):
+            if prefix in status:
+                state, reason = status[prefix]
+                written = state != "dropped" and prefix not in _PARALLEL
+                return MappingEntry(item.spelling, item.line, item.column, state,
+                                    pointer_of.get(dotted) if written else None, reason)
+    return None
+
+
+def convert(document: Document, target: str) -> Conversion:
+    """A Megatron document as a ds_config (target "deepspeed") or an FSDP2 module ("fsdp2"), with an
+    entry per flag. Kept for the DeepSpeed and FSDP2 writers until they write the resolved Plan
+    themselves; `explain` gives the same reasons without the text."""
+    from shardshift.formats.deepspeed import writer as deepspeed_writer
+
+    plan = document.plan
+    translated, status = to_deepspeed(plan)
+    text = deepspeed_writer.write(translated)
+    pointer_of = _pointers(plan)
     second: dict[str, MappingEntry] = {}
     if target == "fsdp2":
         from shardshift.formats.deepspeed import read as read_deepspeed

@@ -14,11 +14,22 @@ What each Plan field becomes (../shared/reference/megatron.md §4):
   written as `--global-batch-size` when the world size is known (exact) and dropped otherwise;
 - activation checkpointing -> full recomputation of every layer (approximate: DeepSpeed's
   checkpointing is per the model code's calls);
+- an LR schedule -> the `--lr-decay-style` of the same shape (DeepSpeed's WarmupLR / WarmupDecayLR /
+  WarmupCosineLR, Hugging Face's names, torchtitan's decay types; `_STYLES`), with its warmup, decay
+  length and end LR;
 - what Megatron has no flag for (offload to NVMe, bucket sizes other than the reduce bucket,
-  DeepSpeed's own optimizers and schedulers) is dropped, with the reason.
+  DeepSpeed's own optimizers, a schedule of another shape) is dropped, with the reason.
 
-Megatron requires the model shape and a training length, which a ds_config does not hold: the
-report lists them as missing and the script says so in a comment; nothing is invented.
+The Plan handed over for a translation is the source's resolved Plan (resolve.py: the source
+framework's defaults filled in), so the writer writes what Megatron needs to reproduce it: bf16 or
+fp16 explicitly, the LR schedule of the same shape (`--lr-decay-style`, `_STYLES`; a run with no
+schedule keeps its LR constant, which is not Megatron's default linear decay), the global batch from
+the batch triple. What an argument list cannot hold (the world size: it has no launcher) is not
+invented. What Megatron's validate_args requires and the Plan cannot supply (the model shape, the
+sequence length, the micro batch) is written as the placeholder `FILL_IN` (resolve.PLACEHOLDER,
+with a `# shardshift: fill in ...` line in a launch script), and the report says `unknown` with what
+to fill in: Megatron refuses the output until it is filled, never runs a guess. A same-format round
+trip (a Megatron source) writes the source's own flags back and invents nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardshift.document import Conversion, MappingEntry
 from shardshift.plan import Unknown, known, without_unknowns
+from shardshift.resolve import PLACEHOLDER, placeholder_reason
 
 if TYPE_CHECKING:
     from shardshift.document import Document
@@ -43,12 +55,13 @@ REQUIRED = ("--num-layers", "--hidden-size", "--num-attention-heads", "--seq-len
 class Emitted:
     """One flag to write: its topic, words, the Plan field it comes from, and how exactly."""
 
-    __slots__ = ("topic", "flag", "values", "field", "status", "reason")
+    __slots__ = ("topic", "flag", "values", "field", "status", "reason", "fill")
 
     def __init__(self, topic: str, flag: str, values: tuple = (), field: str | None = None, status: str = "exact",
-                 reason: str = "") -> None:
+                 reason: str = "", fill: str | None = None) -> None:
         self.topic, self.flag, self.values, self.field, self.status, self.reason = \
             topic, flag, values, field, status, reason
+        self.fill = fill  # a placeholder: what to fill in
 
     def words(self) -> list[str]:
         return [self.flag, *(_word(v) for v in self.values)]
@@ -69,15 +82,19 @@ def _word(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
-    """Every flag the Plan gives, and every set field that has no flag (with the reason)."""
+def emit(plan: Plan, *, translate: bool = False) -> tuple[list[Emitted], list[Dropped]]:
+    """Every flag the Plan gives, and every set field that has no flag (with the reason).
+    `translate`: the Plan is another framework's resolved Plan (not a Megatron source written back),
+    so a Megatron default that differs from it is overridden explicitly (a run with no LR schedule
+    gets `--lr-decay-style constant`) and what validate_args requires that the Plan cannot supply is
+    a placeholder (`_placeholders`)."""
     from shardshift.formats.megatron.flags import table
     from shardshift.formats.megatron.keys import FIELDS, OPTIMIZERS
 
     flags = table()
     out: list[Emitted] = []
     dropped: list[Dropped] = []
-    plan = without_unknowns(plan)
+    original, plan = plan, without_unknowns(plan)
     spelled = {dotted: flags.by_dest[dest][0].name for dest, dotted in FIELDS.items() if dest in flags.by_dest}
     topic_of = {"parallelism": "parallel", "model": "model", "batch": "batch", "precision": "precision",
                 "optimizer": "optimizer", "scheduler": "schedule", "gradient_clipping": "optimizer",
@@ -127,6 +144,15 @@ def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
             out.append(Emitted("batch", "--global-batch-size", (micro * accumulation * (world // split),),
                                "batch.accumulation", "exact",
                                f"micro {micro} × accumulation {accumulation} × {world // split} data-parallel ranks"))
+        elif accumulation == 1:
+            out.append(Emitted("batch", "", (), "batch.accumulation", "exact",
+                               "no accumulation: Megatron's default --global-batch-size is micro × data-parallel "
+                               "size"))
+        elif translate:
+            out.append(Emitted("batch", "--global-batch-size", (PLACEHOLDER,), "batch.accumulation", "unknown",
+                               fill=f"the global batch size: micro {micro} × accumulation {accumulation} × the "
+                                    "data-parallel size (the world size is not known); without it Megatron "
+                                    "trains micro × data-parallel size samples a step"))
         else:
             dropped.append(Dropped("batch.accumulation", "Megatron takes --global-batch-size, not accumulation "
                                                          "steps, and the world size is not known to compute it"))
@@ -180,7 +206,8 @@ def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
             else:
                 dropped.append(Dropped("optimizer.name", f"Megatron builds adam (AdamW), sgd, muon, lion or soap; "
                                                          f"it has no {name}"))
-        value_flag("optimizer.lr")
+        if _peak(plan) is None:
+            value_flag("optimizer.lr")
         betas = known(optimizer.betas)
         if isinstance(betas, list) and len(betas) == 2 and all(isinstance(b, (int, float)) for b in betas):
             out.append(Emitted("optimizer", "--adam-beta1", (float(betas[0]),), "optimizer.betas"))
@@ -192,30 +219,16 @@ def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
                                                        "command line"))
     value_flag("gradient_clipping")
 
-    scheduler = plan.scheduler
-    if scheduler is not None:
-        name = known(scheduler.name)
-        styles = {"constant", "linear", "cosine", "inverse-square-root", "WSD"}
-        if name in styles:
-            value_flag("scheduler.name")
-        elif name is not None:
-            dropped.append(Dropped("scheduler.name", f"Megatron's --lr-decay-style is one of {sorted(styles)}; "
-                                                     f"{name} has no counterpart"))
-        value_flag("scheduler.warmup_steps")
-        if known(scheduler.total_steps) is not None:
-            out.append(Emitted("schedule", "--lr-decay-iters", (known(scheduler.total_steps),),
-                               "scheduler.total_steps"))
-        value_flag("scheduler.min_lr")
-        if known(scheduler.max_lr) is not None and (optimizer is None or known(optimizer.lr) is None):
-            out.append(Emitted("optimizer", "--lr", (known(scheduler.max_lr),), "scheduler.max_lr", "exact",
-                               "the peak learning rate"))
-        if scheduler.params:
-            dropped.append(Dropped("scheduler.params", "Megatron's schedule takes no other parameters"))
+    _schedule(plan, out, dropped, translate)
 
     stage = known(plan.sharding.stage)
     modes = {"--use-torch-fsdp2", "--use-megatron-fsdp"} & set(plan.passthrough.get(FORMAT, {}))
     if modes and stage is not None:
         out.append(Emitted("memory", "", (), "sharding.stage", "exact", f"{sorted(modes)[0]}, as in the source"))
+    elif stage == 0:
+        out.append(Emitted("memory", "", (), "sharding.stage", "exact",
+                           "ZeRO-0: Megatron's default data parallelism (every rank holds the full optimizer "
+                           "state; no --use-distributed-optimizer)"))
     elif stage == 1:
         out.append(Emitted("memory", "--use-distributed-optimizer", (), "sharding.stage", "exact",
                            "ZeRO-1: optimizer state sharded over the data-parallel ranks"))
@@ -240,7 +253,7 @@ def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
             and not plan.activation_checkpointing.is_empty():
         out.append(Emitted("memory", "--recompute-granularity", ("full",), "activation_checkpointing",
                            "approximate", "full recomputation of every layer (uniform, one layer per checkpoint); "
-                                          "DeepSpeed checkpoints where the model code calls it"))
+                                          "the source's checkpointing may cover other parts of the model"))
         out.append(Emitted("memory", "--recompute-method", ("uniform",), "activation_checkpointing", "approximate"))
         out.append(Emitted("memory", "--recompute-num-layers", (1,), "activation_checkpointing", "approximate"))
     offload = plan.offload.optimizer
@@ -251,7 +264,179 @@ def emit(plan: Plan) -> tuple[list[Emitted], list[Dropped]]:
                                                     "optimizer (Transformer Engine) and has no NVMe tier"))
     if plan.offload.params is not None and known(plan.offload.params.device) in ("cpu", "nvme"):
         dropped.append(Dropped("offload.params", "Megatron does not offload parameters"))
+    if translate:
+        out += _placeholders(original, out)
     return out, dropped
+
+
+# Megatron's --lr-decay-style for a schedule of the same shape, by the schedule's name in the Plan
+# (Megatron's own styles; DeepSpeed's schedulers; Hugging Face / Axolotl `lr_scheduler`; torchtitan's
+# `decay_type`; torch's CosineAnnealingLR): (style, the WSD annealing style or None, why).
+# Megatron's schedule (megatron/core/optimizer_param_scheduler.py): a linear warmup from
+# --lr-warmup-init to --lr over --lr-warmup-iters, then the decay from --lr to --min-lr, ending at
+# --lr-decay-iters (counted from step 0, the warmup inside it).
+_STYLES: dict[str, tuple[str, str | None, str]] = {
+    "constant": ("constant", None, ""),
+    "linear": ("linear", None, ""),
+    "cosine": ("cosine", None, ""),
+    "inverse-square-root": ("inverse-square-root", None, ""),
+    "WSD": ("WSD", None, ""),
+    "WarmupLR": ("constant", None, "DeepSpeed's WarmupLR warms up from warmup_min_lr to warmup_max_lr, then keeps "
+                                   "it: Megatron's constant style after --lr-warmup-iters"),
+    "WarmupDecayLR": ("linear", None, "DeepSpeed's WarmupDecayLR warms up to warmup_max_lr, then decays linearly to "
+                                      "warmup_min_lr at total_num_steps: Megatron's linear style, decaying to "
+                                      "--min-lr at --lr-decay-iters"),
+    "WarmupCosineLR": ("cosine", None, "DeepSpeed's WarmupCosineLR warms up to the optimizer's lr, then decays on a "
+                                       "cosine to cos_min_ratio × lr at total_num_steps: Megatron's cosine style, "
+                                       "decaying to --min-lr at --lr-decay-iters"),
+    "constant_with_warmup": ("constant", None, "a warmup, then a constant LR: Megatron's constant style"),
+    "sqrt": ("WSD", "minus_sqrt", "torchtitan's sqrt decay (1 - sqrt(progress)) is Megatron's WSD style with "
+                                  "--lr-wsd-decay-style minus_sqrt"),
+    "CosineAnnealingLR": ("cosine", None, "torch's CosineAnnealingLR: a cosine from lr to eta_min over T_max steps, "
+                                          "with no warmup"),
+}
+# DeepSpeed's schedulers (deepspeed/runtime/lr_schedules.py): their warmup is logarithmic unless
+# warmup_type is "linear"; WarmupCosineLR ends at cos_min_ratio × lr (default 0.0001).
+_DEEPSPEED_SCHEDULES = ("WarmupLR", "WarmupDecayLR", "WarmupCosineLR")
+_COS_MIN_RATIO = 0.0001
+
+
+def _peak(plan: Plan) -> float | None:
+    """The peak LR a schedule sets itself, whatever the optimizer's lr: DeepSpeed's WarmupLR and
+    WarmupDecayLR end their warmup at warmup_max_lr."""
+    scheduler = plan.scheduler
+    if scheduler is None or known(scheduler.name) not in ("WarmupLR", "WarmupDecayLR"):
+        return None
+    peak = known(scheduler.max_lr)
+    return peak if isinstance(peak, (int, float)) and not isinstance(peak, bool) else None
+
+
+def _schedule(plan: Plan, out: list[Emitted], dropped: list[Dropped], translate: bool) -> None:
+    """The LR schedule as Megatron's flags: the decay style of the same shape, the warmup and decay
+    lengths, the start and end LR."""
+    scheduler = plan.scheduler
+    optimizer_lr = known(plan.optimizer.lr) if plan.optimizer is not None else None
+    if scheduler is None:
+        # a source that states its optimizer's LR and no schedule keeps that LR (a ds_config without a
+        # scheduler); one that states neither (an Accelerate config) leaves both to the training code
+        if translate and optimizer_lr is not None:
+            out.append(Emitted("schedule", "--lr-decay-style", ("constant",), "scheduler", "exact",
+                               "the source has no LR schedule (the LR stays constant); Megatron's default "
+                               "--lr-decay-style is linear"))
+        return
+    name = known(scheduler.name)
+    params = scheduler.params or {}
+    lr = optimizer_lr if isinstance(optimizer_lr, (int, float)) and not isinstance(optimizer_lr, bool) else None
+    peak = _peak(plan)
+    if peak is not None:
+        reason = f"{name} ends its warmup at warmup_max_lr {peak!r}, the peak LR"
+        if lr is not None and lr != peak:
+            reason += f", not at the optimizer's lr {lr!r}, which the schedule overrides"
+        out.append(Emitted("optimizer", "--lr", (peak,), "scheduler.max_lr", "exact", reason))
+        lr = peak
+    elif known(scheduler.max_lr) is not None and lr is None:
+        out.append(Emitted("optimizer", "--lr", (known(scheduler.max_lr),), "scheduler.max_lr", "exact",
+                           "the peak learning rate"))
+    style = _STYLES.get(name) if isinstance(name, str) else None
+    decay_ratio = params.get("decay_ratio")
+    if style is not None and name in ("linear", "cosine", "sqrt") and isinstance(decay_ratio, (int, float)):
+        # torchtitan: warmup, a stable LR, then the decay over the last decay_ratio of the steps
+        style = ("WSD", {"linear": "linear", "cosine": "cosine", "sqrt": "minus_sqrt"}[name],
+                 f"torchtitan's {name} decay over the last {decay_ratio} of the steps after a stable LR is Megatron's "
+                 "WSD style")
+    if style is None:
+        if name is not None:
+            dropped.append(Dropped("scheduler.name", "Megatron's --lr-decay-style is one of constant, linear, cosine, "
+                                                     f"inverse-square-root, WSD; {name} has no schedule of that "
+                                                     "shape among them"))
+    else:
+        decay, wsd, reason = style
+        warmup_type = known(scheduler.warmup_type)
+        warmup = known(scheduler.warmup_steps)
+        # another framework's schedule of the same shape: its steps and warmup are counted its own way
+        status = "exact" if decay == name else "approximate"
+        if name in _DEEPSPEED_SCHEDULES and warmup_type != "linear" and warmup not in (None, 0):
+            status = "approximate"
+            reason += ("; DeepSpeed warms up logarithmically (warmup_type log, its default), Megatron linearly"
+                       if warmup_type in (None, "log") else f"; DeepSpeed's warmup_type {warmup_type}, Megatron's "
+                                                             "warmup is linear")
+        out.append(Emitted("schedule", "--lr-decay-style", (decay,), "scheduler.name", status, reason))
+        if wsd is not None:
+            out.append(Emitted("schedule", "--lr-wsd-decay-style", (wsd,), "scheduler.name", status, reason))
+            total = known(scheduler.total_steps)
+            if isinstance(total, int) and not isinstance(total, bool):
+                steps = total - (known(scheduler.warmup_steps) or 0) if decay_ratio is None \
+                    else round(total * decay_ratio)
+                out.append(Emitted("schedule", "--lr-wsd-decay-iters", (steps,), "scheduler.params", "exact",
+                                   "the annealing steps"))
+            else:  # Megatron's WSD schedule asserts it has its annealing length (OptimizerParamScheduler)
+                share = f"{decay_ratio} × " if decay_ratio is not None else "all but the warmup of "
+                out.append(Emitted("schedule", "--lr-wsd-decay-iters", (PLACEHOLDER,), "scheduler.params", "unknown",
+                                   fill=f"the annealing iterations of the WSD schedule: {share}the training "
+                                        "iterations, which the source does not state"))
+    if known(scheduler.warmup_steps) is not None:
+        out.append(Emitted("schedule", "--lr-warmup-iters", (known(scheduler.warmup_steps),),
+                           "scheduler.warmup_steps"))
+    if known(scheduler.total_steps) is not None and name != "WarmupLR":
+        out.append(Emitted("schedule", "--lr-decay-iters", (known(scheduler.total_steps),), "scheduler.total_steps"))
+    # the LR at the end of the decay, and where the warmup starts
+    low = known(scheduler.min_lr)
+    low = low if isinstance(low, (int, float)) and not isinstance(low, bool) else None
+    end = start = None
+    if name == "WarmupLR":
+        start = low
+    elif name == "WarmupDecayLR":
+        start = end = low
+    elif name == "WarmupCosineLR":
+        ratio = params.get("cos_min_ratio", _COS_MIN_RATIO)
+        if lr is not None and isinstance(ratio, (int, float)):
+            end = ratio * lr
+        warm = params.get("warmup_min_ratio")
+        if lr is not None and isinstance(warm, (int, float)) and warm:
+            start = warm * lr
+    elif isinstance(params.get("min_lr_factor"), (int, float)) and lr is not None:
+        end = params["min_lr_factor"] * lr
+    else:
+        end = low
+    if end is not None:
+        out.append(Emitted("schedule", "--min-lr", (end,), "scheduler.min_lr", "exact",
+                           "" if end == low else "the LR the decay ends at"))
+    if start:
+        out.append(Emitted("schedule", "--lr-warmup-init", (start,), "scheduler.min_lr", "exact",
+                           "the LR the warmup starts from"))
+    other = {k: v for k, v in params.items() if k not in ("decay_ratio", "cos_min_ratio", "warmup_min_ratio",
+                                                          "min_lr_factor")}
+    if other:
+        dropped.append(Dropped("scheduler.params", "Megatron's schedule takes no other parameters"))
+
+
+# What to fill in for each flag validate_args requires (VALIDATE_REQUIRED), and the Plan field it comes from.
+_FILL = {"--num-layers": ("model", "model.layers", "the number of transformer layers of the model"),
+         "--hidden-size": ("model", "model.hidden", "the model's hidden size"),
+         "--num-attention-heads": ("model", "model.heads", "the model's number of attention heads"),
+         "--seq-length": ("batch", "batch.sequence_length", "the training sequence length in tokens"),
+         "--max-position-embeddings": ("model", None, "the model's maximum number of positions (at least the "
+                                                      "sequence length)"),
+         "--micro-batch-size": ("batch", "batch.micro", "the micro batch size (samples per GPU per step)")}
+
+
+def _placeholders(plan: Plan, emitted: list[Emitted]) -> list[Emitted]:
+    """A `FILL_IN` for each flag Megatron's validate_args requires that neither the Plan nor the
+    source's own Megatron flags supply (Megatron then refuses the output until it is filled in)."""
+    written = {item.flag for item in emitted} | set(plan.passthrough.get(FORMAT, {}))
+    out = []
+    for flag, instead in VALIDATE_REQUIRED.items():
+        if flag in written or any(f in written for f in instead):
+            continue
+        topic, dotted, what = _FILL[flag]
+        value = plan.get(dotted) if dotted else None
+        if isinstance(value, Unknown):
+            what += f" (the source's value is not known before the job runs: {value.reason})"
+        sequence = known(plan.batch.sequence_length)
+        if flag == "--max-position-embeddings" and isinstance(sequence, int) and not isinstance(sequence, bool):
+            what = what[:-1] + f" {sequence})"
+        out.append(Emitted(topic, flag, (PLACEHOLDER,), dotted, "unknown", fill=what))
+    return out
 
 
 def _passthrough(plan: Plan) -> list[Emitted]:
@@ -273,9 +458,9 @@ def _passthrough(plan: Plan) -> list[Emitted]:
     return out
 
 
-def arguments(plan: Plan) -> list[str]:
+def arguments(plan: Plan, *, translate: bool = False) -> list[str]:
     """The argument list (argv words after the entry script)."""
-    emitted, _ = emit(plan)
+    emitted, _ = emit(plan, translate=translate)
     words: list[str] = []
     for item in _ordered(emitted + _passthrough(plan)):
         words.extend(item.words())
@@ -293,16 +478,17 @@ def _ordered(items: list[Emitted]) -> list[Emitted]:
     return out
 
 
-def write_arguments(plan: Plan) -> str:
-    """A plain argument file: one flag and its values per line."""
-    emitted, _ = emit(plan)
+def write_arguments(plan: Plan, *, translate: bool = False) -> str:
+    """A plain argument file: one flag and its values per line (a placeholder as `--flag FILL_IN`)."""
+    emitted, _ = emit(plan, translate=translate)
     lines = [" ".join(shlex.quote(w) for w in item.words()) for item in _ordered(emitted + _passthrough(plan))]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def write(plan: Plan, entry: str = "pretrain_gpt.py") -> str:
-    """A launch script: the flags in one bash array per topic, started by torchrun."""
-    emitted, _ = emit(plan)
+def write(plan: Plan, entry: str = "pretrain_gpt.py", *, translate: bool = False) -> str:
+    """A launch script: the flags in one bash array per topic, started by torchrun (a placeholder as
+    `--flag FILL_IN` after a `# shardshift: fill in ...` line)."""
+    emitted, _ = emit(plan, translate=translate)
     items = _ordered(emitted + _passthrough(plan))
     nodes, per_node = known(plan.world.nodes), known(plan.world.gpus_per_node)
     world = known(plan.world.world_size)
@@ -328,7 +514,10 @@ def write(plan: Plan, entry: str = "pretrain_gpt.py") -> str:
         name = topic.upper() + "_ARGS"
         names.append(name)
         lines.append(f"{name}=(")
-        lines.extend("    " + " ".join(shlex.quote(w) for w in item.words()) for item in group)
+        for item in group:
+            if item.fill is not None:
+                lines.append(f"    # shardshift: fill in {item.fill}")
+            lines.append("    " + " ".join(shlex.quote(w) for w in item.words()))
         lines.append(")")
         lines.append("")
     launch = ["torchrun --nnodes \"$NNODES\" --nproc_per_node \"$GPUS_PER_NODE\" " + shlex.quote(entry)]
@@ -338,28 +527,39 @@ def write(plan: Plan, entry: str = "pretrain_gpt.py") -> str:
 
 
 def convert(document: Document, *, style: str = "script") -> Conversion:
-    """`document`'s Plan as a Megatron launch script (or argument list), with what happened to every
-    source setting: the field's flag (exact / approximate, with why) or dropped (with why)."""
+    """`document`'s Plan as a Megatron launch script (or argument list), with what happened to the
+    source's settings: the field's flag (exact / approximate, with why) or dropped (with why); a
+    placeholder entry (`unknown`, what to fill in) for each FILL_IN. A Megatron source is written
+    back flag by flag (every flag gets an entry); another format's Plan is translated
+    (`emit(translate=True)`), and only entries that explain something are given: a setting whose
+    field no flag holds and no reason covers gets none (the measured report judges it)."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
     plan = document.plan
-    emitted, dropped = emit(plan)
+    translate = document.format != FORMAT
+    emitted, dropped = emit(plan, translate=translate)
     entry = "pretrain_gpt.py"
     data = document.data
-    if document.format == FORMAT and isinstance(getattr(data, "entry", None), str):
+    if not translate and isinstance(getattr(data, "entry", None), str):
         entry = data.entry
-    text = write_arguments(plan) if style == "arguments" else write(plan, entry)
+    text = write_arguments(plan, translate=translate) if style == "arguments" \
+        else write(plan, entry, translate=translate)
     by_field: dict[str, list[Emitted]] = {}
     for item in emitted:
-        if item.field:
+        if item.field and item.fill is None:
             by_field.setdefault(item.field, []).append(item)
+    for item in emitted:  # a source setting whose value needs a placeholder: it says so too
+        if item.field and item.fill is not None and item.field not in by_field:
+            by_field[item.field] = [Emitted(item.topic, item.flag, (), item.field, "unknown",
+                                            f"written as the placeholder {item.flag} {PLACEHOLDER}: fill in "
+                                            f"{item.fill}")]
     reasons = {d.field: d.reason for d in dropped}
     passthrough = plan.passthrough.get(FORMAT, {})
     entries: list[MappingEntry] = []
     for pointer, line, column in source_settings(document):
         fields = [dotted for dotted, where in plan.provenance.items() if where.pointer == pointer
                   and where.file == document.path]
-        if document.format == FORMAT and not fields:
+        if not translate and not fields:
             why = _unknown_reason(passthrough.get(pointer))
             if why is not None:  # known only at run time: _passthrough() does not write it
                 entries.append(MappingEntry(pointer, line, column, "unknown", None,
@@ -367,7 +567,11 @@ def convert(document: Document, *, style: str = "script") -> Conversion:
                 continue
             entries.append(MappingEntry(pointer, line, column, "exact", pointer, "the same flag"))
             continue
-        entries.append(_entry(pointer, line, column, fields, by_field, reasons, plan))
+        found = _entry(pointer, line, column, fields, by_field, reasons, plan, style, translate)
+        if found is not None:
+            entries.append(found)
+    entries += [MappingEntry("", 1, 1, "unknown", item.flag, placeholder_reason(item.fill))
+                for item in _ordered(emitted) if item.fill is not None]
     entries += _refused(document, emitted, plan)
     return Conversion(text, entries)
 
@@ -411,7 +615,8 @@ def _refused(document: Document, emitted: list[Emitted], plan: Plan) -> list[Map
     return notes
 
 
-def _entry(pointer, line, column, fields, by_field, reasons, plan) -> MappingEntry:
+def _entry(pointer, line, column, fields, by_field, reasons, plan, style="script",
+           translate=False) -> MappingEntry | None:
     for dotted in fields:
         for prefix in _prefixes(dotted):
             if prefix in by_field:
@@ -428,10 +633,18 @@ def _entry(pointer, line, column, fields, by_field, reasons, plan) -> MappingEnt
         if isinstance(value, Unknown):
             return MappingEntry(pointer, line, column, "unknown", None, value.reason)
         if fields[0].startswith("world."):
+            if style == "arguments":
+                return MappingEntry(pointer, line, column, "dropped", None,
+                                    "an argument list has no launcher: the number of processes is the launcher's "
+                                    "(torchrun --nnodes / --nproc-per-node), given where the list is used")
             return MappingEntry(pointer, line, column, "exact", "torchrun --nnodes/--nproc_per_node",
                                 "the launcher's process count")
+        if translate:
+            return None  # nothing to explain: the measured report says what became of it
         return MappingEntry(pointer, line, column, "dropped", None,
                             f"Megatron has no flag for {fields[0]} with this value")
+    if translate:
+        return None
     return MappingEntry(pointer, line, column, "dropped", None, "no Megatron counterpart: the setting is not carried "
                                                                 "into the launch script")
 

@@ -1,18 +1,24 @@
-"""The Plan itself as YAML: what `convert --to plan` writes."""
+"""The Plan itself as YAML: what `convert --to plan` writes. A value a framework's default set (a
+resolved Plan, resolve.py) is followed by a comment `# default of <framework> <release>`, so that the
+file tells what the source wrote from what its framework chose; the reader ignores comments."""
 
 from __future__ import annotations
 
 import io
+import re
 
 from shardshift.document import Conversion, Document, MappingEntry
 from shardshift.plan import Plan, Section, to_data
 
 
-def _data(section: Section) -> dict:
+def _data(section: Section, defaults: dict[str, str] | None = None, prefix: str = "") -> dict:
     """A section's fields as YAML data: unset fields and empty free-form dicts left out, an
     optional section that is set but empty kept as `{}`; free-form values (params, passthrough)
-    exactly as they are, nulls included."""
-    out = {}
+    exactly as they are, nulls included. `defaults`: dotted field -> the framework whose default it
+    holds (`default of <framework> <release>`), written as a comment at the end of its line."""
+    from ruamel.yaml.comments import CommentedMap
+
+    out = CommentedMap()
     for name in section.FIELDS:
         value = getattr(section, name)
         if name in section.HIDDEN or value is None or value == {}:
@@ -20,12 +26,24 @@ def _data(section: Section) -> dict:
                 continue
         key = "global" if name == "global_" else name
         if isinstance(value, Section):
-            inner = _data(value)
+            inner = _data(value, defaults, prefix + name + ".")
             if inner or section.DEFAULTS[name] is None:
                 out[key] = inner
+            else:
+                continue
         else:
             out[key] = to_data(value)
+        if defaults and prefix + name in defaults:
+            out.yaml_add_eol_comment("# " + defaults[prefix + name], key)
     return out
+
+
+def _defaults(plan: Plan) -> dict[str, str]:
+    """dotted field -> `default of <framework> <release>` for every field a framework's default set
+    (a resolved Plan: resolve.is_default)."""
+    from shardshift.resolve import is_default
+
+    return {dotted: where.pointer for dotted, where in plan.provenance.items() if is_default(where)}
 
 
 def write(plan: Plan) -> str:
@@ -43,8 +61,9 @@ def write(plan: Plan) -> str:
     yaml.Representer = PlanRepresenter
     yaml.default_flow_style = False
     stream = io.StringIO()
-    yaml.dump(_data(plan), stream)
-    return stream.getvalue()
+    yaml.dump(_data(plan, _defaults(plan)), stream)
+    # two spaces before every comment (ruamel aligns a comment after the previous one's column, or not at all)
+    return re.sub(r"(?m)(\S) (# default of )", r"\1  \2", stream.getvalue())
 
 
 def _str(representer, value: str):
@@ -80,9 +99,19 @@ def _float(representer, value: float):
 
 
 def convert(document: Document) -> Conversion:
+    """The Plan as YAML, with each source setting's place in it: the Plan field(s) its provenance
+    names, else the format's passthrough (which keeps the rest as written)."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
-    entries = [MappingEntry(pointer, line, column, "exact", "plan",
-                            "held by the Plan (a typed field or the format's passthrough)")
-               for pointer, line, column in document.settings()]
-    return Conversion(write(document.plan), entries)
+    plan = document.plan
+    entries = []
+    for pointer, line, column in document.settings():
+        fields = sorted(dotted for dotted, where in plan.provenance.items()
+                        if where.pointer == pointer and where.line == line and where.file == document.path)
+        if fields:
+            entries.append(MappingEntry(pointer, line, column, "exact", ", ".join(fields),
+                                        "the Plan field of the same meaning"))
+        else:
+            entries.append(MappingEntry(pointer, line, column, "exact", "plan",
+                                        "held by the Plan (a typed field or the format's passthrough)"))
+    return Conversion(write(plan), entries)
