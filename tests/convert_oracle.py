@@ -93,7 +93,9 @@ class Case:
     @property
     def filled(self) -> str | None:
         """The output with each placeholder replaced by a plausible value, when it has any."""
-        return fill_placeholders(self.text) if PLACEHOLDER in self.text else None
+        python = self.target == "fsdp2"
+        return fill_placeholders(self.text, python=python) if placeholder_occurrences(self.text, python=python) \
+            else None
 
     def label(self) -> str:
         return f"{self.source_format}:{Path(self.source).name} -> {self.target}"
@@ -156,10 +158,12 @@ PLAUSIBLE: tuple[tuple[str, Any], ...] = (
     (r"vocab", 128),
     (r"iters|steps|samples", 10),
     (r"(^|_)lr|learning_rate", 1e-4),
+    (r"^type$", "alpaca"),  # an Axolotl dataset's prompt format
     (r"model|path|dataset|name|tokenizer|dir|file", "placeholder"),
 )
 _OCCURRENCE = re.compile(r"""(["']?)FILL_IN\1""")
 _KEY_BEFORE = re.compile(r"""([A-Za-z_][A-Za-z0-9_./-]*)["']?\s*[:=]?\s*\[?\s*$""")
+_PARENT = re.compile(r"""^\s*(?:-\s+)?["']?([A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=]|^\s*\[+([^\]]+)\]+\s*$""")
 
 
 def normalise(key: str) -> str:
@@ -179,36 +183,94 @@ def plausible(key: str) -> Any:
     return 1
 
 
-def placeholder_keys(text: str) -> list[str]:
-    """The keys the placeholders in `text` stand for (normalised), in order: the last key before
-    each FILL_IN on its line (`"key": "FILL_IN"`, `key: FILL_IN`, `--flag FILL_IN`, `NAME = ...`),
-    else the last word of the previous non-blank line (an argument list with one word a line)."""
-    keys = []
+def _code(line: str) -> str:
+    """A line without its comment (a "#" outside quotes; "//" never occurs in these outputs)."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return line[:i]
+    return line
+
+
+def _indent(line: str) -> int:
+    """Where a line's key starts (a YAML list item's "- " counts as indentation)."""
+    stripped = line.lstrip()
+    return len(line) - len(stripped) + (len(stripped) - len(stripped[1:].lstrip()) if stripped.startswith("- ") else 0)
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    line: int  # 0-based
+    start: int
+    end: int
+    key: str  # normalised: the key the value belongs to
+    parents: tuple[str, ...]  # the enclosing keys, nearest first (YAML/JSON nesting, a TOML table, a dict)
+
+
+def placeholder_occurrences(text: str, *, python: bool = False) -> list[Occurrence]:
+    """The placeholders in `text`, outside comments (in Python only string literals, so that
+    prose in a docstring does not count): each with the key before it on its line (`"key":
+    "FILL_IN"`, `key: FILL_IN`, `--flag FILL_IN`, `NAME = ...`), else the last word of the previous
+    non-blank line (an argument list with one word a line), and its enclosing keys."""
+    found = []
     lines = text.splitlines()
     for number, line in enumerate(lines):
-        for match in _OCCURRENCE.finditer(line):
-            before = _KEY_BEFORE.search(line[:match.start()])
+        code = _code(line)
+        for match in _OCCURRENCE.finditer(code):
+            if python and not match.group(1):
+                continue
+            before = _KEY_BEFORE.search(code[:match.start()])
             if before is None:
-                previous = next((l for l in reversed(lines[:number]) if l.strip()), "")
+                previous = next((_code(l) for l in reversed(lines[:number]) if _code(l).strip()), "")
                 words = previous.split()
-                keys.append(normalise(words[-1]) if words else "")
+                key = normalise(words[-1]) if words else ""
             else:
-                keys.append(normalise(before.group(1)))
-    return keys
+                key = normalise(before.group(1))
+            parents, indent = [], _indent(line)
+            for above in reversed(lines[:number]):
+                if not above.strip() or _indent(above) >= indent and not above.lstrip().startswith("["):
+                    continue
+                parent = _PARENT.match(_code(above))
+                if parent is not None:
+                    parents.append(normalise(parent.group(1) or parent.group(2)))
+                    indent = _indent(above)
+                if indent == 0:
+                    break
+            found.append(Occurrence(number, match.start(), match.end(), key, tuple(parents)))
+    return found
 
 
-def fill_placeholders(text: str) -> str:
-    """`text` with every FILL_IN (quoted or not) replaced by a plausible value for its key: a
-    number written bare, a string quoted with double quotes (valid in JSON, YAML, TOML and Python)."""
-    keys = iter(placeholder_keys(text))
-    out = []
-    for line in text.splitlines(keepends=True):
-        def replace(match):
-            value = plausible(next(keys))
-            return json.dumps(value) if isinstance(value, str) else repr(value)
+def placeholder_keys(text: str, *, python: bool = False) -> list[str]:
+    """The keys of `placeholder_occurrences`, in order."""
+    return [occurrence.key for occurrence in placeholder_occurrences(text, python=python)]
 
-        out.append(_OCCURRENCE.sub(replace, line))
-    return "".join(out)
+
+def fill_placeholders(text: str, *, python: bool = False) -> str:
+    """`text` with every placeholder replaced by a plausible value for its key: a number written
+    bare, a string quoted with double quotes (valid in JSON, YAML, TOML and Python)."""
+    lines = text.splitlines(keepends=True)
+    for occurrence in reversed(placeholder_occurrences(text, python=python)):
+        value = plausible(occurrence.key)
+        written = json.dumps(value) if isinstance(value, str) else repr(value)
+        line = lines[occurrence.line]
+        lines[occurrence.line] = line[:occurrence.start] + written + line[occurrence.end:]
+    return "".join(lines)
+
+
+def unnamed_placeholders(text: str, named: list[str], *, python: bool = False) -> tuple[list[str], list[str]]:
+    """(placeholders in the text no report entry names, report entries naming no placeholder in
+    the text). An entry names a placeholder when its key is the placeholder's key or one of its
+    enclosing keys (`datasets` for the `path` and `type` under it)."""
+    occurrences = placeholder_occurrences(text, python=python)
+    names = {normalise(key or "") for key in named}
+    unnamed = sorted({o.key for o in occurrences if not names & {o.key, *o.parents}})
+    unused = sorted(name for name in names if not any(name in {o.key, *o.parents} for o in occurrences))
+    return unnamed, unused
 
 
 # --- writing the outputs ------------------------------------------------------------------------
@@ -535,14 +597,15 @@ def classify(case: Case, verdicts: dict[str, str | None]) -> Row:
         else None
     if source is not None and (case.unchanged or _same_cause(source, message)):
         return Row(case, ROUND_TRIP, message)
-    in_text = placeholder_keys(case.text)
-    if not in_text and not case.placeholders:
+    python = case.target == "fsdp2"
+    if not placeholder_occurrences(case.text, python=python) and not case.placeholders:
         return Row(case, UNEXPLAINED, message, "" if source is None else f"its source is refused for another "
                                                                          f"cause ({source[:300]})")
-    named = sorted({normalise(key) for key in case.placeholders})
-    if sorted(set(in_text)) != named:
-        return Row(case, UNEXPLAINED, message, f"the text's placeholders {sorted(set(in_text))} are not the "
-                                               f"report's {named}")
+    named = sorted({normalise(key or "") for key in case.placeholders})
+    unnamed, unused = unnamed_placeholders(case.text, case.placeholders, python=python)
+    if unnamed or unused:
+        return Row(case, UNEXPLAINED, message, f"placeholders in the text the report does not name: {unnamed}; "
+                                               f"report placeholders not in the text: {unused}")
     filled = verdicts.get(case.paths.get("filled", ""), "not judged")
     if filled is not None and not filled.startswith(ENV):
         return Row(case, UNEXPLAINED, message, f"still refused with the placeholders {named} filled in ({filled})")

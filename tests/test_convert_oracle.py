@@ -108,10 +108,26 @@ def test_the_placeholder_is_resolves():
     ('[training]\nlocal_batch_size = "FILL_IN"\n', ["local_batch_size"], "[training]\nlocal_batch_size = 1\n"),
     ('WORLD_SIZE = "FILL_IN"  # the processes\n', ["world_size"], "WORLD_SIZE = 8  # the processes\n"),
     ("base_model: 'FILL_IN'\n", ["base_model"], 'base_model: "placeholder"\n'),
+    # a comment's FILL_IN is prose, not a placeholder
+    ("# Fill in every FILL_IN\nlearning_rate: FILL_IN # the peak learning rate\n", ["learning_rate"],
+     "# Fill in every FILL_IN\nlearning_rate: 0.0001 # the peak learning rate\n"),
+    ("datasets:\n- path: FILL_IN  # yours\n  type: FILL_IN\n", ["path", "type"],
+     'datasets:\n- path: "placeholder"  # yours\n  type: "alpaca"\n'),
 ])
 def test_placeholders_are_found_by_key_and_filled_with_a_plausible_value(text, keys, filled):
     assert co.placeholder_keys(text) == keys
     assert co.fill_placeholders(text) == filled
+
+
+def test_an_entry_names_the_placeholders_under_its_key():
+    text = "datasets:\n- path: FILL_IN  # yours\n  type: FILL_IN\nbase_model: FILL_IN\n"
+    assert co.unnamed_placeholders(text, ["datasets", "base_model"]) == ([], [])
+    assert co.unnamed_placeholders(text, ["datasets", "learning_rate"]) == (["base_model"], ["learning_rate"])
+    python = '"""Fill in every FILL_IN."""\nLR_SCHEDULE = {\n    "total_num_steps": "FILL_IN",  # the length\n}\n'
+    assert [(o.key, o.parents) for o in co.placeholder_occurrences(python, python=True)] == [
+        ("total_num_steps", ("lr_schedule",))]
+    assert co.unnamed_placeholders(python, ["LR_SCHEDULE"], python=True) == ([], [])
+    assert "LR_SCHEDULE = {\n    \"total_num_steps\": 10," in co.fill_placeholders(python, python=True)
 
 
 def _case(text, placeholders, target="accelerate"):
