@@ -87,6 +87,8 @@ class Case:
     unchanged: bool  # the output is the source text (a same-format round trip)
     world: int | None  # the source's world size, when it states or defaults one
     error: str | None = None  # the conversion raised
+    data_parallel: int | None = None  # the source's world over its model-parallel degrees (DeepSpeed's batch rule)
+    members: dict[str, str] = field(default_factory=dict)  # the source setup's files: path -> format
     name: str = ""  # a unique file stem
     paths: dict[str, str] = field(default_factory=dict)  # "output" / "filled" -> the written file
 
@@ -101,9 +103,24 @@ class Case:
         return f"{self.source_format}:{Path(self.source).name} -> {self.target}"
 
 
-def _world(plan) -> int | None:
-    value = plan.get("world.world_size") if plan is not None else None
+def _positive(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _world(plan) -> int | None:
+    return _positive(plan.get("world.world_size")) if plan is not None else None
+
+
+def _data_parallel(plan) -> int | None:
+    """The world over TP x PP x CP: what DeepSpeed's batch check multiplies by when the model is
+    split (Megatron-DeepSpeed hands DeepSpeed its mpu)."""
+    world = _world(plan)
+    if world is None:
+        return None
+    model = 1
+    for name in ("tensor", "pipeline", "context"):
+        model *= _positive(plan.get(f"parallelism.{name}")) or 1
+    return world // model if world % model == 0 else world
 
 
 @lru_cache(maxsize=4)
@@ -116,15 +133,21 @@ def conversions(per_format: int = PER_FORMAT) -> tuple[Case, ...]:
     cases: list[Case] = []
     for number, (source_format, path) in enumerate(bench.sources(per_format)):
         text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+        world = data_parallel = None
+        members = {path: source_format}
         try:
             from shardshift.resolve import resolve
 
-            plan = api.load(path).plan
-            world = _world(resolve(plan, source_format, path)) if plan is not None else None
-        except Exception:  # noqa: BLE001 - the world is a hint for the oracle only
-            world = None
+            loaded = api.load(path)
+            members.update({d.path: d.format for d in getattr(loaded, "documents", ()) if d.format})
+            if loaded.plan is not None:
+                resolved = resolve(loaded.plan, source_format, path)
+                world, data_parallel = _world(resolved), _data_parallel(resolved)
+        except Exception:  # noqa: BLE001 - hints for the oracle only
+            pass
         for target in api.targets():
-            case = Case(source_format, path, target, "", [], False, world, name=f"{number:03d}_{target}")
+            case = Case(source_format, path, target, "", [], False, world, name=f"{number:03d}_{target}",
+                        data_parallel=data_parallel, members=members)
             try:
                 migration = api.convert(path, target)
             except Exception as error:  # noqa: BLE001 - a conversion that raises is a failure row
@@ -154,6 +177,7 @@ PLAUSIBLE: tuple[tuple[str, Any], ...] = (
     (r"query_groups|kv_heads", 2),
     (r"heads", 4),
     (r"hidden|dim", 64),
+    (r"max_position_embeddings", 131072),  # at least any sequence length the source states
     (r"seq|position|length", 128),
     (r"vocab", 128),
     (r"iters|steps|samples", 10),
@@ -250,12 +274,35 @@ def placeholder_keys(text: str, *, python: bool = False) -> list[str]:
     return [occurrence.key for occurrence in placeholder_occurrences(text, python=python)]
 
 
+def _stated(text: str, key: str) -> int | None:
+    """The number `text` states for `key` (`--num-attention-heads 32`, `num_attention_heads: 32`)."""
+    pattern = rf"""(?:--{key.replace("_", "-")}|\b{key})["']?\s*[:= ]\s*(\d+)\b"""
+    found = re.search(pattern, text)
+    return int(found.group(1)) if found else None
+
+
+def _shape(text: str, key: str, value: Any) -> Any:
+    """A model-shape value that fits the shape the text states (Megatron checks hidden % heads,
+    heads % query groups, heads and groups % TP)."""
+    tp = _stated(text, "tensor_model_parallel_size") or 1
+    groups = _stated(text, "num_query_groups") or 1
+    if key == "num_attention_heads":
+        heads = math.lcm(4, tp, groups)
+        hidden = _stated(text, "hidden_size")
+        return heads if hidden is None or hidden % heads == 0 else value
+    if key == "hidden_size":
+        heads = _stated(text, "num_attention_heads") or math.lcm(4, tp, groups)
+        return heads * 16
+    return value
+
+
 def fill_placeholders(text: str, *, python: bool = False) -> str:
-    """`text` with every placeholder replaced by a plausible value for its key: a number written
-    bare, a string quoted with double quotes (valid in JSON, YAML, TOML and Python)."""
+    """`text` with every placeholder replaced by a plausible value for its key (`plausible`, a
+    model shape that fits what the text states): a number written bare, a string quoted with
+    double quotes (valid in JSON, YAML, TOML and Python)."""
     lines = text.splitlines(keepends=True)
     for occurrence in reversed(placeholder_occurrences(text, python=python)):
-        value = plausible(occurrence.key)
+        value = _shape(text, occurrence.key, plausible(occurrence.key))
         written = json.dumps(value) if isinstance(value, str) else repr(value)
         line = lines[occurrence.line]
         lines[occurrence.line] = line[:occurrence.start] + written + line[occurrence.end:]
@@ -391,7 +438,7 @@ def _judge_deepspeed(cases) -> dict[str, str | None]:
     import oracles
 
     oracles.require_installed("deepspeed", "hjson")
-    payload = [{"path": path, "world": case.world} for case in cases for path in case.paths.values()]
+    payload = [{"path": path, "world": case.data_parallel} for case in cases for path in case.paths.values()]
     return _child("deepspeed_outcomes", payload)
 
 
@@ -543,9 +590,10 @@ def judge(framework: str, cases, folder: Path) -> dict[str, str | None]:
     write_outputs(mine, folder)
     sources = {}
     for case in mine:
-        if SOURCE_FRAMEWORK.get(case.source_format) == framework and case.source not in sources:
-            sources[case.source] = Case(case.source_format, case.source, case.source_format, "", [], True,
-                                        case.world, paths={"source": case.source})
+        for path, source_format in case.members.items():
+            if SOURCE_FRAMEWORK.get(source_format) == framework and path not in sources:
+                sources[path] = Case(source_format, path, source_format, "", [], True, case.world,
+                                     data_parallel=case.data_parallel, paths={"source": path})
     return JUDGES[framework]([*mine, *sources.values()])
 
 
@@ -584,8 +632,21 @@ def _same_cause(source: str, output: str) -> bool:
     return _cause(source) == _cause(output)
 
 
+def bad_on_purpose(case: Case) -> bool:
+    """A source that is one of shardshift's own bad fixtures (`fixtures/.../bad*`): wrong on purpose."""
+    path = Path(case.source)
+    return path.name.startswith("bad") and (ROOT / "fixtures") in path.parents
+
+
 def classify(case: Case, verdicts: dict[str, str | None]) -> Row:
     """The kind of one conversion's outcome (see the module doc)."""
+    row = _classify(case, verdicts)
+    if row.kind == UNEXPLAINED and case.error is None and bad_on_purpose(case):
+        return Row(case, ROUND_TRIP, row.message, "its source is a fixture wrong on purpose")
+    return row
+
+
+def _classify(case: Case, verdicts: dict[str, str | None]) -> Row:
     if case.error is not None:
         return Row(case, UNEXPLAINED, case.error, "the conversion raised")
     message = verdicts[case.paths["output"]]
@@ -593,8 +654,8 @@ def classify(case: Case, verdicts: dict[str, str | None]) -> Row:
         return Row(case, ACCEPTED, None)
     if message.startswith(ENV):
         return Row(case, ENVIRONMENT, message)
-    source = verdicts.get(case.source) if SOURCE_FRAMEWORK.get(case.source_format) == FRAMEWORK_OF[case.target] \
-        else None
+    source = next((verdicts[path] for path, source_format in case.members.items()
+                   if SOURCE_FRAMEWORK.get(source_format) == FRAMEWORK_OF[case.target] and verdicts.get(path)), None)
     if source is not None and (case.unchanged or _same_cause(source, message)):
         return Row(case, ROUND_TRIP, message)
     python = case.target == "fsdp2"

@@ -119,6 +119,15 @@ def test_placeholders_are_found_by_key_and_filled_with_a_plausible_value(text, k
     assert co.fill_placeholders(text) == filled
 
 
+def test_a_filled_model_shape_fits_the_stated_one():
+    text = "--tensor-model-parallel-size 8\n--num-attention-heads 40\n--hidden-size FILL_IN\n--seq-length 4096\n" \
+           "--max-position-embeddings FILL_IN\n"
+    filled = co.fill_placeholders(text)
+    assert "--hidden-size 640\n" in filled and "--max-position-embeddings 131072\n" in filled
+    assert "--num-attention-heads 8\n" in co.fill_placeholders("--tensor-model-parallel-size 8\n--num-attention-heads "
+                                                              "FILL_IN\n")
+
+
 def test_an_entry_names_the_placeholders_under_its_key():
     text = "datasets:\n- path: FILL_IN  # yours\n  type: FILL_IN\nbase_model: FILL_IN\n"
     assert co.unnamed_placeholders(text, ["datasets", "base_model"]) == ([], [])
@@ -131,7 +140,8 @@ def test_an_entry_names_the_placeholders_under_its_key():
 
 
 def _case(text, placeholders, target="accelerate"):
-    case = co.Case("deepspeed", "/corpus/ds.json", target, text, placeholders, False, None, name="x")
+    case = co.Case("deepspeed", "/corpus/ds.json", target, text, placeholders, False, None, name="x",
+                   members={"/corpus/ds.json": "deepspeed"})
     case.paths = {"output": "out"}
     if case.filled is not None:
         case.paths["filled"] = "filled"
