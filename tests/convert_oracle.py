@@ -450,8 +450,9 @@ def _judge_fsdp2(cases) -> dict[str, str | None]:
 
 
 def _judge_accelerate(cases) -> dict[str, str | None]:
-    import oracles
     from test_accelerate_oracle import run_oracle
+
+    import oracles
 
     paths = [path for case in cases for path in case.paths.values()]
     out = {}
@@ -511,11 +512,11 @@ def _megatron_world(case: Case, document) -> int:
 
 
 def _judge_megatron(cases) -> dict[str, str | None]:
-    import megatron_oracle
-    import oracles
     from test_megatron_oracle import ENVIRONMENT, argv_for_oracle
 
     from shardshift.formats.megatron import read
+
+    import megatron_oracle
 
     reason = megatron_oracle.available()
     if reason is not None:
@@ -524,7 +525,6 @@ def _judge_megatron(cases) -> dict[str, str | None]:
         import pytest
 
         pytest.skip(reason)
-    del oracles
     out: dict[str, str | None] = {}
     judged, batch = [], []
     for case in cases:
