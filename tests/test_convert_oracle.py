@@ -56,7 +56,8 @@ PENDING = {
               "h2: the module's own \"auto\" / \"required\" markers stop setup() and the report names no FILL_IN "
               "placeholder for them"),
     "megatron": (r"num_experts must be non None to use expert model parallelism",
-                 "h4: an expert-parallel run needs --num-experts, which the Plan does not hold (a FILL_IN placeholder)"),
+                 "h4: an expert-parallel run needs --num-experts, which the Plan does not hold (a FILL_IN "
+                 "placeholder)"),
     "megatron-args": (r"num_experts must be non None to use expert model parallelism",
                       "h4: an expert-parallel run needs --num-experts, which the Plan does not hold"),
     "axolotl": (r"expert_parallel_size \(\d+\) > 1 requires FSDP2",
