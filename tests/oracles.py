@@ -498,10 +498,10 @@ def require_installed(*modules: str) -> None:
     pytest.skip(message)
 
 
-def run_in_child(function: str, payload: Any, *, timeout: float = CHILD_TIMEOUT) -> Any:
-    """`oracles.<function>(payload)` in a fresh Python: JSON in and out through files (the
-    frameworks log to stdout). Raises AssertionError with the child's output when it fails or
-    outlives `timeout`."""
+def run_in_child(function: str, payload: Any, *, timeout: float = CHILD_TIMEOUT, module: str = "oracles") -> Any:
+    """`<module>.<function>(payload)` in a fresh Python (`module`: a module of tests/, `oracles` by
+    default): JSON in and out through files (the frameworks log to stdout). Raises AssertionError
+    with the child's output when it fails or outlives `timeout`."""
     import json
     import subprocess
     import sys
@@ -513,11 +513,11 @@ def run_in_child(function: str, payload: Any, *, timeout: float = CHILD_TIMEOUT)
         env = {name: value for name, value in os.environ.items() if not name.startswith("ACCELERATE_")}
         env.update(DS_ACCELERATOR="cpu", HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error",
                    TOKENIZERS_PARALLELISM="false", PYTHONWARNINGS="ignore")
-        code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import oracles; "
-                "out = getattr(oracles, sys.argv[2])(json.load(open(sys.argv[3]))); "
+        code = ("import importlib, json, sys; sys.path.insert(0, sys.argv[1]); "
+                "out = getattr(importlib.import_module(sys.argv[5]), sys.argv[2])(json.load(open(sys.argv[3]))); "
                 "json.dump(out, open(sys.argv[4], 'w'))")
         try:
-            done = subprocess.run([sys.executable, "-c", code, str(TESTS), function, str(given), str(result)],
+            done = subprocess.run([sys.executable, "-c", code, str(TESTS), function, str(given), str(result), module],
                                   capture_output=True, text=True, timeout=timeout, env=env, cwd=scratch,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as error:
