@@ -243,8 +243,14 @@ def test_megatron_global_default_is_micro_times_dp():
 
 def test_megatron_argument_list_has_no_world():
     plan = resolved("megatron", "--micro-batch-size 2\n--bf16\n--use-distributed-optimizer\n", "train.args")
-    assert plan.world.world_size is None and plan.batch.global_ is None and plan.batch.accumulation is None
+    assert plan.world.world_size is None and plan.batch.global_ is None
+    # no --global-batch-size: global = micro × data-parallel size, one micro-batch per step whatever the world
+    assert plan.batch.accumulation == 1
     assert plan.precision.param_dtype == "bf16" and plan.sharding.stage == 1
+    with_global = resolved("megatron", "--micro-batch-size 2
+--global-batch-size 64
+", "train.args")
+    assert with_global.batch.accumulation is None  # 64 / (2 × data-parallel size): needs the world
 
 
 def test_megatron_fp16_loss_scaling():

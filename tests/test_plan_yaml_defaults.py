@@ -40,7 +40,7 @@ def test_defaulted_values_carry_the_framework_and_release_and_written_ones_do_no
     text = plan_yaml.write(_resolved())
     assert _commented(text) == {"stage": "default of torchtitan 0.2.2", "param_dtype": "default of torchtitan 0.2.2",
                                 "betas": "default of torchtitan 0.2.2", "name": "default of torchtitan 0.2.2",
-                                "warmup_steps": "default of torchtitan (newest known release)"}
+                                "warmup_steps": "default of torchtitan 0.2.2"}
     assert "micro: 4\n" in text and "lr: 0.0003\n" in text  # what the file wrote: no comment
 
 

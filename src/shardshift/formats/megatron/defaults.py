@@ -48,6 +48,11 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
     yield "scheduler.name", "linear"
     yield "scheduler.warmup_steps", 0
     yield "scheduler.min_lr", 0.0
+    # training/training.py get_optimizer_param_scheduler: OptimizerParamScheduler(max_lr=args.lr, ...):
+    # the schedule peaks at --lr
+    lr = plan.optimizer.lr if plan.optimizer is not None else None
+    if isinstance(lr, float):
+        yield "scheduler.max_lr", lr
 
 
 def batch(plan: Plan) -> Iterator[tuple[str, Any]]:
@@ -58,4 +63,6 @@ def batch(plan: Plan) -> Iterator[tuple[str, Any]]:
     micro = integer(plan, "batch.micro")
     if plan.batch.global_ is None:
         yield "batch.global_", product(micro, dp)
+        # global = micro × DP whatever the world: one micro-batch per step, known without the world
+        yield "batch.accumulation", 1
     yield "batch.accumulation", exact_div(integer(plan, "batch.global_"), product(micro, dp))
