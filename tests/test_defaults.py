@@ -247,9 +247,7 @@ def test_megatron_argument_list_has_no_world():
     # no --global-batch-size: global = micro × data-parallel size, one micro-batch per step whatever the world
     assert plan.batch.accumulation == 1
     assert plan.precision.param_dtype == "bf16" and plan.sharding.stage == 1
-    with_global = resolved("megatron", "--micro-batch-size 2
---global-batch-size 64
-", "train.args")
+    with_global = resolved("megatron", "--micro-batch-size 2\n--global-batch-size 64\n", "train.args")
     assert with_global.batch.accumulation is None  # 64 / (2 × data-parallel size): needs the world
 
 
