@@ -251,19 +251,44 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
         used.update(id(e) for e in hand)
         entries.append(_entry(source, line, column, shown_file, [measured[d] for d in fields], hand, back,
                               None, to))
-    # a default of the source framework that the output does not keep: a silent change unless said
+    # a default of the source framework: an entry when the output does not keep it (a silent change
+    # otherwise) or when the writer explains it (the writer names such an entry by the field)
     for dotted in defaults:
         m = measured[dotted]
+        hand = explained.get((None, dotted), [])
+        used.update(id(e) for e in hand)
+        why = "; ".join(dict.fromkeys(e.reason for e in hand if e.reason))
+        target = next((e.target for e in hand if e.target), None) or m.target
         if m.status == "exact":
+            if hand:
+                entries.append(MappingEntry(dotted, 1, 1, "exact", target, why))
+            continue
+        if not hand and not _worth_saying(dotted, m):
             continue
         label = resolved.origin(dotted).pointer  # "default of torchtitan 0.2.2"
-        entry = MappingEntry(dotted, 1, 1, m.status, m.target, f"not in the source: the {label}; {m.clause()}")
-        entries.append(entry)
+        reason = f"measured: {m.clause()} ({why})" if why else f"not in the source: the {label}; {m.clause()}"
+        entries.append(MappingEntry(dotted, 1, 1, m.status, None if m.status == "dropped" else target, reason))
     # what the writer says about the target as a whole (placeholders, notes), and about settings it lists itself
     for entry in explanations:
         if id(entry) not in used:
             entries.append(entry)
     return entries
+
+
+# the fields whose default, when an output does not keep it, changes what a run trains
+DECIDING = ("world.", "parallelism.", "batch.", "precision.param_dtype", "sharding.stage", "optimizer.lr",
+            "optimizer.name", "scheduler.name", "scheduler.warmup_steps", "scheduler.total_steps", "scheduler.min_lr",
+            "gradient_clipping")
+
+
+def _worth_saying(dotted: str, m: Measured) -> bool:
+    """Whether a source default the output does not hold needs an entry: a value the output changes
+    always; one it leaves out only when it decides the run, and not a switch that is merely off."""
+    if m.status != "dropped":
+        return True
+    if m.before is False or m.before == 0 and dotted.startswith("parallelism."):
+        return False  # a feature off, in a target without it: the same run
+    return dotted.startswith(DECIDING)
 
 
 def _overridden(file_document: Document, pointer: str, line: int, column: int, pointers: set[str],
