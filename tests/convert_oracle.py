@@ -172,6 +172,7 @@ PLAUSIBLE: tuple[tuple[str, Any], ...] = (
     (r"global|train_batch_size", 64),
     (r"batch", 1),
     (r"accumulation", 1),
+    (r"num_experts|experts", 64),  # a multiple of any expert-parallel degree up to 64
     (r"num_layers|n_layers|layers", 2),
     (r"ffn|intermediate", 256),
     (r"query_groups|kv_heads", 2),

@@ -59,13 +59,6 @@ PENDING = {
     "fsdp2": (r"set [A-Z_, ]+ at the top of fsdp2_setup\.py first",
               "h2: the module's own \"auto\" / \"required\" markers stop setup() and the report names no FILL_IN "
               "placeholder for them"),
-    "megatron": (r"num_experts must be non None to use expert model parallelism",
-                 "h4: an expert-parallel run needs --num-experts, which the Plan does not hold (a FILL_IN "
-                 "placeholder)"),
-    "megatron-args": (r"num_experts must be non None to use expert model parallelism",
-                      "h4: an expert-parallel run needs --num-experts, which the Plan does not hold"),
-    "axolotl": (r"expert_parallel_size \(\d+\) > 1 requires FSDP2",
-                "h3: Axolotl refuses an expert degree without FSDP2 and the report does not say so"),
 }
 
 

@@ -436,6 +436,13 @@ def _placeholders(plan: Plan, emitted: list[Emitted]) -> list[Emitted]:
         if flag == "--max-position-embeddings" and isinstance(sequence, int) and not isinstance(sequence, bool):
             what = what[:-1] + f" {sequence})"
         out.append(Emitted(topic, flag, (PLACEHOLDER,), dotted, "unknown", fill=what))
+    # validate_args: "num_experts must be non None to use expert model parallelism" (the Plan holds no
+    # number of experts: the model's)
+    expert = known(plan.parallelism.expert)
+    if isinstance(expert, int) and expert > 1 and "--expert-model-parallel-size" in written \
+            and "--num-experts" not in written:
+        out.append(Emitted("model", "--num-experts", (PLACEHOLDER,), None, "unknown",
+                           fill=f"the model's number of experts (a multiple of the expert-parallel size {expert})"))
     return out
 
 
