@@ -197,3 +197,16 @@ def test_fixture_conversions_write_bf16_or_fp16_explicitly():
     plan = Plan()
     plan.set("model.layers", 4, Location("x", 1, 1, "/layers"))
     assert "--num-layers 4" in write_arguments(plan, translate=True)
+
+
+def test_an_expert_parallel_run_asks_for_the_number_of_experts(tmp_path):
+    """validate_args: "num_experts must be non None to use expert model parallelism"; the Plan holds no
+    number of experts (the model's), so it is a placeholder the report names."""
+    migration = _convert(tmp_path, "train.toml", "[parallelism]\nexpert_parallel_degree = 4\n", "megatron-args")
+    written = _pairs(migration.text)
+    assert written["--expert-model-parallel-size"] == "4" and written["--num-experts"] == PLACEHOLDER
+    entry = next(e for e in migration.entries if e.target == "--num-experts")
+    assert entry.status == "unknown" and "expert-parallel size 4" in entry.reason
+    # without expert parallelism, nothing is asked
+    plain = _convert(tmp_path, "plain.toml", "[parallelism]\ntensor_parallel_degree = 2\n", "megatron-args")
+    assert "--num-experts" not in plain.text
