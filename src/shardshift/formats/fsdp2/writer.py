@@ -346,7 +346,9 @@ def _resolve_optimizer(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
                                                               else TORCH_OPTIMIZER_DEFAULTS["AdamW"])
         s.optimizer_status = "approximate"
         s.optimizer_note = ("the source names no optimizer (DeepSpeed used the one passed to deepspeed.initialize): "
-                            "AdamW with DeepSpeed's FusedAdam defaults stands in; edit build_optimizer")
+                            "AdamW with DeepSpeed's FusedAdam defaults stands in; edit build_optimizer" if deepspeed
+                            else "the source names no optimizer (the training script builds it): AdamW with "
+                            "torch's defaults stands in; edit build_optimizer")
         _lift_optimizer_fields(optimizer, s)
         return
     name = optimizer.name
