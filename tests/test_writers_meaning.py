@@ -261,3 +261,16 @@ def test_no_blanket_entries_over_fixtures_of_every_format(target):
         for entry in conversion.entries:  # what is left explains: a placeholder, a note, a Megatron flag
             assert entry.reason, (document.path, entry)
     assert {"accelerate", "axolotl", "fsdp2", "launch", "megatron", "plan", "torchtitan"} <= formats
+
+
+def test_a_degree_the_target_cannot_hold_is_explained_at_its_source_setting(tmp_path):
+    document = _document(tmp_path, "run.plan.yaml", "world:\n  world_size: 16\nparallelism:\n  tensor: 2\n"
+                                                    "  pipeline: 2\nbatch:\n  micro: 2\n")
+    ds = {e.source: e for e in deepspeed_writer.convert(document).entries}
+    assert ds["/parallelism/tensor"].status == "dropped" and "model code" in ds["/parallelism/tensor"].reason
+    assert ds["/parallelism/tensor"].line == 4
+    assert ds["/world/world_size"].status == "dropped" and "launcher" in ds["/world/world_size"].reason
+    module = fsdp2_mapping.convert(document)
+    fsdp2 = {e.source: e for e in module.entries}
+    assert fsdp2["/parallelism/pipeline"].status == "dropped"
+    assert "/world/world_size" not in fsdp2 and "WORLD_SIZE = 16 " in module.text  # the module holds the world

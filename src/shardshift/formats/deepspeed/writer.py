@@ -115,6 +115,8 @@ def convert(document: Document) -> Conversion:
         config, entries = write_meaning(document.plan)
         if document.format == "megatron":
             entries = _megatron_explanations(document) + entries
+        else:
+            entries = _left_out(document) + entries
         return Conversion(_text(config), entries)  # unknowns: Conversion.mark_unknowns
     renamed_from = {old: new for new, old in document.renamed.items()}
     entries = []
@@ -137,6 +139,33 @@ def _megatron_explanations(document: Document) -> list[MappingEntry]:
 
 
 # --- a ds_config that means what another framework's (resolved) Plan means ---------------------
+
+# The fields `to_deepspeed` leaves out of a ds_config whose reason holds for any source framework
+# (its scheduler and bucket reasons speak of Megatron's flags: for a Megatron source they come with
+# megatron/mapping.py's own entries).
+_LEFT_OUT = ("parallelism.tensor", "parallelism.pipeline", "parallelism.virtual_pipeline", "parallelism.expert",
+             "world.nodes", "world.gpus_per_node", "world.world_size", "model.layers", "model.hidden", "model.heads",
+             "model.kv_heads", "model.vocab", "batch.sequence_length", "activation_checkpointing")
+
+
+def _left_out(document: Document) -> list[MappingEntry]:
+    """An entry, at the source setting, for each value the source file states that a ds_config
+    cannot hold (a tensor-parallel degree, the process count, the model shape), with the reason."""
+    from shardshift.formats.megatron.mapping import to_deepspeed
+    from shardshift.resolve import is_default
+
+    plan = document.plan
+    _, status = to_deepspeed(plan)
+    entries = []
+    for dotted in _LEFT_OUT:
+        state, reason = status.get(dotted, ("exact", ""))
+        where = plan.provenance.get(dotted)
+        if state == "exact" or where is None or is_default(where) or where.line < 1:
+            continue
+        entries.append(MappingEntry(where.pointer or dotted, where.line, where.column, state, None, reason,
+                                    file=None if where.file == document.path else where.file))
+    return entries
+
 
 # DeepSpeed's schedules that need the run's length (their constructors have no default for it)
 _NEEDS_TOTAL = ("WarmupDecayLR", "WarmupCosineLR")
@@ -179,7 +208,7 @@ def write_meaning(plan: Plan) -> tuple[dict, list[MappingEntry]]:
             params["total_num_steps"] = PLACEHOLDER
             entries.append(MappingEntry("", 1, 1, "unknown", "/scheduler/params/total_num_steps", placeholder_reason(
                 f"the number of optimizer steps the LR decays over: DeepSpeed's {block['type']} requires it, "
-                "and the source states none")))
+                "and the Plan of the source holds none")))
     return _ordered(config, ""), entries
 
 

@@ -637,10 +637,37 @@ def convert(document: Document) -> Conversion:
     elif document.format == "megatron":
         entries = _megatron_explanations(document)
     else:
-        entries = [MappingEntry("", 1, 1, A, None, note) for note in settings.notes]
+        entries = _not_emitted(document) + [MappingEntry("", 1, 1, A, None, note) for note in settings.notes]
     conversion = Conversion(render(settings), entries)
     conversion.mark_unknowns(plan)  # Unknown fields: status `unknown`, the module states the default
     return conversion
+
+
+_DEGREES = {
+    "parallelism.tensor": "tensor parallelism is not emitted: the module shards data-parallel only (FSDP2 composes "
+                          "with torch.distributed.tensor.parallel on a 2-D mesh, which you add)",
+    "parallelism.pipeline": "pipeline parallelism is not emitted: the module shards data-parallel only "
+                            "(torch.distributed.pipelining, which you add)",
+    "parallelism.context": "context parallelism is not emitted: the module shards data-parallel only",
+    "parallelism.expert": "expert parallelism is not emitted: the module shards data-parallel only",
+}
+
+
+def _not_emitted(document: Document) -> list[MappingEntry]:
+    """An entry, at the source setting, for each parallel degree above 1 the module does not do."""
+    from shardshift.plan import known
+    from shardshift.resolve import is_default
+
+    plan = document.plan
+    entries = []
+    for dotted, reason in _DEGREES.items():
+        value = known(plan.get(dotted))
+        where = plan.provenance.get(dotted)
+        if not isinstance(value, int) or value <= 1 or where is None or is_default(where) or where.line < 1:
+            continue
+        entries.append(MappingEntry(where.pointer or dotted, where.line, where.column, X, None, reason,
+                                    file=None if where.file == document.path else where.file))
+    return entries
 
 
 def _megatron_explanations(document: Document) -> list[MappingEntry]:
