@@ -274,3 +274,14 @@ def test_a_degree_the_target_cannot_hold_is_explained_at_its_source_setting(tmp_
     fsdp2 = {e.source: e for e in module.entries}
     assert fsdp2["/parallelism/pipeline"].status == "dropped"
     assert "/world/world_size" not in fsdp2 and "WORLD_SIZE = 16 " in module.text  # the module holds the world
+
+
+def test_a_batch_triple_implies_the_world_only_when_the_source_states_it(tmp_path):
+    from shardshift.resolve import default_location
+
+    document = _document(tmp_path, "train.args", "--micro-batch-size 4\n--global-batch-size 128\n--num-layers 2\n")
+    plan = document.plan
+    plan.set("batch.accumulation", 4)
+    assert settings_from_plan(plan).world_size == 8  # 128 = 4 x 4 x 8: no other world trains this batch
+    plan.set("batch.accumulation", 1, default_location(document.path, "megatron", None))
+    assert settings_from_plan(plan).world_size is None  # a default accumulation fixes no world

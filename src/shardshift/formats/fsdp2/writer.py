@@ -6,9 +6,10 @@ The module's public surface is a contract (it only grows): `setup(model, blocks=
 module also exposes `build_mesh()`, `find_blocks(model)`, `build_optimizer(params)` and
 `build_scheduler(optimizer)`. The emitted code imports only torch (>= 2.6).
 
-Two steps: `settings_from_plan` resolves the Plan into `Fsdp2Settings` (every value explicit,
-with the defaults of the source dialect: DeepSpeed's when the Plan came from a ds_config), and
-`render` prints them. The migration report for a ds_config lives in fsdp2_mapping.py.
+Two steps: `settings_from_plan` turns a resolved Plan (resolve.py: the source framework's
+defaults filled in) into `Fsdp2Settings` (every value explicit, taken from the Plan's fields,
+whatever the source format), and `render` prints them. The migration report for a ds_config
+lives in fsdp2_mapping.py.
 """
 
 from __future__ import annotations
@@ -267,6 +268,8 @@ def without_unknowns(plan: Plan) -> Plan:
 
 
 def _resolve_world_and_batch(plan: Plan, s: Fsdp2Settings) -> None:
+    from shardshift.resolve import is_default
+
     world = plan.world
     s.nodes, s.gpus_per_node = world.nodes, world.gpus_per_node
     s.world_size = world.world_size or (world.nodes * world.gpus_per_node if world.nodes and world.gpus_per_node
@@ -279,7 +282,9 @@ def _resolve_world_and_batch(plan: Plan, s: Fsdp2Settings) -> None:
         # reads the world at run time instead of the module guessing one.
         train, micro = _positive_int(batch.global_), _positive_int(batch.micro)
         steps = _positive_int(batch.accumulation)
-        if train and micro and steps and train % (micro * steps) == 0:
+        stated = not any(is_default(plan.provenance.get(f"batch.{name}")) for name in ("global_", "micro",
+                                                                                       "accumulation"))
+        if train and micro and steps and stated and train % (micro * steps) == 0:
             s.world_size, s.world_implied = train // (micro * steps), True
 
 
