@@ -247,6 +247,7 @@ def test_convert_reports_each_unknown_once_never_writes_it_and_strict_fails(tmp_
     assert unknown == [("/batch/micro", 2), ("/optimizer/lr", 6)]
     assert report["summary"]["unknown"] == 2 + len(placeholders)
     assert all(e["reason"].startswith("placeholder FILL_IN") for e in placeholders)
+    assert ('"train_micro_batch_size_per_gpu": "FILL_IN"' in done.stdout) is (target == "deepspeed")
     assert not any(e["source"].endswith("/unknown") for e in report["entries"])  # folded into the value's entry
     assert "args.mbs" not in done.stdout and "environment variable" not in done.stdout  # never written as a value
     assert run_cli("convert", str(path), "--to", target, "--strict").returncode == 1

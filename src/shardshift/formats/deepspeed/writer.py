@@ -98,29 +98,26 @@ def _ordered(value: Any, pointer: str) -> Any:
 
 def write(plan: Plan) -> str:
     """ds_config.json text for `plan`: stable key order, 2-space indent, trailing newline."""
-    text = json.dumps(write_dict(plan), indent=2, ensure_ascii=False) + "\n"
-    # A lone surrogate (written as a \ud800 escape in the source) cannot be encoded as UTF-8: keep it escaped.
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _text(write_dict(plan))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def convert(document: Document) -> Conversion:
-    """Write `document`'s Plan back as a ds_config, with a report of every source setting."""
+    """Write `document`'s Plan as a ds_config, with a report: every key of a ds_config source;
+    for another source, what needs explaining (placeholders, and the flag-by-flag reasons of
+    megatron/mapping.py for a Megatron document); the statuses of the other settings are
+    measured on the output read back (migration.py)."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
-    if document.format == "megatron":
-        from shardshift.formats.megatron.mapping import convert as from_megatron
-
-        return from_megatron(document, "deepspeed")
     if document.format != FORMAT:
-        # No key table from other formats into ds_config yet: say so for every setting.
-        entries = [MappingEntry(pointer, line, column, "approximate", None,
-                                f"carried through the neutral Plan: shardshift has no {document.format} -> deepspeed "
-                                "key table yet; check the written config")
-                   for pointer, line, column in document.settings()]
-        return Conversion(write(document.plan), entries)  # unknowns: Conversion.mark_unknowns
+        config, entries = write_meaning(document.plan)
+        if document.format == "megatron":
+            entries = _megatron_explanations(document) + entries
+        else:
+            entries = _left_out(document) + entries
+        return Conversion(_text(config), entries)  # unknowns: Conversion.mark_unknowns
     renamed_from = {old: new for new, old in document.renamed.items()}
     entries = []
     for pointer, line, column in document.settings():
@@ -130,6 +127,140 @@ def convert(document: Document) -> Conversion:
         else:
             entries.append(MappingEntry(pointer, line, column, "exact", pointer, "same key"))
     return Conversion(write(document.plan), entries)
+
+
+def _megatron_explanations(document: Document) -> list[MappingEntry]:
+    """megatron/mapping.py's reason for every flag (why TP has no ds_config counterpart ...)."""
+    from shardshift.formats.megatron import mapping
+
+    explain = getattr(mapping, "explain", None)
+    result = explain(document, "deepspeed") if explain is not None else mapping.convert(document, "deepspeed")
+    return list(getattr(result, "entries", result))
+
+
+# --- a ds_config that means what another framework's (resolved) Plan means ---------------------
+
+# The fields `to_deepspeed` leaves out of a ds_config whose reason holds for any source framework
+# (its scheduler and bucket reasons speak of Megatron's flags: for a Megatron source they come with
+# megatron/mapping.py's own entries).
+_LEFT_OUT = ("parallelism.tensor", "parallelism.pipeline", "parallelism.virtual_pipeline", "parallelism.expert",
+             "world.nodes", "world.gpus_per_node", "world.world_size", "model.layers", "model.hidden", "model.heads",
+             "model.kv_heads", "model.vocab", "batch.sequence_length", "activation_checkpointing")
+
+
+def _left_out(document: Document) -> list[MappingEntry]:
+    """An entry, at the source setting, for each value the source file states that a ds_config
+    cannot hold (a tensor-parallel degree, the process count, the model shape), with the reason."""
+    from shardshift.formats.megatron.mapping import to_deepspeed
+    from shardshift.resolve import is_default
+
+    plan = document.plan
+    _, status = to_deepspeed(plan)
+    entries = []
+    for dotted in _LEFT_OUT:
+        state, reason = status.get(dotted, ("exact", ""))
+        where = plan.provenance.get(dotted)
+        if state == "exact" or where is None or is_default(where) or where.line < 1:
+            continue
+        entries.append(MappingEntry(where.pointer or dotted, where.line, where.column, state, None, reason,
+                                    file=None if where.file == document.path else where.file))
+    return entries
+
+
+# DeepSpeed's schedules that need the run's length (their constructors have no default for it)
+_NEEDS_TOTAL = ("WarmupDecayLR", "WarmupCosineLR")
+# torch.optim.lr_scheduler classes DeepSpeed builds by name when the type is none of its own
+_TORCH_SCHEDULERS = frozenset({"ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+                               "ExponentialLR", "LinearLR", "MultiStepLR", "OneCycleLR", "PolynomialLR", "StepLR"})
+
+
+def write_meaning(plan: Plan) -> tuple[dict, list[MappingEntry]]:
+    """The ds_config for a Plan read from another format (resolved: its framework's defaults
+    filled in), and the entries that explain it. What a ds_config cannot hold leaves (TP, PP,
+    context and expert degrees, the world, the model shape: megatron/mapping.py `to_deepspeed`); a
+    decay shape becomes the DeepSpeed schedule of that shape; the batch is written so DeepSpeed
+    trains the same samples per step; what DeepSpeed requires and the Plan cannot give is the
+    placeholder resolve.PLACEHOLDER, with an `unknown` entry saying what to fill in."""
+    from shardshift.formats.fsdp2.writer import deepspeed_schedule
+    from shardshift.formats.megatron.mapping import to_deepspeed
+    from shardshift.plan import without_unknowns
+    from shardshift.resolve import PLACEHOLDER, placeholder_reason
+
+    plan = without_unknowns(plan)
+    schedule = deepspeed_schedule(plan)
+    translated, _ = to_deepspeed(plan)
+    if schedule is not None and schedule.name not in SCHEDULER_FIELDS and schedule.name not in _TORCH_SCHEDULERS:
+        schedule = None  # a shape DeepSpeed has no schedule like: not invented (the LR stays constant)
+    translated.scheduler = copy.deepcopy(schedule)
+    entries: list[MappingEntry] = []
+    entries += _batch(plan, translated)
+    config = write_dict(translated)
+    batch_keys = ("train_batch_size", "train_micro_batch_size_per_gpu")
+    if not any(key in config for key in batch_keys):
+        config["train_micro_batch_size_per_gpu"] = PLACEHOLDER
+        entries.append(MappingEntry("", 1, 1, "unknown", "/train_micro_batch_size_per_gpu", placeholder_reason(
+            "the micro batch size per GPU: DeepSpeed refuses a config with no batch size, and the source "
+            "states none")))
+    block = config.get("scheduler")
+    if isinstance(block, dict) and block.get("type") in _NEEDS_TOTAL:
+        params = block.setdefault("params", {})
+        if isinstance(params, dict) and params.get("total_num_steps") is None:
+            params["total_num_steps"] = PLACEHOLDER
+            entries.append(MappingEntry("", 1, 1, "unknown", "/scheduler/params/total_num_steps", placeholder_reason(
+                f"the number of optimizer steps the LR decays over: DeepSpeed's {block['type']} requires it, "
+                "and the Plan of the source holds none")))
+    return _ordered(config, ""), entries
+
+
+def _batch(plan: Plan, translated: Plan) -> list[MappingEntry]:
+    """Keep train_batch_size in `translated` only where DeepSpeed's batch check holds: with a
+    known data-parallel size, when micro x accumulation x that size gives it; with the world
+    unknown, when it is the only batch stated besides the micro batch (DeepSpeed then derives the
+    accumulation from the world it meets, as the source framework does)."""
+    from shardshift.plan import known
+
+    batch = translated.batch
+    train, micro, steps = (_whole(known(v)) for v in (batch.global_, batch.micro, batch.accumulation))
+    if train is None:
+        return []
+    world = _whole(known(plan.world.world_size))
+    if world is None and _whole(known(plan.world.nodes)) and _whole(known(plan.world.gpus_per_node)):
+        world = plan.world.nodes * plan.world.gpus_per_node
+    model_parallel = 1
+    for dotted in ("parallelism.tensor", "parallelism.pipeline", "parallelism.context"):
+        model_parallel *= _whole(known(plan.get(dotted))) or 1
+    data_parallel = world // model_parallel if world and world % model_parallel == 0 else None
+    if micro is None:
+        return []
+    if data_parallel is None:
+        if steps is None:
+            return []
+        why = (f"the world is not known, and DeepSpeed checks train_batch_size = micro x accumulation x world: "
+               f"the micro batch {micro} and accumulation {steps} are written, the global batch follows the world")
+    elif steps is None:
+        if train % (micro * data_parallel) == 0:
+            return []
+        why = (f"{train} is not a multiple of the micro batch {micro} x {data_parallel} data-parallel "
+               "processes: DeepSpeed would refuse it")
+    elif train == micro * steps * data_parallel:
+        return []
+    else:
+        why = (f"{train} is not micro batch {micro} x accumulation {steps} x {data_parallel} data-parallel "
+               "processes: DeepSpeed would refuse it")
+    batch.global_ = None
+    return [MappingEntry("", 1, 1, "dropped", "/train_batch_size", f"train_batch_size not written: {why}")]
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value <= 0:
+        return None
+    return int(value)
+
+
+def _text(config: dict) -> str:
+    # A lone surrogate (written as a \ud800 escape in the source) cannot be encoded as UTF-8: keep it escaped.
+    text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def key_for(pointer: str) -> Key | None:

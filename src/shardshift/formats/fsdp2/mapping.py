@@ -620,25 +620,60 @@ def _defaults(document: Document, ctx: _Context, seen: set[str]) -> list[Mapping
 
 
 def convert(document: Document) -> Conversion:
-    """The FSDP2 module for `document` and what happened to every source setting."""
+    """The FSDP2 module for `document` and what happened to every source setting.
+
+    The module is written from the (resolved) Plan alone, whatever the source format. The entries
+    explain: every ds_config key for a ds_config (the table above), the flag-by-flag reasons of
+    megatron/mapping.py for a Megatron document; for other sources only what needs saying (the
+    report's statuses are measured on the module read back, migration.py)."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
     name = os.path.basename(document.path) or document.path
     plan = copy.deepcopy(document.plan)
-    if document.format == "megatron":
-        from shardshift.formats.megatron.mapping import convert as from_megatron
-
-        conversion = from_megatron(document, "fsdp2")
-        conversion.mark_unknowns(plan)
-        return conversion
+    deepspeed = document.format == "deepspeed" or None  # None: as the Plan's passthrough and defaults say
+    settings = settings_from_plan(plan, deepspeed=deepspeed, source_name=name, source_format=document.format)
     if document.format == "deepspeed":
-        settings = settings_from_plan(plan, deepspeed=True, source_name=name)
-        conversion = Conversion(render(settings), report(document, settings))
+        entries = report(document, settings)
+    elif document.format == "megatron":
+        entries = _megatron_explanations(document)
     else:
-        settings = settings_from_plan(plan, deepspeed=False, source_name=name)
-        entries = [MappingEntry(pointer, line, column, A, None, f"carried through the neutral Plan: shardshift has "
-                                f"no {document.format} -> FSDP2 key table yet; check the module")
-                   for pointer, line, column in document.settings()]
-        conversion = Conversion(render(settings), entries)
+        entries = _not_emitted(document) + [MappingEntry("", 1, 1, A, None, note) for note in settings.notes]
+    conversion = Conversion(render(settings), entries)
     conversion.mark_unknowns(plan)  # Unknown fields: status `unknown`, the module states the default
     return conversion
+
+
+_DEGREES = {
+    "parallelism.tensor": "tensor parallelism is not emitted: the module shards data-parallel only (FSDP2 composes "
+                          "with torch.distributed.tensor.parallel on a 2-D mesh, which you add)",
+    "parallelism.pipeline": "pipeline parallelism is not emitted: the module shards data-parallel only "
+                            "(torch.distributed.pipelining, which you add)",
+    "parallelism.context": "context parallelism is not emitted: the module shards data-parallel only",
+    "parallelism.expert": "expert parallelism is not emitted: the module shards data-parallel only",
+}
+
+
+def _not_emitted(document: Document) -> list[MappingEntry]:
+    """An entry, at the source setting, for each parallel degree above 1 the module does not do."""
+    from shardshift.plan import known
+    from shardshift.resolve import is_default
+
+    plan = document.plan
+    entries = []
+    for dotted, reason in _DEGREES.items():
+        value = known(plan.get(dotted))
+        where = plan.provenance.get(dotted)
+        if not isinstance(value, int) or value <= 1 or where is None or is_default(where) or where.line < 1:
+            continue
+        entries.append(MappingEntry(where.pointer or dotted, where.line, where.column, X, None, reason,
+                                    file=None if where.file == document.path else where.file))
+    return entries
+
+
+def _megatron_explanations(document: Document) -> list[MappingEntry]:
+    """megatron/mapping.py's reason for every flag (why TP has no FSDP2 counterpart ...)."""
+    from shardshift.formats.megatron import mapping
+
+    explain = getattr(mapping, "explain", None)
+    result = explain(document, "fsdp2") if explain is not None else mapping.convert(document, "fsdp2")
+    return list(getattr(result, "entries", result))

@@ -6,9 +6,10 @@ The module's public surface is a contract (it only grows): `setup(model, blocks=
 module also exposes `build_mesh()`, `find_blocks(model)`, `build_optimizer(params)` and
 `build_scheduler(optimizer)`. The emitted code imports only torch (>= 2.6).
 
-Two steps: `settings_from_plan` resolves the Plan into `Fsdp2Settings` (every value explicit,
-with the defaults of the source dialect: DeepSpeed's when the Plan came from a ds_config), and
-`render` prints them. The migration report for a ds_config lives in fsdp2_mapping.py.
+Two steps: `settings_from_plan` turns a resolved Plan (resolve.py: the source framework's
+defaults filled in) into `Fsdp2Settings` (every value explicit, taken from the Plan's fields,
+whatever the source format), and `render` prints them. The migration report for a ds_config
+lives in fsdp2_mapping.py.
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class Fsdp2Settings:
     Trainer or Accelerate would fill in; "required" a value DeepSpeed would need and did not get."""
 
     source_name: str = "the Plan"
+    source_format: str | None = None  # the source file's format: the module's wording only
     world_size: int | None = None
     world_implied: bool = False
     nodes: int | None = None
@@ -183,14 +185,26 @@ def _positive_int(value: Any) -> int | None:
     return int(value) if value == int(value) and value > 0 else None
 
 
-def settings_from_plan(plan: Plan, *, deepspeed: bool | None = None, source_name: str | None = None) -> Fsdp2Settings:
-    """Resolve `plan` into the settings the module states. `deepspeed`: fill what the Plan does
-    not say with DeepSpeed's defaults (the Plan came from a ds_config); default: when the Plan
-    carries DeepSpeed passthrough settings."""
+def settings_from_plan(plan: Plan, *, deepspeed: bool | None = None, source_name: str | None = None,
+                       source_format: str | None = None) -> Fsdp2Settings:
+    """The settings the module states for a resolved `plan` (resolve.py): every value (world,
+    batch, sharding stage, precision, clipping, optimizer, schedule) comes from a Plan field; a
+    field still None gets the module's own default (full sharding, fp32, no clipping).
+
+    `deepspeed`: the run being reproduced is DeepSpeed's engine, whose behaviour is no Plan field:
+    it skips non-finite steps, its "Adam" is AdamW with FusedAdam defaults, and ds_config keys the
+    Plan has no field for (dataloader_drop_last, hpZ, MiCS) sit in plan.passthrough["deepspeed"].
+    An unresolved Plan is resolved with DeepSpeed's defaults first (a no-op on a resolved one).
+    Default: when the Plan carries DeepSpeed passthrough settings or DeepSpeed's defaults.
+    `source_format`: the source file's format, for the module's wording only."""
     if deepspeed is None:
-        deepspeed = "deepspeed" in plan.passthrough
+        deepspeed = "deepspeed" in plan.passthrough or _resolved_by(plan, "deepspeed")
     plan = without_unknowns(plan)
-    s = Fsdp2Settings(source_name=source_name or ("ds_config.json" if deepspeed else "the Plan"))
+    if deepspeed:
+        plan = _with_deepspeed_defaults(plan)
+        source_format = source_format or "deepspeed"
+    s = Fsdp2Settings(source_name=source_name or ("ds_config.json" if deepspeed else "the Plan"),
+                      source_format=source_format)
     _resolve_world_and_batch(plan, s)
     _resolve_sharding(plan, s, deepspeed)
     _resolve_precision(plan, s, deepspeed)
@@ -201,10 +215,40 @@ def settings_from_plan(plan: Plan, *, deepspeed: bool | None = None, source_name
         s.activation_checkpointing = ac is not None or "activation_checkpointing" in plan.passthrough.get("deepspeed", {})
     else:
         s.activation_checkpointing = bool(ac is not None and ac.enabled)
-    if deepspeed:
-        drop_last = _passthrough(plan, "/dataloader_drop_last")
-        s.drop_last = drop_last if isinstance(drop_last, bool) else None
+    drop_last = _passthrough(plan, "/dataloader_drop_last")
+    s.drop_last = drop_last if isinstance(drop_last, bool) else None
     return s
+
+
+def _resolved_by(plan: Plan, framework: str) -> bool:
+    """Whether resolution filled some field of `plan` with `framework`'s defaults."""
+    from shardshift.resolve import DEFAULT_MARK, is_default
+
+    mark = f"{DEFAULT_MARK}{framework} "
+    return any(is_default(where) and (where.pointer or "").startswith(mark) for where in plan.provenance.values())
+
+
+# What DeepSpeed (0.19.8) does with a ds_config that leaves these out (its defaults table,
+# formats/deepspeed/defaults.py, states the same): filled only into a Plan that was not resolved;
+# a resolved Plan has every one of them set already.
+_DEEPSPEED_UNSET = (("sharding.stage", 0), ("precision.param_dtype", "fp32"), ("gradient_clipping", 1.0))
+
+
+def _with_deepspeed_defaults(plan: Plan) -> Plan:
+    """`plan` with DeepSpeed's defaults in the fields it leaves None (as resolve.py fills them,
+    without the provenance: the settings never show it)."""
+    import copy
+
+    if all(plan.get(dotted) is not None for dotted, _ in _DEEPSPEED_UNSET):
+        return plan
+    plan = copy.deepcopy(plan)
+    fp16, bf16 = _passthrough(plan, "/fp16/enabled"), _passthrough(plan, "/bf16/enabled")
+    if plan.precision.param_dtype is None and plan.precision.compute_dtype is None and AUTO in (fp16, bf16):
+        plan.precision.param_dtype = AUTO  # "auto": the HF Trainer decides
+    for dotted, value in _DEEPSPEED_UNSET:
+        if plan.get(dotted) is None and not (dotted == "precision.param_dtype" and plan.precision.compute_dtype):
+            plan.set(dotted, value)
+    return plan
 
 
 def without_unknowns(plan: Plan) -> Plan:
@@ -224,6 +268,8 @@ def without_unknowns(plan: Plan) -> Plan:
 
 
 def _resolve_world_and_batch(plan: Plan, s: Fsdp2Settings) -> None:
+    from shardshift.resolve import is_default
+
     world = plan.world
     s.nodes, s.gpus_per_node = world.nodes, world.gpus_per_node
     s.world_size = world.world_size or (world.nodes * world.gpus_per_node if world.nodes and world.gpus_per_node
@@ -231,15 +277,20 @@ def _resolve_world_and_batch(plan: Plan, s: Fsdp2Settings) -> None:
     batch = plan.batch
     s.train_batch_size, s.micro_batch_size, s.accumulation_steps = batch.global_, batch.micro, batch.accumulation
     if s.world_size is None:
+        # Only a full batch triple fixes the data-parallel size (DeepSpeed refuses any other);
+        # with the accumulation unset, the run derives it from the world it meets, so setup()
+        # reads the world at run time instead of the module guessing one.
         train, micro = _positive_int(batch.global_), _positive_int(batch.micro)
-        steps = _positive_int(batch.accumulation) or (1 if batch.accumulation is None else None)
-        if train and micro and steps and train % (micro * steps) == 0:
+        steps = _positive_int(batch.accumulation)
+        stated = not any(is_default(plan.provenance.get(f"batch.{name}")) for name in ("global_", "micro",
+                                                                                       "accumulation"))
+        if train and micro and steps and stated and train % (micro * steps) == 0:
             s.world_size, s.world_implied = train // (micro * steps), True
 
 
 def _resolve_sharding(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
     sharding = plan.sharding
-    stage = sharding.stage if sharding.stage is not None else (0 if deepspeed else 3)
+    stage = sharding.stage if sharding.stage is not None else 3  # the Plan's, else FSDP2's full sharding
     s.stage = stage
     if sharding.reshard_after_forward is not None:
         s.reshard_after_forward = sharding.reshard_after_forward
@@ -269,9 +320,6 @@ def _resolve_sharding(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
 def _resolve_precision(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
     precision = plan.precision
     dtype = precision.param_dtype or precision.compute_dtype
-    if dtype is None and deepspeed:
-        fp16, bf16 = _passthrough(plan, "/fp16/enabled"), _passthrough(plan, "/bf16/enabled")
-        dtype = AUTO if AUTO in (fp16, bf16) else "fp32"
     s.param_dtype = dtype if dtype in (*TORCH_DTYPES, AUTO) else "fp32"
     reduce = precision.reduce_dtype or plan.communication.dtype
     s.reduce_dtype = reduce if reduce in (*TORCH_DTYPES, AUTO) else "fp32"
@@ -289,10 +337,7 @@ def _resolve_precision(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
             s.skip_nonfinite = check is not False
         else:
             s.skip_nonfinite = s.stage not in (0, AUTO) or s.param_dtype == "fp16"
-        clipping = plan.gradient_clipping
-        s.gradient_clipping = 1.0 if clipping is None else clipping
-    else:
-        s.gradient_clipping = 0.0 if plan.gradient_clipping is None else plan.gradient_clipping
+    s.gradient_clipping = 0.0 if plan.gradient_clipping is None else plan.gradient_clipping
 
 
 def _as_tuple(value: Any) -> Any:
@@ -306,7 +351,9 @@ def _resolve_optimizer(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
                                                               else TORCH_OPTIMIZER_DEFAULTS["AdamW"])
         s.optimizer_status = "approximate"
         s.optimizer_note = ("the source names no optimizer (DeepSpeed used the one passed to deepspeed.initialize): "
-                            "AdamW with DeepSpeed's FusedAdam defaults stands in; edit build_optimizer")
+                            "AdamW with DeepSpeed's FusedAdam defaults stands in; edit build_optimizer" if deepspeed
+                            else "the source names no optimizer (the training script builds it): AdamW with "
+                            "torch's defaults stands in; edit build_optimizer")
         _lift_optimizer_fields(optimizer, s)
         return
     name = optimizer.name
@@ -389,7 +436,7 @@ def _check_types(kwargs: dict[str, Any], s: Fsdp2Settings, defaults: dict[str, A
 def _resolve_scheduler(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
     from shardshift.formats.deepspeed import SCHEDULER_FIELDS
 
-    scheduler = plan.scheduler
+    scheduler = deepspeed_schedule(plan)
     if scheduler is None or scheduler.name is None:
         return
     name = scheduler.name
@@ -422,6 +469,23 @@ def _resolve_scheduler(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
     else:
         s.scheduler_note = (f"scheduler {name!r} is neither a DeepSpeed schedule nor a torch scheduler the module "
                             "can build; the learning rate stays constant: edit build_scheduler")
+
+
+def deepspeed_schedule(plan: Plan):  # -> Scheduler | None
+    """The Plan's scheduler, a decay shape named the Megatron / torchtitan / HF way ("linear",
+    "cosine", "constant") as the DeepSpeed schedule of that shape (megatron/mapping.py
+    `to_deepspeed`); a DeepSpeed or torch schedule, or a shape DeepSpeed has none like, as it is."""
+    scheduler = plan.scheduler
+    if scheduler is None or not isinstance(scheduler.name, str):
+        return scheduler
+    from shardshift.formats.megatron.mapping import _SCHEDULES, to_deepspeed
+
+    if scheduler.name not in _SCHEDULES:
+        return scheduler
+    from shardshift.plan import Plan as _Plan
+
+    translated, _ = to_deepspeed(_Plan(optimizer=plan.optimizer, scheduler=scheduler))
+    return translated.scheduler
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -497,9 +561,19 @@ def render(s: Fsdp2Settings) -> str:
 def _header(s: Fsdp2Settings, version: str) -> str:
     world = (f"the {s.world_size} data-parallel processes {s.source_name} implies" if s.world_implied
              else f"{s.world_size} processes" if s.world_size else "one process per GPU")
+    if s.source_format in (None, "deepspeed"):
+        where, launch_note, keys = "where you called deepspeed.initialize", "", (
+            "The settings below name the ds_config keys they come from. `shardshift convert --to fsdp2`\n"
+            "reports which keys map exactly, approximately or not at all.")
+    else:
+        where = "in your training script"
+        launch_note = ("" if s.world_size else
+                       f"\n{s.source_name} states no process count: setup() takes the world from torchrun.\n")
+        keys = (f"The settings below come from {s.source_name}; their comments name the DeepSpeed keys of the\n"
+                "same meaning. `shardshift convert --to fsdp2` reports what carries over and what does not.")
     return f'''"""FSDP2 training setup, migrated from {s.source_name} by shardshift {version}.
 
-Use it where you called deepspeed.initialize:
+Use it {where}:
 
     import fsdp2_setup
 
@@ -512,9 +586,8 @@ Use it where you called deepspeed.initialize:
 Launch it with torchrun ({world}):
 
     {torchrun_line(s)}
-
-The settings below name the ds_config keys they come from. `shardshift convert --to fsdp2`
-reports which keys map exactly, approximately or not at all. Imports only torch (>= 2.6).
+{launch_note}
+{keys} Imports only torch (>= 2.6).
 """'''
 
 
