@@ -103,6 +103,10 @@ def _newest(reader_name: str):
 
 
 def same(before: Any, after: Any) -> bool:
+    """Whether the output holds the source's value: numbers to 1e-9, a switch only as a switch, a
+    free-form params dict when the output holds each of the source's params."""
+    if isinstance(before, bool) or isinstance(after, bool):
+        return type(before) is type(after) and before == after
     if isinstance(before, float) and isinstance(after, (int, float)) and not isinstance(after, bool):
         return math.isclose(before, after, rel_tol=1e-9, abs_tol=0.0)
     if isinstance(before, int) and not isinstance(before, bool) and isinstance(after, float):
@@ -157,11 +161,12 @@ def own_pointer(dotted: str) -> str:
 
 
 def _matches(dotted: str, where: Location, file: str, pointer: str, line: int, column: int,
-             pointers: set[str]) -> bool:
+             pointers: set[str], places: frozenset = frozenset()) -> bool:
     if where.file != file:
         return False
     if where.pointer:
-        return where.pointer == pointer
+        # a flag given twice: the one at the place the Plan records (the one that wins)
+        return where.pointer == pointer and (where.line == line or (pointer, where.line) not in places)
     # a place with no key (a call in Python code): the setting of the field's own name there, else any
     if (where.line, where.column) != (line, column):
         return False
@@ -222,6 +227,7 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
     for file_document in files:
         settings = source_settings(file_document)
         pointers = {pointer for pointer, _, _ in settings}
+        places = frozenset((pointer, line) for pointer, line, _ in settings)
         whole = {where.pointer for dotted, where in placed.items() if isinstance(resolved.get(dotted), Unknown)
                  and where.file == file_document.path and where.pointer and where.pointer.startswith("/")}
         for pointer, line, column in settings:
@@ -231,11 +237,18 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
                 used.update(id(e) for e in explained.get((part_of, pointer), []))
                 continue
             fields = [d for d, where in placed.items() if d not in claimed
-                      and _matches(d, where, file_document.path, pointer, line, column, pointers)]
+                      and _matches(d, where, file_document.path, pointer, line, column, pointers, places)]
             claimed.update(fields)
             file = None if file_document.path == main else file_document.path
             hand = explained.get((file, pointer), [])
             used.update(id(e) for e in hand)
+            again = [where.line for where in placed.values() if where.file == file_document.path
+                     and where.pointer == pointer and where.line != line] if not fields else []
+            if again:  # given twice: the framework takes the other one, this value goes nowhere
+                entries.append(MappingEntry(pointer, line, column, "dropped", None,
+                                            f"{pointer} is given again at line {again[0]}, whose value the setup "
+                                            "takes: this one is not used", file))
+                continue
             found = [measured[d] for d in fields] or _overridden(file_document, pointer, line, column, pointers,
                                                                   resolved, back)
             entries.append(_entry(pointer, line, column, file, found, hand, back, file_document, to))
