@@ -70,10 +70,13 @@ def _int(lines, flag: str, default: int) -> int:
 
 
 def _world(lines) -> tuple[int, int]:
-    """A world size the written degrees divide (an argument list states none), and its data-parallel size."""
+    """A world size the written degrees divide (an argument list states none), and its data-parallel size:
+    2, unless the global batch the list states holds one micro batch per data-parallel rank only once."""
     model = _int(lines, "--tensor-model-parallel-size", 1) * _int(lines, "--pipeline-model-parallel-size", 1) * \
         _int(lines, "--context-parallel-size", 1)
-    return model * 2, 2
+    micro, global_ = _int(lines, "--micro-batch-size", 0), _int(lines, "--global-batch-size", 0)
+    data_parallel = 1 if micro and global_ and global_ % (micro * 2) else 2
+    return model * data_parallel, data_parallel
 
 
 def _fills(lines) -> dict[str, str]:
