@@ -91,6 +91,7 @@ class Case:
     members: dict[str, str] = field(default_factory=dict)  # the source setup's files: path -> format
     name: str = ""  # a unique file stem
     paths: dict[str, str] = field(default_factory=dict)  # "output" / "filled" -> the written file
+    reasons: list[str] = field(default_factory=list)  # the report's reasons
 
     @property
     def filled(self) -> str | None:
@@ -158,6 +159,7 @@ def conversions(per_format: int = PER_FORMAT) -> tuple[Case, ...]:
             case.unchanged = migration.text == text
             case.placeholders = [entry.target for entry in migration.entries if entry.status == "unknown"
                                  and (entry.reason or "").startswith(PLACEHOLDER_REASON)]
+            case.reasons = [entry.reason or "" for entry in migration.entries]
             cases.append(case)
     return tuple(cases)
 
@@ -315,6 +317,8 @@ def unnamed_placeholders(text: str, named: list[str], *, python: bool = False) -
     the text). An entry names a placeholder when its key is the placeholder's key or one of its
     enclosing keys (`datasets` for the `path` and `type` under it)."""
     occurrences = placeholder_occurrences(text, python=python)
+    # a Python dict item is named as the module spells it: LR_SCHEDULE['total_num_steps']
+    named = [re.sub(r"^\w+\[['\"](.+)['\"]\]$", r"\1", key or "") for key in named]
     names = {normalise(key or "") for key in named}
     unnamed = sorted({o.key for o in occurrences if not names & {o.key, *o.parents}})
     unused = sorted(name for name in names if not any(name in {o.key, *o.parents} for o in occurrences))
@@ -660,6 +664,9 @@ def _classify(case: Case, verdicts: dict[str, str | None]) -> Row:
     if source is not None and (case.unchanged or _same_cause(source, message)):
         return Row(case, ROUND_TRIP, message)
     python = case.target == "fsdp2"
+    if python and _only_the_sources_auto(case, message):
+        return Row(case, ROUND_TRIP, message, 'the source\'s own "auto" values (its consumer, the HF Trainer, fills '
+                                              'them in), each named in the report as a placeholder to set')
     if not placeholder_occurrences(case.text, python=python) and not case.placeholders:
         return Row(case, UNEXPLAINED, message, "" if source is None else f"its source is refused for another "
                                                                          f"cause ({source[:300]})")
@@ -672,6 +679,30 @@ def _classify(case: Case, verdicts: dict[str, str | None]) -> Row:
     if filled is not None and not filled.startswith(ENV):
         return Row(case, UNEXPLAINED, message, f"still refused with the placeholders {named} filled in ({filled})")
     return Row(case, PLACEHOLDERS, message)
+
+
+_UNSET = re.compile(r"set ([A-Z_, ]+) at the top of")
+
+
+def _only_the_sources_auto(case: Case, message: str) -> bool:
+    """An FSDP2 module that refuses to set up only because constants hold "auto", copied from a source
+    that says "auto" itself, with a report entry that says so for them."""
+    listed = _UNSET.search(message)
+    if listed is None or '"auto"' not in "".join(_read(path) for path in case.members):
+        return False
+    blocks = re.split(r"\n(?=[A-Z_]+ = )", case.text)
+    for name in (n.strip() for n in listed.group(1).split(",")):
+        block = next((b for b in blocks if b.lstrip("\n").startswith(name + " = ")), "")
+        if '"auto"' not in block or f'"{PLACEHOLDER}"' in block:
+            return False
+    return any('placeholder "auto"' in reason for reason in case.reasons)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def rows_for(framework: str, cases, folder: Path) -> list[Row]:

@@ -55,11 +55,7 @@ def _unexplained(rows):
 
 # Refusals whose fix is pending in a writer (target -> (words of the framework's message, what is
 # missing)): such a refusal makes the test xfail with the list; any other unexplained refusal fails it.
-PENDING = {
-    "fsdp2": (r"set [A-Z_, ]+ at the top of fsdp2_setup\.py first",
-              "h2: the module's own \"auto\" / \"required\" markers stop setup() and the report names no FILL_IN "
-              "placeholder for them"),
-}
+PENDING: dict[str, tuple[str, str]] = {}  # target -> (the framework's words, the writer fix pending)
 
 
 def _check(framework, cases, scratch):

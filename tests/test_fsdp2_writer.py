@@ -73,7 +73,7 @@ SETTINGS = [
     ({"scheduler": {"type": "WarmupLR", "params": {}}, "optimizer": {"type": "AdamW", "params": {"lr": 5e-4}}},
      "scheduler_kwargs", {"warmup_min_lr": 0.0, "warmup_max_lr": 5e-4, "warmup_num_steps": 1000, "warmup_type": "log"}),
     ({"scheduler": {"type": "WarmupDecayLR", "params": {"warmup_type": "cosine"}}}, "scheduler_kwargs",
-     {"warmup_min_lr": 0.0, "warmup_max_lr": 0.001, "warmup_num_steps": 1000, "total_num_steps": "required",
+     {"warmup_min_lr": 0.0, "warmup_max_lr": 0.001, "warmup_num_steps": 1000, "total_num_steps": "FILL_IN",
       "warmup_type": "log"}),
 ]
 
@@ -109,7 +109,7 @@ def test_auto_and_required_values_stop_setup(tmp_path):
     config = {"train_micro_batch_size_per_gpu": "auto", "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
               "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_num_steps": 10}}}
     module = load_module(fsdp2.convert(deepspeed.read(json.dumps(config), "ds_config.json")).text, tmp_path)
-    assert module.MICRO_BATCH_SIZE == "auto" and module.LR_SCHEDULE["total_num_steps"] == "required"
+    assert module.MICRO_BATCH_SIZE == "auto" and module.LR_SCHEDULE["total_num_steps"] == "FILL_IN"
     with pytest.raises(ValueError, match="MICRO_BATCH_SIZE, OPTIMIZER_KWARGS, LR_SCHEDULE at the top of "
                                          "fsdp2_setup.py"):
         module.setup(None)

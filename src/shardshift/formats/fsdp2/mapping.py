@@ -638,9 +638,20 @@ def convert(document: Document) -> Conversion:
         entries = _megatron_explanations(document)
     else:
         entries = _not_emitted(document) + [MappingEntry("", 1, 1, A, None, note) for note in settings.notes]
+    entries += _placeholders(settings)
     conversion = Conversion(render(settings), entries)
     conversion.mark_unknowns(plan)  # Unknown fields: status `unknown`, the module states the default
     return conversion
+
+
+def _placeholders(settings) -> list[MappingEntry]:
+    """An `unknown` entry for each FILL_IN the module holds (a schedule's length the source does not give)."""
+    from shardshift.formats.fsdp2.writer import REQUIRED
+    from shardshift.resolve import placeholder_reason
+
+    return [MappingEntry("", 1, 1, "unknown", f"LR_SCHEDULE[{key!r}]", placeholder_reason(
+        f"{key} of the {settings.scheduler} schedule: the source does not give it, and setup() refuses to run "
+        "without it")) for key, value in settings.scheduler_kwargs.items() if value == REQUIRED]
 
 
 _DEGREES = {

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from shardshift.plan import Plan
 
 AUTO = "auto"
-REQUIRED = "required"
+REQUIRED = "FILL_IN"  # resolve.PLACEHOLDER: a value the module needs and the source does not give
 
 TORCH_DTYPES = {"fp32": "torch.float32", "bf16": "torch.bfloat16", "fp16": "torch.float16"}
 
@@ -129,7 +129,7 @@ SCHEDULE_FUNCTIONS = {"WarmupLR": "warmup_lr", "WarmupDecayLR": "warmup_decay_lr
 @dataclass
 class Fsdp2Settings:
     """Everything the emitted module states, resolved and explicit. "auto" marks a value the HF
-    Trainer or Accelerate would fill in; "required" a value DeepSpeed would need and did not get."""
+    Trainer or Accelerate would fill in; "FILL_IN" a value the module needs and the source does not give."""
 
     source_name: str = "the Plan"
     source_format: str | None = None  # the source file's format: the module's wording only
@@ -606,7 +606,8 @@ def _setting(name: str, value: str, comment: str) -> str:
 def _settings_block(s: Fsdp2Settings) -> str:
     out = ['# ---- Settings from ' + s.source_name + ' ' + '-' * max(4, 78 - len(s.source_name)),
            '# Each comment names the source key. "auto" marks a value the Hugging Face Trainer filled in and',
-           '# "required" one DeepSpeed needs: setup() refuses to run until you replace them.', ""]
+           '# "FILL_IN" one the module needs and the source does not give: setup() refuses to run until you replace them.',
+           ""]
     world_note = ("train_batch_size / (micro batch x accumulation); setup() warns on another size"
                   if s.world_implied else "the processes the batch sizes are for; setup() warns on another")
     out.append(_setting("WORLD_SIZE", literal(s.world_size), world_note))
@@ -1018,14 +1019,15 @@ def _check_settings():
     unset = [name for name, value in globals().items() if name.isupper() and _unset(value)]
     if unset:
         raise ValueError(f"set {', '.join(unset)} at the top of {os.path.basename(__file__)} first: the source "
-                         'config left them "auto" (the Hugging Face Trainer filled them in) or without a required '
-                         "value")
+                         'config left them "auto" (the Hugging Face Trainer filled them in) or FILL_IN (a value '
+                         "it does not give)")
 
 
 def _unset(value):
     if isinstance(value, dict):
         return any(_unset(v) for v in value.values())
-    return isinstance(value, str) and value in ("auto", "required")
+    # "FILL" "_IN": spelled apart, so that a search for FILL_IN finds only the values to fill in
+    return isinstance(value, str) and value in ("auto", "FILL" "_IN")
 '''
 
 
