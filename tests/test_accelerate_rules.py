@@ -120,3 +120,14 @@ def test_ac009_only_under_the_transformer_based_policy(tmp_path):
         "TRANSFORMER_BASED_WRAP", "SIZE_BASED_WRAP"), encoding="utf-8")
     _, output = check_json(str(path))
     assert findings_with_code(output, "AC009") == []
+
+
+@pytest.mark.parametrize("value", ["[FSDP]", "{FSDP: 1}", "[DEEPSPEED, FSDP]"])
+def test_a_distributed_type_of_another_type_is_a_finding_not_a_traceback(tmp_path, value):
+    """`distributed_type: [FSDP]` crashed the both-blocks rule (a list as a dict key)."""
+    path = tmp_path / "accelerate_config.yaml"
+    path.write_text(f"compute_environment: LOCAL_MACHINE\ndistributed_type: {value}\nnum_processes: 8\n"
+                    "fsdp_config:\n  fsdp_version: 2\n")
+    status, output = check_json(str(path))
+    assert status == 1
+    assert [f["pointer"] for f in output["findings"] if "is not one of" in f["message"]] == ["/distributed_type"]

@@ -613,7 +613,7 @@ class TwoEngines(AccelerateRule):
         if data is None:
             return
         kind = data.get("distributed_type")
-        other = {"DEEPSPEED": "fsdp_config", "FSDP": "deepspeed_config"}.get(kind)
+        other = {"DEEPSPEED": "fsdp_config", "FSDP": "deepspeed_config"}.get(kind) if isinstance(kind, str) else None
         if other and isinstance(data.get(other), dict) and data[other]:
             yield self.finding(document, f"/{other}", f"distributed_type is {kind}: Accelerate ignores {other} "
                                "entirely", key=True, related=[self.related(document, "/distributed_type",
