@@ -48,10 +48,14 @@ SOURCES = (
     ("plan", ROOT / "fixtures", ".plan.yaml"),
 )
 
-# a file name each target's reader recognises
-OUTPUT_NAMES = {"deepspeed": "ds_config.json", "fsdp2": "fsdp2_setup.py", "plan": "out.plan.yaml",
-                "megatron": "train.sh", "megatron-args": "out.args", "accelerate": "accelerate_config.yaml",
-                "accelerate-fsdp2": "accelerate_config.yaml", "torchtitan": "train.toml", "axolotl": "axolotl.yaml"}
+def _output_names() -> dict[str, str]:
+    """A file name each target's reader recognises (formats.OUTPUTS)."""
+    from shardshift import formats
+
+    return {target: name for target, (_, name) in formats.OUTPUTS.items()}
+
+
+OUTPUT_NAMES = _output_names()
 
 
 def sources(per_format: int) -> list[tuple[str, str]]:

@@ -87,3 +87,13 @@ def check_json(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
     done = run_cli("check", "--format", "json", *args, cwd=cwd)
     assert done.stderr == "" or done.returncode == 2, done.stderr
     return done.returncode, json.loads(done.stdout)
+
+
+def convert_matrix():
+    """bench/convert_matrix.py as a module (a script, not a package): the conversion set and its measure."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("convert_matrix", ROOT / "bench" / "convert_matrix.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -50,6 +50,8 @@ from typing import Any
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
+from conftest import convert_matrix  # noqa: E402 - beside this file, also when it runs as a script
+
 PLACEHOLDER = "FILL_IN"  # shardshift.resolve.PLACEHOLDER (checked in the test module)
 PLACEHOLDER_REASON = f"placeholder {PLACEHOLDER}"
 
@@ -65,13 +67,6 @@ KINDS = (ACCEPTED, PLACEHOLDERS, ROUND_TRIP, ENVIRONMENT, UNEXPLAINED)
 FRAMEWORK_OF = {"deepspeed": "deepspeed", "accelerate": "accelerate", "accelerate-fsdp2": "accelerate",
                 "axolotl": "axolotl", "torchtitan": "torchtitan", "megatron": "megatron",
                 "megatron-args": "megatron", "fsdp2": "fsdp2", "plan": "plan"}
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("convert_matrix", ROOT / "bench" / "convert_matrix.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # --- the conversions ----------------------------------------------------------------------------
@@ -130,7 +125,7 @@ def conversions(per_format: int = PER_FORMAT) -> tuple[Case, ...]:
     every target with `shardshift.api.convert`."""
     from shardshift import api
 
-    bench = _bench()
+    bench = convert_matrix()
     cases: list[Case] = []
     for number, (source_format, path) in enumerate(bench.sources(per_format)):
         text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
@@ -331,7 +326,7 @@ def unnamed_placeholders(text: str, named: list[str], *, python: bool = False) -
 def write_outputs(cases, folder: Path) -> None:
     """Each case's output (and its filled variant) to its own folder under `folder`, under the file
     name its target's reader recognises."""
-    names = _bench().OUTPUT_NAMES
+    names = convert_matrix().OUTPUT_NAMES
     for case in cases:
         if case.error is not None:
             continue

@@ -4,24 +4,15 @@ own format, or to the Plan, and reading the output back keeps every field that d
 
 from __future__ import annotations
 
-import importlib.util
-
-from conftest import ROOT, needs_corpus
+from conftest import ROOT, convert_matrix, needs_corpus
 
 ROUND_TRIPS = {("deepspeed", "deepspeed"), ("accelerate", "accelerate"), ("axolotl", "axolotl"),
                ("torchtitan", "torchtitan"), ("megatron", "megatron"), ("plan", "plan")}
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("convert_matrix", ROOT / "bench" / "convert_matrix.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @needs_corpus
 def test_round_trips_and_plan_keep_every_deciding_field():
-    bench = _bench()
+    bench = convert_matrix()
     results, failures = bench.measure(per_format=2)
     assert not failures
     sources = {source for source, _ in results}
@@ -39,7 +30,7 @@ def test_every_conversion_of_real_files_reports_what_its_output_holds():
     """Issue 21: 8 real files of every source format to every target, each output read back. No
     deciding field that changed or vanished is called exact or left without an entry; every source
     setting has an entry; no entry only says that no table exists."""
-    bench = _bench()
+    bench = convert_matrix()
     results, failures = bench.measure(per_format=8)
     assert not failures
     per_source = {}
@@ -66,7 +57,7 @@ def test_an_exact_entry_the_output_drops_is_measured_dropped():
 
 @needs_corpus
 def test_the_table_counts_every_pair():
-    bench = _bench()
+    bench = convert_matrix()
     results, failures = bench.measure(per_format=1)
     text = bench.table(results, failures, 1)
     assert text.count("\n| ") == len(results) + 2  # header, one row per pair, the total

@@ -71,23 +71,23 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def read_back(text: str, to: str):
-    """The output of a conversion to `to`, read by the target's own reader: (Document, resolved Plan),
-    or (None, None) when the target has no reader or the output does not read as a setup."""
+def read_back(text: str, to: str) -> Plan | None:
+    """The output of a conversion to `to`, read by the target's own reader and resolved with the
+    target's defaults; None when the target has no reader or the output does not read as a setup."""
     from shardshift import formats
 
     if to not in formats.OUTPUTS:
-        return None, None
+        return None
     reader_name, file_name = formats.OUTPUTS[to]
     path = f"{OUTPUT_DIRECTORY}/{file_name}"
     try:
         document = formats.reader(reader_name).read(text, path)
         plan = document.plan
     except Exception:  # noqa: BLE001 - a reader bug must not break a conversion: the report says unknown
-        return None, None
+        return None
     if plan is None or document.syntax is not None:
-        return document, None
-    return document, resolve(plan, reader_name, path, _newest(reader_name))
+        return None
+    return resolve(plan, reader_name, path, _newest(reader_name))
 
 
 def _newest(reader_name: str):
@@ -198,7 +198,7 @@ def migrate(document: Document, plan: Plan, to: str, others: list[Document] = ()
             if entry.source:  # a note about the whole target belongs to the referrer's report
                 entry.file = other.path
                 explanations.append(entry)
-    _, back = read_back(written.text, to)
+    back = read_back(written.text, to)
     measured = measure(resolved, back)
     entries = _entries(document, [document, *others], resolved, measured, explanations, to, back)
     return Conversion(written.text, entries)
