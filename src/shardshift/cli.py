@@ -103,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     planner_cli.add_parsers(commands)
 
-    commands.add_parser("rules", help="list the rules")
+    rules = commands.add_parser("rules", help="list the rules")
+    rules.add_argument("--coverage", action="store_true",
+                       help="how many of each framework's own configuration checks a rule mirrors, and why the rest cannot")
     explain = commands.add_parser("explain", help="show one rule's documentation")
     explain.add_argument("code")
     return parser
@@ -257,6 +259,11 @@ def _schema(args, parser) -> int:
 
 
 def _rules(args, parser) -> int:
+    if args.coverage:
+        from shardshift import coverage
+
+        print(coverage.render(coverage.summary()))
+        return EXIT_OK
     from shardshift.rules import all_rules
 
     for rule in all_rules():
