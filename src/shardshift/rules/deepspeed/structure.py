@@ -301,8 +301,9 @@ class InvalidValue(Rule):
     ## Why is this bad
     In strictly validated sections DeepSpeed rejects a bad value at launch (a bucket size written
     as the string `"5e8"`, a fractional element count, stage 4). Elsewhere it keeps the raw value
-    and fails later, when it computes with it, or behaves differently from what was written.
-    Values DeepSpeed converts silently (a digit string, `1` for `true`) are warnings.
+    and fails later, when it computes with it, or behaves differently from what was written; a few
+    such keys it checks itself while parsing (`checkpoint.parallel_write.pipeline_stage` other than
+    true or false raises DeepSpeedConfigError). Values DeepSpeed converts silently (a digit string, `1` for `true`) are warnings.
 
     ## Example
     ```json
