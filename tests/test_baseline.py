@@ -80,7 +80,7 @@ EXPECTED: list[Change | NewFile] = [
                    "DS201/bad_no_batch.json", "DS306/bad_allreduce_sum.json", "DS306/bad_bf16_*.json",
                    "DS306/bad_fp16_master.json", "DS340/bad_allreduce_deepcompile.json",
                    "DS340/bad_grad_norm_stage1.json", "DS340/bad_legacy_stage1.json",
-                   "DS340/bad_managed_deepcompile.json", "DS415/bad_cosine.json")],
+                   "DS340/bad_managed_deepcompile.json", "DS415/bad_cosine.json", "DS448/*")],
     NewFile("fixtures/plan/*", "Plan YAML fixtures of the semantic rules over the Plan (PL101-PL103)"),
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),

@@ -14,7 +14,8 @@ Two paths, as DeepSpeed's users take them:
   with `optimizer=none`), fp16 off (it fails on the CPU only) unless `fp16=1`, and a
   train_batch_size that does not fit one rank dropped;
 - a Python script (`.py`, a DS43x fixture): the `deepspeed.initialize(...)` call it makes, read
-  with `ast` (the script is never run): its `config` (a file name beside it or a literal dict),
+  with `ast` (the script is never run): its `config` (a file name beside it, a literal dict, or
+  none at all),
   and whether it passes a torch optimizer (`optimizer=` or the third positional argument) or a
   scheduler (`lr_scheduler=` or the fifth); the loader makes that call on one CPU rank with
   stand-ins for the program's objects: DeepSpeedCPUAdam when the script names that class (in
@@ -82,7 +83,7 @@ def _runnable(config: dict, options: dict) -> dict:
     return config
 
 
-def _initialize(config: dict, *, client_optimizer: str | None = None, client_scheduler: bool = False) -> None:
+def _initialize(config: dict | None, *, client_optimizer: str | None = None, client_scheduler: bool = False) -> None:
     deepspeed, torch = _state["deepspeed"], _state["torch"]
     model = torch.nn.Linear(4, 4)
     kwargs: dict = {"model_parameters": model.parameters()}
@@ -109,10 +110,10 @@ def _script_call(path: Path) -> tuple[dict, str | None, bool]:
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
     positional = dict(zip(("args", "model", "optimizer", "model_parameters", "lr_scheduler"), call.args))
     found = {**positional, **keywords}
-    value = found.get("config")
+    value = found.get("config", found.get("config_params"))
     while isinstance(value, ast.Name) and value.id in assigned:
         value = assigned[value.id]
-    config = ast.literal_eval(value)
+    config = None if value is None else ast.literal_eval(value)
     if isinstance(config, str):
         config = _state["oracles"].load_file(path.parent / config)
 
@@ -128,7 +129,9 @@ def _script_call(path: Path) -> tuple[dict, str | None, bool]:
 def load(path: Path, **options: str) -> None:
     if path.suffix == ".py":
         config, optimizer, scheduler = _script_call(path)
-        _initialize(_runnable(config, {**options, "optimizer": "none"}), client_optimizer=optimizer,
+        if config is not None:
+            config = _runnable(config, {**options, "optimizer": "none"})
+        _initialize(config, client_optimizer=optimizer,
                     client_scheduler=scheduler)
         return
     if options.get("stage") == "initialize":
