@@ -70,6 +70,17 @@ EXPECTED: list[Change | NewFile] = [
       for pattern in ("../shared/corpus/*",)],
     Change("../shared/corpus/deepspeed/*", "DS423", "added", "a pipeline section with no consumer in the corpus "
            "folder: an info with UnknownContext('consumer') (issue 19)"),
+    *[NewFile(f"fixtures/deepspeed/rules/{name}", "Issue 22: a bad fixture per DeepSpeed 0.19.8 check site that an "
+              "existing rule mirrors (src/shardshift/data/coverage/deepspeed.tsv; tests/test_coverage_map.py)")
+      for name in ("DS101/bad_removed*.json", "DS102/bad_accumulation.json", "DS102/bad_allreduce_op.json",
+                   "DS102/bad_autocast_modules.json", "DS102/bad_checkpoint_writer.json",
+                   "DS102/bad_communication_data_type.json", "DS102/bad_keep_in_fp32.json",
+                   "DS102/bad_loss_scale_*.json", "DS102/bad_micro.json", "DS102/bad_min_scale_infinity.json",
+                   "DS102/bad_parallel_write.json", "DS102/bad_scale_window_*.json", "DS102/bad_tag_validation.json",
+                   "DS201/bad_no_batch.json", "DS306/bad_allreduce_sum.json", "DS306/bad_bf16_*.json",
+                   "DS306/bad_fp16_master.json", "DS340/bad_allreduce_deepcompile.json",
+                   "DS340/bad_grad_norm_stage1.json", "DS340/bad_legacy_stage1.json",
+                   "DS340/bad_managed_deepcompile.json", "DS415/bad_cosine.json", "DS448/*")],
     NewFile("fixtures/plan/*", "Plan YAML fixtures of the semantic rules over the Plan (PL101-PL103)"),
     NewFile("fixtures/setups/*", "Accelerate/Axolotl setups linked to their ds_config (PL001 cases)"),
     NewFile("fixtures/accelerate/*", "Accelerate configs, read since the Accelerate reader"),

@@ -365,6 +365,56 @@ CLAIMS: dict[str, Claim | tuple[Claim, ...]] = {
     "deepspeed/rules/SS002/bad.json": Claim("load", "DeepSpeed rejects the file", error="Duplicate keys"),
 }
 
+# Issue 22: bad fixtures of DeepSpeed check sites that existing rules mirror (the coverage map,
+# src/shardshift/data/coverage/deepspeed.tsv, whose oracle also asserts the exact site is reached).
+D = "deepspeed/rules/"
+CLAIMS.update({
+    D + "DS101/bad_removed.json": P("Progressive Layer Dropping has been removed", "0.19.8 rejects the file"),
+    D + "DS101/bad_removed_zero.json": P("MiCS ZeRO-3 sharding has been removed", "0.19.8 rejects the file"),
+    D + "DS102/bad_autocast_modules.json": P("Invalid module names for torch autocast",
+                                             "DeepSpeed takes a list of strings here and rejects the config"),
+    D + "DS102/bad_communication_data_type.json": P("Invalid communication_data_type", 'is not one of "fp32"'),
+    D + "DS102/bad_allreduce_op.json": P("Invalid gradient_allreduce_op", 'is not one of "mean", "sum"'),
+    D + "DS102/bad_tag_validation.json": P("invalid tag_validation value of ALWAYS", 'is not one of "warn"'),
+    D + "DS102/bad_parallel_write.json": P("value of 'yes' is invalid, expecting: true or false",
+                                           "DeepSpeed raises DeepSpeedConfigError while parsing the config"),
+    D + "DS102/bad_checkpoint_writer.json": P("writer contains invalid value SLOW", 'is not one of "mock"'),
+    D + "DS102/bad_keep_in_fp32.json": P("keep_in_fp32_modules must be \"auto\" or a list", "expected a list"),
+    D + "DS102/bad_micro.json": P("Micro batch size per gpu: 0 has to be greater than 0", "must be greater than 0"),
+    D + "DS102/bad_accumulation.json": P("Gradient accumulation steps: 0 has to be greater than 0",
+                                         "must be greater than 0"),
+    D + "DS102/bad_loss_scale_bool.json": P("fp16.loss_scale must be a number, not bool",
+                                            "DeepSpeed's validator refuses booleans here"),
+    D + "DS102/bad_loss_scale_string.json": P("fp16.loss_scale must be a number", "is not a number"),
+    D + "DS102/bad_loss_scale_inf.json": P("fp16.loss_scale must be a finite number", "is not a finite number"),
+    D + "DS102/bad_loss_scale_negative.json": P("fp16.loss_scale must be >= 0", "is below the minimum 0"),
+    D + "DS102/bad_scale_window_bool.json": P("fp16.loss_scale_window must be an integer, not bool",
+                                              "DeepSpeed's validator refuses booleans here"),
+    D + "DS102/bad_scale_window_string.json": P("fp16.loss_scale_window must be an integer", "is not a number"),
+    D + "DS102/bad_min_scale_infinity.json": P("fp16.min_loss_scale must be a finite number", "is not a finite number",
+                                               json_load=True),
+    D + "DS201/bad_no_batch.json": P("Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
+                                     "DeepSpeed asserts one of them at launch"),
+    D + "DS306/bad_allreduce_sum.json": P("gradient_allreduce_op='sum' is not supported with ZeRO stage 3",
+                                          "DeepSpeed rejects the config at launch"),
+    D + "DS306/bad_fp16_master.json": P("Fp16_master_weights_and_grads is only supported with ZeRO Stage 1, 2, or 3",
+                                        "DeepSpeed rejects the config at launch"),
+    D + "DS306/bad_bf16_master.json": P("Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, 2, or 3",
+                                        "DeepSpeed rejects the config at launch"),
+    D + "DS306/bad_bf16_states.json": P("bf16_optimizer_states is only supported with ZeRO Stage 1, 2, or 3",
+                                        "DeepSpeed rejects the config at launch"),
+    D + "DS340/bad_allreduce_deepcompile.json": P("gradient_allreduce_op='sum' is not supported with DeepCompile",
+                                                  "DeepSpeed refuses this combination while parsing the config"),
+    D + "DS340/bad_managed_deepcompile.json": I("managed_gradient_accumulation=False is not supported with DeepCompile",
+                                                "DeepSpeed refuses this combination in deepspeed.initialize"),
+    D + "DS340/bad_grad_norm_stage1.json": I("compute_grad_norm=false does not support ZeRO Stage 1 with BF16",
+                                             "DeepSpeed refuses this combination in deepspeed.initialize"),
+    D + "DS340/bad_legacy_stage1.json": I("The deprecated version of ZeRO Stage 1 is not supported",
+                                          "DeepSpeed refuses this combination in deepspeed.initialize"),
+    D + "DS415/bad_cosine.json": I("warmup_num_steps must be a positive integer, got 0",
+                                   "deepspeed.initialize raises ValueError"),
+})
+
 # Messages of branches no fixture shows: generated files (name -> (config, claim)), checked in one
 # run like the fixtures.
 B = {"train_micro_batch_size_per_gpu": 4, "gradient_clipping": 1.0, "optimizer": OPT}
@@ -448,6 +498,8 @@ EXEMPT = {
     "DS432": "tests/test_rules_deepspeed_optimizer_scheduler_script.py::test_verdicts_match_deepspeed_initialize",
     "DS433": "tests/test_rules_deepspeed_optimizer_scheduler_script.py::test_verdicts_match_deepspeed_initialize",
     "DS434": "tests/test_rules_deepspeed_optimizer_scheduler_script.py::test_verdicts_match_deepspeed_initialize",
+    "DS448": "tests/test_coverage_map.py (the deepspeed map's oracle makes the script's deepspeed.initialize call "
+             "and asserts DeepSpeed reaches deepspeed/__init__.py's `assert config is not None`)",
     "SS001": "says only that the text cannot be parsed; what DeepSpeed's hjson loader reads is compared with the "
              "hjson package by the hjson part of issue 11",
     "SS003": "about shardshift's own suppression comments, no framework",

@@ -89,6 +89,8 @@ BAD_CASES = [
      '"bf16_optimizer_states": |true', 1, None, "requires bf16_master_weights_and_grads"),
     ("DS340/bad_lamb.json", "plain", "DS340", "error", "/fp16/loss_scale", '"loss_scale": |128', 1, None,
      "lamb optimizer requires dynamic loss scaling"),
+    ("DS340/bad_legacy_stage1.json", "plain", "DS340", "error", "/zero_optimization/legacy_stage1",
+     '"legacy_stage1": |true', 1, None, "The deprecated version of ZeRO Stage 1 is not supported"),
     ("DS341/bad.json", "plain", "DS341", "warning", "/zero_optimization/round_robin_gradients",
      '"round_robin_gradients": |true', 1, "false", "without optimizer offload"),
     ("DS342/bad.json", "world", "DS342", "error", "/zero_optimization/zero_hpz_partition_size",
@@ -228,6 +230,16 @@ EXTENSION_CASES = [
     ("allreduce_sum_deepcompile", {"gradient_allreduce_op": "sum", "compile": {"deepcompile": True},
                                    "zero_optimization": {"stage": 1}}, "DS340", "error", "/gradient_allreduce_op",
      '"gradient_allreduce_op": |"sum"'),
+    # issue 22: DeepSpeed 0.19.8 check sites (src/shardshift/data/coverage/deepspeed.tsv)
+    ("legacy_stage1", {"zero_optimization": {"stage": 2, "legacy_stage1": True}}, "DS340", "error",
+     "/zero_optimization/legacy_stage1", '"legacy_stage1": |true'),
+    ("legacy_stage1_zero_off", {"zero_optimization": {"stage": 0, "legacy_stage1": True}}, "DS340", None, None,
+     None),  # never read without ZeRO (DS303's business)
+    ("legacy_stage1_false", {"zero_optimization": {"stage": 1, "legacy_stage1": False}}, "DS340", None, None, None),
+    ("pipeline_stage_string", {"checkpoint": {"parallel_write": {"pipeline_stage": "false"}}}, "DS102", "error",
+     "/checkpoint/parallel_write/pipeline_stage", '"pipeline_stage": |"false"'),  # raises, not a truth test
+    ("pipeline_stage_one", {"checkpoint": {"parallel_write": {"pipeline_stage": 1}}}, "DS102", "warning",
+     "/checkpoint/parallel_write/pipeline_stage", '"pipeline_stage": |1'),  # 1 == True passes DeepSpeed's check
     ("round_robin_legacy_offload", {"zero_optimization": {"stage": 2, "round_robin_gradients": True,
                                                           "cpu_offload": True}}, "DS341", None, None, None),
     ("weight_decay_torch_adam", {"optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}}},
@@ -307,7 +319,8 @@ def _parse_cases() -> list[tuple[str, dict, str, bool]]:
     return cases
 
 
-INITIALIZE_TIME = {"compute_grad_norm_offload", "compute_grad_norm_bf16_stage_1", "managed_deepcompile"}
+INITIALIZE_TIME = {"compute_grad_norm_offload", "compute_grad_norm_bf16_stage_1", "managed_deepcompile",
+                   "legacy_stage1"}
 PARSE_CASES = _parse_cases()
 
 
@@ -362,6 +375,8 @@ INITIALIZE_CASES = [
     ("grad_norm_offload", "compute_grad_norm_offload", "DS340", "does not support optimizer offload"),
     ("grad_norm_bf16_stage_1", "compute_grad_norm_bf16_stage_1", "DS340", "FP32 gradient accumulation"),
     ("managed_deepcompile", "managed_deepcompile", "DS340", "not supported with DeepCompile"),
+    ("legacy_stage1", "legacy_stage1", "DS340", "deprecated version of ZeRO Stage 1 is not supported"),
+    ("legacy_stage1_false", "legacy_stage1_false", None, None),
     ("mesh_larger_than_world", {"data_parallel_size": 2, "sequence_parallel_size": 1}, "DS202",
      "bigger than default world size"),
 ]

@@ -78,6 +78,7 @@ BAD_CASES = [
     ("DS432/bad_helper.py", "newest", "DS432", "warning", "optimizer=optimizer", 1, None, None, None),
     ("DS433/bad.py", "newest", "DS433", "error", "lr_scheduler=scheduler", 1, None, None, None),
     ("DS434/bad.py", "newest", "DS434", "error", "deepspeed.initialize(", 1, None, None, None),
+    ("DS448/bad.py", "newest", "DS448", "error", "deepspeed.initialize(", 1, None, None, None),
 ]
 
 GOOD_FIXTURES = sorted(p for d in DIRECTORIES for p in d.glob("good*") if p.suffix in (".json", ".py"))

@@ -48,6 +48,7 @@ class Key:
     inert: bool = False  # DeepSpeed accepts the key but it has no effect
     rejects_bool: bool = False  # a number field whose validator refuses true/false (no coercion to 1/0)
     rejects_auto: bool = False  # "auto" is not filled by anyone and DeepSpeed raises when it parses it
+    bool_only: bool = False  # a bool DeepSpeed raises on unless the value == true or false (1 and 0 pass)
 
 
 def _k(path, type_, default=None, doc="", **kw) -> Key:
@@ -395,7 +396,8 @@ KEYS: tuple[Key, ...] = (
     _k("/checkpoint", "object", None, "Checkpoint options."),
     _k("/checkpoint/checkpoint_serialization", "bool", True, "torch.save serialization of checkpoints."),
     _k("/checkpoint/parallel_write", "object", None, "Parallel checkpoint writing."),
-    _k("/checkpoint/parallel_write/pipeline_stage", "bool", False, "Write pipeline stages in parallel."),
+    _k("/checkpoint/parallel_write/pipeline_stage", "bool", False, "Write pipeline stages in parallel.",
+       bool_only=True),
     _k("/checkpoint/writer", "object", None, "Checkpoint writer (FastPersist)."),
     _k("/checkpoint/writer/type", "enum", "fast", "mock, python or fast.", choices=("mock", "python", "fast"),
        case_insensitive=True),

@@ -143,6 +143,11 @@ CONFLICTS: tuple[Conflict, ...] = (
              INIT, "zero_optimization.compute_grad_norm=false does not support ZeRO Stage 1 with BF16 parameters "
                    "and FP32 gradient accumulation",
              "remove compute_grad_norm, or use ZeRO stage 2"),
+    Conflict(lambda d: Z + "/legacy_stage1", lambda d: Z + "/stage",
+             lambda d, c: (f"legacy_stage1 true at ZeRO stage {zero_stage(d)}"
+                           if zero_stage(d) in (1, 2, 3) and truth(get(d, Z + "/legacy_stage1")) is True else None),
+             INIT, "The deprecated version of ZeRO Stage 1 is not supported in deepspeed >= 0.5.9",
+             "remove legacy_stage1 (the current ZeRO stage 1 is the only one DeepSpeed has)"),
     Conflict(lambda d: "/fp16/loss_scale", lambda d: "/optimizer/type",
              lambda d, c: (f"optimizer Lamb with the static fp16.loss_scale {json.dumps(get(d, '/fp16/loss_scale'))}"
                            if isinstance(get(d, "/optimizer/type"), str) and get(d, "/optimizer/type").lower() == "lamb"
@@ -161,7 +166,8 @@ class SettingsRejectedTogether(Rule):
     with ZenFlow or DeepCompile; `bf16_optimizer_states` without `bf16_master_weights_and_grads`;
     `compute_grad_norm: false` with gradient clipping (its default is 1.0 since DeepSpeed 0.19.3),
     optimizer offload, ZenFlow, or at stage 1 with bf16 and fp32 gradient accumulation; the
-    `Lamb` optimizer with a static `fp16.loss_scale`.
+    `Lamb` optimizer with a static `fp16.loss_scale`; `zero_optimization.legacy_stage1: true`
+    with ZeRO on (the legacy stage 1 was removed in DeepSpeed 0.5.9).
 
     ## Why is this bad
     Each half is valid on its own, so the file passes a schema check; DeepSpeed stops with an

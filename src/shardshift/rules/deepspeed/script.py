@@ -412,6 +412,47 @@ class ZeroWithoutOptimizer(ScriptRule):
                       config=config, pointer="/zero_optimization/stage", about="the ZeRO stage")
 
 
+
+class InitializeWithoutConfig(ScriptRule):
+    """`deepspeed.initialize` called with no ds_config: neither `config=` nor `args=`.
+
+    ## What it does
+    Reports a `deepspeed.initialize` call that certainly passes none of `config`,
+    `config_params` and `args` (no `**kwargs` either). With `args=` the config may come from the
+    command line (`--deepspeed_config`), which the script does not show, so such calls are left
+    alone.
+
+    ## Why is this bad
+    DeepSpeed has no configuration to build the engine from: `deepspeed.initialize` asserts
+    "DeepSpeed requires --deepspeed_config to specify configuration file" (deepspeed/__init__.py),
+    on the cluster, after the job got its GPUs.
+
+    ## Example
+    ```python
+    engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters())
+    ```
+
+    ## Use instead
+    ```python
+    engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config="ds_config.json")
+    ```
+    """
+
+    code = "DS448"
+    name = "initialize-without-config"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        for call in _calls(document):
+            if all(call.passes(name) is False for name in ("config", "config_params", "args")):
+                yield self.at(document, call, "", "deepspeed.initialize gets no ds_config (neither config= nor "
+                              "args=): DeepSpeed asserts \"DeepSpeed requires --deepspeed_config to specify "
+                              "configuration file\"; pass config=\"ds_config.json\" (or a dict), or args= parsed "
+                              "with --deepspeed_config")
+
+    def check_call(self, document, call, config, context):  # pragma: no cover - check() is overridden
+        return ()
+
 # --- TrainingArguments(...) against the ds_config it names (transformers 5.x) ------------------
 #
 # What transformers does with these arguments (checked by tests/test_training_arguments.py with the

@@ -219,6 +219,12 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
             truth = value in (1,) or (isinstance(value, str) and value.lower() in TRUTHY_STRINGS)
             return "warning", f"{shown} is not a JSON boolean (DeepSpeed reads it as {str(truth).lower()})", \
                 str(truth).lower()
+        if row.bool_only:
+            if kind == "number" and value in (0, 1):
+                return "warning", f"{shown} is not a JSON boolean (DeepSpeed reads it as {str(value == 1).lower()})", \
+                    str(value == 1).lower()
+            return "error", (f"expected true or false, found {shown}: DeepSpeed raises DeepSpeedConfigError while "
+                             "parsing the config"), None
         if not strict and kind in ("string", "number"):
             return "error", (f"expected true or false, found {shown}: DeepSpeed keeps the value as written and tests "
                              "it for truth, so any non-empty string (\"false\" too) or non-zero number counts as "
@@ -295,8 +301,9 @@ class InvalidValue(Rule):
     ## Why is this bad
     In strictly validated sections DeepSpeed rejects a bad value at launch (a bucket size written
     as the string `"5e8"`, a fractional element count, stage 4). Elsewhere it keeps the raw value
-    and fails later, when it computes with it, or behaves differently from what was written.
-    Values DeepSpeed converts silently (a digit string, `1` for `true`) are warnings.
+    and fails later, when it computes with it, or behaves differently from what was written; a few
+    such keys it checks itself while parsing (`checkpoint.parallel_write.pipeline_stage` other than
+    true or false raises DeepSpeedConfigError). Values DeepSpeed converts silently (a digit string, `1` for `true`) are warnings.
 
     ## Example
     ```json

@@ -1,0 +1,140 @@
+"""DeepSpeed 0.19.8's own path on a fixture, for the coverage map (tests/test_coverage_map.py).
+
+Two paths, as DeepSpeed's users take them:
+
+- a ds_config (`.json`), default: `DeepSpeedConfig(<the file name>)` (DeepSpeed's own loader:
+  hjson, duplicate keys refused) as if on `world` ranks (option `world=N`, default 1; the rank
+  count is patched into `deepspeed.comm` as tests/oracles.py's `deepspeed_accepts` does); with
+  `load=json` the file is read with `json.load` and the dict handed over, as the Hugging Face
+  Trainer and Accelerate do with a ds_config path (Python's json reads `Infinity` as a float);
+- option `stage=initialize`: `deepspeed.initialize(model=torch.nn.Linear(4, 4), config=<the dict>,
+  model_parameters=...)` on one CPU rank (gloo), the engine's sanity checks and optimizer,
+  ZeRO and scheduler set-up included. The config is first made runnable on one CPU rank as
+  tests/test_messages_oracle.py's `runnable` does: AdamW when there is no optimizer block (not
+  with `optimizer=none`), fp16 off (it fails on the CPU only) unless `fp16=1`, and a
+  train_batch_size that does not fit one rank dropped;
+- a Python script (`.py`, a DS43x fixture): the `deepspeed.initialize(...)` call it makes, read
+  with `ast` (the script is never run): its `config` (a file name beside it, a literal dict, or
+  none at all),
+  and whether it passes a torch optimizer (`optimizer=` or the third positional argument) or a
+  scheduler (`lr_scheduler=` or the fifth); the loader makes that call on one CPU rank with
+  stand-ins for the program's objects: DeepSpeedCPUAdam when the script names that class (in
+  the call or a helper's branch), else torch's AdamW, and a LambdaLR.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import socket
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+_state: dict = {}
+
+
+def prepare() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    os.environ.update(DS_ACCELERATOR="cpu", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", LOCAL_RANK="0",
+                      WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import oracles
+    import torch
+
+    _state["deepspeed"] = oracles.deepspeed_module()
+    _state["oracles"] = oracles
+    _state["torch"] = torch
+    import deepspeed.runtime.engine  # noqa: F401 - imported before tracing starts
+    import deepspeed.runtime.lr_schedules  # noqa: F401
+
+
+def _parse(path: Path, world: int, *, json_load: bool = False) -> None:
+    deepspeed, oracles = _state["deepspeed"], _state["oracles"]
+    if json_load:
+        import json
+
+        config = json.loads(path.read_text(encoding="utf-8"))
+    with oracles._world(world):
+        deepspeed.runtime.config.DeepSpeedConfig(config if json_load else str(path))
+
+
+def _runnable(config: dict, options: dict) -> dict:
+    oracles = _state["oracles"]
+    config = copy.deepcopy(config)
+    if options.get("optimizer") != "none" and "optimizer" not in config:
+        config["optimizer"] = {"type": "AdamW", "params": {"lr": 1e-4}}
+        zero = config.get("zero_optimization")
+        if isinstance(zero, dict) and ("offload_optimizer" in zero or zero.get("cpu_offload")):
+            config["zero_force_ds_cpu_optimizer"] = False
+    if isinstance(config.get("fp16"), dict) and config["fp16"].get("enabled") is True and options.get("fp16") != "1":
+        config["fp16"]["enabled"] = False
+    if isinstance(config.get("train_batch_size"), (int, float)):
+        ok, error, _ = oracles.deepspeed_accepts({k: v for k, v in config.items() if k != "optimizer"}, 1)
+        if not ok and "Check batch related parameters" in (error or ""):
+            del config["train_batch_size"]
+    return config
+
+
+def _initialize(config: dict | None, *, client_optimizer: str | None = None, client_scheduler: bool = False) -> None:
+    deepspeed, torch = _state["deepspeed"], _state["torch"]
+    model = torch.nn.Linear(4, 4)
+    kwargs: dict = {"model_parameters": model.parameters()}
+    if client_optimizer == "DeepSpeedCPUAdam":
+        from deepspeed.ops.adam import DeepSpeedCPUAdam
+
+        kwargs["optimizer"] = DeepSpeedCPUAdam(model.parameters(), lr=1e-4)
+    elif client_optimizer:
+        kwargs["optimizer"] = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        if client_scheduler:
+            kwargs["lr_scheduler"] = torch.optim.lr_scheduler.LambdaLR(kwargs["optimizer"], lambda step: 1.0)
+    deepspeed.initialize(model=model, config=config, **kwargs)
+
+
+def _script_call(path: Path) -> tuple[dict, str | None, bool]:
+    """(config, the optimizer class it passes or None, passes a scheduler) of the script's
+    deepspeed.initialize call. The class is DeepSpeedCPUAdam when the script names that class
+    anywhere (directly or in a helper's branch), else torch's AdamW."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assigned = {target.id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize")
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    positional = dict(zip(("args", "model", "optimizer", "model_parameters", "lr_scheduler"), call.args))
+    found = {**positional, **keywords}
+    value = found.get("config", found.get("config_params"))
+    while isinstance(value, ast.Name) and value.id in assigned:
+        value = assigned[value.id]
+    config = None if value is None else ast.literal_eval(value)
+    if isinstance(config, str):
+        config = _state["oracles"].load_file(path.parent / config)
+
+    def given(name: str) -> bool:
+        node = found.get(name)
+        return node is not None and not (isinstance(node, ast.Constant) and node.value is None)
+
+    names = {getattr(node, "id", getattr(node, "attr", None)) for node in ast.walk(tree)}
+    optimizer = ("DeepSpeedCPUAdam" if "DeepSpeedCPUAdam" in names else "AdamW") if given("optimizer") else None
+    return config, optimizer, given("lr_scheduler")
+
+
+def load(path: Path, **options: str) -> None:
+    if path.suffix == ".py":
+        config, optimizer, scheduler = _script_call(path)
+        if config is not None:
+            config = _runnable(config, {**options, "optimizer": "none"})
+        _initialize(config, client_optimizer=optimizer,
+                    client_scheduler=scheduler)
+        return
+    if options.get("stage") == "initialize":
+        _initialize(_runnable(_state["oracles"].load_file(path), options))
+        return
+    _parse(path, int(options.get("world", "1")), json_load=options.get("load") == "json")
