@@ -75,7 +75,8 @@ class InvalidParallelismConfig(AccelerateRule):
       `eager` or `flex_attention`, or one that is neither built in (`sdpa`, `flash_attention_2`,
       `flash_attention_3`) nor a hub flash-attention kernel (`kernels-community/flash-attn2`);
     - sizes whose product is not the number of processes `accelerate launch` starts (unless
-      DeepSpeed sequence parallelism is on, which Accelerate does not count);
+      DeepSpeed sequence parallelism is on, which Accelerate does not count; under FSDP, PL101
+      reports it from the Plan);
     - under FSDP2, no dimension to shard over (`dp_shard_size` and `cp_size` both 1) while the
       product is above 1; under FSDP1 or MEGATRON_LM, any product above 1.
 
@@ -200,6 +201,8 @@ class InvalidParallelismConfig(AccelerateRule):
             total = world  # Accelerate makes dp_replicate_size the number of processes
         product = " x ".join(str(sizes[name]) for name in SIZES)
         if sizes["sp_size"] <= 1 and total != world:
+            if kind == "FSDP":
+                return  # the reader gives FSDP's degrees to the Plan: PL101 reports the product against the world
             yield self.finding(document, "/parallelism_config", f"the parallelism_config sizes multiply to {total} "
                                f"({product}: dp_replicate, dp_shard, tp, cp, sp) but accelerate launch starts "
                                f"{world} processes: every training process fails when it creates the Accelerator "
