@@ -16,7 +16,12 @@ and the recipes' own "is the backend installed" checks say yes, so that the chec
 fp8 values run as they do where the backend is installed). The accelerator `_validate_accelerator`
 sees is a stand-in with the mode, the FSDP version and the number of processes the launch gives.
 
-Options (after the case path in the map): none yet.
+Options (after the case path in the map): `launch=<accelerate config>`: the case is a ds_config;
+launch the Accelerate config of that name beside it with `--deepspeed_config_file <case>` (the
+command line wins over the file's own deepspeed_config_file), so that a finding on the ds_config
+(DS421) has its case. Under DeepSpeed the loader also fills the ds_config as
+`Accelerator._prepare_deepspeed` does (`_prepare_deepspeed` below) and runs its check that no
+"auto" is left.
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ def _training_process(args, config) -> None:
         mode = DistributedType.DEEPSPEED
         plugin = DeepSpeedPlugin()
         plugin.set_mixed_precision(mixed)
+        _prepare_deepspeed(plugin, args)
     elif env.get("ACCELERATE_USE_MEGATRON_LM") == "true":
         mode = DistributedType.MEGATRON_LM
         MegatronLMPlugin()
@@ -95,6 +101,30 @@ def _training_process(args, config) -> None:
                 plugins.MSAMPRecipeKwargs()
 
 
+def _prepare_deepspeed(plugin, args) -> None:
+    """What `Accelerator._prepare_deepspeed` fills into a ds_config before it checks that no
+    "auto" is left (`deepspeed_config_process`), for the program that lets it fill the most: a
+    DataLoader (batch size 1), the Accelerator's gradient accumulation (1), a model whose config
+    has a hidden_size, and DummyOptim /
+    DummyScheduler (with total_num_steps) where the ds_config has an optimizer / scheduler."""
+    config = plugin.deepspeed_config
+    plugin.fill_match("gradient_accumulation_steps", must_match=False, gradient_accumulation_steps=1)
+    accumulation = plugin.get_value("gradient_accumulation_steps")
+    accumulation = accumulation if isinstance(accumulation, int) else 1
+    hidden = 1024
+    kwargs = {"gradient_clipping": 1.0, "zero_optimization.stage3_gather_16bit_weights_on_model_save": False,
+              "train_micro_batch_size_per_gpu": 1, "train_batch_size": accumulation * int(args.num_processes or 1),
+              "zero_optimization.reduce_bucket_size": hidden * hidden,
+              "zero_optimization.stage3_prefetch_bucket_size": int(0.9 * hidden * hidden),
+              "zero_optimization.stage3_param_persistence_threshold": 10 * hidden}
+    if "optimizer" in config:
+        kwargs.update({"optimizer.params.lr": 1e-3, "optimizer.params.weight_decay": 0.0})
+    if "scheduler" in config:
+        kwargs.update({"scheduler.params.warmup_min_lr": 0, "scheduler.params.warmup_max_lr": 1e-3,
+                       "scheduler.params.warmup_num_steps": 1, "scheduler.params.total_num_steps": 100})
+    plugin.deepspeed_config_process(must_match=False, **kwargs)
+
+
 def load(path: Path, **options: str) -> None:
     import torch.distributed.run as distrib_run
     from accelerate.commands import launch as accelerate_launch
@@ -102,12 +132,15 @@ def load(path: Path, **options: str) -> None:
     import accelerate.utils.launch as launch_utils
 
     path = Path(path).resolve()
+    config_file, extra = path.name, []
+    if "launch" in options:  # the case is a ds_config: launch the Accelerate config beside it with it
+        config_file, extra = options["launch"], ["--deepspeed_config_file", path.name]
     saved = {name: value for name, value in os.environ.items() if name.startswith(_PREFIXES)}
     for name in saved:
         del os.environ[name]
     home = os.getcwd()
     failures: list[BaseException] = []
-    config = load_config_from_file(str(path))
+    config = load_config_from_file(str(path.parent / config_file))
 
     def start(*_: object) -> None:
         try:
@@ -122,7 +155,8 @@ def load(path: Path, **options: str) -> None:
 
     os.chdir(path.parent)
     try:
-        parsed = accelerate_launch.launch_command_parser().parse_args(["--config_file", path.name, "train.py"])
+        parsed = accelerate_launch.launch_command_parser().parse_args(["--config_file", config_file, *extra,
+                                                                          "train.py"])
         with mock.patch.object(distrib_run, "run", start), mock.patch.object(subprocess, "Popen", popen), \
                 mock.patch.object(launch_utils, "is_fp8_available", lambda: True), \
                 mock.patch.object(launch_utils, "is_port_in_use", lambda port: False):
