@@ -36,9 +36,14 @@ training process then builds from the environment the launcher exports:
 - parallelism_config.py: `ParallelismConfig.__post_init__`, `_set_size` and
   `_validate_accelerator` (the sizes against the number of processes and the mode).
 
-Not included: `Accelerator.__init__` / `AcceleratorState` (they judge the file together with the
-arguments the program passes to `Accelerator(...)`) and the model-preparation code
-(`utils/fsdp_utils.py`, `utils/megatron_lm.py`), whose checks need the model.
+Not included (yet): `Accelerator.__init__` and `AcceleratorState.__init__` (accelerator.py,
+state.py). Most of their checks judge the file together with the arguments the program passes to
+`Accelerator(...)` (plugins, kwargs handlers, `mixed_precision=`), but a few read the launch
+environment alone (state.py: `cp_size>1` under FSDP1; the FP8 auto-detection when no backend is
+installed): a follow-up scope. Also left out: the model-preparation code (`utils/fsdp_utils.py`,
+`utils/megatron_lm.py`, `Accelerator.prepare`), whose checks need the model, except the two
+prepare steps the loader runs because the file decides them (the FSDP wrap policy's class names,
+AC009; the ds_config's "auto" values Accelerate cannot fill, DS421).
 """
 
 DISTRIBUTION = "accelerate"

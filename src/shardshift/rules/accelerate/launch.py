@@ -220,10 +220,12 @@ class InvalidParallelismConfig(AccelerateRule):
                                key=True)
         elif total > 1 and not (fsdp2 or multi_device or kind == "DEEPSPEED"):
             mode = "FSDP1 (fsdp_version 1)" if kind == "FSDP" else kind
+            quoted = "\"Using `cp_size>1` requires FSDP2\"" if kind == "FSDP" and sizes["cp_size"] > 1 else \
+                "\"ParallelismConfig is only compatible DistributedType.FSDP (version 2) ...\""
             yield self.finding(document, "/parallelism_config", f"parallelism_config works with FSDP2, the "
                                f"multi-device types and DeepSpeed, not {mode}: every training process raises "
-                               "ValueError (\"ParallelismConfig is only compatible DistributedType.FSDP (version 2) "
-                               "...\")" + ("; set fsdp_version: 2" if kind == "FSDP" else ""), key=True)
+                               f"ValueError ({quoted})" + ("; set fsdp_version: 2" if kind == "FSDP" else ""),
+                               key=True)
 
 
 FP8_FORMATS = ("HYBRID", "E4M3", "E5M2")
