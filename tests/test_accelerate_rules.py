@@ -42,6 +42,7 @@ BAD_CASES = [
     ("AC102/bad.yaml", "AC102", "warning", "/fsdp_config", "fsdp_config", 1, None,
      [("/distributed_type", "DEEPSPEED", 1)]),
     ("AC103/bad.yaml", "AC103", "error", "/fsdp_config/fsdp_sync_module_states", "false", 1, "true", []),
+    ("AC001/bad_json.json", "AC001", "error", "/num_process", '"num_process"', 1, "num_processes", []),
     ("AC006/bad_dynamo.yaml", "AC006", "error", "/dynamo_config/dynamo_backend", "INDUCTR", 1, "INDUCTOR", []),
     ("AC010/bad_total.yaml", "AC010", "error", "/parallelism_config", "parallelism_config:", 1, None,
      [("/num_processes", "8", 1)]),
