@@ -41,6 +41,14 @@ REFUSED = {
     "AC006/bad_wrap.yaml": ("plugin", "Invalid auto wrap policy"),
     "AC006/bad_ac_offload.yaml": ("plugin", "`activation_checkpointing_offload=True` requires `fsdp_version=2`"),
     "AC006/bad_precision.yaml": ("launch", "ValueError: Unknown mixed_precision mode: bf32"),
+    "AC006/bad_precision_cpu.yaml": ("launch", "ValueError: Unknown mixed_precision mode: bf32"),
+    "AC006/bad_precision_deepspeed.yaml": ("launch", "ValueError: Unknown mixed_precision mode: bf32"),
+    "AC006/bad_no_type.yaml": ("load", "A `distributed_type` must be specified in the config file."),
+    "AC006/bad_no_processes.yaml": ("launch", "You need to manually pass in `--num_processes`"),
+    "AC006/bad_ac_offload_without_ac.yaml": ("plugin", "`activation_checkpointing_offload=True` requires "
+                                             "`activation_checkpointing=True`"),
+    "AC006/bad_dynamo.yaml": ("launch", "ValueError: Unknown dynamo backend: INDUCTR"),
+    "AC006/bad_dynamo_cpu.yaml": ("launch", "ValueError: Unknown dynamo backend: TORCH_COMPILE"),
     # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
     "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),
     "AC009/bad_fsdp1_list.yaml": ("prepare", "Could not find the transformer layer class ['LlamaDecoderLayer' in "
@@ -48,6 +56,10 @@ REFUSED = {
     "AC103/bad.yaml": ("launch", "set `--fsdp_sync_module_states` to `True`"),
     "AC008/bad.yaml": ("launch", "AttributeError: 'bool' object has no attribute 'lower'"),
 }
+# rules whose fixtures tests/test_coverage_map.py runs through Accelerate instead (the check
+# sites of the coverage map, with what this oracle does not build: the Accelerator's
+# ParallelismConfig check against the launch, the FP8 recipes on a machine with a backend)
+COVERAGE_MAP_RULES = ("AC010", "AC011", "AC104", "AC105", "AC106")
 # accepted fixtures and the plugin value that shows the silent behaviour the message describes
 SILENT = {
     "AC002/bad.yaml": ("cpu_offload", False),               # fsdp_ofload_params: true has no effect
@@ -335,13 +347,13 @@ def test_silent_behaviours_the_rules_report_are_accelerates(outcomes, name):
 
 def test_good_fixtures_are_accepted(outcomes):
     refused = {p.relative_to(RULES).as_posix(): outcomes[str(p)] for p in sorted(RULES.glob("*/good*.yaml"))
-               if outcomes[str(p)]["stage"] is not None}
+               if outcomes[str(p)]["stage"] is not None and p.parent.name not in COVERAGE_MAP_RULES}
     assert refused == {}
 
 
 def test_every_refused_bad_fixture_is_in_the_table(outcomes):
     refused = {p.relative_to(RULES).as_posix() for p in sorted(RULES.glob("*/bad*.yaml"))
-               if outcomes[str(p)]["stage"] is not None}
+               if outcomes[str(p)]["stage"] is not None and p.parent.name not in COVERAGE_MAP_RULES}
     assert refused == set(REFUSED)
 
 

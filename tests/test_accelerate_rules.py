@@ -42,6 +42,21 @@ BAD_CASES = [
     ("AC102/bad.yaml", "AC102", "warning", "/fsdp_config", "fsdp_config", 1, None,
      [("/distributed_type", "DEEPSPEED", 1)]),
     ("AC103/bad.yaml", "AC103", "error", "/fsdp_config/fsdp_sync_module_states", "false", 1, "true", []),
+    ("AC001/bad_json.json", "AC001", "error", "/num_process", '"num_process"', 1, "num_processes", []),
+    ("AC006/bad_dynamo.yaml", "AC006", "error", "/dynamo_config/dynamo_backend", "INDUCTR", 1, "INDUCTOR", []),
+    ("AC010/bad_total.yaml", "AC010", "error", "/parallelism_config", "parallelism_config:", 1, None,
+     [("/num_processes", "8", 1)]),
+    ("AC010/bad_cp_backend.yaml", "AC010", "error", "/parallelism_config/parallelism_config_cp_backend", "ring", 1,
+     "torch", []),
+    ("AC010/bad_fsdp1.yaml", "AC010", "error", "/parallelism_config", "parallelism_config:", 1, None, []),
+    ("AC011/bad.yaml", "AC011", "error", "/fp8_config/fp8_format", "E4M5", 1, None, []),
+    ("AC011/bad_msamp_zero3.yaml", "AC011", "error", "/deepspeed_config/zero_stage", "3", 1, None,
+     [("/fp8_config/backend", "MSAMP", 1)]),
+    ("AC104/bad.yaml", "AC104", "error", "/gpu_ids", "'0'", 1, None, []),
+    ("AC105/bad.yaml", "AC105", "warning", "/num_machines", "num_machines", 1, None, []),
+    ("AC105/bad_port.yaml", "AC105", "warning", "/num_machines", "num_machines", 1, None, []),
+    ("AC106/bad.yaml", "AC106", "error", "/deepspeed_config/deepspeed_config_file", "ds_config_no_zero.json", 1, None,
+     [("", "{", 1, "AC106/ds_config_no_zero.json")]),
 ]
 
 
@@ -63,8 +78,10 @@ def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, poi
         severity, pointer, line, column)
     assert finding["file"] == shown(path)
     assert finding["fix"] == fix
+    # a related place is in the fixture itself, or in the file named fourth (relative to RULES)
     assert [(r["pointer"], r["line"], r["column"], r["file"]) for r in finding.get("related", [])] == [
-        (p, *_skip_header(path, m, o), shown(path)) for p, m, o in related]
+        (p, *_skip_header(RULES / other[0] if other else path, m, o), shown(RULES / other[0] if other else path))
+        for p, m, o, *other in related]
     assert status == (1 if any(f["severity"] == "error" for f in output["findings"]) else 0)
 
 

@@ -60,6 +60,10 @@ DISTRIBUTED_TYPES = ("NO", "MULTI_CPU", "MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "
 SAGEMAKER_TYPES = ("NO", "DATA_PARALLEL", "MODEL_PARALLEL")
 COMPUTE_ENVIRONMENTS = ("LOCAL_MACHINE", "AMAZON_SAGEMAKER")
 MIXED_PRECISIONS = ("no", "fp16", "bf16", "fp8")
+# utils/dataclasses.py DynamoBackend (the launchers compare the value upper-cased)
+DYNAMO_BACKENDS = ("NO", "EAGER", "AOT_EAGER", "INDUCTOR", "AOT_TS_NVFUSER", "NVPRIMS_NVFUSER", "CUDAGRAPHS", "OFI",
+                   "FX2TRT", "ONNXRT", "TENSORRT", "AOT_TORCHXLA_TRACE_ONCE", "TORCHXLA_TRACE_ONCE", "TVM",
+                   "HPU_BACKEND", "NEURON")
 
 # fsdp_config: the launcher's argument names (a key without the `fsdp_` prefix gets it added).
 FSDP_KEYS = ("fsdp_version", "fsdp_reshard_after_forward", "fsdp_sharding_strategy", "fsdp_offload_params",

@@ -55,9 +55,18 @@ MARKER_KEYS = ("compute_environment:", "distributed_type:")
 _MARKER = re.compile(r"^(?:compute_environment|distributed_type)[ \t]*:", re.MULTILINE)
 
 
+# `accelerate config --config_file x.json` writes the same config as JSON (load_config_from_file
+# reads a .json file with json.load: BaseConfig.from_json_file)
+_JSON_MARKER = re.compile(r'^[ \t]*"(?:compute_environment|distributed_type)"[ \t]*:', re.MULTILINE)
+
+
 def looks_like(path: str, text: str) -> bool:
-    """A .yaml / .yml file with `compute_environment:` or `distributed_type:` at the top level."""
-    return path.lower().endswith((".yaml", ".yml")) and _MARKER.search(text) is not None
+    """A .yaml / .yml file with `compute_environment:` or `distributed_type:` at the top level, or
+    a .json file with one of those keys on a line of its own (a ds_config is claimed before)."""
+    lowered = path.lower()
+    if lowered.endswith((".yaml", ".yml")):
+        return _MARKER.search(text) is not None
+    return lowered.endswith(".json") and _JSON_MARKER.search(text) is not None
 
 
 def is_config(document: Document) -> bool:

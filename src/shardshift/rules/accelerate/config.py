@@ -19,6 +19,7 @@ from shardshift.formats.accelerate.keys import (
     CLUSTER_KEYS,
     COMPUTE_ENVIRONMENTS,
     DISTRIBUTED_TYPES,
+    DYNAMO_BACKENDS,
     FSDP1_ONLY,
     LEGACY_TOP,
     MIXED_PRECISIONS,
@@ -394,6 +395,7 @@ class InvalidValue(AccelerateRule):
                                f"{', '.join(MIXED_PRECISIONS)}: accelerate launch raises ValueError")
         if sagemaker:
             return
+        yield from self._dynamo(document, data, kind)
         processes = data.get("num_processes", -1)
         if kind != "NO" and processes == -1:
             where = "/num_processes" if "num_processes" in data else None
@@ -403,6 +405,27 @@ class InvalidValue(AccelerateRule):
                                severity="warning")
         if kind == "FSDP":
             yield from self._fsdp(document, data)
+
+    def _dynamo(self, document: Document, data: dict, kind: str) -> Iterable[Finding]:
+        """The dynamo backend the simple and multi-GPU launchers check (`DynamoBackend(value.upper())`;
+        the DeepSpeed and TPU launchers do not). The loader moves a legacy top-level
+        `dynamo_backend` into `dynamo_config`, replacing it."""
+        if kind in ("DEEPSPEED", "XLA"):
+            return
+        if "dynamo_backend" in data:
+            pointer, value = "/dynamo_backend", data["dynamo_backend"]
+        else:
+            block = data.get("dynamo_config")
+            if not isinstance(block, dict):
+                return
+            key = next((k for k in ("dynamo_backend", "backend") if k in block), None)
+            if key is None:
+                return
+            pointer, value = f"/dynamo_config/{key}", block[key]
+        if isinstance(value, str) and value.upper() not in DYNAMO_BACKENDS:
+            yield self.finding(document, pointer, f"dynamo_backend {value!r} is not one of "
+                               f"{', '.join(DYNAMO_BACKENDS)}: accelerate launch raises ValueError (\"Unknown dynamo "
+                               "backend\")", fix=clear_match(value.upper(), DYNAMO_BACKENDS))
 
     def _fsdp(self, document: Document, data: dict) -> Iterable[Finding]:
         settings = fsdp_settings(data)

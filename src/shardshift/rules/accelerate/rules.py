@@ -16,3 +16,10 @@ from shardshift.rules.accelerate.config import (  # noqa: F401
     UnknownTopLevelKey,
     UnquotedNo,
 )
+from shardshift.rules.accelerate.launch import (  # noqa: F401
+    DeepSpeedConfigWithoutZero,
+    InvalidFp8Config,
+    InvalidParallelismConfig,
+    MultiMachineWithoutMainProcess,
+    TooFewGpuIds,
+)

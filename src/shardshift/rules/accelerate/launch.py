@@ -1,0 +1,464 @@
+"""Accelerate config YAML rules from the coverage map of Accelerate 1.15 (issue 22): the checks
+`accelerate launch` and the objects each training process builds from its environment make on
+values of the file that the AC001-AC009 / AC101-AC103 rules do not look at.
+
+- AC010: `parallelism_config` (ParallelismConfig, its context- and sequence-parallel handlers, and
+  `ParallelismConfig._validate_accelerator` against the number of processes and the mode);
+- AC011: `fp8_config` under `mixed_precision: fp8` (the Transformer Engine and MS-AMP recipes, and
+  MS-AMP inside the DeepSpeed plugin);
+- AC104: a multi-GPU launch on one machine with fewer than two `gpu_ids`;
+- AC105: a multi-machine launch through the simple launcher without `main_process_ip` / port;
+- AC106: a `deepspeed_config_file` without `zero_optimization`.
+
+tests/test_coverage_map.py runs Accelerate's own code on every bad fixture (tests/coverage_loaders/
+accelerate.py) and checks that it reaches the check site the message names, and not on the good
+fixtures."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from shardshift.document import Document
+from shardshift.formats.accelerate.reader import fsdp_version
+from shardshift.rules.accelerate.config import AccelerateRule, _data, _is_int, _sagemaker
+from shardshift.rules.base import Context, Finding, PlanRule
+
+# the distributed types `accelerate launch` sends to its multi-GPU launcher (torchrun)
+MULTI_DEVICE = ("MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU", "MULTI_HPU",
+                "MULTI_NEURON")
+# ... and the ones that export PARALLELISM_CONFIG_* to the training processes (multi-GPU and DeepSpeed launchers)
+PARALLELISM_LAUNCHERS = MULTI_DEVICE + ("FSDP", "DEEPSPEED", "MEGATRON_LM")
+# the ones `accelerate launch` starts with its simple launcher (one process per machine, itself)
+SIMPLE_LAUNCHER = ("NO", "MULTI_CPU")
+
+SIZES = ("dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size")
+CP_COMM_STRATEGIES = ("allgather", "alltoall")
+SP_ATTN_BUILTIN = ("flash_attention_2", "flash_attention_3", "sdpa")
+SP_ATTN_UNSUPPORTED = ("eager", "flex_attention")
+
+
+def _int(value: Any) -> int | None:
+    """The int Accelerate reads back from the environment variable the launcher exports (`str(value)`)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def _world(data: dict) -> int | None:
+    """How many training processes `accelerate launch` starts: num_processes // num_machines on
+    each of num_machines machines (None when the file does not say)."""
+    processes, machines = data.get("num_processes"), data.get("num_machines", 1)
+    if not (_is_int(processes) and _is_int(machines)) or processes < 1 or machines < 1:
+        return None
+    return (processes // machines) * machines if machines > 1 else processes
+
+
+class InvalidParallelismConfig(AccelerateRule):
+    """A `parallelism_config` that Accelerate refuses when each training process creates its Accelerator.
+
+    ## What it does
+    Reports, for a config whose launcher exports `parallelism_config` to the training processes
+    (`distributed_type` FSDP, DEEPSPEED, MEGATRON_LM or MULTI_GPU and the other multi-device
+    types), what `ParallelismConfig` and its handlers refuse:
+
+    - a `parallelism_config_{dp_replicate,dp_shard,tp,cp,sp}_size` below 1;
+    - a `parallelism_config_cp_backend` other than `torch`, a `parallelism_config_sp_backend`
+      other than `deepspeed`;
+    - `cp_size` and `sp_size` both above 1 (mutually exclusive);
+    - `tp_size` or `cp_size` above 1 with pure data parallelism (`dp_replicate_size` above 1,
+      `dp_shard_size` 1);
+    - under `cp_size` above 1, a `parallelism_config_cp_comm_strategy` other than `allgather` or
+      `alltoall`; under `sp_size` above 1, a `parallelism_config_sp_attn_implementation` of
+      `eager` or `flex_attention`, or one that is neither built in (`sdpa`, `flash_attention_2`,
+      `flash_attention_3`) nor a hub flash-attention kernel (`kernels-community/flash-attn2`);
+    - sizes whose product is not the number of processes `accelerate launch` starts (unless
+      DeepSpeed sequence parallelism is on, which Accelerate does not count; under FSDP, PL101
+      reports it from the Plan);
+    - under FSDP2, no dimension to shard over (`dp_shard_size` and `cp_size` both 1) while the
+      product is above 1; under FSDP1 or MEGATRON_LM, any product above 1.
+
+    ## Why is this bad
+    `accelerate launch` copies every `parallelism_config` key onto its arguments without checking
+    them and exports them as PARALLELISM_CONFIG_* variables; the `Accelerator` each training
+    process creates builds a `ParallelismConfig` from them and raises `ValueError`, so the job
+    fails after it got its machines.
+
+    ## Example
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 8
+    fsdp_config:
+      fsdp_version: 2
+    parallelism_config:
+      parallelism_config_dp_shard_size: 2
+      parallelism_config_tp_size: 2
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 8
+    fsdp_config:
+      fsdp_version: 2
+    parallelism_config:
+      parallelism_config_dp_shard_size: 4
+      parallelism_config_tp_size: 2
+    ```
+    """
+
+    code = "AC010"
+    name = "invalid-parallelism-config"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data) or data.get("distributed_type") not in PARALLELISM_LAUNCHERS:
+            return
+        block = data.get("parallelism_config")
+        if not isinstance(block, dict) or not block:
+            return
+        keys = {key[len("parallelism_config_"):]: key for key in block if isinstance(key, str)
+                and key.startswith("parallelism_config_")}
+
+        def at(name: str) -> str:
+            return f"/parallelism_config/{keys[name]}" if name in keys else "/parallelism_config"
+
+        def value(name: str, default: Any) -> Any:
+            return block[keys[name]] if name in keys else default
+
+        sizes: dict[str, int] = {}
+        for name in SIZES:
+            size = _int(value(name, 1))
+            if size is None:
+                return  # int() of it raises first; not judged here
+            sizes[name] = size
+        refused = False
+        if sizes["cp_size"] > 1:
+            strategy = value("cp_comm_strategy", "allgather")
+            if str(strategy) not in CP_COMM_STRATEGIES:
+                refused = True
+                yield self.finding(document, at("cp_comm_strategy"), f"parallelism_config_cp_comm_strategy "
+                                   f"{strategy!r} is neither 'allgather' nor 'alltoall': with cp_size "
+                                   f"{sizes['cp_size']} every training process raises ValueError (\"Invalid "
+                                   "cp_comm_strategy\")")
+        if sizes["sp_size"] > 1:
+            attention = str(value("sp_attn_implementation", "sdpa"))
+            if attention in SP_ATTN_UNSUPPORTED:
+                refused = True
+                yield self.finding(document, at("sp_attn_implementation"), f"parallelism_config_sp_attn_"
+                                   f"implementation {attention!r}: sequence parallelism does not support eager or "
+                                   "flex_attention; every training process raises ValueError (\"Invalid "
+                                   "sp_attn_implementation\"); use sdpa or a flash attention")
+            elif attention not in SP_ATTN_BUILTIN and not ("/" in attention and "flash-attn" in attention):
+                refused = True
+                yield self.finding(document, at("sp_attn_implementation"), f"parallelism_config_sp_attn_"
+                                   f"implementation {attention!r} is not one of {', '.join(SP_ATTN_BUILTIN)} nor a "
+                                   "hub flash attention kernel (kernels-community/flash-attn2): every training "
+                                   "process raises ValueError (\"Invalid sp_attn_implementation\")")
+        for name in SIZES:
+            if sizes[name] < 1:
+                refused = True
+                yield self.finding(document, at(name), f"parallelism_config_{name} is {sizes[name]}: every "
+                                   f"training process raises ValueError (\"{name} must be at least 1\")")
+        for name, allowed in (("cp_backend", "torch"), ("sp_backend", "deepspeed")):
+            chosen = value(name, allowed)
+            if str(chosen) != allowed:
+                refused = True
+                yield self.finding(document, at(name), f"parallelism_config_{name} {chosen!r}: the only "
+                                   f"{name.replace('_', ' ')} is {allowed!r}; every training process raises "
+                                   f"ValueError (\"{name} must be one of ['{allowed}']\")", fix=allowed)
+        if sizes["cp_size"] > 1 and sizes["sp_size"] > 1:
+            refused = True
+            yield self.finding(document, at("sp_size"), f"cp_size {sizes['cp_size']} and sp_size "
+                               f"{sizes['sp_size']}: context and sequence parallelism are mutually exclusive; every "
+                               "training process raises ValueError; set one of them to 1")
+        if (sizes["tp_size"] > 1 or sizes["cp_size"] > 1) and sizes["dp_replicate_size"] > 1 \
+                and sizes["dp_shard_size"] == 1:
+            refused = True
+            yield self.finding(document, at("dp_replicate_size"), "tensor/context parallelism with pure data "
+                               f"parallelism (dp_replicate_size {sizes['dp_replicate_size']}, dp_shard_size 1): "
+                               "every training process raises ValueError (\"cannot be used with pure data "
+                               "parallelism\"); shard over dp_shard_size instead")
+        if not refused:
+            yield from self._against_the_launch(document, data, sizes, at)
+
+    def _against_the_launch(self, document: Document, data: dict, sizes: dict[str, int], at) -> Iterable[Finding]:
+        """ParallelismConfig._validate_accelerator: the sizes against the processes and the mode."""
+        kind = data.get("distributed_type")
+        world = _world(data)
+        if world is None:
+            return
+        total = 1
+        for size in sizes.values():
+            total *= size
+        multi_device = kind in MULTI_DEVICE and world > 1
+        if not multi_device and total == 1:
+            return
+        if total == 1:
+            total = world  # Accelerate makes dp_replicate_size the number of processes
+        product = " x ".join(str(sizes[name]) for name in SIZES)
+        if sizes["sp_size"] <= 1 and total != world:
+            if kind == "FSDP":
+                return  # the reader gives FSDP's degrees to the Plan: PL101 reports the product against the world
+            yield self.finding(document, "/parallelism_config", f"the parallelism_config sizes multiply to {total} "
+                               f"({product}: dp_replicate, dp_shard, tp, cp, sp) but accelerate launch starts "
+                               f"{world} processes: every training process fails when it creates the Accelerator "
+                               "(ValueError: \"ParallelismConfig total_size does not match num_processes\"); make "
+                               "the product equal num_processes", key=True,
+                               related=[self.related(document, "/num_processes", "the number of processes")]
+                               if "num_processes" in data else [])
+            return
+        fsdp2 = kind == "FSDP" and fsdp_version(data) == 2
+        if fsdp2 and sizes["dp_shard_size"] == 1 and sizes["cp_size"] == 1:
+            yield self.finding(document, "/parallelism_config", "under FSDP2 this parallelism_config leaves FSDP "
+                               "no dimension to shard over (dp_shard_size and cp_size are 1): every training process "
+                               "raises ValueError (\"FSDP is enabled but the parallelism config has no dimension for "
+                               "FSDP to shard across\"); give dp_shard_size the processes tp_size does not use",
+                               key=True)
+        elif total > 1 and not (fsdp2 or multi_device or kind == "DEEPSPEED"):
+            mode = "FSDP1 (fsdp_version 1)" if kind == "FSDP" else kind
+            quoted = "\"Using `cp_size>1` requires FSDP2\"" if kind == "FSDP" and sizes["cp_size"] > 1 else \
+                "\"ParallelismConfig is only compatible DistributedType.FSDP (version 2) ...\""
+            yield self.finding(document, "/parallelism_config", f"parallelism_config works with FSDP2, the "
+                               f"multi-device types and DeepSpeed, not {mode}: every training process raises "
+                               f"ValueError ({quoted})" + ("; set fsdp_version: 2" if kind == "FSDP" else ""),
+                               key=True)
+
+
+FP8_FORMATS = ("HYBRID", "E4M3", "E5M2")
+AMAX_COMPUTE_ALGOS = ("max", "most_recent")
+OPT_LEVELS = ("O1", "O2")
+
+
+class InvalidFp8Config(AccelerateRule):
+    """An `fp8_config` value the FP8 recipe Accelerate builds for `mixed_precision: fp8` refuses.
+
+    ## What it does
+    Under `mixed_precision: fp8`, reports in `fp8_config`: with `backend: TE` an `fp8_format`
+    other than HYBRID, E4M3 or E5M2 (any case) or an `amax_compute_algo` other than `max` or
+    `most_recent`; with `backend: MSAMP` an `opt_level` other than O1 or O2, and under
+    `distributed_type: DEEPSPEED` (with the DeepSpeed settings in the YAML) MS-AMP with
+    `zero_stage: 3`.
+
+    ## Why is this bad
+    `accelerate launch` copies `fp8_config` onto its arguments without checking it and exports
+    each key as an ACCELERATE_FP8_* variable. On a machine with the FP8 backend installed, the
+    `Accelerator` each training process creates builds the backend's recipe
+    (`TERecipeKwargs`, `MSAMPRecipeKwargs`) or the DeepSpeed plugin enables MS-AMP from them, and
+    raises `ValueError` (MS-AMP with ZeRO stage 3: `NotImplementedError`).
+
+    ## Example
+    ```yaml
+    mixed_precision: fp8
+    fp8_config:
+      backend: TE
+      fp8_format: E4M5
+    ```
+
+    ## Use instead
+    ```yaml
+    mixed_precision: fp8
+    fp8_config:
+      backend: TE
+      fp8_format: E4M3
+    ```
+    """
+
+    code = "AC011"
+    name = "invalid-fp8-config"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data) or data.get("mixed_precision") != "fp8":
+            return
+        block = data.get("fp8_config")
+        if not isinstance(block, dict):
+            return
+        keys = {(key if key.startswith("fp8") else "fp8_" + key): key for key in block if isinstance(key, str)}
+
+        def entry(name: str) -> tuple[str, Any] | None:
+            return (f"/fp8_config/{keys[name]}", block[keys[name]]) if name in keys else None
+
+        backend = entry("fp8_backend")
+        if backend is None or not isinstance(backend[1], str):
+            return
+        where = "every training process raises"
+        if backend[1] == "TE":
+            found = entry("fp8_format")
+            if found is not None and str(found[1]).upper() not in FP8_FORMATS:
+                yield self.finding(document, found[0], f"fp8_format {found[1]!r} is not one of "
+                                   f"{', '.join(FP8_FORMATS)}: with Transformer Engine installed, {where} ValueError "
+                                   "(\"`fp8_format` must be one of HYBRID or E4M3 or E5M2.\")")
+            found = entry("fp8_amax_compute_algo")
+            if found is not None and str(found[1]).lower() not in AMAX_COMPUTE_ALGOS:
+                yield self.finding(document, found[0], f"amax_compute_algo {found[1]!r} is neither max nor "
+                                   f"most_recent: with Transformer Engine installed, {where} ValueError "
+                                   "(\"`amax_compute_algo` must be one of max or most_recent\")")
+        elif backend[1] == "MSAMP":
+            found = entry("fp8_opt_level")
+            if found is not None and str(found[1]) not in OPT_LEVELS:
+                yield self.finding(document, found[0], f"opt_level {found[1]!r} is neither O1 nor O2: with MS-AMP "
+                                   f"installed, {where} ValueError (\"`opt_level` must be one of O1 or O2\", or "
+                                   "under DeepSpeed \"Invalid optimization level for MS-AMP\")")
+            elif data.get("distributed_type") == "DEEPSPEED":
+                deepspeed = data.get("deepspeed_config")
+                deepspeed = deepspeed if isinstance(deepspeed, dict) else {}
+                file = deepspeed.get("deepspeed_config_file")
+                if isinstance(file, str) and file.strip().lower() != "none":
+                    return  # the stage is the ds_config's
+                if _int(deepspeed.get("zero_stage", 2)) == 3:
+                    yield self.finding(document, "/deepspeed_config/zero_stage", "MS-AMP (fp8_config backend "
+                                       "MSAMP) with ZeRO stage 3: with MS-AMP installed, the DeepSpeed plugin of "
+                                       "every training process raises NotImplementedError (\"MS-AMP is not "
+                                       "supported for ZeRO Stage 3\"); use stage 0, 1 or 2",
+                                       related=[self.related(document, backend[0], "the FP8 backend")])
+
+
+class TooFewGpuIds(AccelerateRule):
+    """A multi-GPU launch on one machine with fewer than two `gpu_ids`: `accelerate launch` refuses it.
+
+    ## What it does
+    Reports `gpu_ids` naming fewer than two devices (`"0"`, `""`) when `distributed_type` is
+    MULTI_GPU (or another multi-device type) on one machine.
+
+    ## Why is this bad
+    `accelerate launch` raises `ValueError("Less than two GPU ids were configured and tried to
+    run on multiple GPUs. ...")` before it starts anything.
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_GPU
+    gpu_ids: '0'
+    num_processes: 2
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: MULTI_GPU
+    gpu_ids: 0,1
+    num_processes: 2
+    ```
+    """
+
+    code = "AC104"
+    name = "too-few-gpu-ids-for-multi-gpu"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data) or data.get("distributed_type") not in MULTI_DEVICE:
+            return
+        ids, machines = data.get("gpu_ids"), data.get("num_machines", 1)
+        if not isinstance(ids, str) or ids == "all" or not _is_int(machines) or machines > 1:
+            return
+        if len(ids.split(",")) < 2:
+            yield self.finding(document, "/gpu_ids", f"gpu_ids {ids!r} names fewer than two GPUs for "
+                               f"{data['distributed_type']} on one machine: accelerate launch raises ValueError "
+                               "(\"Less than two GPU ids were configured and tried to run on multiple GPUs\"); list "
+                               "at least two ids, or write all")
+
+
+class MultiMachineWithoutMainProcess(AccelerateRule):
+    """A multi-machine config of the simple launcher without `main_process_ip` or `main_process_port`.
+
+    ## What it does
+    Reports a config with `num_machines` above 1 and `distributed_type` NO or MULTI_CPU (the
+    types `accelerate launch` starts with its simple launcher) that does not give
+    `main_process_ip` or `main_process_port`.
+
+    ## Why is this bad
+    The simple launcher asserts both before it starts the process (`AssertionError: When using
+    multiple machines, you need to specify the main process IP.` / `... port.`), unless they
+    are given on the `accelerate launch` command line, which is why this is a warning.
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_CPU
+    num_machines: 2
+    num_processes: 2
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: MULTI_CPU
+    num_machines: 2
+    num_processes: 2
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
+    ```
+    """
+
+    code = "AC105"
+    name = "multi-machine-without-main-process"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data) or data.get("distributed_type") not in SIMPLE_LAUNCHER:
+            return
+        machines = data.get("num_machines", 1)
+        if not _is_int(machines) or machines <= 1:
+            return
+        for key, what in (("main_process_ip", "IP"), ("main_process_port", "port")):
+            if data.get(key) is None:
+                yield self.finding(document, "/num_machines", f"num_machines is {machines} with distributed_type "
+                                   f"{data['distributed_type']} but no {key}: accelerate launch's simple launcher "
+                                   f"fails an assertion (\"When using multiple machines, you need to specify the main "
+                                   f"process {what}.\") unless --{key} is given on the command line", key=True)
+                return
+
+
+class DeepSpeedConfigWithoutZero(PlanRule):
+    """The `deepspeed_config_file` an Accelerate config names has no `zero_optimization`.
+
+    ## What it does
+    Follows an Accelerate config's `deepspeed_config.deepspeed_config_file` (under
+    `distributed_type: DEEPSPEED`) and reports when that ds_config has no `zero_optimization`
+    block.
+
+    ## Why is this bad
+    Accelerate's DeepSpeed plugin raises `ValueError("Please specify the ZeRO optimization config
+    in the DeepSpeed config.")` in every training process, even for ZeRO stage 0.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    with a ds_config.json that has no `zero_optimization`.
+
+    ## Use instead
+    Add `"zero_optimization": {"stage": 0}` (or the stage you mean) to ds_config.json.
+    """
+
+    code = "AC106"
+    name = "deepspeed-config-file-without-zero"
+    severity = "error"
+    formats = ("accelerate",)
+
+    def check_setup(self, setup, context: Context) -> Iterable[Finding]:
+        import os
+
+        referrer = setup.referrer
+        if referrer is None or referrer.format != "accelerate":
+            return
+        data = _data(referrer)
+        if data is None or data.get("distributed_type") != "DEEPSPEED":
+            return
+        targets = {os.path.realpath(d.path): d for d in setup.documents if d.format == "deepspeed"}
+        for reference in referrer.references:
+            target = targets.get(os.path.realpath(reference.resolved)) if reference.resolved else None
+            if reference.role != "deepspeed_config" or target is None:
+                continue
+            config = target.data
+            if isinstance(config, dict) and target.syntax is None and "zero_optimization" not in config:
+                yield self.finding_at(reference.where, f"{reference.target} has no zero_optimization: Accelerate's "
+                                      "DeepSpeed plugin raises ValueError (\"Please specify the ZeRO optimization "
+                                      "config in the DeepSpeed config.\") in every training process; add "
+                                      "zero_optimization with the stage you mean (0 for none)",
+                                      related=[self.related(target, "", "the ds_config, without zero_optimization")])
