@@ -34,6 +34,7 @@ MINIMUM = 0.90
 def _sites_module():
     spec = importlib.util.spec_from_file_location("coverage_sites", SCRIPTS / "sites.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve the module's string annotations through it
     spec.loader.exec_module(module)
     return module
 
