@@ -140,7 +140,9 @@ def _reentrant(d: View) -> bool:
 
 
 def _cp(d: View) -> int:
-    return d.int("context_parallel_size", d.int("sequence_parallel_degree", 1))
+    """context_parallel_size as the schema ends with it (the plugin's context_parallel.size fills it)."""
+    flat = d.int("context_parallel_size", d.int("sequence_parallel_degree", 0))
+    return flat or d.int("size", 1, d.sub("context_parallel"))
 
 
 def _ep_backend_torch(d: View) -> bool:
@@ -398,12 +400,12 @@ CHECKS: tuple[Check, ...] = (
     Check("mixlora_fuse_qkv", f"{V}:LoRAValidationMixin.check_fused_lora:2", ("flash_attn_fuse_qkv",),
           lambda d: d.adapter() == "mixlora" and not d.on("flash_attn_fuse_mlp") and d.on("flash_attn_fuse_qkv"),
           "flash_attn_fuse_qkv is not supported with MixLoRA", "remove flash_attn_fuse_qkv",
-          {"adapter": "mixlora", "flash_attn_fuse_qkv": True}),
+          {"plugins": ["axolotl.integrations.mixlora.MixLoraPlugin"], "adapter": "mixlora", "lora_r": 8, "flash_attn_fuse_qkv": True}),
     Check("mixlora_rl", f"{V}:LoRAValidationMixin.check_fused_lora:3", ("adapter", "rl"),
           lambda d: d.adapter() == "mixlora" and not d.on("flash_attn_fuse_mlp") and not d.on("flash_attn_fuse_qkv")
           and d.get("rl") is not None,
           "MixLoRA is not compatible with RL training (DPO/KTO/GRPO).", "use adapter: lora or qlora for RL",
-          {"adapter": "mixlora", "rl": "dpo", "datasets": [{"path": "org/prefs", "type": "chatml.intel"}]}),
+          {"plugins": ["axolotl.integrations.mixlora.MixLoraPlugin"], "adapter": "mixlora", "rl": "dpo", "datasets": [{"path": "org/prefs", "type": "chatml.intel"}]}),
     Check("onebit_lora", f"{V}:LoRAValidationMixin.check_onebitllms_lora:1", ("use_onebitllms", "adapter"),
           lambda d: d.on("use_onebitllms") and d.adapter() in ("lora", "qlora"),
           "LoRA/QLoRA is not supported with use_onebitllms", "remove the adapter or use_onebitllms",
@@ -568,7 +570,7 @@ CHECKS: tuple[Check, ...] = (
           ("model_quantization_config",),
           lambda d: d.get("model_quantization_config") and (d.get("load_in_8bit") or d.get("load_in_4bit")),
           "model_quantization_config and load_in_8bit or load_in_4bit cannot be used together.", "keep one of them",
-          {"model_quantization_config": "Mxfp4Config", "load_in_4bit": True}),
+          {"model_quantization_config": "Mxfp4Config", **Q}),
     # --- ChatTemplateValidationMixin
     Check("jinja_wo_template", f"{V}:ChatTemplateValidationMixin.check_chat_template_config:1", ("chat_template",),
           lambda d: d.get("chat_template") == "jinja" and not d.get("chat_template_jinja"),
@@ -579,11 +581,11 @@ CHECKS: tuple[Check, ...] = (
           ("pretraining_dataset",),
           lambda d: d.get("pretraining_dataset") and not d.get("max_steps"),
           "max_steps must be set when using iterable pretraining_dataset", "set max_steps",
-          {"pretraining_dataset": [{"path": "org/corpus", "type": "pretrain"}], "streaming": True}),
+          {"pretraining_dataset": [{"path": "org/corpus", "type": "pretrain"}]}),
     Check("pretrain_val", f"{V}:PretrainingValidationMixin.check_pretraining_w_val_set_size:1", ("val_set_size",),
           lambda d: d.get("pretraining_dataset") and d.get("max_steps") and d.get("val_set_size"),
           "val_set_size is not supported with pretraining_dataset.", "use test_datasets for evaluation",
-          {"pretraining_dataset": [{"path": "org/corpus", "type": "pretrain"}], "streaming": True, "max_steps": 100,
+          {"pretraining_dataset": [{"path": "org/corpus", "type": "pretrain"}], "max_steps": 100,
            "val_set_size": 0.05}),
     Check("streaming_val", f"{V}:PretrainingValidationMixin.check_streaming_w_val_set_size:1", ("val_set_size",),
           lambda d: d.get("streaming") and not d.get("pretraining_dataset") and d.get("val_set_size"),
@@ -684,7 +686,7 @@ CHECKS: tuple[Check, ...] = (
           "activation_offloading: hidden_states with reentrant checkpointing is incompatible with "
           "`unfrozen_parameters`", "set gradient_checkpointing_kwargs.use_reentrant: false",
           {"activation_offloading": "hidden_states", "gradient_checkpointing": True,
-           "gradient_checkpointing_kwargs": {"use_reentrant": True}, "unfrozen_parameters": ["^lm_head.weight$"]}),
+           "gradient_checkpointing_kwargs": {"use_reentrant": 1}, "unfrozen_parameters": ["^lm_head.weight$"]}),
     Check("bettertransformer_amp", f"{V}:ModelCompatibilityValidationMixin.check_better_transformers:1",
           ("flash_optimum",),
           lambda d: d.get("flash_optimum") is True and (d.on("fp16") or d.get("bf16") is True),
@@ -747,7 +749,7 @@ CHECKS: tuple[Check, ...] = (
     Check("cp_glm_packing", f"{V}:ComplexValidationMixin.check_context_parallel_size:1", ("context_parallel_size",),
           lambda d: _cp(d) > 1 and (d.on("sample_packing") or d.on("batch_flattening")) and d.on("use_glm_dsa_kernels"),
           "GLM DSA context parallelism does not support packed inputs", "drop sample_packing",
-          {"context_parallel_size": 2, "use_glm_dsa_kernels": True, "sample_packing": True,
+          {"plugins": ["axolotl.integrations.kernels.KernelsPlugin"], "context_parallel_size": 2, "use_glm_dsa_kernels": True, "sample_packing": True,
            "attn_implementation": "flash_attention_2"}),
     Check("cp_eager", f"{V}:ComplexValidationMixin.check_context_parallel_size:2", ("attn_implementation",),
           lambda d: _cp(d) > 1 and _attn(d) == "eager" and not d.on("use_glm_dsa_kernels"),
@@ -757,7 +759,7 @@ CHECKS: tuple[Check, ...] = (
     Check("cp_glm_deepspeed", f"{V}:ComplexValidationMixin.check_context_parallel_deepspeed:1", ("deepspeed",),
           lambda d: d.get("deepspeed") and _cp(d) > 1 and d.on("use_glm_dsa_kernels"),
           "GLM DSA context parallelism needs ringmaster, which does not run under DeepSpeed; use FSDP2 instead.",
-          "use FSDP2", {"deepspeed": "zero2.json", "context_parallel_size": 2, "use_glm_dsa_kernels": True,
+          "use FSDP2", {"plugins": ["axolotl.integrations.kernels.KernelsPlugin"], "deepspeed": "zero2.json", "context_parallel_size": 2, "use_glm_dsa_kernels": True,
                         "attn_implementation": "flash_attention_2"}),
     Check("cp_rl_deepspeed", f"{V}:ComplexValidationMixin.check_context_parallel_deepspeed:2", ("deepspeed",),
           lambda d: d.get("deepspeed") and _cp(d) > 1 and not d.on("use_glm_dsa_kernels") and d.get("rl"),
@@ -926,7 +928,7 @@ CHECKS: tuple[Check, ...] = (
           lambda d: d.get("quantize_moe_experts") and not d.get("lora_target_linear") and d.adapter() not in ("lora",
                                                                                                              "qlora"),
           "quantize_moe_experts requires adapter: lora or qlora", "add adapter: lora or qlora",
-          {"quantize_moe_experts": True, "load_in_4bit": True}),
+          {"quantize_moe_experts": True}),
     Check("moe_quant", f"{C}:AxolotlConfigWCapabilities.check_quantize_moe_experts:3", ("quantize_moe_experts",),
           lambda d: d.get("quantize_moe_experts") and not d.get("lora_target_linear") and d.adapter() in ("lora", "qlora")
           and not (d.get("load_in_4bit") or d.get("load_in_8bit")),
@@ -947,11 +949,11 @@ CHECKS: tuple[Check, ...] = (
     Check("qat_8bit", f"{C}:AxolotlConfigWCapabilities.check_qat_config:2", ("qat",),
           lambda d: d.get("qat") and not d.get("peft") and d.get("load_in_8bit"),
           "QAT and load_in_8bit cannot be used together.", "remove load_in_8bit",
-          {"qat": {"weight_dtype": "int8"}, "load_in_8bit": True}),
+          {"qat": {"weight_dtype": "int8"}, "adapter": "lora", "load_in_8bit": True}),
     Check("qat_4bit", f"{C}:AxolotlConfigWCapabilities.check_qat_config:3", ("qat",),
           lambda d: d.get("qat") and not d.get("peft") and not d.get("load_in_8bit") and d.get("load_in_4bit"),
           "QAT and load_in_4bit cannot be used together.", "remove load_in_4bit",
-          {"qat": {"weight_dtype": "int8"}, "load_in_4bit": True}),
+          {"qat": {"weight_dtype": "int8"}, **Q}),
     Check("qat_ternary", f"{C}:AxolotlConfigWCapabilities.check_qat_config:4", ("qat",),
           lambda d: isinstance(d.get("qat"), dict) and d.get("qat") and not d.get("peft")
           and not d.get("load_in_8bit") and not d.get("load_in_4bit")
