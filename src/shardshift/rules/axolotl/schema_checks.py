@@ -26,31 +26,44 @@ CP = "axolotl/integrations/context_parallel/args.py"
 EP = "axolotl/integrations/expert_parallel/args.py"
 
 _FALSE_STRINGS = {"false", "f", "no", "n", "off", "0", ""}
+# a value a template fills in before Axolotl reads the file (`${GPTQ}`, `{{ lr }}`, FILL_IN)
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\{\{.*\}\}|^FILL_IN$")
 
 
 class View:
-    """The YAML mapping as Axolotl's validators read it."""
+    """The YAML mapping as Axolotl's validators read it. `templated` turns true when a value read
+    is a template placeholder: the row is then not judged (the value Axolotl sees is not written)."""
 
     def __init__(self, data: dict):
         self.data = data
+        self.templated = False
+
+    def _seen(self, value: Any) -> Any:
+        if isinstance(value, str) and _PLACEHOLDER.search(value):
+            self.templated = True
+        return value
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self.data.get(key, default)
+        return self._seen(self.data.get(key, default))
 
     def sub(self, key: str) -> dict:
         """A nested mapping (empty when unset or not a mapping)."""
-        value = self.data.get(key)
-        return value if isinstance(value, dict) else {}
+        value = self._seen(self.data.get(key))
+        if isinstance(value, dict):
+            for inner in value.values():
+                self._seen(inner)
+            return value
+        return {}
 
     def on(self, key: str, within: dict | None = None) -> bool:
         """Truth after pydantic's coercion of a bool/str/number field ("false" is False)."""
-        value = (self.data if within is None else within).get(key)
+        value = self._seen((self.data if within is None else within).get(key))
         if isinstance(value, str):
             return value.strip().lower() not in _FALSE_STRINGS
         return bool(value)
 
     def int(self, key: str, default: int = 1, within: dict | None = None) -> int:
-        value = (self.data if within is None else within).get(key)
+        value = self._seen((self.data if within is None else within).get(key))
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
