@@ -1016,7 +1016,7 @@ class MistralCommonTokenizerEdit(Rule):
             if data.get(key):
                 yield self.finding(document, f"/{key}",
                                    f"{key} with tokenizer_use_mistral_common: Axolotl's schema rejects it "
-                                   f"(\"{'special_tokens override' if key == 'special_tokens' else key} is not "
+                                   f"(\"{key + ' override' if key in ('special_tokens', 'tokens') else key} is not "
                                    "supported with mistral-common tokenizer\"); drop it or use the Hugging Face "
                                    "tokenizer", key=True,
                                    related=[self.related(document, "/tokenizer_use_mistral_common",
