@@ -203,6 +203,51 @@ def _sac(d: View) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+_SAC_FUSED = (
+    ("lora_mlp_kernel", ("gate_proj", "up_proj", "down_proj", "mlp", "mixer", "shared_experts", "shared_expert",
+                         "feedforward", "experts", "gate_projs", "up_projs", "down_projs")),
+    ("lora_qkv_kernel", ("q_proj", "k_proj", "v_proj", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a",
+                         "self_attn", "linear_attn", "mixer")),
+    ("lora_o_kernel", ("o_proj", "out_proj", "self_attn", "linear_attn", "mixer")),
+    ("flash_attn_fuse_mlp", ("gate_proj", "up_proj", "down_proj", "mlp")),
+)
+_SAC_CONTAINERS = ("model", "language_model", "text_model", "decoder", "transformer", "backbone", "layers", "layer",
+                   "h", "blocks", "block")
+
+
+def _sac_module_site(d: View) -> int | None:
+    """Which of check_selective_checkpointing's save_modules raises (6: an entry names a module a fused
+    kernel replaces; 7: an entry scopes a layer container a LoRA kernel runs in), judging only the
+    kernels the file writes on (auto-enabled LoRA kernels depend on the model's support table)."""
+    import fnmatch
+
+    sac = _sac(d)
+    if not sac or not _gc(d) or _reentrant(d) or _offloading(d) not in (None, False, "hidden_states"):
+        return None
+    if _lora_kernel_written(d):
+        save = sac.get("save", ["attention"]) or []
+        if sac.get("save_matmul_min_k") or any(
+                isinstance(s, str) and s != "attention"
+                and any(s in op for op in ("aten::mm", "aten::addmm", "aten::matmul", "aten::bmm")) for s in save):
+            return None  # site 4 or 5 raises first
+    entries = [e for e in (sac.get("save_modules") or []) if isinstance(e, str)]
+    for flag, modules in _SAC_FUSED:
+        enabled = (d.on(flag) and bool(d.adapter())) if flag.startswith("lora_") else d.on(flag)
+        if not enabled:
+            continue
+        for entry in entries:
+            last = entry.rsplit(".", 1)[-1]
+            glob = any(ch in last for ch in "*?[")
+            if any(fnmatch.fnmatchcase(m, last) if glob else last == m for m in modules):
+                return 6
+            if flag.startswith("lora_"):
+                names = _SAC_CONTAINERS + tuple(str(i) for i in range(100))
+                if (any(fnmatch.fnmatchcase(n, last) for n in names) if glob
+                        else last.isdigit() or last in _SAC_CONTAINERS):
+                    return 7
+    return None
+
+
 def _ce_count(d: View) -> int:
     return sum(bool(d.get(k)) for k in ("cut_cross_entropy", "chunked_cross_entropy", "liger_cross_entropy",
                                         "liger_fused_linear_cross_entropy"))
@@ -660,6 +705,20 @@ CHECKS: tuple[Check, ...] = (
           "in-place (addmm_)", "set the lora_*_kernel flags to false, or drop save_matmul_min_k",
           {"adapter": "lora", "lora_mlp_kernel": True, "gradient_checkpointing": True,
            "selective_checkpointing": {"save": ["attention"], "save_matmul_min_k": 1024}}),
+    Check("sac_fused_module", f"{V}:ModelCompatibilityValidationMixin.check_selective_checkpointing:6",
+          ("selective_checkpointing",), lambda d: _sac_module_site(d) == 6,
+          "selective_checkpointing.save_modules entry ... names a module whose forward is replaced by <kernel>: true, "
+          "so its hooks never fire and the rule would be a silent no-op.",
+          "set that kernel flag to false or remove the entry",
+          {"flash_attn_fuse_mlp": True, "gradient_checkpointing": True,
+           "selective_checkpointing": {"save_modules": ["mlp"]}}),
+    Check("sac_layer_container", f"{V}:ModelCompatibilityValidationMixin.check_selective_checkpointing:7",
+          ("selective_checkpointing",), lambda d: _sac_module_site(d) == 7,
+          "selective_checkpointing.save_modules entry ... scopes a decoder layer or model container, which holds the "
+          "projections <lora kernel>: true runs", "set the lora_*_kernel flag to false or name a projection the "
+          "kernel does not cover",
+          {"adapter": "lora", "lora_o_kernel": True, "gradient_checkpointing": True,
+           "selective_checkpointing": {"save_modules": ["layers.0"]}}),
     Check("compile_regional_gc",
           f"{V}:ModelCompatibilityValidationMixin.check_torch_compile_regional_with_gradient_checkpointing:1",
           ("torch_compile_regional",),
