@@ -4,6 +4,7 @@ fix and related places on the bad fixtures; no finding of its code and no error 
 from __future__ import annotations
 
 import pytest
+from pathlib import Path
 
 from shardshift.rules import all_rules
 
@@ -45,6 +46,7 @@ BAD_CASES = [
     ("AX108/bad.yaml", "AX108", "error", "/load_in_4bit", "load_in_4bit:", None, ("fsdp_config:", "/fsdp_config")),
     ("AX109/bad.yaml", "AX109", "error", "/fsdp_config", "fsdp_config:", None,
      ("expert_parallel_size:", "/expert_parallel_size")),
+    ("AX110/bad_warmup.yaml", "AX110", "error", "/warmup_ratio", "warmup_ratio:", None, None),
 ]
 
 
@@ -134,3 +136,29 @@ def test_fix_edits_one_line_and_clears_the_finding(tmp_path, fixture, before, af
     assert fixed == original.replace(before + "\n", after + "\n", 1)
     status, output = check_json("--isolated", str(path))
     assert findings_with_code(output, fixture.split("/")[0]) == []
+
+
+def test_ax110_every_row_has_its_bad_fixture_and_reports_it_as_an_error_under_the_pin():
+    """AX110's table (schema_checks.py) and its fixtures agree; under the folder's axolotl==0.21.0 pin
+    each bad fixture is an error of its own row (the coverage-map oracle runs Axolotl on them)."""
+    from shardshift.rules.axolotl.schema_checks import CHECKS
+
+    folder = RULES / "AX110"
+    assert {f"bad_{row.slug}.yaml" for row in CHECKS} == {p.name for p in folder.glob("bad_*.yaml")}
+    _, output = check_json(str(folder))
+    by_file: dict[str, list[dict]] = {}
+    for finding in findings_with_code(output, "AX110"):
+        by_file.setdefault(Path(finding["file"]).name, []).append(finding)
+    for row in CHECKS:
+        found = by_file.get(f"bad_{row.slug}.yaml", [])
+        assert any(row.says in f["message"] and f["severity"] == "error" for f in found), (row.slug, found)
+    assert not any(name.startswith("good") for name in by_file)
+
+
+def test_ax110_without_a_pin_is_an_info_with_the_release_unknown(tmp_path):
+    path = tmp_path / "train.yaml"
+    path.write_text((RULES / "AX110" / "bad_warmup.yaml").read_text())
+    _, output = check_json("--min-severity", "info", str(path))
+    (finding,) = findings_with_code(output, "AX110")
+    assert finding["severity"] == "info" and finding["unknown_context"]["kind"] == "release"
+    assert "warmup_steps and warmup_ratio are mutually exclusive" in finding["message"]

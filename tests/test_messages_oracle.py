@@ -520,6 +520,9 @@ EXEMPT = {
        for code in ("AX001", "AX002", "AX003", "AX004", "AX005", "AX006", "AX007", "AX008", "AX009", "AX010",
                     "AX101", "AX102",
                     "AX103", "AX104", "AX105", "AX106", "AX107", "AX108", "AX109")},
+    "AX110": "tests/test_coverage_map.py::test_framework_reaches_each_rule_site_on_its_bad_fixture_and_the_rule_"
+             "reports_it[axolotl] (Axolotl's validate_config reaches each row's site on its bad fixture, not on the "
+             "good ones)",
     **{code: "tests/test_torchtitan_oracle.py (torchtitan's config manager)"
        for code in ("TT001", "TT002", "TT003", "TT101", "TT102", "TT103")},
     **{f"MG{n:03d}": "tests/test_megatron_oracle.py / test_rules_megatron_flags.py (Megatron-LM's argument code)"

@@ -1016,7 +1016,7 @@ class MistralCommonTokenizerEdit(Rule):
             if data.get(key):
                 yield self.finding(document, f"/{key}",
                                    f"{key} with tokenizer_use_mistral_common: Axolotl's schema rejects it "
-                                   f"(\"{'special_tokens override' if key == 'special_tokens' else key} is not "
+                                   f"(\"{key + ' override' if key in ('special_tokens', 'tokens') else key} is not "
                                    "supported with mistral-common tokenizer\"); drop it or use the Hugging Face "
                                    "tokenizer", key=True,
                                    related=[self.related(document, "/tokenizer_use_mistral_common",
@@ -1201,3 +1201,79 @@ class FractionForIntField(Rule):
             yield self.finding(document, f"/{key}",
                                f"{key}: {value!r} is not an integer: Axolotl's schema refuses the config (\"Input "
                                f"should be a valid integer, got a number with a fractional part\"){hint}")
+
+
+class SchemaRefuses(Rule):
+    """A combination of keys Axolotl 0.21.0's config schema refuses ("X and Y together", "X requires Y").
+
+    ## What it does
+    Checks the YAML against the table of Axolotl's own validators in
+    `shardshift/rules/axolotl/schema_checks.py`: one row per check site of axolotl 0.21.0
+    (`utils/schemas/validation.py`, `config.py`, `fsdp.py` and the bundled context- and
+    expert-parallel plugins' `args.py`) whose every input is written in the file: mutually
+    exclusive keys (`warmup_steps` with `warmup_ratio`), keys that need another
+    (`activation_offloading` without `gradient_checkpointing`, `fp32_norms` without
+    `fsdp_config`), values a backend refuses (`attn_implementation: flash`). The finding quotes
+    what Axolotl raises. It is an error when the repository pins axolotl 0.21.0 (the release the
+    table was read from), and an info naming the unknown release otherwise: older releases lack
+    some of these checks.
+
+    ## Why is this bad
+    `axolotl train` validates the config before anything loads and stops with the validator's
+    error (a pydantic ValidationError): the run never starts. Finding it before the job is queued
+    saves a cluster round trip; every row is confirmed against Axolotl's own `validate_config` by
+    tests/test_coverage_map.py.
+
+    ## Example
+    ```yaml
+    base_model: meta-llama/Llama-3.1-8B
+    warmup_steps: 100
+    warmup_ratio: 0.05
+    activation_offloading: true
+    ```
+
+    ## Use instead
+    ```yaml
+    base_model: meta-llama/Llama-3.1-8B
+    warmup_steps: 100
+    gradient_checkpointing: true
+    activation_offloading: true
+    ```
+    """
+
+    code = "AX110"
+    name = "schema-refuses"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.rules.axolotl.schema_checks import CHECKS, View
+
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        view = View(data)
+        release = context.release("axolotl", document.path)
+        version = tuple(release.version)[:3] if release.version is not None else None
+        unknown = None
+        if version != (0, 21, 0):
+            what = (f"the file runs with {release.text()}, and shardshift's table of these checks is read from "
+                    "axolotl 0.21.0 (older releases lack some of them)" if version is not None else
+                    "no Axolotl release is pinned next to the file, and these checks are read from axolotl 0.21.0 "
+                    "(older releases lack some of them)")
+            unknown = UnknownContext("release", what, "pin axolotl==0.21.0 in the repository's requirements, or "
+                                                      "pass --axolotl-version")
+        for row in CHECKS:
+            view.templated = False
+            try:
+                hit = row.when(view)
+            except (TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError):
+                continue  # a value of another type: the schema's type check reports it, not this row
+            if not hit or view.templated:
+                continue  # not refused, or a value read is a template placeholder (filled in before Axolotl reads it)
+            written = [key for key in row.keys if key in data]
+            pointer = f"/{written[0]}" if written else ""
+            keys = ", ".join(written) if written else row.keys[0]
+            yield self.finding(document, pointer,
+                               f"{keys}: axolotl 0.21.0 refuses the config at validation (\"{row.says}\"); {row.fix}",
+                               key=bool(written), unknown_context=unknown)

@@ -1,0 +1,48 @@
+"""Axolotl's own path on a YAML file, for the coverage map's oracle (tests/test_coverage_map.py).
+
+`load(path)` is what `axolotl train` does to the file before anything loads (cli/config.py
+load_cfg): the YAML parsed with PyYAML, the plugins it lists registered
+(`axolotl.utils.config.prepare_plugins`), and the config validated by `axolotl.utils.config.validate_config` (the `AxolotlInputConfig` schema,
+merged with the arguments of the plugins the file lists), as tests/test_axolotl_oracle.py runs it.
+It raises what the schema raises (pydantic's ValidationError wraps a validator's ValueError; the
+site tracer sees the validator's own raise). With `capabilities=gpu` (a map case option) it
+validates as `axolotl train` does, with `AxolotlConfigWCapabilities` and the capabilities of one
+bf16 GPU (sm_90) and torch 2.13: the class whose own checks of file-written keys
+(`check_qat_config`, `check_quantize_moe_experts`, ...) run only then. The checks of that class
+that read the GPU's capabilities are `environment:` sites in the map.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+
+_validate = None
+
+
+def prepare() -> None:
+    global _validate
+    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", PYTHONWARNINGS="ignore")
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.CRITICAL)
+    from axolotl.utils.config import validate_config
+
+    _validate = validate_config
+
+
+def load(path: Path, **options: str) -> None:
+    import yaml
+    from axolotl.utils.dict import DictDefault
+
+    from axolotl.utils.config import prepare_plugins
+
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    prepare_plugins(DictDefault(data))
+    if options.get("capabilities") == "gpu":
+        _validate(DictDefault(data), capabilities={"bf16": True, "fp8": False, "tf32": True, "n_gpu": 1, "n_node": 1,
+                                                   "compute_capability": "sm_90"},
+                  env_capabilities={"torch_version": "2.13.0"})
+    else:
+        _validate(DictDefault(data))
