@@ -46,6 +46,9 @@ BAD_CASES = [
     ("TT006/bad_mx_tp_compile.toml", [], "TT006", "error", "/parallelism/tensor_parallel_degree", "2", 1, None,
      [("/compile/enable", "enable = ")]),
     ("TT002/bad_seed.toml", [], "TT002", "error", "/debug/seed", "1.5", 1, None, []),
+    ("TT007/bad.toml", [], "TT007", "error", "/checkpoint/create_seed_checkpoint", "true", 1, None, []),
+    ("TT104/bad.toml", ["--world-size", "8"], "TT104", "error", "/checkpoint/create_seed_checkpoint", "true", 2, None,
+     []),
     ("PL101/bad.toml", ["--world-size", "8"], "PL101", "error", "/parallelism/tensor_parallel_degree", "2", 2, None,
      [("/parallelism/data_parallel_shard_degree", "data_parallel_shard_degree = ")]),
 ]

@@ -16,7 +16,9 @@ Included, in the order `torchtitan.train` meets them at start-up:
 - `components/quantization/{__init__,float8,mx}.py`, every function: the converters that
   `model.converters` names, built by `build_model_converters` with the job config and
   `ParallelDims`; their `__init__`s check the `[quantize]` settings against `[compile]` and
-  `[parallelism]` (and the GPU and torchao, which no file decides).
+  `[parallelism]` (and the GPU and torchao, which no file decides);
+- `train.py` `main`: the entry point's own asserts on the job config (a seed checkpoint is made
+  by one process, with checkpointing enabled).
 
 Left out: the model builders and `parallelize_*` functions of each model (they check the model's
 code and args together with the config), the dataloader, tokenizer and dataset code (data),
@@ -39,4 +41,5 @@ FILES = {
     "torchtitan/components/quantization/__init__.py": None,
     "torchtitan/components/quantization/float8.py": None,
     "torchtitan/components/quantization/mx.py": None,
+    "torchtitan/train.py": ["main"],
 }

@@ -14,7 +14,9 @@ data or builds the model, in the trainer's order (torchtitan/train.py `main` and
    loader stops there);
 4. `get_train_spec(model.name)`;
 5. `build_model_converters(job_config, parallel_dims)`: the `[quantize]` converter checks;
-6. `maybe_enable_amp(parallel_dims, mixed_precision_param, "cpu")`.
+6. `maybe_enable_amp(parallel_dims, mixed_precision_param, "cpu")`;
+7. `torchtitan.train.main(trainer_class)` with the command line and WORLD_SIZE a torchrun launch of the file
+   gives it and a trainer class that builds nothing: main's own checks of the config (the seed checkpoint).
 
 It raises what torchtitan raises. What the machine lacks is stood in for, never torchtitan's
 code: `triton` (a GPU compiler, imported at module level by torchtitan's MoE kernels, which the
@@ -131,6 +133,7 @@ def prepare() -> None:
         from torchtitan.distributed.utils import maybe_enable_amp, set_determinism
         from torchtitan.protocols.model_converter import build_model_converters
         from torchtitan.protocols.train_spec import get_train_spec
+        from torchtitan.train import main
 
     def no_process_group(self):
         raise NoProcessGroup("the oracle starts no process group; the device mesh is not built")
@@ -138,7 +141,7 @@ def prepare() -> None:
     ParallelDims.build_mesh = no_process_group
     _torchtitan.update(ConfigManager=ConfigManager, ParallelDims=ParallelDims, set_determinism=set_determinism,
                        maybe_enable_amp=maybe_enable_amp, build_model_converters=build_model_converters,
-                       get_train_spec=get_train_spec, float8=float8, mx=mx,
+                       get_train_spec=get_train_spec, main=main, float8=float8, mx=mx,
                        capability=(float8.has_cuda_capability, mx.has_cuda_capability, mx.has_rocm_capability))
 
 
@@ -200,3 +203,41 @@ def load(path: Path, world: str | None = None, gpu: str | None = None) -> None:
         finally:
             _gpu(None)
         t["maybe_enable_amp"](dims, config.training.mixed_precision_param, "cpu")
+        _main(path, dims.world_size)
+
+
+class _Trainer:
+    """The trainer class `torchtitan.train.main` is given (Trainer, FluxTrainer, ...): this one builds nothing,
+    so what main itself checks on the config runs without a GPU, a model or data."""
+
+    def __init__(self, job_config):
+        self.checkpointer = self
+
+    def save(self, **_):
+        pass
+
+    def train(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def _main(path: Path, world: int) -> None:
+    """`torchtitan.train.main` as `torchrun --nproc_per_node=<world> -m torchtitan.train --job.config_file <path>`
+    starts it: WORLD_SIZE from the launch, the command line as ConfigManager.parse_args's default (sys.argv[1:],
+    bound when torchtitan was imported)."""
+    import os
+
+    parse_args = _torchtitan["ConfigManager"].parse_args
+    saved_args, saved_world = parse_args.__defaults__, os.environ.get("WORLD_SIZE")
+    parse_args.__defaults__ = (["--job.config_file", str(path)],)
+    os.environ["WORLD_SIZE"] = str(world)
+    try:
+        _torchtitan["main"](_Trainer)
+    finally:
+        parse_args.__defaults__ = saved_args
+        if saved_world is None:
+            del os.environ["WORLD_SIZE"]
+        else:
+            os.environ["WORLD_SIZE"] = saved_world

@@ -8,6 +8,7 @@ confirms that the site is reached, and not reached on the good fixtures.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 from shardshift.rules.base import Context, Finding, did_you_mean
@@ -237,3 +238,102 @@ class QuantizationConverterConfig(_TitanRule):
                 "torchtitan's MXLinearConverter stops at start-up (AssertionError: TP not yet supported with "
                 "torch.compile for mxfp8); turn tensor parallelism off or leave \"model\" out of compile.components",
                 related=[self.related(document, "/compile/enable", "compile is enabled here")])
+
+
+class SeedCheckpointWithoutCheckpointing(_TitanRule):
+    """A seed checkpoint asked for with checkpointing off.
+
+    ## What it does
+    Reports `checkpoint.create_seed_checkpoint = true` while `checkpoint.enable` is not true
+    (torchtitan's default is false).
+
+    ## Why is this bad
+    torchtitan's entry point (`torchtitan.train.main`) builds the whole trainer first, then
+    stops: `AssertionError: Must enable checkpointing when creating a seed checkpoint.`
+
+    ## Example
+    ```toml
+    [checkpoint]
+    create_seed_checkpoint = true
+    ```
+
+    ## Use instead
+    ```toml
+    [checkpoint]
+    enable = true
+    create_seed_checkpoint = true
+    ```
+    """
+
+    code = "TT007"
+    name = "seed-checkpoint-without-checkpointing"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        checkpoint = _section(data, "checkpoint")
+        if checkpoint.get("create_seed_checkpoint") is not True or checkpoint.get("enable") is True:
+            return
+        where = "is false" if "enable" in checkpoint else "is not set (false by default)"
+        yield self.finding(document, "/checkpoint/create_seed_checkpoint",
+                           f"create_seed_checkpoint = true, but checkpoint.enable {where}: torchtitan's entry point "
+                           "builds the trainer, then stops (AssertionError: Must enable checkpointing when creating a "
+                           "seed checkpoint.); set checkpoint.enable = true")
+
+
+class SeedCheckpointOnManyProcesses(_TitanRule):
+    """A seed checkpoint made by more than one process.
+
+    ## What it does
+    With the world size known (`--world-size`, `--nodes` × `--gpus-per-node`, or the processes a
+    launch script that names this TOML starts), reports `checkpoint.create_seed_checkpoint = true`
+    on more than one process.
+
+    ## Why is this bad
+    A seed checkpoint is the unsharded initial model; torchtitan's entry point builds the
+    trainer on every process, then stops: `AssertionError: Must create seed checkpoint using a
+    single device, to disable sharding.` torchtitan's own script starts it with `NGPU=1`.
+
+    ## Example
+    ```toml
+    [checkpoint]
+    enable = true
+    create_seed_checkpoint = true
+    ```
+    launched with `torchrun --nproc_per_node=8`.
+
+    ## Use instead
+    Create the seed checkpoint in a separate run on one process (`NGPU=1 ./run_train.sh
+    --checkpoint.create_seed_checkpoint`), and leave the key out of the training config.
+    """
+
+    code = "TT104"
+    name = "seed-checkpoint-on-many-processes"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        from shardshift.rules.torchtitan.rules import _place, launched
+
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        if _section(data, "checkpoint").get("create_seed_checkpoint") is not True:
+            return
+        world, script = context.world_size, None
+        if world is None:
+            setup = launched(document, context)
+            if setup is None:
+                return
+            _, world, script = setup
+        if not isinstance(world, int) or world <= 1:
+            return
+        message = (f"create_seed_checkpoint = true on {world} processes: torchtitan's entry point builds the trainer "
+                   f"on each, then stops (AssertionError: Must create seed checkpoint using a single device, to "
+                   f"disable sharding.); create it in a run on one process and leave the key out of this config")
+        related = []
+        if script is not None:
+            message += f"; {os.path.basename(script.file)} starts the {world} processes"
+            related.append(_place(self, document, script, f"the launch script starts {world} processes here"))
+        yield self.finding(document, "/checkpoint/create_seed_checkpoint", message, related=related)
