@@ -111,3 +111,14 @@ def test_fix_renames_a_misspelled_key(tmp_path):
     text = target.read_text()
     assert "tensor_parallel_degree = 2" in text and "paralel" not in text
     assert text.startswith("# TT001")
+
+
+def test_a_seed_checkpoint_launched_on_many_processes_names_the_script():
+    launch = FIXTURES / "launch" / "torchtitan"
+    _, report = check_json(str(launch / "seed") + "/")
+    (finding,) = findings_with_code(report, "TT104")
+    assert finding["file"].endswith("train.toml") and "on 8 processes" in finding["message"]
+    assert "run_train.sh starts the 8 processes" in finding["message"]
+    assert any(r["file"].endswith("run_train.sh") and r["line"] == 5 for r in finding["related"])
+    _, report = check_json(str(launch / "seed_one") + "/")
+    assert findings_with_code(report, "TT104") == []
