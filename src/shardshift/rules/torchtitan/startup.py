@@ -220,6 +220,7 @@ class QuantizationConverterConfig(_TitanRule):
                     "`float8_config.recipe_name` is not supported); drop one of them",
                     related=[self.related(document, "/quantize/linear/float8/recipe_name", "recipe_name is set here")])
         if "quantize.grouped_mm.float8" in converters:
+            named = f"/model/converters/{converters.index('quantize.grouped_mm.float8')}"
             for key, axis in (("pipeline_parallel_degree", "pipeline"), ("context_parallel_degree", "context")):
                 degree = _degree(data, key)
                 if degree > 1:
@@ -228,8 +229,7 @@ class QuantizationConverterConfig(_TitanRule):
                         f"{key} = {degree} with the quantize.grouped_mm.float8 converter: torchtitan's float8 MoE "
                         f"training prototype stops at start-up (AssertionError: Float8 MoE training prototype does "
                         f"not yet support {axis} parallelism); set the degree to 1 or drop the converter",
-                        related=[self.related(document, f"/model/converters/{converters.index('quantize.grouped_mm.float8')}",
-                                              "the converter is named here")])
+                        related=[self.related(document, named, "the converter is named here")])
         if "quantize.linear.mx" in converters and _model_compiled(data) and _degree(data, "tensor_parallel_degree") > 1:
             tp = _degree(data, "tensor_parallel_degree")
             yield self.finding(
