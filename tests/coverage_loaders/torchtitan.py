@@ -21,7 +21,10 @@ data or builds the model, in the trainer's order (torchtitan/train.py `main` and
 It raises what torchtitan raises. What the machine lacks is stood in for, never torchtitan's
 code: `triton` (a GPU compiler, imported at module level by torchtitan's MoE kernels, which the
 quantization converters import) and `torchao` (torchtitan's quantization backend: a
-`Float8LinearConfig` that takes its arguments) when they are not installed; and with the option
+`Float8LinearConfig` that takes its arguments) when they are not installed; torchdata,
+tensorboard, datasets and wandb (imported at module level by the dataloader and metrics modules
+that `torchtitan.train` and the train specs import; the config path calls none of them) as
+modules of empty classes when absent; and with the option
 `gpu=9.0` (a CUDA compute capability) the converters' `has_cuda_capability` answers as that GPU
 would, so the checks after the GPU check are reached on a CPU machine.
 """
