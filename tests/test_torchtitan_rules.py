@@ -35,6 +35,20 @@ BAD_CASES = [
      None, [("/parallelism/data_parallel_shard_degree", "data_parallel_shard_degree = ")]),
     ("TT102/bad_leftover.toml", ["--world-size", "8"], "TT102", "warning", "/parallelism/data_parallel_shard_degree",
      "-1", 1, None, []),
+    ("TT004/bad.toml", [], "TT004", "error", "/parallelism/context_parallel_load_balancer", '""', 1, None, []),
+    ("TT004/bad_validation_steps.toml", [], "TT004", "error", "/validation/steps", "0", 1, None, []),
+    ("TT005/bad.toml", [], "TT005", "error", "/model/name", '"llama_3"', 1, None, []),
+    ("TT006/bad.toml", [], "TT006", "error", "/model/converters/1", '"quantize.grouped_mm.mx"', 1, None, []),
+    ("TT006/bad_recipe_all_gather.toml", [], "TT006", "error", "/quantize/linear/float8/enable_fsdp_float8_all_gather",
+     "true", 1, None, [("/quantize/linear/float8/recipe_name", "recipe_name = ")]),
+    ("TT006/bad_moe_pipeline.toml", [], "TT006", "error", "/parallelism/pipeline_parallel_degree", "2", 1, None, []),
+    ("TT006/bad_moe_context.toml", [], "TT006", "error", "/parallelism/context_parallel_degree", "2", 1, None, []),
+    ("TT006/bad_mx_tp_compile.toml", [], "TT006", "error", "/parallelism/tensor_parallel_degree", "2", 1, None,
+     [("/compile/enable", "enable = ")]),
+    ("TT002/bad_seed.toml", [], "TT002", "error", "/debug/seed", "1.5", 1, None, []),
+    ("TT007/bad.toml", [], "TT007", "error", "/checkpoint/create_seed_checkpoint", "true", 1, None, []),
+    ("TT104/bad.toml", ["--world-size", "8"], "TT104", "error", "/checkpoint/create_seed_checkpoint", "true", 2, None,
+     []),
     ("PL101/bad.toml", ["--world-size", "8"], "PL101", "error", "/parallelism/tensor_parallel_degree", "2", 2, None,
      [("/parallelism/data_parallel_shard_degree", "data_parallel_shard_degree = ")]),
 ]
@@ -97,3 +111,14 @@ def test_fix_renames_a_misspelled_key(tmp_path):
     text = target.read_text()
     assert "tensor_parallel_degree = 2" in text and "paralel" not in text
     assert text.startswith("# TT001")
+
+
+def test_a_seed_checkpoint_launched_on_many_processes_names_the_script():
+    launch = FIXTURES / "launch" / "torchtitan"
+    _, report = check_json(str(launch / "seed") + "/")
+    (finding,) = findings_with_code(report, "TT104")
+    assert finding["file"].endswith("train.toml") and "on 8 processes" in finding["message"]
+    assert "run_train.sh starts the 8 processes" in finding["message"]
+    assert any(r["file"].endswith("run_train.sh") and r["line"] == 5 for r in finding["related"])
+    _, report = check_json(str(launch / "seed_one") + "/")
+    assert findings_with_code(report, "TT104") == []

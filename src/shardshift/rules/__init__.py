@@ -39,6 +39,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.accelerate.rules": ("accelerate",),
     "shardshift.rules.axolotl.rules": ("axolotl",),
     "shardshift.rules.torchtitan.rules": ("torchtitan",),
+    "shardshift.rules.torchtitan.startup": ("torchtitan",),
     "shardshift.rules.plan.batch": (),
     "shardshift.rules.plan.conflict": (),
     "shardshift.rules.plan.layout": (),

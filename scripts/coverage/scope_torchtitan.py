@@ -1,0 +1,45 @@
+"""The check sites of torchtitan 0.2.2 (the last release that reads a TOML) that judge configuration.
+
+Included, in the order `torchtitan.train` meets them at start-up:
+
+- `config/manager.py` `ConfigManager`: reading the TOML, refusing unknown keys
+  (`_dict_to_dataclass`), the deprecated-key and assets-path checks (`_validate_config`);
+- `config/job_config.py`, every function: the dataclasses' `__post_init__` checks, which run
+  while `_dict_to_dataclass` builds `JobConfig` from the file;
+- `distributed/parallel_dims.py` `ParallelDims`: the degree checks of `_validate` (run by
+  `Trainer.init_distributed` with the world size) and the mesh look-ups the trainer makes next;
+- `distributed/utils.py` `init_distributed`, `set_determinism`, `maybe_enable_amp`: what
+  `Trainer.__init__` does with `[comm]`, `[debug]` and the mixed-precision dtype before it builds
+  anything (`maybe_enable_amp` has no raise or assert: it decides silently, TT102 mirrors it);
+- `protocols/train_spec.py` `get_train_spec`: `model.name` looked up among the registered models,
+  the last step before the trainer reads data or builds the model;
+- `components/quantization/{__init__,float8,mx}.py`, every function: the converters that
+  `model.converters` names, built by `build_model_converters` with the job config and
+  `ParallelDims`; their `__init__`s check the `[quantize]` settings against `[compile]` and
+  `[parallelism]` (and the GPU and torchao, which no file decides);
+- `train.py` `main`: the entry point's own asserts on the job config (a seed checkpoint is made
+  by one process, with checkpointing enabled).
+
+Left out: the model builders and `parallelize_*` functions of each model (they check the model's
+code and args together with the config), the dataloader, tokenizer and dataset code (data),
+checkpoint, optimizer and lr-scheduler builders (run after the model is built, mostly guarding
+their own state), and `Trainer.__init__`'s own asserts: its batch-size asserts
+(`global_batch_size % (local_batch_size * dp) == 0`) run only after the trainer has built the
+tokenizer, the dataloader (which opens the dataset) and the model on the meta device, so no
+CPU oracle reaches them without a model, a tokenizer and a dataset; they are a follow-up.
+`torchtitan/experiments/` is not part of the release's supported surface.
+"""
+
+DISTRIBUTION = "torchtitan"
+
+FILES = {
+    "torchtitan/config/manager.py": ["ConfigManager"],
+    "torchtitan/config/job_config.py": None,
+    "torchtitan/distributed/parallel_dims.py": ["ParallelDims"],
+    "torchtitan/distributed/utils.py": ["init_distributed", "set_determinism", "maybe_enable_amp"],
+    "torchtitan/protocols/train_spec.py": ["get_train_spec"],
+    "torchtitan/components/quantization/__init__.py": None,
+    "torchtitan/components/quantization/float8.py": None,
+    "torchtitan/components/quantization/mx.py": None,
+    "torchtitan/train.py": ["main"],
+}

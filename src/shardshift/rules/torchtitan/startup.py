@@ -1,0 +1,339 @@
+"""torchtitan rules for the checks its start-up makes on the job config (issue 22's coverage map).
+
+Each mirrors a check site of torchtitan v0.2.2 that scripts/coverage/scope_torchtitan.py lists
+and src/shardshift/data/coverage/torchtitan.tsv maps to it; tests/test_coverage_map.py runs
+torchtitan's own start-up path (tests/coverage_loaders/torchtitan.py) on every bad fixture and
+confirms that the site is reached, and not reached on the good fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+from shardshift.rules.base import Context, Finding, did_you_mean
+from shardshift.rules.torchtitan.rules import _TitanRule
+
+# torchtitan v0.2.2's registered train specs: torchtitan/models/__init__.py `_supported_models` and
+# torchtitan/experiments/__init__.py `_supported_experiments`, looked up by `get_train_spec`.
+MODELS = ("deepseek_v3", "flux", "gpt_oss", "llama3", "llama3_ft", "llama4", "qwen3")
+EXPERIMENTS = ("simple_fsdp.llama3", "simple_fsdp.deepseek_v3", "vlm", "compiler_toolkit.deepseek_v3",
+               "compiler_toolkit.llama3", "transformers_modeling_backend", "autoparallel.llama3",
+               "autoparallel.deepseek_v3", "autoparallel.local_map_deepseek_v3")
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _section(data: Any, *names: str) -> dict:
+    for name in names:
+        data = data.get(name) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _upstream(document, context: Context) -> bool:
+    """Whether torchtitan v0.2.2's own code judges the file (not a vendored copy of another release)."""
+    from shardshift.formats.torchtitan.extension import table_for
+
+    return table_for(document.path, document.data, "torchtitan" in context.release_overrides).upstream
+
+
+class ConfigDataclassCheck(_TitanRule):
+    """A value that a torchtitan config section refuses as it is built from the file.
+
+    ## What it does
+    Checks the values that torchtitan v0.2.2's config dataclasses check in their `__post_init__`,
+    which runs while `ConfigManager` builds `JobConfig` from the TOML:
+    `parallelism.context_parallel_load_balancer` must not be the empty string, and
+    `validation.steps` must be positive or -1 (whether or not validation is enabled).
+
+    ## Why is this bad
+    The config manager stops before anything starts: `ValueError: context_parallel_load_balancer
+    cannot be an empty string. Use None to disable load balancing.` or `AssertionError: validation
+    steps must be positive or -1`.
+
+    ## Example
+    ```toml
+    [validation]
+    steps = 0
+    ```
+
+    ## Use instead
+    ```toml
+    [validation]
+    steps = 100  # or -1: the whole validation set
+    ```
+    """
+
+    code = "TT004"
+    name = "config-section-refuses-value"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        parallelism = _section(data, "parallelism")
+        if parallelism.get("context_parallel_load_balancer") == "":
+            yield self.finding(document, "/parallelism/context_parallel_load_balancer",
+                               'context_parallel_load_balancer = "": torchtitan\'s Parallelism section refuses the '
+                               "empty string when the config is loaded (ValueError: context_parallel_load_balancer "
+                               'cannot be an empty string); leave the key out for "headtail", or name a balancer '
+                               '("headtail", "ptrr")')
+        steps = _int(_section(data, "validation").get("steps"))
+        if steps is not None and not (steps > 0 or steps == -1):
+            yield self.finding(document, "/validation/steps",
+                               f"validation.steps = {steps}: torchtitan's Validation section asserts a positive "
+                               "number of steps or -1 (the whole validation set) when the config is loaded, whether "
+                               "or not validation is enabled (AssertionError: validation steps must be positive or -1)")
+
+
+class UnknownModelName(_TitanRule):
+    """A `model.name` that torchtitan has no train spec for.
+
+    ## What it does
+    Checks `model.name` against the models torchtitan v0.2.2 registers (`llama3`, `llama4`,
+    `qwen3`, `deepseek_v3`, `gpt_oss`, `flux`, `llama3_ft` and the experiments such as
+    `simple_fsdp.llama3`). A file that imports its own module (`experimental.custom_import`),
+    which may register a train spec with `register_train_spec`, is not judged.
+
+    ## Why is this bad
+    The trainer looks the name up before it reads data or builds the model and stops:
+    `ValueError: TrainSpec llama_3 is not registered.`
+
+    ## Example
+    ```toml
+    [model]
+    name = "llama_3"
+    ```
+
+    ## Use instead
+    ```toml
+    [model]
+    name = "llama3"
+    ```
+    """
+
+    code = "TT005"
+    name = "unknown-model-name"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        name = _section(data, "model").get("name")
+        if not isinstance(name, str) or name in MODELS or name in EXPERIMENTS:
+            return
+        if _section(data, "experimental").get("custom_import"):
+            return  # the imported module may register this name
+        message = (f"model.name = \"{name}\": torchtitan v0.2.2 has no train spec of that name and stops before it "
+                   f"builds anything (ValueError: TrainSpec {name} is not registered.)")
+        guess = did_you_mean(name, [*MODELS, *EXPERIMENTS])
+        if guess:
+            message += f"; did you mean {guess!r}?"
+        yield self.finding(document, "/model/name", message)
+
+
+def _degree(data: dict, key: str) -> int:
+    value = _int(_section(data, "parallelism").get(key))
+    return value if value is not None else 1
+
+
+def _model_compiled(data: dict) -> bool:
+    compile_ = _section(data, "compile")
+    components = compile_.get("components", ["model", "loss"])
+    return compile_.get("enable") is True and isinstance(components, list) and "model" in components
+
+
+class QuantizationConverterConfig(_TitanRule):
+    """Quantization converter settings that torchtitan's converters refuse at start-up.
+
+    ## What it does
+    For the converters `model.converters` names, checks what torchtitan v0.2.2's converter
+    classes assert when the trainer builds them (`build_model_converters`, after the GPU check):
+    - quantization converters of different types together (`quantize.linear.float8` with
+      `quantize.grouped_mm.mx`): one quantization type for dense and MoE layers;
+    - `quantize.linear.float8`: `recipe_name` together with `enable_fsdp_float8_all_gather`;
+    - `quantize.grouped_mm.float8`: pipeline or context parallelism (degree > 1);
+    - `quantize.linear.mx`: tensor parallelism (degree > 1) with the model compiled
+      (`compile.enable` and "model" in `compile.components`).
+
+    ## Why is this bad
+    The trainer stops with an AssertionError after the job got its GPUs ("Cannot combine model
+    converters with different quantization types", "using `float8_config.enable_fsdp_float8_all_gather`
+    together with `float8_config.recipe_name` is not supported", "Float8 MoE training prototype does
+    not yet support pipeline parallelism", "TP not yet supported with torch.compile for mxfp8").
+
+    ## Example
+    ```toml
+    [model]
+    converters = ["quantize.linear.float8"]
+    [quantize.linear.float8]
+    recipe_name = "rowwise"
+    enable_fsdp_float8_all_gather = true
+    ```
+
+    ## Use instead
+    ```toml
+    [model]
+    converters = ["quantize.linear.float8"]
+    [quantize.linear.float8]
+    recipe_name = "rowwise"
+    ```
+    """
+
+    code = "TT006"
+    name = "quantization-converter-config"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        converters = _section(data, "model").get("converters")
+        if not isinstance(converters, list) or not all(isinstance(c, str) for c in converters):
+            return
+        quantizing = [(i, c) for i, c in enumerate(converters) if "quantize" in c]
+        if quantizing:
+            first_index, first = quantizing[0]
+            for index, converter in quantizing[1:]:
+                if converter.split(".")[-1] != first.split(".")[-1]:
+                    yield self.finding(
+                        document, f"/model/converters/{index}",
+                        f'"{converter}" after "{first}": torchtitan applies one quantization type to dense and MoE '
+                        f"layers and stops when it builds the converters (AssertionError: Cannot combine model "
+                        f"converters with different quantization types: '{converter.split('.')[-1]}' and "
+                        f"'{first.split('.')[-1]}'); use the {first.split('.')[-1]} form of both",
+                        related=[self.related(document, f"/model/converters/{first_index}",
+                                              f"{first} is named here")])
+                    break
+        if "quantize.linear.float8" in converters:
+            float8 = _section(data, "quantize", "linear", "float8")
+            if float8.get("recipe_name") not in (None, "") and float8.get("enable_fsdp_float8_all_gather") is True:
+                yield self.finding(
+                    document, "/quantize/linear/float8/enable_fsdp_float8_all_gather",
+                    f"enable_fsdp_float8_all_gather = true with recipe_name \"{float8['recipe_name']}\": torchtitan's "
+                    "Float8LinearConverter supports the float8 all-gather only for the default tensorwise scaling "
+                    "and stops (AssertionError: using `float8_config.enable_fsdp_float8_all_gather` together with "
+                    "`float8_config.recipe_name` is not supported); drop one of them",
+                    related=[self.related(document, "/quantize/linear/float8/recipe_name", "recipe_name is set here")])
+        if "quantize.grouped_mm.float8" in converters:
+            named = f"/model/converters/{converters.index('quantize.grouped_mm.float8')}"
+            for key, axis in (("pipeline_parallel_degree", "pipeline"), ("context_parallel_degree", "context")):
+                degree = _degree(data, key)
+                if degree > 1:
+                    yield self.finding(
+                        document, f"/parallelism/{key}",
+                        f"{key} = {degree} with the quantize.grouped_mm.float8 converter: torchtitan's float8 MoE "
+                        f"training prototype stops at start-up (AssertionError: Float8 MoE training prototype does "
+                        f"not yet support {axis} parallelism); set the degree to 1 or drop the converter",
+                        related=[self.related(document, named, "the converter is named here")])
+        if "quantize.linear.mx" in converters and _model_compiled(data) and _degree(data, "tensor_parallel_degree") > 1:
+            tp = _degree(data, "tensor_parallel_degree")
+            yield self.finding(
+                document, "/parallelism/tensor_parallel_degree",
+                f"tensor_parallel_degree = {tp} with the quantize.linear.mx converter and the model compiled: "
+                "torchtitan's MXLinearConverter stops at start-up (AssertionError: TP not yet supported with "
+                "torch.compile for mxfp8); turn tensor parallelism off or leave \"model\" out of compile.components",
+                related=[self.related(document, "/compile/enable", "compile is enabled here")])
+
+
+class SeedCheckpointWithoutCheckpointing(_TitanRule):
+    """A seed checkpoint asked for with checkpointing off.
+
+    ## What it does
+    Reports `checkpoint.create_seed_checkpoint = true` while `checkpoint.enable` is not true
+    (torchtitan's default is false).
+
+    ## Why is this bad
+    torchtitan's entry point (`torchtitan.train.main`) builds the whole trainer first, then
+    stops: `AssertionError: Must enable checkpointing when creating a seed checkpoint.`
+
+    ## Example
+    ```toml
+    [checkpoint]
+    create_seed_checkpoint = true
+    ```
+
+    ## Use instead
+    ```toml
+    [checkpoint]
+    enable = true
+    create_seed_checkpoint = true
+    ```
+    """
+
+    code = "TT007"
+    name = "seed-checkpoint-without-checkpointing"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        checkpoint = _section(data, "checkpoint")
+        if checkpoint.get("create_seed_checkpoint") is not True or checkpoint.get("enable") is True:
+            return
+        where = "is false" if "enable" in checkpoint else "is not set (false by default)"
+        yield self.finding(document, "/checkpoint/create_seed_checkpoint",
+                           f"create_seed_checkpoint = true, but checkpoint.enable {where}: torchtitan's entry point "
+                           "builds the trainer, then stops (AssertionError: Must enable checkpointing when creating a "
+                           "seed checkpoint.); set checkpoint.enable = true")
+
+
+class SeedCheckpointOnManyProcesses(_TitanRule):
+    """A seed checkpoint made by more than one process.
+
+    ## What it does
+    With the world size known (`--world-size`, `--nodes` × `--gpus-per-node`, or the processes a
+    launch script that names this TOML starts), reports `checkpoint.create_seed_checkpoint = true`
+    on more than one process.
+
+    ## Why is this bad
+    A seed checkpoint is the unsharded initial model; torchtitan's entry point builds the
+    trainer on every process, then stops: `AssertionError: Must create seed checkpoint using a
+    single device, to disable sharding.` torchtitan's own script starts it with `NGPU=1`.
+
+    ## Example
+    ```toml
+    [checkpoint]
+    enable = true
+    create_seed_checkpoint = true
+    ```
+    launched with `torchrun --nproc_per_node=8`.
+
+    ## Use instead
+    Create the seed checkpoint in a separate run on one process (`NGPU=1 ./run_train.sh
+    --checkpoint.create_seed_checkpoint`), and leave the key out of the training config.
+    """
+
+    code = "TT104"
+    name = "seed-checkpoint-on-many-processes"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        from shardshift.rules.torchtitan.rules import _place, launched
+
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        if _section(data, "checkpoint").get("create_seed_checkpoint") is not True:
+            return
+        world, script = context.world_size, None
+        if world is None:
+            setup = launched(document, context)
+            if setup is None:
+                return
+            _, world, script = setup
+        if not isinstance(world, int) or world <= 1:
+            return
+        message = (f"create_seed_checkpoint = true on {world} processes: torchtitan's entry point builds the trainer "
+                   f"on each, then stops (AssertionError: Must create seed checkpoint using a single device, to "
+                   f"disable sharding.); create it in a run on one process and leave the key out of this config")
+        related = []
+        if script is not None:
+            message += f"; {os.path.basename(script.file)} starts the {world} processes"
+            related.append(_place(self, document, script, f"the launch script starts {world} processes here"))
+        yield self.finding(document, "/checkpoint/create_seed_checkpoint", message, related=related)

@@ -1,0 +1,246 @@
+"""torchtitan 0.2.2's own start-up path on a TOML, for the coverage map (tests/test_coverage_map.py).
+
+`load(path, world=N, gpu=M.m)` does what `torchtitan.train` does with the file before it reads
+data or builds the model, in the trainer's order (torchtitan/train.py `main` and
+`Trainer.__init__`):
+
+1. `ConfigManager().parse_args(["--job.config_file", path])`: the TOML, unknown keys, the config
+   dataclasses' `__post_init__` checks, `_validate_config`;
+2. `ParallelDims(...)` from `[parallelism]` with the world size: the option `world` (the number of
+   processes the launch starts), else the file's own (the product of the degrees it states, a
+   shard degree of -1 counted as 1), as tests/torchtitan_oracle_child.py does;
+3. `set_determinism(...)` when `[debug] seed` is set (its seed check runs before any mesh is
+   built; building the mesh needs a process group, which this process does not start: the
+   loader stops there);
+4. `get_train_spec(model.name)`;
+5. `build_model_converters(job_config, parallel_dims)`: the `[quantize]` converter checks;
+6. `maybe_enable_amp(parallel_dims, mixed_precision_param, "cpu")`;
+7. `torchtitan.train.main(trainer_class)` with the command line and WORLD_SIZE a torchrun launch of the file
+   gives it and a trainer class that builds nothing: main's own checks of the config (the seed checkpoint).
+
+It raises what torchtitan raises. What the machine lacks is stood in for, never torchtitan's
+code: `triton` (a GPU compiler, imported at module level by torchtitan's MoE kernels, which the
+quantization converters import) and `torchao` (torchtitan's quantization backend: a
+`Float8LinearConfig` that takes its arguments) when they are not installed; torchdata,
+tensorboard, datasets and wandb (imported at module level by the dataloader and metrics modules
+that `torchtitan.train` and the train specs import; the config path calls none of them) as
+modules of empty classes when absent; and with the option
+`gpu=9.0` (a CUDA compute capability) the converters' `has_cuda_capability` answers as that GPU
+would, so the checks after the GPU check are reached on a CPU machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import io
+import logging
+import sys
+import types
+import warnings
+from pathlib import Path
+
+_torchtitan: dict = {}
+
+
+class NoProcessGroup(RuntimeError):
+    """The loader's stand-in for building a device mesh: there is no process group here."""
+
+
+def _stub(name: str, **attributes) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    module.__path__ = []
+    module.__dict__.update(attributes)
+    sys.modules[name] = module
+    return module
+
+
+def _stub_missing() -> None:
+    """torchao's stand-in when it is not installed; triton's, only while torchtitan's MoE kernels import."""
+    if importlib.util.find_spec("triton") is None:
+        # torchtitan's package __init__ imports the converters, they the MoE utilities, and those the
+        # kernels module, which does `import triton` at module level (for a GPU kernel the config path
+        # never calls). torch probes for triton too (torch.compile), so the stand-in exists only while
+        # that one module executes; it is then in sys.modules for the package imports that follow.
+        kernels = "torchtitan.models.moe.kernels"
+        root = Path(importlib.util.find_spec("torchtitan").origin).parent
+        spec = importlib.util.spec_from_file_location(kernels, root / "models" / "moe" / "kernels.py")
+        module = importlib.util.module_from_spec(spec)
+        language = _stub("triton.language", constexpr=int)
+        _stub("triton", jit=lambda fn=None, **_: fn if fn is not None else (lambda f: f), language=language)
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            del sys.modules["triton"], sys.modules["triton.language"]
+        sys.modules[kernels] = module
+    if importlib.util.find_spec("torchao") is None:
+
+        class Float8LinearConfig:
+            def __init__(self, **options):
+                self.__dict__.update(options)
+                self.enable_fsdp_float8_all_gather = options.get("enable_fsdp_float8_all_gather", False)
+
+            @classmethod
+            def from_recipe_name(cls, recipe_name):
+                return cls(recipe_name=recipe_name)
+
+        float8 = _stub("torchao.float8", Float8LinearConfig=Float8LinearConfig)
+        _stub("torchao", float8=float8)
+    # Packages torchtitan's modules import at module level for data loading and metrics (the trainer's
+    # dataloader subclasses torchdata's StatefulDataLoader, metrics import tensorboard's SummaryWriter),
+    # none of which the configuration path calls: any name taken from them is an empty class.
+    for name, package in ABSENT.items():
+        if importlib.util.find_spec(package) is None:
+            sys.meta_path.insert(0, _Absent(name))
+
+
+# module stood in for -> the package whose absence calls for it
+ABSENT = {"torchdata": "torchdata", "torch.utils.tensorboard": "tensorboard", "datasets": "datasets",
+          "wandb": "wandb"}
+
+
+class _Absent(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """`name` and its submodules as modules whose every attribute is an empty class."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name or fullname.startswith(self.name + "."):
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+        module.__getattr__ = lambda attribute: (_ for _ in ()).throw(AttributeError(attribute)) \
+            if attribute.startswith("__") else type(attribute, (), {})
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+def prepare() -> None:
+    logging.disable(logging.CRITICAL)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        _stub_missing()
+        import torchtitan  # noqa: F401  (registers the quantization converters)
+        import torchtitan.components.quantization.float8 as float8
+        import torchtitan.components.quantization.mx as mx
+        from torchtitan.config import ConfigManager
+        from torchtitan.distributed.parallel_dims import ParallelDims
+        from torchtitan.distributed.utils import maybe_enable_amp, set_determinism
+        from torchtitan.protocols.model_converter import build_model_converters
+        from torchtitan.protocols.train_spec import get_train_spec
+        from torchtitan.train import main
+
+    def no_process_group(self):
+        raise NoProcessGroup("the oracle starts no process group; the device mesh is not built")
+
+    ParallelDims.build_mesh = no_process_group
+    _torchtitan.update(ConfigManager=ConfigManager, ParallelDims=ParallelDims, set_determinism=set_determinism,
+                       maybe_enable_amp=maybe_enable_amp, build_model_converters=build_model_converters,
+                       get_train_spec=get_train_spec, main=main, float8=float8, mx=mx,
+                       capability=(float8.has_cuda_capability, mx.has_cuda_capability, mx.has_rocm_capability))
+
+
+def _world(parallelism) -> int:
+    """The file's own world size: the product of the degrees it states (-1 counted as 1)."""
+    world = 1
+    for degree in (parallelism.data_parallel_replicate_degree, parallelism.data_parallel_shard_degree,
+                   parallelism.context_parallel_degree, parallelism.tensor_parallel_degree,
+                   parallelism.pipeline_parallel_degree):
+        if isinstance(degree, int) and degree >= 1:
+            world *= degree
+    return world
+
+
+def _gpu(capability: str | None) -> None:
+    """`has_cuda_capability` in the converter modules as on a GPU of that capability (None: as installed)."""
+    t = _torchtitan
+    float8_cuda, mx_cuda, mx_rocm = t["capability"]
+    if capability is None:
+        t["float8"].has_cuda_capability, t["mx"].has_cuda_capability, t["mx"].has_rocm_capability = (
+            float8_cuda, mx_cuda, mx_rocm)
+        return
+    have = tuple(int(part) for part in capability.split("."))
+
+    def cuda(major: int, minor: int) -> bool:
+        return have >= (major, minor)
+
+    t["float8"].has_cuda_capability = t["mx"].has_cuda_capability = cuda
+    t["mx"].has_rocm_capability = lambda major, minor: False
+
+
+def load(path: Path, world: str | None = None, gpu: str | None = None) -> None:
+    t = _torchtitan
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        config = t["ConfigManager"]().parse_args(["--job.config_file", str(path)])
+        p = config.parallelism
+        dims = t["ParallelDims"](dp_shard=p.data_parallel_shard_degree, dp_replicate=p.data_parallel_replicate_degree,
+                                 cp=p.context_parallel_degree, tp=p.tensor_parallel_degree,
+                                 pp=p.pipeline_parallel_degree, ep=p.expert_parallel_degree,
+                                 etp=p.expert_tensor_parallel_degree,
+                                 world_size=int(world) if world is not None else _world(p))
+        if config.debug.seed is not None:
+            debug = type(config.debug)(seed=config.debug.seed)  # not `deterministic`: it sets torch's global flags
+            try:
+                import torch
+
+                t["set_determinism"](dims, torch.device("cpu"), debug, distinct_seed_mesh_dims=["pp"])
+            except NoProcessGroup:
+                pass
+        try:
+            t["get_train_spec"](config.model.name)
+        except ModuleNotFoundError:
+            pass  # a registered model whose module needs a package not installed here (datasets): not a refusal
+        _gpu(gpu)
+        try:
+            t["build_model_converters"](config, dims)
+        finally:
+            _gpu(None)
+        t["maybe_enable_amp"](dims, config.training.mixed_precision_param, "cpu")
+        _main(path, dims.world_size)
+
+
+class _Trainer:
+    """The trainer class `torchtitan.train.main` is given (Trainer, FluxTrainer, ...): this one builds nothing,
+    so what main itself checks on the config runs without a GPU, a model or data."""
+
+    def __init__(self, job_config):
+        self.checkpointer = self
+
+    def save(self, **_):
+        pass
+
+    def train(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def _main(path: Path, world: int) -> None:
+    """`torchtitan.train.main` as `torchrun --nproc_per_node=<world> -m torchtitan.train --job.config_file <path>`
+    starts it: WORLD_SIZE from the launch, the command line as ConfigManager.parse_args's default (sys.argv[1:],
+    bound when torchtitan was imported)."""
+    import os
+
+    parse_args = _torchtitan["ConfigManager"].parse_args
+    saved_args, saved_world = parse_args.__defaults__, os.environ.get("WORLD_SIZE")
+    parse_args.__defaults__ = (["--job.config_file", str(path)],)
+    os.environ["WORLD_SIZE"] = str(world)
+    try:
+        _torchtitan["main"](_Trainer)
+    finally:
+        parse_args.__defaults__ = saved_args
+        if saved_world is None:
+            del os.environ["WORLD_SIZE"]
+        else:
+            os.environ["WORLD_SIZE"] = saved_world
