@@ -34,6 +34,7 @@ MINIMUM = 0.90
 def _sites_module():
     spec = importlib.util.spec_from_file_location("coverage_sites", SCRIPTS / "sites.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
 

@@ -587,14 +587,15 @@ class HsdpMeshDimsSwapped(_Fsdp2Rule):
 
     def judge(self, analysis, context):
         for event, mesh in _meshes_passed(analysis):
-            if len(mesh.dims) != 2:
+            if len(mesh.dims) != 2 or "dp_mesh_dims" in event.given:  # with dp_mesh_dims the names pick the roles
                 continue
             first, second = ((name or "").lower() for name, _ in mesh.dims)
             if ("shard" in first and "replicate" not in first) or "replicate" in second:
                 names = tuple(name for name, _ in mesh.dims)
                 yield (event, f"the 2-D mesh passed to fully_shard has dims {names}: fully_shard replicates over "
                        "dim 0 and shards over dim 1 by position, whatever their names",
-                       "order the dims (replicate, shard), or pass mesh[\"replicate\", \"shard\"]-style slices")
+                       "create the mesh with its dims in the order (replicate, shard); a slice such as "
+                       "mesh[\"replicate\", \"shard\"] cannot reorder them (torch raises KeyError)")
 
 
 class MeshTooManyDims(_Fsdp2Rule):
