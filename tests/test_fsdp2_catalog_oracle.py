@@ -48,6 +48,12 @@ RULE_CLAIMS = {
     "FS027": "test_fs027_root_only_is_one_group",
     "FS028": "test_fs028_offloaded_step_runs_on_cpu_tensors",
 }
+# Rules whose messages say which argument check of torch raises: confirmed site by site by the coverage map's
+# oracle, which runs each rule's bad fixtures through torch on a fake process group of the fixture's world
+# (tests/coverage_loaders/fsdp2.py) and asserts torch reaches the check site the map names.
+COVERAGE_ORACLE = ("tests/test_coverage_map.py::test_framework_reaches_each_rule_site_on_its_bad_fixture_and_the_rule_"
+                   "reports_it[fsdp2]")
+COVERAGE_CLAIMS = {code: COVERAGE_ORACLE for code in ("FS029", "FS030", "FS031", "FS032", "FS033", "FS034")}
 # Rules whose messages state no torch behaviour this can run: numerics (FS005, FS014), another
 # library or the docs (FS007, FS020), performance over several ranks (FS017).
 NO_RUNNABLE_CLAIM = {"FS005": "bf16 accumulation precision", "FS007": "FSDP1 deprecated in the docs",
@@ -468,8 +474,13 @@ def test_every_fs_rule_is_confirmed_or_says_why_not():
     from shardshift.rules import all_rules
 
     codes = {rule.code for rule in all_rules() if rule.code.startswith("FS")}
-    assert codes == set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM)
+    assert codes == set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM) | set(COVERAGE_CLAIMS)
     assert not set(RULE_CLAIMS) & set(NO_RUNNABLE_CLAIM)
+    assert not (set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM)) & set(COVERAGE_CLAIMS)
+    from shardshift import coverage
+
+    mapped = {code for v in coverage.load("fsdp2").values() for code in v.codes}
+    assert set(COVERAGE_CLAIMS) <= mapped, "a rule confirmed by the coverage oracle must name a site of the map"
     tests = {name for name in globals() if name.startswith("test_")}
     assert set(RULE_CLAIMS.values()) <= tests
 

@@ -19,7 +19,8 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS011": "error", "FS012": "info", "FS013": "warning", "FS014": "warning", "FS015": "error",
             "FS016": "warning", "FS017": "warning", "FS018": "error", "FS019": "error", "FS020": "warning",
             "FS021": "error", "FS022": "warning", "FS023": "error", "FS024": "warning", "FS025": "warning",
-            "FS026": "warning", "FS027": "info", "FS028": "error"}
+            "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",
+            "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error"}
 
 
 def expected(path):
@@ -133,3 +134,17 @@ def test_syntax_errors_and_ordinary_python(tmp_path):
     assert [(f["code"], f["line"], f["severity"]) for f in out["findings"]] == [("SS001", 3, "error")]
     assert "invalid Python" in out["findings"][0]["message"]
     assert rc == 1
+
+
+OTHER_BAD = sorted(p for p in RULES.glob("FS*/bad_*.py"))
+
+
+@pytest.mark.parametrize("path", OTHER_BAD, ids=[f"{p.parent.name}/{p.name}" for p in OTHER_BAD])
+def test_each_further_bad_fixture_gives_its_markers(path, checked):
+    """The further bad fixtures of a rule (one per check site of the coverage map, issue 22) give exactly
+    the findings their `# expect:` markers name."""
+    marks = expected(path)
+    assert marks and path.parent.name in {c for c, _ in marks}, f"{path.name} needs `# expect:` markers"
+    findings = checked[2].get(f"{path.parent.name}/{path.name}", [])
+    assert sorted((f["code"], f["line"]) for f in findings) == sorted(marks)
+    assert all(f["severity"] == SEVERITY[f["code"]] and f["fix"] for f in findings)
