@@ -99,6 +99,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/fsdp2/rules/FS02[1-8]/*", "FSDP2 catalog rules FS021-FS028"),
     *[NewFile(f"fixtures/fsdp2/rules/{folder}/*", "FSDP2 argument-check rules FS029-FS034 (issue 22's coverage map)")
       for folder in ("FS029", "FS03[0-4]")],
+    NewFile("fixtures/fsdp2/rules/FS012/torch27/*", "FS012 on a setup that pins torch 2.7 (the root's explicit "
+            "value is ignored there; issue 22's second look at FSDP2-RAF-ROOT)"),
     NewFile("fixtures/fsdp2/rules/FS002/bad_list_group.py", "FS002 with a list group and no root: torch's lazy init "
             "refuses the group as root (issue 22's coverage map)"),
     Change("fixtures/fsdp2/rules/FS009/bad.py", "FS009", "changed", "FS009's fix no longer offers a reordering slice: "

@@ -62,8 +62,8 @@ COVERAGE: dict[str, tuple[str, ...] | str] = {
     "FSDP2-MESH-PRODUCT": ("FS019",),
     "FSDP2-HSDP-ORDER": ("FS009",),
     "FSDP2-RAF-INT": ("FS006",),
-    # the "any explicit value on torch <= 2.7" half needs the torch version of the job, which no file read
-    # states (there is no --torch-version); FS012 reports the explicit True of torch 2.8+
+    # both halves: the explicit True of torch 2.8+, and (second look, issue 22: the torch release is now read
+    # from the setup's pins or --torch-version) any explicit value on a setup pinned to torch <= 2.7
     "FSDP2-RAF-ROOT": ("FS012",),
     "FSDP2-NO-ROOT": ("FS002",),
     "FSDP2-OPT-ORDER": ("FS001", "FS015"),

@@ -148,3 +148,13 @@ def test_each_further_bad_fixture_gives_its_markers(path, checked):
     findings = checked[2].get(f"{path.parent.name}/{path.name}", [])
     assert sorted((f["code"], f["line"]) for f in findings) == sorted(marks)
     assert all(f["severity"] == SEVERITY[f["code"]] and f["fix"] for f in findings)
+
+
+def test_fs012_on_a_pinned_torch_27_reports_any_explicit_value_on_the_root(checked):
+    """FSDP2-RAF-ROOT's other half (issue 22's second look): with torch <= 2.7 pinned in the setup's
+    tree, an explicit value on the root is ignored (the root was always kept gathered after forward)."""
+    bad = checked[2].get("torch27/bad.py", [])
+    assert [(f["code"], f["line"], f["severity"]) for f in bad] == [("FS012", 8, "info")]
+    assert "torch 2.7.1 (" in bad[0]["message"] and "torch27/requirements.txt:1) ignores" in bad[0]["message"]
+    assert "reshard_after_forward=False" in bad[0]["message"]
+    assert checked[2].get("torch27/good.py", []) == []
