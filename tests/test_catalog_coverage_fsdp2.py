@@ -75,6 +75,50 @@ COVERAGE: dict[str, tuple[str, ...] | str] = {
     "FSDP2-SCALER": ("FS014", "FS013"),
 }
 
+# Issue 22: pitfalls PyTorch's own FSDP2 documentation (the fully_shard page's user contract and docstrings,
+# the FSDP2 tutorial) and GitHub issues describe, beyond the reference's catalog, mapped the same way:
+# entry -> (where it is described, the FS codes that decide it or "not decidable: <why>").
+DOCS = "https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html"
+DOCS_PITFALLS: dict[str, tuple[str, tuple[str, ...] | str]] = {
+    "optimizer-on-dtensor-parameters": (DOCS + " (user contract: the optimizer must be initialized with the DTensor "
+                                        "model.parameters())", ("FS001", "FS015")),
+    "call-model-not-forward": (DOCS + " (user contract: call model(input), not model.forward(input))", ("FS016",)),
+    "bottom-up-not-root-only": (DOCS + " (fully_shard docstring: apply bottom-up; do not shard only the root)",
+                                ("FS003", "FS027")),
+    "deepcopy-unsupported": ("torch _fully_shard.py _unimplemented_deepcopy: FSDP does not support deepcopy, use the "
+                             "state dict", ("FS033",)),
+    "forward-through-root-first": ("torch _fsdp_state.py _lazy_init: FSDP requires running forward through the root "
+                                   "module first", ("FS034",)),
+    "applied-once": ("torch _composable/contract.py: a composable API can be applied to a module once", ("FS032",)),
+    "setter-takes-a-bool": (DOCS + " (FSDPModule.set_reshard_after_forward(reshard_after_forward: bool))", ("FS018",)),
+    "int-reshard-non-trivial-divisor": (DOCS + " (reshard_after_forward: an int should be a non-trivial divisor of "
+                                        "the shard dim size)", ("FS006",)),
+    "hsdp-2d-mesh-roles-by-position": (DOCS + " (mesh: if 2D, shard across the 1st dim, replicate across the 0th)",
+                                       ("FS009", "FS029")),
+    "dp-mesh-dims-needs-names-and-dtensors": ("pytorch/pytorch PR #176334 (DataParallelMeshDims: the DP dims must "
+                                              "be named mesh dims the parameters' DTensors replicate over)",
+                                              ("FS030",)),
+    "scalar-parameters": ("komikndr/raylight #5; torch _fsdp_init.py _verify_managed_param",
+                          NOT_DECIDABLE + "a 0-dim parameter is declared in the model's class, mostly a library's "
+                          "(quantised or scaled layers); the sharding code only names the module"),
+    "container-without-forward": ("torch _fsdp_init.py _validate_module (fully_shard on an nn.ModuleList)",
+                                  NOT_DECIDABLE + "whether model.layers is an nn.ModuleList or a module with its own "
+                                  "forward is declared by the model's class, which the FSDP2 code imports from a "
+                                  "library; the reader does not type a class's attributes"),
+    "dim-smaller-than-shard-group": ("pytorch/pytorch #164554 (a parameter dim smaller than the shard group leaves "
+                                     "empty shards; meta-device init then fails)",
+                                     NOT_DECIDABLE + "parameter shapes come from the model's configuration and "
+                                     "weights (hidden sizes, expert counts), not from the sharding code"),
+    "grouped-module-reused-in-iteration": ("pytorch/pytorch #183702 (fully_shard([a, b]) fails when a grouped module "
+                                           "runs again later in the same iteration)",
+                                           NOT_DECIDABLE + "how often each grouped module runs per iteration is "
+                                           "decided by the model's forward (and the loss code's chunking) at run "
+                                           "time"),
+    "uneven-nonzero-dim-shard": (DOCS + " (shard_placement_fn: sharding on a nonzero dim requires even sharding)",
+                                 NOT_DECIDABLE + "shard_placement_fn is a callable run on each parameter when "
+                                 "fully_shard runs, and the dims it divides are the model's"),
+}
+
 PITFALL_ROW = re.compile(r"^\|\s*(P\d+)\s*\|", re.MULTILINE)
 SEED = re.compile(r"^-\s+\*\*(FSDP2-[A-Z0-9]+(?:-[A-Z0-9]+)*)\*\*", re.MULTILINE)
 
@@ -123,7 +167,18 @@ def _fixtures_of(code: str) -> tuple[str, ...]:
     return tuple(sorted(str(p) for p in FIXTURES.rglob("*") if p.is_file() and code in p.parts))
 
 
-DECIDING = sorted({code for decided in COVERAGE.values() if not isinstance(decided, str) for code in decided})
+DECIDING = sorted({code for decided in (*COVERAGE.values(), *(d for _, d in DOCS_PITFALLS.values()))
+                   if not isinstance(decided, str) for code in decided})
+
+
+def test_every_documented_pitfall_is_rules_or_a_precise_reason():
+    registered = {rule.code for rule in all_rules()}
+    for entry, (source, decided) in DOCS_PITFALLS.items():
+        assert len(source) > 20, entry
+        if isinstance(decided, str):
+            assert decided.startswith(NOT_DECIDABLE) and len(decided) > len(NOT_DECIDABLE) + 40, entry
+            continue
+        assert decided and set(decided) <= registered and all(c.startswith("FS") for c in decided), entry
 
 
 @pytest.mark.parametrize("code", DECIDING)

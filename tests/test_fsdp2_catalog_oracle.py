@@ -314,6 +314,23 @@ CHILD = textwrap.dedent(r'''
                 "grad_devices": sorted({str(p.grad.to_local().device) for p in model.parameters()}),
                 "stepped": not torch.equal(before, model.layers[0].weight.to_local())}
 
+    # --- FS030 dp-mesh-dims-refused: the check outside the coverage map's scope (_fsdp_param.py) -------
+    @case("FS030-plain")
+    def _():
+        from torch.distributed.fsdp import DataParallelMeshDims
+        mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("dp_shard",))
+        fully_shard(nn.Linear(8, 8), mesh=mesh, dp_mesh_dims=DataParallelMeshDims(shard="dp_shard"))
+
+    @case("FS030-distributed")
+    def _():
+        from torch.distributed.fsdp import DataParallelMeshDims
+        from torch.distributed.tensor import distribute_module
+        mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("dp_shard",))
+        model = nn.Linear(8, 8)
+        distribute_module(model, mesh)
+        fully_shard(model, mesh=mesh, dp_mesh_dims=DataParallelMeshDims(shard="dp_shard"))
+        return placements(model.weight)
+
     # --- existing rules ------------------------------------------------------------------------
     @case("FS001")
     def _():
@@ -537,6 +554,12 @@ def test_fs028_offloaded_step_runs_on_cpu_tensors(ran):
     # not installed here. What runs: with CPUOffloadPolicy the step's tensors are on the CPU, and torch's
     # fused AdamW (the fix) steps them
     assert ran["FS028-good"]["ok"] == {"param_devices": ["cpu"], "grad_devices": ["cpu"], "stepped": True}
+
+
+def test_fs030_dp_mesh_dims_needs_dtensor_parameters(ran):
+    # the rest of FS030 is confirmed site by site by the coverage map's oracle (COVERAGE_CLAIMS)
+    raised(ran["FS030-plain"], "ValueError", "all parameters must be DTensors on the full SPMD mesh")
+    assert ran["FS030-distributed"]["ok"] == ["Shard(0)"]
 
 
 # --- the rules of rules.py that state what torch does ------------------------------------------------

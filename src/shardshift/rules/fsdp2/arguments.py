@@ -165,6 +165,9 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
                    "reorder dims", f"create the mesh with its dims in the order {tuple(wanted)}")
 
 
+DTENSOR_MAKERS = re.compile(r"\b(distribute_module|parallelize_module|distribute_tensor|from_local|DTensor)\b")
+
+
 def _dp_dims(event):
     dims = event.kwargs.get("dp_mesh_dims")
     return dims if isinstance(dims, R.Policy) and dims.kind == "dp_mesh_dims" else None
@@ -184,16 +187,18 @@ class DpMeshDimsRefused(_base._Fsdp2Rule):
     ## What it does
     Reports `DataParallelMeshDims()` with neither `shard` nor `replicate`; and `fully_shard(...,
     dp_mesh_dims=...)` on a mesh without dim names, naming a dim the mesh does not have, with an
-    integer `reshard_after_forward`, or (with `replicate` only) with a `shard_placement_fn` or
-    followed by `set_reshard_after_forward` on that module.
+    integer `reshard_after_forward`, (with `replicate` only) with a `shard_placement_fn` or
+    followed by `set_reshard_after_forward` on that module, or in a file where nothing makes the
+    parameters DTensors (`distribute_module`, `parallelize_module`).
 
     ## Why is this bad
     torch 2.13 raises: `ValueError: At least one of shard or replicate must be set`, `mesh must
     have mesh_dim_names when dp_mesh_dims is provided`, `Mesh dim name ... not found`,
     `NotImplementedError: reshard_after_forward as int is not yet supported with SPMD mesh`,
-    `ValueError: Per-param mesh via shard_placement_fn is not supported with DDPMeshInfo`, and a
+    `ValueError: Per-param mesh via shard_placement_fn is not supported with DDPMeshInfo`, a
     bare `AssertionError` from `set_reshard_after_forward` (a replicate-only group has nothing to
-    reshard).
+    reshard), and `ValueError: When dp_mesh_dims is provided, all parameters must be DTensors on
+    the full SPMD mesh`.
 
     ## Example
     ```python
@@ -220,7 +225,7 @@ class DpMeshDimsRefused(_base._Fsdp2Rule):
                     _none(event.kwargs.get(field)) for field in ("shard", "replicate")):
                 yield (event, "DataParallelMeshDims sets neither shard nor replicate: torch raises ValueError (at least "
                        "one of shard or replicate must be set)", "name the mesh dim FSDP shards on: shard=\"dp_shard\"")
-        replicate_only, seen = [], set()
+        replicate_only, seen, plain_reported = [], set(), False
         for event in analysis.of("fully_shard"):
             dims = _dp_dims(event)
             mesh = event.kwargs.get("mesh")
@@ -252,6 +257,14 @@ class DpMeshDimsRefused(_base._Fsdp2Rule):
                            "drop shard_placement_fn, or set dp_mesh_dims.shard")
                     continue
                 replicate_only.append(event)
+            if not DTENSOR_MAKERS.search(analysis.text) and not (_unset(dims, "shard") and _unset(dims, "replicate")) \
+                    and not plain_reported:
+                plain_reported = True
+                yield (event, "fully_shard gets dp_mesh_dims, but nothing in the file makes the parameters DTensors on "
+                       "the full mesh (distribute_module, parallelize_module): torch raises ValueError (all parameters "
+                       "must be DTensors on the full SPMD mesh)",
+                       "distribute the model over the full mesh first (distribute_module(model, mesh)), or drop "
+                       "dp_mesh_dims and pass the data-parallel sub-mesh")
         for event in analysis.of("set_reshard_after_forward"):
             owner = event.targets[0] if event.targets else None
             found = next((e for e in replicate_only for t in e.targets
