@@ -35,16 +35,19 @@ COVERAGE: dict[str, tuple[str, ...] | str] = {
     # FS004: reduce_dtype unset; FS005: low-precision reduction over many accumulation steps
     "P6": ("FS004", "FS005"),
     # FS022: to_empty with nothing initialising or loading afterwards; FS023: a new nn.Parameter after
-    # fully_shard. Which buffers are non-persistent is declared in the model's class (often another
-    # package), so "non-persistent buffers not re-created after a load" is not decided
+    # fully_shard. Second look (issue 22): "non-persistent buffers not re-created after a load" is
+    # decidable when the model's class is among the checked files (register_buffer(..., persistent=False)
+    # in its __init__); the reader follows functions and imports into those files but not class bodies,
+    # so no rule decides it yet. For a library's model class (transformers) it stays undecidable
     "P7": ("FS022", "FS023"),
     "P8": ("FS016",),
     "P9": ("FS012",),
     # FS020: HF gradient checkpointing plus checkpoint wrappers; FS017: AC applied after fully_shard
     "P10": ("FS020", "FS017"),
-    # FS026: torch.nn.utils.clip_grad_norm_ under pipelining. The mixed-mesh case is not decided: which
-    # parameters a tensor-parallel plan covers (and so which mesh each parameter ends on) depends on
-    # the model's module tree, matched against the plan's FQN patterns at run time
+    # FS026: torch.nn.utils.clip_grad_norm_ under pipelining. The mixed-mesh case is not decided (second
+    # look: following calls and imports does not change it): which parameters a tensor-parallel plan
+    # covers (and so which mesh each parameter ends on) depends on the model's module tree, matched
+    # against the plan's FQN patterns at run time
     "P11": ("FS026",),
     "P12": ("FS024",),
     "P13": ("FS025",),
@@ -55,9 +58,11 @@ COVERAGE: dict[str, tuple[str, ...] | str] = {
     # supports CPU tensors in 2.13, so neither is reported
     "P15": ("FS028",),
     "P16": (
-        NOT_DECIDABLE + "how global ranks map to nodes is set by the launcher and the cluster scheduler when the "
-        "job starts (torchrun --node-rank, SLURM's task distribution); no file shardshift reads says whether ranks "
-        "are contiguous per node, only whether the int divides the shard group (FS006)"),
+        NOT_DECIDABLE + "how global ranks map to nodes is set when the job starts: for srun and mpirun by the "
+        "scheduler's task distribution (srun --distribution, mpirun --map-by, each cluster's defaults), which no "
+        "file shardshift reads states; FS006 decides whether the int divides the shard group. Second look (issue "
+        "22): torchrun numbers ranks node by node (node rank x nproc-per-node + local rank), so there the int need "
+        "only divide nproc-per-node, but the launch script's per-node count does not reach the FSDP2 rules yet"),
     # §10 lint-rule seeds
     "FSDP2-MESH-PRODUCT": ("FS019",),
     "FSDP2-HSDP-ORDER": ("FS009",),
