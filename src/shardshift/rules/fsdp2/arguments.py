@@ -275,6 +275,11 @@ class DpMeshDimsRefused(_base._Fsdp2Rule):
                        "reshard)", "drop the call for replicated modules")
 
 
+# the values shardshift's own FSDP2 writer leaves for the user to fill ("auto" from a Trainer config): the
+# emitted setup() refuses to run until they are replaced, so they are not torch's refusal to report
+PLACEHOLDERS = frozenset({"auto", "FILL_IN"})
+
+
 def _sharded(analysis) -> set[str]:
     return {t for e in analysis.of("fully_shard") for t in e.targets}
 
@@ -321,7 +326,8 @@ class FsdpMethodArgumentRefused(_base._Fsdp2Rule):
     def judge(self, analysis, context):
         for event in analysis.of("fully_shard"):
             value = event.kwargs.get("reshard_after_forward")
-            if isinstance(value, R.Const) and value.value is not None and not isinstance(value.value, (bool, int)):
+            if isinstance(value, R.Const) and value.value is not None and not isinstance(value.value, (bool, int)) \
+                    and value.value not in PLACEHOLDERS:
                 yield (event, f"reshard_after_forward is {value.value!r}: torch raises ValueError (it should be a bool "
                        "or an int)", "write True or False (or an int group size)")
         sharded = _sharded(analysis)
