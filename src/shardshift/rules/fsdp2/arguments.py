@@ -44,9 +44,14 @@ def _depth(value) -> int | None:
     return 0 if isinstance(value, int) else None
 
 
-def _flattened(text: str) -> set[str]:
-    """Names the code gives flattened meshes (`mesh[...]._flatten("dp")`): slicing the root by them is valid."""
-    return set(re.findall(r"_flatten\(\s*(?:mesh_dim_name\s*=\s*)?[\"'](\w+)[\"']", text))
+def _flattened(text: str) -> dict[str, set[str]]:
+    """Names the code gives flattened meshes (`mesh["a", "b"]._flatten("dp")`), each with the dim names it
+    was flattened from when the slice is written out: slicing the root by a flattened name is valid, by it
+    together with one of those dims is not."""
+    found: dict[str, set[str]] = {}
+    for match in re.finditer(r"(?:\[([^\[\]]*)\]\s*)?\._flatten\(\s*(?:mesh_dim_name\s*=\s*)?[\"'](\w+)[\"']", text):
+        found.setdefault(match.group(2), set()).update(re.findall(r"[\"'](\w+)[\"']", match.group(1) or ""))
+    return found
 
 
 class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
@@ -58,7 +63,8 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
     or with `backend_override` keys that name no dim (or one dim twice, by index and by name);
     `DeviceMesh(device_type)` without a mesh, or with a `backend_override` of another length than
     the mesh's dims; and slicing a mesh (`mesh["dp", "tp"]`) that has no dim names, by a name it
-    does not have, or by names out of the mesh's order.
+    does not have, by names out of the mesh's order, or by a flattened dim together with a dim it
+    was flattened from.
 
     ## Why is this bad
     torch 2.13 raises at that line, before any training: `RuntimeError: Each mesh_dim_name must
@@ -157,6 +163,15 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
         if unknown:
             yield (event, f"the mesh from line {mesh.line} has dims {tuple(have)}, not {tuple(unknown)}: slicing it by "
                    f"[{shown}] raises KeyError (invalid mesh_dim_names)", f"slice by one of {tuple(have)}")
+            return
+        overlapping = [(n, sorted(flattened[n] & set(wanted))[0]) for n in wanted
+                       if mesh.root and n in flattened and flattened[n] & set(wanted)]
+        if overlapping:
+            flat, part = overlapping[0]
+            yield (event, f"slicing the mesh from line {mesh.line} by [{shown}] names the flattened dim {flat!r} "
+                   f"together with {part!r}, which it was flattened from: torch refuses the slice (RuntimeError: "
+                   "slicing overlapping dim_names is not allowed)", f"slice by {flat!r} alone, or by the dims it was "
+                   "flattened from")
             return
         order = [have.index(n) for n in wanted if n in have]
         if mesh.root and len(order) == len(wanted) and order != sorted(order):
