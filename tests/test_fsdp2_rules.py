@@ -158,3 +158,29 @@ def test_fs012_on_a_pinned_torch_27_reports_any_explicit_value_on_the_root(check
     assert "torch 2.7.1 (" in bad[0]["message"] and "torch27/requirements.txt:1) ignores" in bad[0]["message"]
     assert "reshard_after_forward=False" in bad[0]["message"]
     assert checked[2].get("torch27/good.py", []) == []
+
+
+def test_argument_rules_stay_silent_where_torch_accepts_or_the_code_cannot_tell(tmp_path):
+    """Precision of FS029-FS034: alternatives of an undecided `if`, a forward after the root, prefetch
+    lists built from modules the reader cannot resolve, a slice by a name the code flattened."""
+    (tmp_path / "shard.py").write_text(
+        "import copy\n"
+        "import torch\n"
+        "from torch.distributed.device_mesh import init_device_mesh\n"
+        "from torch.distributed.fsdp import fully_shard\n"
+        "mesh = init_device_mesh('cuda', (4, 8), mesh_dim_names=('replicate', 'shard'))\n"
+        "dp = mesh['replicate', 'shard']._flatten('dp')\n"
+        "def wrap(model, fast, modules):\n"
+        "    for layer in model.layers:\n"
+        "        fully_shard(layer, mesh=mesh['dp'])\n"
+        "    if fast:\n"
+        "        fully_shard(model, reshard_after_forward=False)\n"
+        "    else:\n"
+        "        fully_shard(model)\n"
+        "    model(torch.ones(1, 8))\n"
+        "    model.set_modules_to_forward_prefetch(modules)\n"
+        "    model.set_modules_to_backward_prefetch([layer for layer in get_layers(model)])\n"
+        "    model.set_reduce_scatter_max_input_buffers(4)\n"
+        "    return copy.deepcopy(model.state_dict())\n")
+    _, out = check_json(str(tmp_path), "--select", "FS029,FS030,FS031,FS032,FS033,FS034")
+    assert out["findings"] == []
