@@ -108,6 +108,14 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/deepspeed/rules/DS4[34][0-9]/*", "DS430-DS432 optimizers passed as callables or built by a "
             "helper; DS435-DS439 TrainingArguments; DS440-DS443 scheduler ranges; DS444-DS447 (issue 14)"),
     NewFile("fixtures/fsdp2/rules/FS02[1-8]/*", "FSDP2 catalog rules FS021-FS028"),
+    *[NewFile(f"fixtures/fsdp2/rules/{folder}/*", "FSDP2 argument-check rules FS029-FS034 (issue 22's coverage map)")
+      for folder in ("FS029", "FS03[0-4]")],
+    NewFile("fixtures/fsdp2/rules/FS012/torch27/*", "FS012 on a setup that pins torch 2.7 (the root's explicit "
+            "value is ignored there; issue 22's second look at FSDP2-RAF-ROOT)"),
+    NewFile("fixtures/fsdp2/rules/FS002/bad_list_group.py", "FS002 with a list group and no root: torch's lazy init "
+            "refuses the group as root (issue 22's coverage map)"),
+    Change("fixtures/fsdp2/rules/FS009/bad.py", "FS009", "changed", "FS009's fix no longer offers a reordering slice: "
+           "torch raises KeyError for mesh dim names out of order (FS029)"),
     Change("fixtures/fsdp2/reader/fsdp1_legacy.py", "FS024", "added", "HYBRID_SHARD has no 1-D fully_shard "
            "equivalent (FS024, issue 11)"),
     Change("fixtures/deepspeed/rules/SS001/bad.json", "SS001", "removed", "the fixture now holds a placeholder hjson "

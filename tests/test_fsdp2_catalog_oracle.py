@@ -48,6 +48,12 @@ RULE_CLAIMS = {
     "FS027": "test_fs027_root_only_is_one_group",
     "FS028": "test_fs028_offloaded_step_runs_on_cpu_tensors",
 }
+# Rules whose messages say which argument check of torch raises: confirmed site by site by the coverage map's
+# oracle, which runs each rule's bad fixtures through torch on a fake process group of the fixture's world
+# (tests/coverage_loaders/fsdp2.py) and asserts torch reaches the check site the map names.
+COVERAGE_ORACLE = ("tests/test_coverage_map.py::test_framework_reaches_each_rule_site_on_its_bad_fixture_and_the_rule_"
+                   "reports_it[fsdp2]")
+COVERAGE_CLAIMS = {code: COVERAGE_ORACLE for code in ("FS029", "FS030", "FS031", "FS032", "FS033", "FS034")}
 # Rules whose messages state no torch behaviour this can run: numerics (FS005, FS014), another
 # library or the docs (FS007, FS020), performance over several ranks (FS017).
 NO_RUNNABLE_CLAIM = {"FS005": "bf16 accumulation precision", "FS007": "FSDP1 deprecated in the docs",
@@ -308,6 +314,23 @@ CHILD = textwrap.dedent(r'''
                 "grad_devices": sorted({str(p.grad.to_local().device) for p in model.parameters()}),
                 "stepped": not torch.equal(before, model.layers[0].weight.to_local())}
 
+    # --- FS030 dp-mesh-dims-refused: the check outside the coverage map's scope (_fsdp_param.py) -------
+    @case("FS030-plain")
+    def _():
+        from torch.distributed.fsdp import DataParallelMeshDims
+        mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("dp_shard",))
+        fully_shard(nn.Linear(8, 8), mesh=mesh, dp_mesh_dims=DataParallelMeshDims(shard="dp_shard"))
+
+    @case("FS030-distributed")
+    def _():
+        from torch.distributed.fsdp import DataParallelMeshDims
+        from torch.distributed.tensor import distribute_module
+        mesh = init_device_mesh("cpu", (1,), mesh_dim_names=("dp_shard",))
+        model = nn.Linear(8, 8)
+        distribute_module(model, mesh)
+        fully_shard(model, mesh=mesh, dp_mesh_dims=DataParallelMeshDims(shard="dp_shard"))
+        return placements(model.weight)
+
     # --- existing rules ------------------------------------------------------------------------
     @case("FS001")
     def _():
@@ -468,8 +491,13 @@ def test_every_fs_rule_is_confirmed_or_says_why_not():
     from shardshift.rules import all_rules
 
     codes = {rule.code for rule in all_rules() if rule.code.startswith("FS")}
-    assert codes == set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM)
+    assert codes == set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM) | set(COVERAGE_CLAIMS)
     assert not set(RULE_CLAIMS) & set(NO_RUNNABLE_CLAIM)
+    assert not (set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM)) & set(COVERAGE_CLAIMS)
+    from shardshift import coverage
+
+    mapped = {code for v in coverage.load("fsdp2").values() for code in v.codes}
+    assert set(COVERAGE_CLAIMS) <= mapped, "a rule confirmed by the coverage oracle must name a site of the map"
     tests = {name for name in globals() if name.startswith("test_")}
     assert set(RULE_CLAIMS.values()) <= tests
 
@@ -526,6 +554,12 @@ def test_fs028_offloaded_step_runs_on_cpu_tensors(ran):
     # not installed here. What runs: with CPUOffloadPolicy the step's tensors are on the CPU, and torch's
     # fused AdamW (the fix) steps them
     assert ran["FS028-good"]["ok"] == {"param_devices": ["cpu"], "grad_devices": ["cpu"], "stepped": True}
+
+
+def test_fs030_dp_mesh_dims_needs_dtensor_parameters(ran):
+    # the rest of FS030 is confirmed site by site by the coverage map's oracle (COVERAGE_CLAIMS)
+    raised(ran["FS030-plain"], "ValueError", "all parameters must be DTensors on the full SPMD mesh")
+    assert ran["FS030-distributed"]["ok"] == ["Shard(0)"]
 
 
 # --- the rules of rules.py that state what torch does ------------------------------------------------

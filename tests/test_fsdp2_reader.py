@@ -307,3 +307,38 @@ def test_to_empty_keeps_its_arguments():
     analysis = fsdp2_reader.analyse("model.to_empty(device='cuda')\n")
     (event,) = analysis.of("to_empty")
     assert event.targets == ["model"] and event.value("device") == "cuda"
+
+
+# --- facts the argument-check rules (FS029-FS034, issue 22's coverage map) read -----------------------------
+
+
+def test_argument_check_events():
+    analysis = fsdp2_reader.analyse(
+        "import copy\n"
+        "from torch.distributed.device_mesh import DeviceMesh, init_device_mesh\n"
+        "from torch.distributed.fsdp import DataParallelMeshDims, fully_shard, share_comm_ctx\n"
+        "mesh = init_device_mesh('cuda', (4, 8), mesh_dim_names=('r', 's'), backend_override={0: 'nccl'})\n"
+        "def wrap(model):\n"
+        "    sub = mesh['s']\n"
+        "    other = DeviceMesh('cuda', [[0, 1], [2, 3]])\n"
+        "    fully_shard(model, mesh=sub, dp_mesh_dims=DataParallelMeshDims('s'))\n"
+        "    model.set_reduce_scatter_max_input_buffers(0)\n"
+        "    model.set_modules_to_forward_prefetch([model.norm])\n"
+        "    share_comm_ctx([model])\n"
+        "    twin = copy.deepcopy(model)\n")
+    kinds = [(e.kind, e.line) for e in analysis.events if e.kind != "call"]
+    assert kinds == [("mesh", 4), ("mesh_slice", 6), ("device_mesh", 7), ("policy", 8), ("fully_shard", 8),
+                     ("fsdp_method", 9), ("fsdp_method", 10), ("share_comm_ctx", 11), ("deepcopy", 12)]
+    mesh, sliced, constructed, dims, shard, buffers, prefetch, share, copied = (
+        e for e in analysis.events if e.kind != "call")
+    assert mesh.texts["backend_override"] == "{0: 'nccl'}" and mesh.kwargs["mesh"].root
+    assert sliced.kwargs["names"].value == "s" and sliced.kwargs["mesh"].dims == (("r", 4), ("s", 8))
+    assert not shard.kwargs["mesh"].root and shard.kwargs["mesh"].dims == (("s", 8),)
+    assert constructed.texts["mesh"] == "[[0, 1], [2, 3]]"
+    assert dims.name == "dp_mesh_dims" and dims.kwargs["shard"].value == "s"
+    assert shard.kwargs["dp_mesh_dims"].kind == "dp_mesh_dims"
+    assert (buffers.name, buffers.targets, buffers.kwargs["max_input_buffers"].value) == (
+        "set_reduce_scatter_max_input_buffers", ["model"], 0)
+    assert [p.path for p in prefetch.kwargs["modules"].items] == ["model.norm"]
+    assert [p.path for p in share.kwargs["modules"].items] == ["model"]
+    assert copied.targets == ["model"]

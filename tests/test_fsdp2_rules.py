@@ -19,7 +19,8 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS011": "error", "FS012": "info", "FS013": "warning", "FS014": "warning", "FS015": "error",
             "FS016": "warning", "FS017": "warning", "FS018": "error", "FS019": "error", "FS020": "warning",
             "FS021": "error", "FS022": "warning", "FS023": "error", "FS024": "warning", "FS025": "warning",
-            "FS026": "warning", "FS027": "info", "FS028": "error"}
+            "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",
+            "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error"}
 
 
 def expected(path):
@@ -133,3 +134,53 @@ def test_syntax_errors_and_ordinary_python(tmp_path):
     assert [(f["code"], f["line"], f["severity"]) for f in out["findings"]] == [("SS001", 3, "error")]
     assert "invalid Python" in out["findings"][0]["message"]
     assert rc == 1
+
+
+OTHER_BAD = sorted(p for p in RULES.glob("FS*/bad_*.py"))
+
+
+@pytest.mark.parametrize("path", OTHER_BAD, ids=[f"{p.parent.name}/{p.name}" for p in OTHER_BAD])
+def test_each_further_bad_fixture_gives_its_markers(path, checked):
+    """The further bad fixtures of a rule (one per check site of the coverage map, issue 22) give exactly
+    the findings their `# expect:` markers name."""
+    marks = expected(path)
+    assert marks and path.parent.name in {c for c, _ in marks}, f"{path.name} needs `# expect:` markers"
+    findings = checked[2].get(f"{path.parent.name}/{path.name}", [])
+    assert sorted((f["code"], f["line"]) for f in findings) == sorted(marks)
+    assert all(f["severity"] == SEVERITY[f["code"]] and f["fix"] for f in findings)
+
+
+def test_fs012_on_a_pinned_torch_27_reports_any_explicit_value_on_the_root(checked):
+    """FSDP2-RAF-ROOT's other half (issue 22's second look): with torch <= 2.7 pinned in the setup's
+    tree, an explicit value on the root is ignored (the root was always kept gathered after forward)."""
+    bad = checked[2].get("torch27/bad.py", [])
+    assert [(f["code"], f["line"], f["severity"]) for f in bad] == [("FS012", 8, "info")]
+    assert "torch 2.7.1 (" in bad[0]["message"] and "torch27/requirements.txt:1) ignores" in bad[0]["message"]
+    assert "reshard_after_forward=False" in bad[0]["message"]
+    assert checked[2].get("torch27/good.py", []) == []
+
+
+def test_argument_rules_stay_silent_where_torch_accepts_or_the_code_cannot_tell(tmp_path):
+    """Precision of FS029-FS034: alternatives of an undecided `if`, a forward after the root, prefetch
+    lists built from modules the reader cannot resolve, a slice by a name the code flattened."""
+    (tmp_path / "shard.py").write_text(
+        "import copy\n"
+        "import torch\n"
+        "from torch.distributed.device_mesh import init_device_mesh\n"
+        "from torch.distributed.fsdp import fully_shard\n"
+        "mesh = init_device_mesh('cuda', (4, 8), mesh_dim_names=('replicate', 'shard'))\n"
+        "dp = mesh['replicate', 'shard']._flatten('dp')\n"
+        "def wrap(model, fast, modules):\n"
+        "    for layer in model.layers:\n"
+        "        fully_shard(layer, mesh=mesh['dp'])\n"
+        "    if fast:\n"
+        "        fully_shard(model, reshard_after_forward=False)\n"
+        "    else:\n"
+        "        fully_shard(model)\n"
+        "    model(torch.ones(1, 8))\n"
+        "    model.set_modules_to_forward_prefetch(modules)\n"
+        "    model.set_modules_to_backward_prefetch([layer for layer in get_layers(model)])\n"
+        "    model.set_reduce_scatter_max_input_buffers(4)\n"
+        "    return copy.deepcopy(model.state_dict())\n")
+    _, out = check_json(str(tmp_path), "--select", "FS029,FS030,FS031,FS032,FS033,FS034")
+    assert out["findings"] == []

@@ -480,6 +480,7 @@ FIXTURE_EXEMPT = {
 
 # The FSDP2 rules' claims, confirmed by one torch child process in their own module.
 from test_fsdp2_catalog_oracle import NO_RUNNABLE_CLAIM as FSDP2_NOT_RUNNABLE  # noqa: E402
+from test_fsdp2_catalog_oracle import COVERAGE_CLAIMS as FSDP2_COVERAGE_CLAIMS  # noqa: E402
 from test_fsdp2_catalog_oracle import RULE_CLAIMS as FSDP2_CLAIMS  # noqa: E402
 
 # Rule codes whose claims another test confirms, or whose messages state no framework behaviour.
@@ -544,6 +545,7 @@ EXEMPT = {
     **{f"DS{n}": "tests/test_deepspeed_agreement.py (DeepSpeed 0.19.8's own verdict on each case of issue 14)"
        for n in range(444, 450)},
     **{code: f"tests/test_fsdp2_catalog_oracle.py::{test} (torch on the CPU)" for code, test in FSDP2_CLAIMS.items()},
+    **{code: f"{test} (torch's argument checks, site by site)" for code, test in FSDP2_COVERAGE_CLAIMS.items()},
 }
 
 # Rules whose messages state a framework behaviour that no test confirms yet (printed by the guard).

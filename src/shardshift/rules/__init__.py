@@ -33,6 +33,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.deepspeed.script": ("python", "launch"),
     "shardshift.rules.fsdp2.rules": ("fsdp2",),
     "shardshift.rules.fsdp2.catalog": ("fsdp2",),
+    "shardshift.rules.fsdp2.arguments": ("fsdp2",),
     "shardshift.rules.megatron.flags": ("megatron",),
     "shardshift.rules.megatron.layout": ("megatron",),
     "shardshift.rules.megatron.training": ("megatron",),

@@ -151,6 +151,7 @@ class Mesh:
     shape_text: str = ""  # the mesh_shape argument as written
     file: str = ""  # see Event.file
     site: tuple[int, int] | None = None
+    root: bool = True  # made by init_device_mesh (False: a slice or a flattened mesh)
 
     @property
     def size(self) -> int | None:
@@ -307,9 +308,14 @@ POSITIONAL = {
     "checkpoint_wrapper": ("module",),
     "apply_activation_checkpointing": ("model",),
     "register_fsdp_forward_method": ("module", "method_name"),
+    "DataParallelMeshDims": ("shard", "replicate"),
+    "DeviceMesh": ("device_type", "mesh"),
 }
 POLICIES = {"MixedPrecisionPolicy": "mp", "OffloadPolicy": "offload", "CPUOffloadPolicy": "cpu_offload",
-            "MixedPrecision": "fsdp1_mp", "CPUOffload": "fsdp1_offload"}
+            "MixedPrecision": "fsdp1_mp", "CPUOffload": "fsdp1_offload", "DataParallelMeshDims": "dp_mesh_dims"}
+# FSDPModule methods whose arguments torch checks (FS031): recorded as `fsdp_method` events
+FSDP_METHODS = {"set_reduce_scatter_max_input_buffers": ("max_input_buffers",), "set_all_reduce_hook": ("hook",),
+                "set_modules_to_forward_prefetch": ("modules",), "set_modules_to_backward_prefetch": ("modules",)}
 CHECKPOINT_CALLS = frozenset({"checkpoint_wrapper", "apply_activation_checkpointing", "offload_wrapper"})
 # Names (of constants or command-line flags) whose value is a Plan setting.
 NAMED_SETTINGS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -819,6 +825,8 @@ class Interpreter:
         key = self._expr(node.slice, env)
         if isinstance(base, Qual) and base.name == "os.environ":
             return RunTime(_text(node))
+        if isinstance(base, Mesh):
+            self._event("mesh_slice", node, kwargs={"mesh": base, "names": key}, texts={"names": _text(node.slice)})
         if isinstance(base, Choice):
             return _map(base, lambda v: self._item(v, key))
         return self._item(base, key)
@@ -830,7 +838,8 @@ class Interpreter:
             if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
                 dims = tuple(d for name in names for d in base.dims if d[0] == name)
                 if len(dims) == len(names):
-                    return Mesh(dims, base.device, base.line, base.column, base.names_given, file=base.file, site=base.site)
+                    return Mesh(dims, base.device, base.line, base.column, base.names_given, file=base.file, site=base.site,
+                                root=False)
             return UNKNOWN
         if isinstance(base, DictVal) and isinstance(key, Const) and isinstance(key.value, str):
             return base.items.get(key.value, UNKNOWN)
@@ -919,7 +928,7 @@ class Interpreter:
                 if isinstance(base, Mesh):
                     name = args[0].value if args and isinstance(args[0], Const) else None
                     return Mesh(((name, base.size),), base.device, base.line, base.column, file=base.file,
-                                site=base.site)
+                                site=base.site, root=False)
         return UNKNOWN
 
     def _run_function(self, func: Func, args: list[Any], kwargs: dict[str, Any], entry: bool = False,
@@ -1011,6 +1020,11 @@ class Interpreter:
             self._argparse(node, args, kwargs)
         elif method in ("to_empty",):
             self._event("to_empty", node, targets=[owner.path], kwargs=dict(kwargs))
+        elif method in FSDP_METHODS:
+            named = dict(kwargs)
+            for name, value in zip(FSDP_METHODS[method], args):
+                named.setdefault(name, value)
+            self._event("fsdp_method", node, name=method, targets=[owner.path], kwargs=named, given=frozenset(named))
         elif method == "register_parameter" and len(args) >= 1 and isinstance(args[0], Const):
             self._event("new_parameter", node, name=str(args[0].value), targets=[owner.path])
         return self._known(method, method, node, args, kwargs, env, receiver=owner)
@@ -1057,6 +1071,15 @@ class Interpreter:
             return named.get("module", UNKNOWN)
         if last == "init_device_mesh":
             return self._mesh(node, named)
+        if last == "DeviceMesh" and qualified.startswith("torch."):
+            self._event("device_mesh", node, kwargs=named, given=given, texts=texts)
+            return UNKNOWN
+        if last == "deepcopy" and qualified == "copy.deepcopy":
+            self._event("deepcopy", node, targets=_paths(args[0] if args else UNKNOWN))
+            return UNKNOWN
+        if last == "share_comm_ctx" and qualified.startswith("torch."):
+            self._event("share_comm_ctx", node, kwargs={"modules": args[0] if args else kwargs.get("modules", UNKNOWN)})
+            return UNKNOWN
         if last in POLICIES:
             self._event("policy", node, name=POLICIES[last], kwargs=named, given=given, texts=texts)
             return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1, texts, tuple(self.conds), self.file,
@@ -1135,7 +1158,8 @@ class Interpreter:
                     node.col_offset + 1, names_given="mesh_dim_names" in named,
                     shape_text=_argument_texts(node, POSITIONAL["init_device_mesh"]).get("mesh_shape", ""),
                     file=self.file, site=self.site)
-        self._event("mesh", node, kwargs={"mesh": mesh, **named})
+        self._event("mesh", node, kwargs={"mesh": mesh, **named}, given=frozenset(named),
+                    texts=_argument_texts(node, POSITIONAL["init_device_mesh"]))
         return mesh
 
 

@@ -587,14 +587,15 @@ class HsdpMeshDimsSwapped(_Fsdp2Rule):
 
     def judge(self, analysis, context):
         for event, mesh in _meshes_passed(analysis):
-            if len(mesh.dims) != 2:
+            if len(mesh.dims) != 2 or "dp_mesh_dims" in event.given:  # with dp_mesh_dims the names pick the roles
                 continue
             first, second = ((name or "").lower() for name, _ in mesh.dims)
             if ("shard" in first and "replicate" not in first) or "replicate" in second:
                 names = tuple(name for name, _ in mesh.dims)
                 yield (event, f"the 2-D mesh passed to fully_shard has dims {names}: fully_shard replicates over "
                        "dim 0 and shards over dim 1 by position, whatever their names",
-                       "order the dims (replicate, shard), or pass mesh[\"replicate\", \"shard\"]-style slices")
+                       "create the mesh with its dims in the order (replicate, shard); a slice such as "
+                       "mesh[\"replicate\", \"shard\"] cannot reorder them (torch raises KeyError)")
 
 
 class MeshTooManyDims(_Fsdp2Rule):
@@ -674,7 +675,9 @@ class ReshardAfterForwardTrueOnRoot(_Fsdp2Rule):
     """The root is sharded with an explicit `reshard_after_forward=True`.
 
     ## What it does
-    Reports the root module's `fully_shard` call when it passes `reshard_after_forward=True`.
+    Reports the root module's `fully_shard` call when it passes `reshard_after_forward=True`; when
+    the setup pins torch 2.7 or older (`requirements.txt`, `--torch-version`), any explicit value on
+    the root, which those releases ignore.
 
     ## Why is this bad
     Since torch 2.8 the root's default (None) keeps its parameters after forward, because
@@ -701,9 +704,23 @@ class ReshardAfterForwardTrueOnRoot(_Fsdp2Rule):
     name = "reshard-after-forward-true-on-root"
     severity = "info"
 
+    def check(self, document, context):
+        self._release = context.release("torch", document.path)  # the torch the setup pins, if any
+        yield from super().check(document, context)
+
     def judge(self, analysis, context):
         roots, blocks = R.split_root(analysis.events)
         if not blocks:
+            return
+        release = getattr(self, "_release", None)
+        if release is not None and release.version is not None and tuple(release.version[:2]) < (2, 8):
+            for event in roots:  # up to 2.7 the root's value was overridden at the first forward
+                value = event.value("reshard_after_forward")
+                if isinstance(value, bool):
+                    yield (event, f"fully_shard({_show(_target(event))}) on the root passes reshard_after_forward="
+                           f"{value}, which {release.text()} ignores: up to torch 2.7 the root keeps its parameters "
+                           "after forward whatever the value (2.8 made an explicit value count)",
+                           "leave reshard_after_forward at its default on the root")
             return
         for event in roots:
             if event.value("reshard_after_forward") is True:

@@ -1,0 +1,533 @@
+"""FSDP2 rules for the argument checks of torch 2.13's `fully_shard`, its device mesh and FSDPModule methods.
+
+They mirror check sites of the coverage map (src/shardshift/data/coverage/fsdp2.tsv, issue 22):
+each message says what torch raises, which tests/test_coverage_map.py confirms by running the
+rule's bad fixtures through torch on a fake process group (tests/coverage_loaders/fsdp2.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from shardshift.rules.fsdp2 import rules as _base
+
+R = _base.R
+_show = _base._show
+
+
+def _names(value) -> tuple[str, ...] | None:
+    """Mesh dim names written as a string or a tuple/list of strings, else None."""
+    if isinstance(value, R.Const):
+        value = value.value
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+            return value
+    if isinstance(value, R.ListVal) and all(isinstance(i, R.Const) and isinstance(i.value, str) for i in value.items):
+        return tuple(i.value for i in value.items)
+    return None
+
+
+def _literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _depth(value) -> int | None:
+    """How many dims a literal nested list/tuple has (a mesh written as [[0, 1], [2, 3]])."""
+    if isinstance(value, (list, tuple)):
+        inner = {_depth(v) for v in value}
+        return 1 + next(iter(inner)) if len(inner) == 1 and None not in inner else (1 if not value else None)
+    return 0 if isinstance(value, int) else None
+
+
+def _flattened(text: str) -> dict[str, set[str]]:
+    """Names the code gives flattened meshes (`mesh["a", "b"]._flatten("dp")`), each with the dim names it
+    was flattened from when the slice is written out: slicing the root by a flattened name is valid, by it
+    together with one of those dims is not."""
+    found: dict[str, set[str]] = {}
+    for match in re.finditer(r"(?:\[([^\[\]]*)\]\s*)?\._flatten\(\s*(?:mesh_dim_name\s*=\s*)?[\"'](\w+)[\"']", text):
+        found.setdefault(match.group(2), set()).update(re.findall(r"[\"'](\w+)[\"']", match.group(1) or ""))
+    return found
+
+
+class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
+    """`init_device_mesh`, `DeviceMesh` or a mesh slice gets arguments torch refuses.
+
+    ## What it does
+    Reports, from the literals in the code: `init_device_mesh` with repeated dim names, with a
+    different number of names than dims, with a device type that carries an index (`"cuda:0"`),
+    or with `backend_override` keys that name no dim (or one dim twice, by index and by name);
+    `DeviceMesh(device_type)` without a mesh, or with a `backend_override` of another length than
+    the mesh's dims; and slicing a mesh (`mesh["dp", "tp"]`) that has no dim names, by a name it
+    does not have, by names out of the mesh's order, or by a flattened dim together with a dim it
+    was flattened from.
+
+    ## Why is this bad
+    torch 2.13 raises at that line, before any training: `RuntimeError: Each mesh_dim_name must
+    be unique`, `mesh_shape and mesh_dim_names should have same length`, `Device type with index
+    is not supported`, `Found invalid keys in backend_override`, `TypeError: The mesh argument is
+    required`, `RuntimeError: Cannot slice a DeviceMesh without mesh_dim_names`, `KeyError:
+    Invalid mesh_dim_names`, or `KeyError: ... Mesh dim indices should be in ascending order`.
+    The last one catches `mesh["dp_replicate", "dp_shard"]` taken from a mesh created as
+    `("dp_shard", "dp_replicate")` to put the dims in fully_shard's order: a slice cannot reorder.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (8, 4), mesh_dim_names=("dp_shard", "dp_replicate"))
+    fully_shard(model, mesh=mesh["dp_replicate", "dp_shard"])
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (4, 8), mesh_dim_names=("dp_replicate", "dp_shard"))
+    fully_shard(model, mesh=mesh)
+    ```
+    """
+
+    code = "FS029"
+    name = "device-mesh-argument-refused"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("mesh"):
+            yield from self._init(event)
+        for event in analysis.of("device_mesh"):
+            yield from self._constructor(event)
+        flattened = _flattened(analysis.text)
+        for event in analysis.of("mesh_slice"):
+            yield from self._slice(event, flattened)
+
+    def _init(self, event):
+        names = _names(event.kwargs.get("mesh_dim_names"))
+        shape = event.kwargs.get("mesh_shape")
+        dims = (len(shape.value) if isinstance(shape, R.Const) and isinstance(shape.value, tuple)
+                else len(shape.items) if isinstance(shape, R.ListVal) else None)
+        if names is not None and len(set(names)) != len(names):
+            yield (event, f"init_device_mesh repeats a dim name in {names}: torch raises RuntimeError (each "
+                   "mesh_dim_name must be unique)", "give every dim its own name")
+        elif names is not None and dims is not None and len(names) != dims:
+            yield (event, f"init_device_mesh gets {len(names)} dim names {names} for a {dims}-D mesh_shape: torch "
+                   "raises RuntimeError (mesh_shape and mesh_dim_names should have same length)",
+                   "write one name per dim of mesh_shape")
+        device = event.value("device_type")
+        if isinstance(device, str) and device and not device.isalpha():
+            yield (event, f"init_device_mesh gets device type {device!r}: torch raises RuntimeError (a device type "
+                   "with an index is not supported)", f"pass {re.sub(r'[^a-zA-Z].*', '', device)!r}; the rank picks its "
+                   "device (torch.cuda.set_device(local_rank))")
+        override = _literal(event.texts.get("backend_override", ""))
+        if isinstance(override, dict) and dims is not None:
+            valid = set(range(dims)) | set(names or ())
+            wrong = [k for k in override if k not in valid]
+            twice = [(i, n) for i, n in enumerate(names or ()) if i in override and n in override]
+            if wrong:
+                yield (event, f"backend_override names {wrong}, which are neither dim indices below {dims} nor dim "
+                       f"names {names or ()}: torch raises RuntimeError (invalid keys in backend_override)",
+                       "key backend_override by a dim's index or its name")
+            elif twice:
+                yield (event, f"backend_override sets dim {twice[0][0]} by its index and by its name "
+                       f"{twice[0][1]!r}: torch raises RuntimeError (redundant dim index and name)",
+                       "keep one of the two keys")
+
+    def _constructor(self, event):
+        given = event.given | set(event.kwargs)
+        if "mesh" not in given and not {"_layout", "_rank_map"} & given and "**" not in event.texts:
+            yield (event, "DeviceMesh is constructed without a mesh: torch raises TypeError (the mesh argument is "
+                   "required)", "use init_device_mesh(device_type, mesh_shape, mesh_dim_names=...)")
+            return
+        override = _literal(event.texts.get("backend_override", ""))
+        dims = _depth(_literal(event.texts.get("mesh", "")))
+        if isinstance(override, (tuple, list)) and dims and len(override) != dims:
+            yield (event, f"DeviceMesh gets {len(override)} backend_override entries for a {dims}-D mesh: torch raises "
+                   "ValueError (backend_override should have the same length as the number of mesh dimensions)",
+                   "give one (backend, options) entry per dim, or use init_device_mesh(..., backend_override={...})")
+
+    def _slice(self, event, flattened):
+        mesh = event.kwargs["mesh"]
+        wanted = _names(event.kwargs.get("names"))
+        if wanted is None:
+            return
+        shown = event.texts.get("names", "")
+        if not mesh.names_given:
+            yield (event, f"the mesh from line {mesh.line} has no mesh_dim_names, so slicing it by [{shown}] raises "
+                   "RuntimeError (cannot slice a DeviceMesh without mesh_dim_names)",
+                   "create the mesh with mesh_dim_names=(...)")
+            return
+        have = [name for name, _ in mesh.dims]
+        if any(name is None for name in have):
+            return
+        unknown = [n for n in wanted if n not in have and not (mesh.root and n in flattened)]
+        if unknown:
+            yield (event, f"the mesh from line {mesh.line} has dims {tuple(have)}, not {tuple(unknown)}: slicing it by "
+                   f"[{shown}] raises KeyError (invalid mesh_dim_names)", f"slice by one of {tuple(have)}")
+            return
+        overlapping = [(n, sorted(flattened[n] & set(wanted))[0]) for n in wanted
+                       if mesh.root and n in flattened and flattened[n] & set(wanted)]
+        if overlapping:
+            flat, part = overlapping[0]
+            yield (event, f"slicing the mesh from line {mesh.line} by [{shown}] names the flattened dim {flat!r} "
+                   f"together with {part!r}, which it was flattened from: torch refuses the slice (RuntimeError: "
+                   "slicing overlapping dim_names is not allowed)", f"slice by {flat!r} alone, or by the dims it was "
+                   "flattened from")
+            return
+        order = [have.index(n) for n in wanted if n in have]
+        if mesh.root and len(order) == len(wanted) and order != sorted(order):
+            yield (event, f"the mesh from line {mesh.line} has dims {tuple(have)} in that order; slicing it by "
+                   f"[{shown}] raises KeyError (mesh dim indices should be in ascending order): a slice cannot "
+                   "reorder dims", f"create the mesh with its dims in the order {tuple(wanted)}")
+
+
+DTENSOR_MAKERS = re.compile(r"\b(distribute_module|parallelize_module|distribute_tensor|from_local|DTensor)\b")
+
+
+def _dp_dims(event):
+    dims = event.kwargs.get("dp_mesh_dims")
+    return dims if isinstance(dims, R.Policy) and dims.kind == "dp_mesh_dims" else None
+
+
+def _none(value) -> bool:
+    return value is None or (isinstance(value, R.Const) and value.value is None)
+
+
+def _unset(policy, field: str) -> bool:
+    return _none(policy.kwargs.get(field))
+
+
+class DpMeshDimsRefused(_base._Fsdp2Rule):
+    """`dp_mesh_dims` is combined with arguments torch refuses.
+
+    ## What it does
+    Reports `DataParallelMeshDims()` with neither `shard` nor `replicate`; and `fully_shard(...,
+    dp_mesh_dims=...)` on a mesh without dim names, naming a dim the mesh does not have, with an
+    integer `reshard_after_forward`, (with `replicate` only) with a `shard_placement_fn` or
+    followed by `set_reshard_after_forward` on that module, or in a file where nothing makes the
+    parameters DTensors (`distribute_module`, `parallelize_module`).
+
+    ## Why is this bad
+    torch 2.13 raises: `ValueError: At least one of shard or replicate must be set`, `mesh must
+    have mesh_dim_names when dp_mesh_dims is provided`, `Mesh dim name ... not found`,
+    `NotImplementedError: reshard_after_forward as int is not yet supported with SPMD mesh`,
+    `ValueError: Per-param mesh via shard_placement_fn is not supported with DDPMeshInfo`, a
+    bare `AssertionError` from `set_reshard_after_forward` (a replicate-only group has nothing to
+    reshard), and `ValueError: When dp_mesh_dims is provided, all parameters must be DTensors on
+    the full SPMD mesh`.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (4, 8), mesh_dim_names=("dp_replicate", "dp_shard"))
+    dims = DataParallelMeshDims(shard="dp_shard", replicate="dp_replicate")
+    fully_shard(layer, mesh=mesh, dp_mesh_dims=dims, reshard_after_forward=4)
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (4, 8), mesh_dim_names=("dp_replicate", "dp_shard"))
+    dims = DataParallelMeshDims(shard="dp_shard", replicate="dp_replicate")
+    fully_shard(layer, mesh=mesh, dp_mesh_dims=dims, reshard_after_forward=True)
+    ```
+    """
+
+    code = "FS030"
+    name = "dp-mesh-dims-refused"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("policy"):
+            if event.name == "dp_mesh_dims" and "**" not in event.texts and all(
+                    _none(event.kwargs.get(field)) for field in ("shard", "replicate")):
+                yield (event, "DataParallelMeshDims sets neither shard nor replicate: torch raises ValueError (at least "
+                       "one of shard or replicate must be set)", "name the mesh dim FSDP shards on: shard=\"dp_shard\"")
+        replicate_only, seen, plain_reported = [], set(), False
+        for event in analysis.of("fully_shard"):
+            dims = _dp_dims(event)
+            mesh = event.kwargs.get("mesh")
+            if dims is None or (id(dims), id(mesh)) in seen:  # one finding per (mesh, dims) pair
+                continue
+            seen.add((id(dims), id(mesh)))
+            if isinstance(mesh, R.Mesh) and not mesh.names_given:
+                yield (event, f"fully_shard gets dp_mesh_dims with the mesh from line {mesh.line}, which has no "
+                       "mesh_dim_names: torch raises ValueError", "create the mesh with mesh_dim_names=(...)")
+                continue
+            named = [n for field in ("shard", "replicate") for n in (_names(dims.kwargs.get(field)) or ())]
+            have = [name for name, _ in mesh.dims] if isinstance(mesh, R.Mesh) else []
+            missing = [n for n in named if n not in have]
+            if isinstance(mesh, R.Mesh) and None not in have and missing:
+                yield (event, f"dp_mesh_dims names {tuple(missing)}, which the mesh from line {mesh.line} "
+                       f"{tuple(have)} does not have: torch raises ValueError (mesh dim name not found)",
+                       f"name dims of the mesh: {tuple(have)}")
+                continue
+            value = event.value("reshard_after_forward")
+            if isinstance(value, int) and not isinstance(value, bool):
+                yield (event, f"reshard_after_forward={value} with dp_mesh_dims: torch 2.13 raises NotImplementedError "
+                       "(an int is not yet supported with an SPMD mesh)", "use True or False")
+                continue
+            if _unset(dims, "shard") and not _unset(dims, "replicate"):
+                placement = event.kwargs.get("shard_placement_fn")
+                if "shard_placement_fn" in event.given and not (isinstance(placement, R.Const) and placement.value is None):
+                    yield (event, "shard_placement_fn with a replicate-only dp_mesh_dims: torch raises ValueError "
+                           "(per-param mesh via shard_placement_fn is not supported with DDPMeshInfo)",
+                           "drop shard_placement_fn, or set dp_mesh_dims.shard")
+                    continue
+                replicate_only.append(event)
+            if not DTENSOR_MAKERS.search(analysis.text) and not (_unset(dims, "shard") and _unset(dims, "replicate")) \
+                    and not plain_reported:
+                plain_reported = True
+                yield (event, "fully_shard gets dp_mesh_dims, but nothing in the file makes the parameters DTensors on "
+                       "the full mesh (distribute_module, parallelize_module): torch raises ValueError (all parameters "
+                       "must be DTensors on the full SPMD mesh)",
+                       "distribute the model over the full mesh first (distribute_module(model, mesh)), or drop "
+                       "dp_mesh_dims and pass the data-parallel sub-mesh")
+        for event in analysis.of("set_reshard_after_forward"):
+            owner = event.targets[0] if event.targets else None
+            found = next((e for e in replicate_only for t in e.targets
+                          if owner is not None and (t == owner or R.is_below(t, owner))), None)
+            if found is not None:
+                yield (event, f"set_reshard_after_forward on {_show(owner)}, sharded at line {found.line} with a "
+                       "replicate-only dp_mesh_dims: torch raises AssertionError (a replicated group has nothing to "
+                       "reshard)", "drop the call for replicated modules")
+
+
+# the values shardshift's own FSDP2 writer leaves for the user to fill ("auto" from a Trainer config): the
+# emitted setup() refuses to run until they are replaced, so they are not torch's refusal to report
+PLACEHOLDERS = frozenset({"auto", "FILL_IN"})
+
+
+def _sharded(analysis) -> set[str]:
+    return {t for e in analysis.of("fully_shard") for t in e.targets}
+
+
+def _module_list(value) -> list | None:
+    if isinstance(value, R.ListVal):
+        return value.items
+    return None
+
+
+class FsdpMethodArgumentRefused(_base._Fsdp2Rule):
+    """An FSDP2 method or `fully_shard` argument has a value torch refuses.
+
+    ## What it does
+    Reports `reshard_after_forward` given something other than a bool, an int or None (a string,
+    a float); `set_reduce_scatter_max_input_buffers` given a non-int or a number below 1;
+    `set_all_reduce_hook(..., stream=...)` on a module sharded over a 2-D (HSDP) mesh; and
+    `set_modules_to_forward_prefetch` / `set_modules_to_backward_prefetch` / `share_comm_ctx`
+    given a module that no `fully_shard` call in the file shards.
+
+    ## Why is this bad
+    torch 2.13 raises: `ValueError: reshard_after_forward should be a bool or an int`,
+    `TypeError: max_input_buffers must be an int`, `ValueError: max_input_buffers must be a
+    positive int`, `ValueError: stream cannot be set when using native HSDP`, and `ValueError:
+    Expects FSDPModule` / `Expects list of FSDPModules`.
+
+    ## Example
+    ```python
+    for layer in model.layers:
+        fully_shard(layer, reshard_after_forward="true")
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer, reshard_after_forward=True)
+    ```
+    """
+
+    code = "FS031"
+    name = "fsdp-method-argument-refused"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("fully_shard"):
+            value = event.kwargs.get("reshard_after_forward")
+            if isinstance(value, R.Const) and value.value is not None and not isinstance(value.value, (bool, int)) \
+                    and value.value not in PLACEHOLDERS:
+                yield (event, f"reshard_after_forward is {value.value!r}: torch raises ValueError (it should be a bool "
+                       "or an int)", "write True or False (or an int group size)")
+        sharded = _sharded(analysis)
+        for event in analysis.of("fsdp_method"):
+            yield from self._method(event, analysis, sharded)
+        for event in analysis.of("share_comm_ctx"):
+            yield from self._modules(event, "share_comm_ctx", event.kwargs.get("modules"), sharded, analysis,
+                                     "Expects list of FSDPModules")
+
+    def _method(self, event, analysis, sharded):
+        if event.name == "set_reduce_scatter_max_input_buffers":
+            value = event.kwargs.get("max_input_buffers")
+            if isinstance(value, R.Const):
+                if isinstance(value.value, bool) or not isinstance(value.value, int):
+                    yield (event, f"set_reduce_scatter_max_input_buffers({value.value!r}): torch raises TypeError "
+                           "(max_input_buffers must be an int)", "pass an int of at least 1")
+                elif value.value < 1:
+                    yield (event, f"set_reduce_scatter_max_input_buffers({value.value}): torch raises ValueError "
+                           "(max_input_buffers must be a positive int)", "pass 1 (the default) or more")
+        elif event.name == "set_all_reduce_hook":
+            stream = event.kwargs.get("stream")
+            if "stream" not in event.given or (isinstance(stream, R.Const) and stream.value is None):
+                return
+            owner = event.targets[0] if event.targets else None
+            hsdp = next((e for e in analysis.of("fully_shard") if owner in e.targets
+                         and isinstance(e.kwargs.get("mesh"), R.Mesh) and len(e.kwargs["mesh"].dims) == 2
+                         and _dp_dims(e) is None), None)
+            if hsdp is not None:
+                yield (event, f"set_all_reduce_hook with a stream on {_show(owner)}, sharded over a 2-D mesh at line "
+                       f"{hsdp.line}: torch raises ValueError (stream cannot be set when using native HSDP)",
+                       "drop stream=: with HSDP the hook runs in FSDP's own all-reduce stream")
+        elif event.name in ("set_modules_to_forward_prefetch", "set_modules_to_backward_prefetch"):
+            yield from self._modules(event, event.name, event.kwargs.get("modules"), sharded, analysis,
+                                     "Expects FSDPModule")
+
+    def _modules(self, event, call, value, sharded, analysis, raised):
+        items = _module_list(value)
+        if not items or not sharded or "FSDPModule" in analysis.text or "**" in analysis.text:
+            return
+        for item in items:
+            if not isinstance(item, R.Path) or "?" in item.path:
+                return
+        missing = [item.path for item in items if item.path not in sharded]
+        if missing:
+            yield (event, f"{call} gets {_show(missing[0])}, which no fully_shard call shards: torch raises ValueError "
+                   f"({raised})", "pass only modules given to fully_shard")
+
+
+class FullyShardAppliedTwice(_base._Fsdp2Rule):
+    """`fully_shard` is applied twice to the same module.
+
+    ## What it does
+    Reports a `fully_shard` call on a module that an earlier call (outside any loop, in the same
+    flow of the script, not in the other branch of an `if`) already sharded.
+
+    ## Why is this bad
+    `fully_shard` is a composable API that can be applied to a module once: torch raises
+    `AssertionError: Each distinct composable distributed API can only be applied to a module
+    once. fully_shard has already been applied`.
+
+    ## Example
+    ```python
+    fully_shard(model, mesh=mesh)
+    ...
+    fully_shard(model, mesh=mesh, mp_policy=policy)
+    ```
+
+    ## Use instead
+    ```python
+    fully_shard(model, mesh=mesh, mp_policy=policy)
+    ```
+    """
+
+    code = "FS032"
+    name = "fully-shard-applied-twice"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            done: dict[str, object] = {}
+            for event in flow:
+                if event.kind != "fully_shard" or event.in_loop:
+                    continue
+                for target in event.targets:
+                    earlier = done.get(target)
+                    if earlier is not None and not _base._alternatives(earlier, event) and "?" not in target:
+                        yield (event, f"fully_shard({_show(target)}) runs again after line {earlier.line}: torch raises "
+                               "AssertionError (fully_shard can only be applied to a module once)",
+                               "shard each module once, with all its arguments in that call")
+                        break
+                for target in event.targets:
+                    done.setdefault(target, event)
+
+
+class DeepcopyOfShardedModule(_base._Fsdp2Rule):
+    """`copy.deepcopy` is called on a module after `fully_shard`.
+
+    ## What it does
+    Reports `copy.deepcopy(m)` when an earlier `fully_shard` call in the same flow sharded `m`
+    (an EMA or reference copy of the model, made after wrapping).
+
+    ## Why is this bad
+    `fully_shard` gives the module a class whose `__deepcopy__` raises `AssertionError: FSDP does
+    not support deepcopy. Please use state dict for serialization.`
+
+    ## Example
+    ```python
+    fully_shard(model)
+    ema = copy.deepcopy(model)
+    ```
+
+    ## Use instead
+    ```python
+    ema = copy.deepcopy(model)  # before sharding (shard the copy too if it trains)
+    fully_shard(model)
+    ```
+    """
+
+    code = "FS033"
+    name = "deepcopy-of-sharded-module"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            done: dict[str, object] = {}
+            for event in flow:
+                if event.kind == "fully_shard":
+                    for target in event.targets:
+                        done.setdefault(target, event)
+                elif event.kind == "deepcopy":
+                    earlier = next((done[t] for t in event.targets if t in done), None)
+                    if earlier is not None and not _base._alternatives(earlier, event):
+                        yield (event, f"copy.deepcopy({_show(event.targets[0])}) after fully_shard at line "
+                               f"{earlier.line}: torch raises AssertionError (FSDP does not support deepcopy)",
+                               "copy before fully_shard, or build the copy from a state dict")
+
+
+class ForwardBeforeRootSharded(_base._Fsdp2Rule):
+    """A forward runs through sharded blocks before the root is sharded.
+
+    ## What it does
+    Reports a call of a module (its forward) after `fully_shard` on it or on blocks inside it,
+    when a later `fully_shard` call in the same flow shards a module containing it (typically:
+    blocks sharded, a warm-up or shape-probe forward, then the root sharded).
+
+    ## Why is this bad
+    The first forward through an FSDP module makes it a root and initialises its state. When the
+    real root is sharded afterwards, its first forward finds the blocks' state already
+    initialised and torch raises `RuntimeError: FSDP state has already been lazily initialized
+    for ... FSDP requires running forward through the root module first`.
+
+    ## Example
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    model(example_batch)  # probe
+    fully_shard(model)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    model(example_batch)
+    ```
+    """
+
+    code = "FS034"
+    name = "forward-before-root-sharded"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        sharded = _sharded(analysis)
+        for flow in analysis.flows():
+            for index, event in enumerate(flow):
+                if event.kind != "call" or not event.targets or event.targets[0] not in sharded:
+                    continue
+                called = event.targets[0]
+                before = [e for e in flow[:index] if e.kind == "fully_shard"
+                          and any(t == called or R.is_below(t, called) for t in e.targets)]
+                after = next((e for e in flow[index + 1:] if e.kind == "fully_shard"
+                              and any(R.is_below(called, t) or (t == called and before) for t in e.targets)), None)
+                if before and after is not None and not _base._alternatives(event, after):
+                    yield (event, f"{_show(called)}(...) runs forward at line {event.line}, before fully_shard("
+                           f"{_show(_base._target(after))}) at line {after.line}: the first forward through the root "
+                           "then raises RuntimeError (FSDP requires running forward through the root module first)",
+                           "shard the root before any forward")

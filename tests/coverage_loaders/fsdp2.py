@@ -1,0 +1,116 @@
+"""Coverage-map loader for FSDP2 (torch 2.13 `fully_shard`): run a fixture's sharding code on the CPU.
+
+As tests/fsdp2_harness/driver.py runs an emitted module (execute it, call its entry with a small
+model), `load` executes one of OUR fixtures (fixtures/fsdp2/..., never a user's file) and calls
+its entry function with a small transformer, under a "fake" process group (torch's own
+single-process backend for simulating a world: the mesh checks see the world size the fixture is
+written for, no collective moves data). Device types written as "cuda" become "cpu" (the mesh's
+own argument checks still see the text, so "cuda:0" still fails as written). After the entry
+returns, the model runs one forward: the first forward is where fully_shard's lazy-init checks
+(one root, tied parameters in one group) run.
+
+Options (the map's case column, `key=value`): `world` (default 32, the world every FS fixture is
+written for), `call` (the entry function; default: the first top-level function whose first
+parameter is `model`, else the module body alone), `tied=1` (the model's output weight is its
+embedding's), `forward=0` (skip the forward), and any other key: an int argument of the entry.
+The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+from pathlib import Path
+
+
+def prepare() -> None:
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+    import torch  # noqa: F401
+    import torch.distributed as dist  # noqa: F401
+    from torch.distributed.device_mesh import init_device_mesh  # noqa: F401
+    from torch.distributed.fsdp import fully_shard  # noqa: F401
+    from torch.testing._internal.distributed.fake_pg import FakeStore  # noqa: F401
+
+
+def _model(tied: bool):
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention = nn.Linear(16, 16)
+            self.feed_forward = nn.Linear(16, 16)
+
+        def forward(self, x):
+            return x + self.feed_forward(torch.relu(self.attention(x)))
+
+    class Transformer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tok_embeddings = nn.Embedding(64, 16)
+            self.layers = nn.ModuleList(Block() for _ in range(2))
+            self.norm = nn.LayerNorm(16)
+            self.output = nn.Linear(16, 64, bias=False)
+            if tied:
+                self.output.weight = self.tok_embeddings.weight
+
+        def forward(self, tokens):
+            h = self.tok_embeddings(tokens)
+            for layer in self.layers:
+                h = layer(h)
+            return self.output(self.norm(h))
+
+    return Transformer()
+
+
+def _on_cpu(device_type):
+    return "cpu" + device_type[4:] if isinstance(device_type, str) and device_type.startswith("cuda") else device_type
+
+
+def _entry(tree: ast.Module, call: str | None) -> str | None:
+    if call:
+        return call
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.args.args and node.args.args[0].arg == "model":
+            return node.name
+    return None
+
+
+def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
+         **arguments: str) -> None:
+    import torch
+    import torch.distributed as dist
+    from torch.distributed import device_mesh
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=int(world))
+    original = device_mesh.init_device_mesh
+
+    def init_device_mesh(device_type, mesh_shape, *args, **kwargs):
+        return original(_on_cpu(device_type), mesh_shape, *args, **kwargs)
+
+    text = Path(path).read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    device_mesh.init_device_mesh = init_device_mesh
+    torch.distributed.init_device_mesh = init_device_mesh  # `from torch.distributed import init_device_mesh`
+    try:
+        namespace = {"__name__": f"fixture_{Path(path).parent.name}", "__file__": str(path)}
+        exec(compile(tree, str(path), "exec"), namespace)  # noqa: S102 - our own fixture, in the oracle only
+        model = _model(tied == "1")
+        entry = _entry(tree, call)
+        if entry is not None:
+            function = namespace[entry]
+            given = {"model": model, "plan": {}, "stream": object(), "hook": lambda output: None}
+            values = [given[p] if p in given else int(arguments[p]) for p in inspect.signature(function).parameters]
+            function(*values)
+        if forward == "1":
+            model(torch.tensor([[1, 2, 3]]))
+    finally:
+        device_mesh.init_device_mesh = original
+        torch.distributed.init_device_mesh = original
+        if dist.is_initialized():
+            dist.destroy_process_group()
