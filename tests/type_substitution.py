@@ -467,7 +467,8 @@ if __name__ == "__main__":  # the full sweep, by hand
             else corpus_cases(name)
     seen: set[str] = set()
     with tempfile.TemporaryDirectory() as tmp:
-        for case, place, value, error in sweep(chosen[::arguments.every], Path(tmp), arguments.limit, arguments.rotate, alarm=30):
+        found = sweep(chosen[::arguments.every], Path(tmp), arguments.limit, arguments.rotate, alarm=30)
+        for case, place, value, error in found:
             where = "".join(traceback.format_exception(error)[-7:])
             key = f"{type(error).__name__}: {traceback.extract_tb(error.__traceback__)[-1][:3]}"
             if key in seen:
