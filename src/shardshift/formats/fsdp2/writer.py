@@ -317,6 +317,14 @@ def _resolve_sharding(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
     s.pin_memory = pins[0] if pins else True
 
 
+def _power_of_two(power: Any) -> float:
+    """2 ** initial_scale_power, inf past a float's range (a power such as 10**40)."""
+    try:
+        return 2.0 ** power
+    except OverflowError:
+        return math.inf
+
+
 def _resolve_precision(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
     precision = plan.precision
     dtype = precision.param_dtype or precision.compute_dtype
@@ -327,7 +335,7 @@ def _resolve_precision(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
         static = precision.loss_scale not in (None, 0, AUTO) and precision.loss_scale > 0
         power = precision.initial_scale_power if precision.initial_scale_power is not None else 16
         s.loss_scaler = {
-            "init_scale": float(precision.loss_scale) if static else 2.0 ** power,
+            "init_scale": float(precision.loss_scale) if static else _power_of_two(power),
             "growth_interval": STATIC_GROWTH_INTERVAL if static else (precision.loss_scale_window or 1000),
             "static": static,
         }
@@ -637,7 +645,8 @@ def _settings_block(s: Fsdp2Settings) -> str:
                         "communication_data_type: gradient reduce-scatter dtype"))
     scaler = s.loss_scaler or {"init_scale": 2.0 ** 16, "growth_interval": 1000, "static": False}
     out.append("# fp16 loss scaling with torch.amp.GradScaler, used only when PARAM_DTYPE is torch.float16")
-    power = math.log2(scaler["init_scale"]) if _number(scaler["init_scale"]) and scaler["init_scale"] > 0 else None
+    power = math.log2(scaler["init_scale"]) if _number(scaler["init_scale"]) and 0 < scaler["init_scale"] < math.inf \
+        else None
     init = (f"2.0 ** {int(power)}" if power is not None and power == int(power) and not scaler["static"]
             else literal(scaler["init_scale"]))
     out.append(_setting("INITIAL_LOSS_SCALE", init,

@@ -176,7 +176,11 @@ def emit(plan: Plan, *, translate: bool = False) -> tuple[list[Emitted], list[Dr
                                                            "--loss-scale"))
     power = known(plan.precision.initial_scale_power)
     if power is not None and dtype == "fp16":
-        out.append(Emitted("precision", "--initial-loss-scale", (2 ** power,), "precision.initial_scale_power"))
+        if isinstance(power, (int, float)) and not isinstance(power, bool) and abs(power) <= 1023:
+            out.append(Emitted("precision", "--initial-loss-scale", (2 ** power,), "precision.initial_scale_power"))
+        else:  # 2 ** 10**40 is no number a float (or the writer) can hold
+            dropped.append(Dropped("precision.initial_scale_power", f"2 ** {power} is no loss scale "
+                                                                    "--initial-loss-scale (a float) can hold"))
     for dotted, flag in (("precision.min_loss_scale", "--min-loss-scale"),
                          ("precision.loss_scale_window", "--loss-scale-window"),
                          ("precision.hysteresis", "--hysteresis")):

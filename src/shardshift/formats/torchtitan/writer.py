@@ -130,6 +130,12 @@ def emit(plan: Plan, source: str | None = None) -> tuple[list[Emitted], dict[str
     return out, dropped
 
 
+def _source_table(rest: dict, name: str) -> dict:
+    """The source's table `name` (empty when absent, or when the source wrote a value there)."""
+    table = rest.get(name)
+    return table if isinstance(table, dict) else {}
+
+
 def _batch(plan, add, dropped, rest) -> None:
     b = plan.batch
     if isinstance(known(b.micro), int):
@@ -182,7 +188,8 @@ def _precision(plan, add, dropped, rest) -> None:
     if pr.compute_dtype is not None:
         dropped["precision.compute_dtype"] = "torchtitan computes in mixed_precision_param"
     if pr.fp8 is True:
-        converters = list(rest.get("model", {}).get("converters", []))
+        converters = _source_table(rest, "model").get("converters", [])
+        converters = list(converters) if isinstance(converters, list) else []
         if not any(c in (FLOAT8, "float8") for c in converters):
             converters.append(FLOAT8)
         add("model.converters", converters, "precision.fp8", "approximate",
@@ -281,7 +288,7 @@ def _checkpointing(plan, add, dropped, rest) -> None:
     ac = plan.activation_checkpointing
     if ac is None:
         return
-    mode = rest.get("activation_checkpoint", {}).get("mode")
+    mode = _source_table(rest, "activation_checkpoint").get("mode")
     if ac.enabled is True:
         if mode in ("selective", "full", "memory_budget"):
             add("activation_checkpoint.mode", mode, "activation_checkpointing.enabled")
@@ -298,7 +305,7 @@ def _checkpointing(plan, add, dropped, rest) -> None:
 def _sharding(plan, add, dropped, rest) -> None:
     sh = plan.sharding
     stage = known(sh.stage)
-    written = rest.get("parallelism", {}).get("fsdp_reshard_after_forward")
+    written = _source_table(rest, "parallelism").get("fsdp_reshard_after_forward")
     reshard = sh.reshard_after_forward
     if isinstance(reshard, bool):
         pipeline = known(plan.parallelism.pipeline) or 1
@@ -385,7 +392,9 @@ def build(plan: Plan, source: str | None = None) -> tuple[dict, list[Emitted], d
         *sections, key = path
         target = data
         for section in sections:
-            target = target.setdefault(section, {})
+            if not isinstance(target.get(section), dict):  # a section the source wrote as a value: the key wins
+                target[section] = {}
+            target = target[section]
         target[key] = item.value
     return data, emitted, dropped
 

@@ -825,7 +825,7 @@ class TrainingArgumentsOptimSwappedByOffload(TrainingArgumentsRule):
 
     def check_arguments(self, document, call, config, context):
         optim = call.keywords.get("optim")
-        if optim not in OFFLOAD_SWAPPED_OPTIM or "optimizer" in config.data:
+        if not isinstance(optim, str) or optim not in OFFLOAD_SWAPPED_OPTIM or "optimizer" in config.data:
             return
         if optimizer_offload(config.data) is not True or config.data.get("zero_force_ds_cpu_optimizer", True) is False:
             return

@@ -372,7 +372,7 @@ class ReshardAfterForwardNotDivisor(_Fsdp2Rule):
                 continue
             size = _shard_size(event, context)
             if value < 1 or (size is not None and (value > size or size % value)):
-                divisors = [d for d in range(2, size) if size % d == 0] if size else []
+                divisors = [d for d in range(2, min(size, 100_000)) if size % d == 0] if size else []
                 within = f"a factor of the {size} ranks of the shard group" if size else "at least 1"
                 yield (event, f"reshard_after_forward is {value} but must be {within}: fully_shard raises "
                        "ValueError", f"use one of {divisors}" if divisors else "use True or False")

@@ -200,7 +200,7 @@ class HeadsAgainstTensorParallel(_LayoutRule):
             tensor_at = plan.provenance.get("parallelism.tensor")
             if where is None or tensor_at is None:
                 continue
-            divisors = [d for d in range(1, heads + 1) if heads % d == 0 and d <= max(tensor, 8)]
+            divisors = [d for d in range(1, min(heads, max(tensor, 8), 100_000) + 1) if heads % d == 0]
             related = [self.related_at(tensor_at, f"{name_of(tensor_at, 'tensor')} is set here")]
             if replicated:
                 multiples = [heads * k for k in (2, 4)]
