@@ -94,8 +94,19 @@ def test_the_json_named_on_the_command_line_says_what_it_is():
     assert "Hugging Face training arguments" in done.stdout and "HfArgumentParser.parse_json_file" in done.stdout
 
 
-def test_a_tree_without_git_is_searched_as_a_whole(tmp_path):
+def test_a_tree_without_git_is_searched_as_a_whole(tmp_path, monkeypatch):
     """The checked folder is the tree: a launch script in scripts/ names configs/ds_launcher_config.json."""
+    # The machine's temporary directory may lie inside a checkout (then that checkout is the
+    # repository searched, as it should be): this tree stands for one with no checkout above it.
+    import os
+
+    from shardshift.rules.deepspeed import auto
+
+    found_root = auto.repository_root
+    top = os.path.realpath(tmp_path)
+    monkeypatch.setattr(auto, "repository_root", lambda path: found_root(path) if
+                        os.path.realpath(found_root(path)).startswith(top + os.sep) else
+                        os.path.dirname(os.path.realpath(path)))
     shutil.copytree(CONSUMERS / "hf_launcher", tmp_path / "hf_launcher")
     shutil.copytree(CONSUMERS / "no_consumer", tmp_path / "no_consumer")
     status, found = check_json("--min-severity", "info", str(tmp_path))

@@ -18,8 +18,7 @@ from conftest import ROOT
 
 # The modules whose tests build checkouts, repositories and configuration files in tmp_path and
 # read what the tool derives from them (roots, relative paths, consumers, configuration).
-MODULES = ["tests/test_report_sarif.py", "tests/test_output.py", "tests/test_consumer_context.py",
-           "tests/test_config.py", "tests/test_report_github.py"]
+MODULES = ["tests/test_report_sarif.py", "tests/test_output.py", "tests/test_consumer_context.py"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is needed")
