@@ -154,14 +154,20 @@ def _text(stream) -> str:
 
 
 def _forget_files() -> None:
-    """Empty shardshift's memoised reads (the parsed files, the tables read from a repository) so that
-    the next run reads the files as a fresh process would: a test may rewrite a file between runs."""
+    """Empty shardshift's memoised reads of files (the memoised functions that take a `path`: parsed
+    modules, the tables read from a repository, pins) so that the next run reads the files as a
+    fresh process would: a test may rewrite a file between runs. Tables built from shardshift's own
+    code (rules, keys, flags) stay: they cannot change within a test run."""
+    import inspect
+
     for name, module in list(sys.modules.items()):
         if name == "shardshift" or name.startswith("shardshift."):
             for value in list(vars(module).values()):
                 clear = getattr(value, "cache_clear", None)
-                if callable(clear) and getattr(value, "__module__", None) == name:
-                    clear()
+                wrapped = getattr(value, "__wrapped__", None)
+                if callable(clear) and wrapped is not None and getattr(value, "__module__", None) == name:
+                    if "path" in inspect.signature(wrapped).parameters:
+                        clear()
 
 
 def check_json(*args: str, cwd: Path | None = None) -> tuple[int, dict]:

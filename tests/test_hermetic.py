@@ -16,9 +16,10 @@ import pytest
 
 from conftest import ROOT
 
-# The modules whose tests build checkouts, repositories and configuration files in tmp_path and
-# read what the tool derives from them (roots, relative paths, consumers, configuration).
-MODULES = ["tests/test_report_sarif.py", "tests/test_output.py", "tests/test_consumer_context.py"]
+# The modules whose tests failed with TMPDIR inside a checkout before they were fixed (issue 22:
+# SARIF's %SRCROOT%; the consumers of a ds_config searched in its repository). The whole non-oracle
+# suite passed that way when this test was written (bench/RESULTS.md); it is too long to rerun here.
+MODULES = ["tests/test_report_sarif.py", "tests/test_consumer_context.py"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is needed")
