@@ -336,6 +336,12 @@ def main(argv: list[str] | None = None) -> int:
                      "each, until stdin closes (one Megatron import for every batch of a test process)")
     options = cli.parse_args(argv)
     request = None if options.serve else json.loads(sys.stdin.read())
+    requests = None
+    if options.serve:  # the requests on a descriptor of their own: what a case does to stdin cannot touch them
+        requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
     result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # from here on, whatever writes to fd 1 (Megatron, C code) lands on stderr
     sys.stdout = sys.stderr
@@ -344,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     imported = time.perf_counter()
     if options.serve:
         with judge.script._patched_imports():
-            for line in sys.__stdin__:
+            for line in requests:
                 begun = time.perf_counter()
                 verdicts = [judge(case_argv, world) for case_argv, world in json.loads(line)["cases"]]
                 json.dump({"verdicts": verdicts, "import_seconds": round(imported - started, 3),
