@@ -76,10 +76,98 @@ def shown(path) -> str:
         return str(path)
 
 
-def run_cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess:
-    """Run the real command line in a fresh process."""
-    return subprocess.run([sys.executable, "-m", "shardshift", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or ROOT, input=input, timeout=300)
+def run_cli(*args: str, cwd: Path | None = None, input: str | None = None,
+            process: bool = False) -> subprocess.CompletedProcess:
+    """Run the command line: `shardshift.cli.main` in this process (its own argv, working directory,
+    standard streams, environment and warning filters; the exit status as a child would give it),
+    or, with `process=True`, `python -m shardshift` in a fresh process (for what only a process
+    shows: the entry point, start-up, imports; tests/test_cli.py keeps a few). In process a check
+    costs milliseconds; a fresh process pays the interpreter and the imports (~0.3-1 s) each time."""
+    argv = [str(a) for a in args]
+    if process:
+        return subprocess.run([sys.executable, "-m", "shardshift", *argv], capture_output=True, text=True,
+                              cwd=cwd or ROOT, input=input, timeout=300)
+    return _in_process(argv, Path(cwd or ROOT), input)
+
+
+def _in_process(argv: list[str], cwd: Path, input: str | None) -> subprocess.CompletedProcess:
+    import io
+    import traceback
+    import warnings
+
+    from shardshift import cli
+
+    # Bytes underneath, as a pipe: what cannot be encoded fails as it would in a child (the CLI
+    # switches its stdout to backslashreplace, as it does there).
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="\n", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline="\n",
+                           write_through=True)
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_cwd, saved_environ = os.getcwd(), dict(os.environ)
+    status = 0
+    try:
+        sys.stdin = io.StringIO(input or "")
+        sys.stdout, sys.stderr = out, err
+        os.chdir(cwd)
+        with warnings.catch_warnings():
+            # A child's default filters, printed to its stderr (pytest would otherwise collect them).
+            warnings.resetwarnings()
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.simplefilter("ignore", category)
+            warnings.showwarning = _show_warning
+            try:
+                status = cli.main(argv)
+            except SystemExit as done:  # argparse's usage errors, --version, --help
+                code = done.code
+                if code is None:
+                    status = 0
+                elif isinstance(code, int):
+                    status = code
+                else:
+                    print(code, file=sys.stderr)
+                    status = 1
+            except Exception:  # a traceback, as the child would print it, with its exit status
+                traceback.print_exc()
+                status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        if dict(os.environ) != saved_environ:
+            os.environ.clear()
+            os.environ.update(saved_environ)
+        _forget_files()
+    return subprocess.CompletedProcess(["shardshift", *argv], status, _text(out), _text(err))
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    import warnings
+
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def _text(stream) -> str:
+    # subprocess.run(text=True) decodes strictly and turns \r\n and \r into \n
+    data = stream.buffer.getvalue().decode("utf-8")
+    return data.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _forget_files() -> None:
+    """Empty shardshift's memoised reads of files (the memoised functions that take a `path`: parsed
+    modules, the tables read from a repository, pins) so that the next run reads the files as a
+    fresh process would: a test may rewrite a file between runs. Tables built from shardshift's own
+    code (rules, keys, flags) stay: they cannot change within a test run."""
+    import inspect
+
+    for name, module in list(sys.modules.items()):
+        if name == "shardshift" or name.startswith("shardshift."):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                wrapped = getattr(value, "__wrapped__", None)
+                if callable(clear) and wrapped is not None and getattr(value, "__module__", None) == name:
+                    if "path" in inspect.signature(wrapped).parameters:
+                        clear()
 
 
 def check_json(*args: str, cwd: Path | None = None) -> tuple[int, dict]:

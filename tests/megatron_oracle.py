@@ -7,8 +7,10 @@
 `core_transformer_config_from_args(args)` (TransformerConfig.__post_init__ holds the head and
 query-group divisibility checks). Importing Megatron costs ~6-9 s, so one call runs ONE child process
 (tests/megatron_oracle_child.py) for the whole batch: the cases go to it as JSON on stdin, the verdicts
-come back as JSON on stdout (Megatron's own output goes to stderr or into the verdicts). Megatron and
-torch never load into the calling process, and nothing is cached on disk.
+come back as JSON on stdout (Megatron's own output goes to stderr or into the verdicts). The child stays
+up for the next batch (`--serve`, one JSON line each way): a test process, or a pytest-xdist worker, imports
+Megatron once whatever the number of modules that ask. Megatron and torch never load into the calling
+process, and nothing is cached on disk.
 
 What the child patches in on a CPU (the import patches of scripts/dump_megatron_flags.py, a Hopper GPU's
 arch/capability, a Transformer Engine version) and which environment it gives each case
@@ -84,22 +86,88 @@ def _verdict(raw: dict) -> Verdict:
 
 def judge(cases: list[tuple[list[str], int]], *, megatron: Path = MEGATRON,
           timeout: float = TIMEOUT) -> list[Verdict]:
-    """One verdict per (argv, world size), in order, from ONE child process for the whole batch."""
+    """One verdict per (argv, world size), in order. The batch goes to this process's one child
+    (tests/megatron_oracle_child.py --serve, started at the first call): Megatron is imported once
+    per test process (once per pytest-xdist worker), not once per batch."""
     checked = _check(cases)
     if not checked:
         return []
     reason = available(megatron)
     if reason:
         raise RuntimeError(f"the Megatron oracle cannot run: {reason}")
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run([sys.executable, str(CHILD), "--megatron", str(megatron)],
-                          input=json.dumps({"cases": checked}), capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env)
+    child = _child(Path(megatron))
     try:
-        result = json.loads(done.stdout) if done.returncode == 0 else None
+        child.process.stdin.write(json.dumps({"cases": checked}) + "\n")
+        child.process.stdin.flush()
+        line = _read_line(child.process, timeout)
+    except (OSError, TimeoutError) as failure:
+        line = None
+        _stop(child)
+        problem = f"{type(failure).__name__}: {failure}"
+    else:
+        problem = None
+    try:
+        result = json.loads(line) if line else None
     except json.JSONDecodeError:
         result = None
     if result is None or len(result.get("verdicts", ())) != len(checked):
-        raise RuntimeError(f"the Megatron oracle child failed (exit status {done.returncode}); "
-                           f"stdout: {done.stdout[-500:]!r}; stderr:\n{done.stderr[-4000:]}")
+        _stop(child)
+        raise RuntimeError(f"the Megatron oracle child failed (exit status {child.process.poll()}"
+                           f"{'; ' + problem if problem else ''}); stdout: {(line or '')[-500:]!r}; "
+                           f"stderr:\n{child.stderr_tail()}")
     return [_verdict(raw) for raw in result["verdicts"]]
+
+
+@dataclass
+class _Child:
+    process: subprocess.Popen
+    log: object  # the child's stderr (Megatron's own output), a temporary file: never a full pipe
+
+    def stderr_tail(self, size: int = 4000) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()[-size:]
+
+
+_CHILDREN: dict[str, _Child] = {}
+
+
+def _child(megatron: Path) -> _Child:
+    key = str(megatron.resolve())
+    child = _CHILDREN.get(key)
+    if child is not None and child.process.poll() is None:
+        return child
+    import atexit
+    import tempfile
+
+    log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    process = subprocess.Popen([sys.executable, str(CHILD), "--megatron", str(megatron), "--serve"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                               encoding="utf-8", cwd=ROOT, env=env)
+    child = _CHILDREN[key] = _Child(process, log)
+    atexit.register(_stop, child)
+    return child
+
+
+def _read_line(process: subprocess.Popen, timeout: float) -> str:
+    import threading
+
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if reader.is_alive():
+        raise TimeoutError(f"no answer in {timeout} s")
+    return box[0] if box else ""
+
+
+def _stop(child: _Child) -> None:
+    process = child.process
+    if process.poll() is None:
+        try:
+            process.stdin.close()
+            process.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()

@@ -332,14 +332,32 @@ class Judge:
 def main(argv: list[str] | None = None) -> int:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--megatron", type=Path, default=DEFAULT_MEGATRON, help="the Megatron-LM folder (oracle)")
+    cli.add_argument("--serve", action="store_true", help="judge one request per stdin line, answer one line "
+                     "each, until stdin closes (one Megatron import for every batch of a test process)")
     options = cli.parse_args(argv)
-    request = json.loads(sys.stdin.read())
+    request = None if options.serve else json.loads(sys.stdin.read())
+    requests = None
+    if options.serve:  # the requests on a descriptor of their own: what a case does to stdin cannot touch them
+        requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
     result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # from here on, whatever writes to fd 1 (Megatron, C code) lands on stderr
     sys.stdout = sys.stderr
     started = time.perf_counter()
     judge = Judge(options.megatron)
     imported = time.perf_counter()
+    if options.serve:
+        with judge.script._patched_imports():
+            for line in requests:
+                begun = time.perf_counter()
+                verdicts = [judge(case_argv, world) for case_argv, world in json.loads(line)["cases"]]
+                json.dump({"verdicts": verdicts, "import_seconds": round(imported - started, 3),
+                           "judge_seconds": round(time.perf_counter() - begun, 3)}, result_stream, allow_nan=False)
+                result_stream.write("\n")
+                result_stream.flush()
+        return 0
     verdicts = []
     with judge.script._patched_imports():  # validate_args imports more of megatron lazily
         for case_argv, world in request["cases"]:

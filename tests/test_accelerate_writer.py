@@ -6,6 +6,7 @@ loader and builds its plugin."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from deepdiff import DeepDiff
 from hypothesis import given, settings
@@ -176,6 +177,7 @@ def test_fsdp1_to_fsdp2_does_what_accelerate_does_and_keeps_comments():
     assert by_source["/fsdp_config/fsdp_use_orig_params"].status == "dropped"
 
 
+@pytest.mark.oracle
 def test_fsdp1_to_fsdp2_matches_accelerates_own_command_on_the_keys_it_handles():
     from accelerate.commands.to_fsdp2 import convert_config_to_fsdp2
 

@@ -52,14 +52,15 @@ def test_directory_walk_finds_configs_and_skips_other_files(tmp_path):
 
 def test_unparseable_config_found_by_a_walk_is_an_error_not_a_traceback(tmp_path):
     (tmp_path / "ds_config.json").write_text('{"train_batch_size": ${BATCH}, "zero_optimization": {"stage": 2}}')
-    done = run_cli("check", str(tmp_path))
+    done = run_cli("check", str(tmp_path), process=True)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "SS001" in done.stdout
 
 
 def test_missing_path_and_bad_options_are_usage_errors():
-    assert run_cli("check", "no/such/file.json").returncode == 2
-    assert run_cli("check", "--world-size", "0", str(DS)).returncode == 2
+    # the exit status of a real process (`python -m shardshift`), as scripts see it
+    assert run_cli("check", "no/such/file.json", process=True).returncode == 2
+    assert run_cli("check", "--world-size", "0", str(DS), process=True).returncode == 2
     assert run_cli("check", "--nodes", "2", str(DS)).returncode == 2
     assert run_cli("check", "--world-size", "4", "--nodes", "2", "--gpus-per-node", "4", str(DS)).returncode == 2
     assert run_cli("check", "--select", "XX999", str(DS)).returncode == 2
@@ -86,7 +87,7 @@ def test_fail_on_warning_turns_warnings_into_exit_one(tmp_path):
 
 
 def test_text_output_names_file_line_column_code_and_fix():
-    done = run_cli("check", str(DS / "rules" / "DS101" / "bad.json"))
+    done = run_cli("check", str(DS / "rules" / "DS101" / "bad.json"), process=True)
     assert done.returncode == 1
     assert re.search(r"bad\.json:4:3: DS101 error: .*did you mean 'zero_optimization'", done.stdout)
     assert "fix: zero_optimization" in done.stdout
@@ -202,3 +203,47 @@ def test_a_fifo_in_the_tree_is_skipped_not_read(tmp_path):
     shutil.copy(DS / "zero2_bf16_adamw.json", tmp_path / "zero2.json")
     status, output = check_json(str(tmp_path))
     assert status == 0 and [f["path"] for f in output["files"]] == [str(tmp_path / "zero2.json")]
+
+
+# --- the tests' in-process runner (conftest.run_cli) gives what a fresh process gives ---------------
+IN_PROCESS_CASES = [
+    ("check", "--format", "json", "fixtures/deepspeed"),
+    ("check", "fixtures/deepspeed/rules/DS101/bad.json"),
+    ("check", "--format", "sarif", "fixtures/deepspeed/rules/DS201"),
+    ("check", "no/such/file.json"),
+    ("convert", "fixtures/deepspeed/zero2_bf16_adamw.json", "--to", "accelerate"),
+    ("convert", "fixtures/deepspeed/rules/SS001/bad.json", "--to", "deepspeed"),
+    ("explain", "DS201"),
+    ("--version",),
+    ("check", "--bogus-option"),
+]
+
+
+@pytest.mark.parametrize("args", IN_PROCESS_CASES, ids=" ".join)
+def test_the_in_process_runner_gives_what_a_fresh_process_gives(args, monkeypatch):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    inside, child = run_cli(*args), run_cli(*args, process=True)
+    assert (inside.returncode, inside.stdout, inside.stderr) == (child.returncode, child.stdout, child.stderr)
+
+
+def test_the_in_process_runner_reads_a_rewritten_file_afresh(tmp_path):
+    # shardshift memoises what it read from a repository within a process (here torchtitan's custom
+    # config module, by the TOML's path); each in-process run starts with nothing memoised
+    shutil.copy(FIXTURES / "torchtitan" / "rules" / "TT001" / "good_custom.toml", tmp_path / "train.toml")
+    shutil.copytree(FIXTURES / "torchtitan" / "rules" / "TT001" / "my_project", tmp_path / "my_project")
+    module = tmp_path / "my_project" / "config.py"
+
+    def tt001() -> list:
+        return [f for f in check_json(str(tmp_path / "train.toml"))[1]["findings"] if f["code"] == "TT001"]
+
+    assert tt001() == []
+    module.write_text(module.read_text().replace("anything: int = 0", "something: int = 0"))
+    assert [f["pointer"] for f in tt001()] == ["/my_section/anything"]
+
+
+def test_the_in_process_runner_restores_the_working_directory_and_streams(tmp_path):
+    import sys
+
+    before = os.getcwd(), sys.stdout, sys.stderr, sys.stdin
+    done = run_cli("check", ".", cwd=tmp_path)
+    assert done.returncode == 0 and (os.getcwd(), sys.stdout, sys.stderr, sys.stdin) == before

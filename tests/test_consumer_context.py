@@ -11,6 +11,8 @@ and on the wild corpus (skipped when absent).
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 
 import pytest
@@ -94,8 +96,19 @@ def test_the_json_named_on_the_command_line_says_what_it_is():
     assert "Hugging Face training arguments" in done.stdout and "HfArgumentParser.parse_json_file" in done.stdout
 
 
-def test_a_tree_without_git_is_searched_as_a_whole(tmp_path):
+def test_a_tree_without_git_is_searched_as_a_whole(tmp_path, monkeypatch):
     """The checked folder is the tree: a launch script in scripts/ names configs/ds_launcher_config.json."""
+    # The machine's temporary directory may lie inside a checkout (then that checkout is the
+    # repository searched, as it should be): this tree stands for one with no checkout above it.
+    import os
+
+    from shardshift.rules.deepspeed import auto
+
+    found_root = auto.repository_root
+    top = os.path.realpath(tmp_path)
+    monkeypatch.setattr(auto, "repository_root", lambda path: found_root(path) if
+                        os.path.realpath(found_root(path)).startswith(top + os.sep) else
+                        os.path.dirname(os.path.realpath(path)))
     shutil.copytree(CONSUMERS / "hf_launcher", tmp_path / "hf_launcher")
     shutil.copytree(CONSUMERS / "no_consumer", tmp_path / "no_consumer")
     status, found = check_json("--min-severity", "info", str(tmp_path))
@@ -157,3 +170,15 @@ def test_a_dict_literal_spread_is_unfolded_and_an_unknown_one_is_not(tmp_path):
     status, found = check_json(str(tmp_path))
     (finding,) = findings_with_code(found, "DS435")
     assert finding["file"].endswith("train.py") and (finding["line"], finding["column"]) == (2, 76)  # at the key
+
+
+def test_a_fifo_in_the_repository_is_not_read_for_references(tmp_path):
+    """The consumers of a ds_config are looked for in its repository; a FIFO there (opening one
+    waits for a writer) is skipped, as the checked walk skips it. Found when the tests ran with the
+    temporary directory inside another checkout: the search reached another test's FIFO and hung."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 3}')
+    os.mkfifo(tmp_path / "launch.sh")
+    os.mkfifo(tmp_path / "other.json")
+    done = run_cli("check", "--format", "json", str(tmp_path / "ds_config.json"), process=True)  # a hang is a timeout
+    assert done.returncode in (0, 1) and json.loads(done.stdout)["summary"]["files"] == 1, done.stderr

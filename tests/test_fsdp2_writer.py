@@ -104,6 +104,7 @@ def load_module(text, tmp_path, name="fsdp2_setup"):
     return module
 
 
+@pytest.mark.oracle
 def test_auto_and_required_values_stop_setup(tmp_path):
     pytest.importorskip("torch")
     config = {"train_micro_batch_size_per_gpu": "auto", "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
@@ -115,6 +116,7 @@ def test_auto_and_required_values_stop_setup(tmp_path):
         module.setup(None)
 
 
+@pytest.mark.oracle
 def test_public_surface(tmp_path):
     pytest.importorskip("torch")
     module = load_module(fsdp2.write(deepspeed.read('{"train_batch_size": 8}', "ds.json").plan), tmp_path)

@@ -7,21 +7,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from shardshift.formats.megatron import program, reader
 
+from conftest import run_cli
+
 ROOT = Path(__file__).resolve().parent.parent
 CONTEXT = ROOT / "fixtures" / "megatron" / "context"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "shardshift", "check", *args], cwd=cwd, env=ENV,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli("check", *args, cwd=cwd)
 
 
 def findings(path: Path) -> list[dict]:

@@ -88,6 +88,11 @@ def test_cross_file_findings_from_the_fixtures_have_related_locations_in_the_oth
 
 @needs_schema
 def test_constructed_cross_file_finding_renders_valid_sarif(tmp_path, monkeypatch):
+    # %SRCROOT% is the checkout holding the working directory (README): make tmp_path that checkout,
+    # so that the URIs do not depend on where the machine keeps its temporary files (inside another
+    # checkout they would start with that checkout's path to tmp_path).
+    (tmp_path / ".git").mkdir()
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     monkeypatch.chdir(tmp_path)
     finding = Finding("DS201", "error", "configs/ds config.json", 3, 5, "/train_batch_size", "50% off: a message",
                       "256", "batch-arithmetic",
@@ -108,7 +113,7 @@ def test_constructed_cross_file_finding_renders_valid_sarif(tmp_path, monkeypatc
     assert "[train.py:12](1)" in first["message"]["text"]
     assert first["properties"]["fix"] == "256"
     assert second["level"] == "note" and "relatedLocations" not in second
-    assert log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/")
+    assert log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
 
 
 def test_clean_run_is_valid_and_empty(tmp_path):

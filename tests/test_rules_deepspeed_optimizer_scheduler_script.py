@@ -340,6 +340,7 @@ ENGINE_SET = {"deepspeed.ops.adam.FusedAdam": ("adam_w_mode",),
               "deepspeed.ops.adam.DeepSpeedCPUAdam": ("adamw_mode", "fp32_optimizer_states")}
 
 
+@pytest.mark.oracle
 def test_signature_tables_match_the_installed_classes(deepspeed):
     from shardshift.formats.deepspeed import optimizers as tables
 
@@ -354,6 +355,7 @@ def test_signature_tables_match_the_installed_classes(deepspeed):
         assert ours == real, signature.cls
 
 
+@pytest.mark.oracle
 def test_type_lists_match_the_installed_deepspeed(deepspeed):
     import torch
 
@@ -370,6 +372,7 @@ def test_type_lists_match_the_installed_deepspeed(deepspeed):
 @pytest.mark.parametrize("type_name", ["Adam", "ADAMW", "adamw", "Lamb", "lion", "Muon", "SGD", "sgd", "RMSprop",
                                        "rmsprop", "Adafactor", "FusedAdam", "OneBitAdam", "ZeroOneAdam", "AdaGrad",
                                        "MuSGD", "LBFGS", "adam_w"])
+@pytest.mark.oracle
 def test_optimizer_type_verdict_matches_deepspeed(deepspeed, type_name):
     from shardshift.formats.deepspeed.optimizers import resolve_optimizer
 
@@ -388,6 +391,7 @@ def _optimizer():
 @pytest.mark.parametrize("fixture", ["DS411/bad.json", "DS411/good.json", "DS412/bad.json", "DS412/good.json",
                                      "DS415/bad.json", "DS415/bad_string.json", "DS415/good.json", "DS410/good.json",
                                      "DS413/good.json", "DS417/good.json"])
+@pytest.mark.oracle
 def test_scheduler_verdict_matches_constructing_it(deepspeed, runs, fixture):
     """Build the scheduler the way DeepSpeed does, from the file as json.load reads it: the fixtures
     DeepSpeed refuses are the ones shardshift reports (an error, or a warning for a loader-dependent
@@ -408,6 +412,7 @@ def test_scheduler_verdict_matches_constructing_it(deepspeed, runs, fixture):
 
 @pytest.mark.parametrize("fixture,offload", [("DS402/bad.json", False), ("DS402/bad_offload.json", True),
                                              ("DS402/good.json", True), ("DS404/good.json", False)])
+@pytest.mark.oracle
 def test_optimizer_param_verdict_matches_the_constructor_signature(deepspeed, runs, fixture, offload):
     """DeepSpeed calls `Class(params, **optimizer.params)` minus the keys it pops: binding the
     same keywords to the real signature raises TypeError exactly for the reported files."""
@@ -561,6 +566,7 @@ def _script(name: str, client_optimizer: bool, client_scheduler: bool, loader: s
     return SCRIPT.format(optimizer=optimizer, scheduler=scheduler, arguments=arguments, config=config)
 
 
+@pytest.mark.oracle
 def test_verdicts_match_deepspeed_initialize(deepspeed, tmp_path):
     """Each case is a ds_config plus the script that loads it. shardshift checks the pair; the
     same call runs through the real `deepspeed.initialize` (CPU, one rank, torch optimizers only
@@ -651,6 +657,7 @@ CALLABLE_CASES = [
 ]
 
 
+@pytest.mark.oracle
 def test_callable_and_helper_optimizers_match_deepspeed_initialize(deepspeed, tmp_path):
     """deepspeed.initialize calls a callable `optimizer` with the parameters (engine.py
     `_configure_optimizer`) and treats what it returns, like an optimizer built by a helper, as the

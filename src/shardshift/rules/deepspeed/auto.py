@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -270,7 +271,11 @@ def _references(path: str, document: Document | None, names: tuple[str, ...], ru
         text = document.text
     else:
         try:
-            if os.path.getsize(path) > (SCAN_MAX_JSON_BYTES if path.endswith(".json") else SCAN_MAX_BYTES):
+            info = os.stat(path)
+            # a FIFO, socket or device in the repository is not a file that names a config (opening a
+            # FIFO waits for a writer forever)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > (
+                    SCAN_MAX_JSON_BYTES if path.endswith(".json") else SCAN_MAX_BYTES):
                 return []
             with open(path, "rb") as handle:
                 text = handle.read().decode("utf-8", "replace")
