@@ -131,8 +131,19 @@ import json, logging, sys, warnings
 warnings.filterwarnings("ignore")
 logging.disable(logging.CRITICAL)
 import yaml
+import axolotl.utils.config as config_module
+from axolotl.integrations.base import PluginManager
 from axolotl.utils.config import validate_config
 from axolotl.utils.dict import DictDefault
+# validate_config builds its schema classes anew for every config (merge_input_args: about 0.3 s), a
+# function of the registered plugins' input args alone: build them once per set of plugins
+_merge, _built = config_module.merge_input_args, {}
+def _merged():
+    key = tuple(PluginManager.get_instance().get_input_args())
+    if key not in _built:
+        _built[key] = _merge()
+    return _built[key]
+config_module.merge_input_args = _merged
 VALUES = ("micro_batch_size", "gradient_accumulation_steps", "sequence_len", "learning_rate", "weight_decay",
           "max_grad_norm", "optimizer", "lr_scheduler", "warmup_steps", "adam_epsilon", "tensor_parallel_size",
           "context_parallel_size", "dp_shard_size", "dp_replicate_size", "gradient_checkpointing", "bf16", "fp16")
@@ -158,14 +169,18 @@ def schema_run(texts: dict[str, str]) -> dict[str, dict]:
     """{"errors": name -> None or the schema's error, "values": name -> the validated values of
     the keys the reader lifts}, all in one child process."""
     oracles.require_installed("axolotl", "peft", "addict", "PIL")
+    # one validation per distinct text (a fixture is listed under several names): same verdicts, 40% fewer runs
+    distinct = {text: str(number) for number, text in enumerate(dict.fromkeys(texts.values()))}
     with tempfile.TemporaryDirectory(prefix="shardshift-axolotl-") as scratch:
         given, result = Path(scratch, "in.json"), Path(scratch, "out.json")
-        given.write_text(json.dumps(texts), encoding="utf-8")
+        given.write_text(json.dumps({key: text for text, key in distinct.items()}), encoding="utf-8")
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", PYTHONWARNINGS="ignore")
         done = subprocess.run([sys.executable, "-c", CHILD, str(given), str(result)], capture_output=True, text=True,
                               timeout=oracles.CHILD_TIMEOUT, env=env, cwd=scratch, stdin=subprocess.DEVNULL)
         assert done.returncode == 0 and result.is_file(), done.stderr[-4000:]
-        return json.loads(result.read_text(encoding="utf-8"))
+        found = json.loads(result.read_text(encoding="utf-8"))
+    return {part: {name: found[part][distinct[text]] for name, text in texts.items() if distinct[text] in found[part]}
+            for part in ("errors", "values")}
 
 
 # what the user fills in for each placeholder a converted config holds (the placeholders the schema refuses)
@@ -226,6 +241,11 @@ def _ds_conversions() -> dict[str, str]:
     return texts
 
 
+# bad fixtures of other formats whose mistake is a value the conversion carries over as it is (the source's
+# own rule reports it): Axolotl refuses the output for the same value
+CONVERTED_INVALID_SOURCE = {"accelerate/rules/AC010/bad_cp.yaml": "context_parallel"}
+
+
 def test_emitted_configs_and_rule_fixtures_against_the_schema(schema):
     fixtures = sorted(p for p in RULES.glob("*/*.yaml") if p.parent.name not in COVERAGE_MAPPED)
     outcomes = schema["errors"]
@@ -233,6 +253,8 @@ def test_emitted_configs_and_rule_fixtures_against_the_schema(schema):
     assert len(converted) >= 300  # 4 fixture and ~100 corpus ds_configs, ~400 fixtures of other formats
     # a conversion is accepted once its placeholders the schema refuses are filled in (FILLED), and refused before
     rejected = {name: outcomes[name] for name in converted if outcomes[name] is not None}
+    for name, cause in CONVERTED_INVALID_SOURCE.items():
+        assert cause in (rejected.pop(f"convert:{name}", None) or ""), name
     assert rejected == {}, rejected
     raw = {name: outcomes[name] for name in outcomes if name.startswith("placeholder:")}
     assert raw and all(error is not None and "FILL_IN" in error for error in raw.values()), raw

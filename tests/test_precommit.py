@@ -16,8 +16,10 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 
-pytestmark = pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
-                                reason="pre-commit and git are needed")
+# The real pre-commit builds the hook's environment (pip, from PyPI): an oracle like the frameworks'
+pytestmark = [pytest.mark.oracle,
+              pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
+                                 reason="pre-commit and git are needed")]
 
 
 def _git(*args: str, cwd) -> None:
