@@ -129,6 +129,10 @@ EXPECTED: list[Change | NewFile] = [
            "nvme_path (confirmed by the messages oracle)"),
     Change("fixtures/deepspeed/rules/DS42[12]/*", "DS421", "changed", "related locations are relative to the working "
            "directory, as every location (issue 11; absolute at 26aa8af)"),
+    Change("fixtures/deepspeed/rules/DS421/bad.json", "DS421", "removed", "issue 22: steps_per_print \"auto\" under "
+           "the Trainer is overwritten by Accelerate's DeepSpeedPlugin (inf), not refused: a false error"),
+    Change("fixtures/deepspeed/rules/DS421/bad.json", "DS421", "added", "issue 22: the fixture's unfilled \"auto\" is now "
+           "zero_optimization.sub_group_size, which the plugin refuses"),
     Change("fixtures/deepspeed/rules/DS422/*", "DS422", "changed", "related locations are relative to the working "
            "directory, as every location (issue 11; absolute at 26aa8af)"),
     Change("../shared/corpus/deepspeed/*", "DS102", "changed", "DS102's fraction message says what DeepSpeed does "

@@ -471,9 +471,10 @@ for _name, (_config_dict, _claim) in GENERATED.items():
 FIXTURE_EXEMPT = {
     "deepspeed/rules/DS403/bad_length.json": "Lion (the fixture's optimizer) fails on the CPU only (oracles.md); the "
                                              "same unpacking is confirmed on FusedAdam by DS403/bad.json",
-    "deepspeed/rules/DS421/bad.json": "Accelerate's DeepSpeed plugin refusal: confirmed by DS421 rows of "
-                                      "tests/test_rules_deepspeed_optimizer_scheduler_script.py (no Accelerate oracle "
-                                      "for this key) - UNCONFIRMED",
+    "deepspeed/rules/DS421/bad.json": "Accelerate's DeepSpeed plugin refusal of an unfilled \"auto\" "
+                                      "(zero_optimization.sub_group_size): the same refusal (DeepSpeedPlugin.fill_match) "
+                                      "is confirmed on setups/accelerate_auto_unfilled/bad.json by the coverage map "
+                                      "oracle (tests/test_coverage_map.py, accelerate)",
     "deepspeed/rules/DS421/bad_bf16.json": "Accelerate's DeepSpeed plugin refusal - UNCONFIRMED",
     "deepspeed/rules/DS421/bad_trainer.py": "the script that reads DS421/bad.json, not a fixture of its own",
 }

@@ -65,7 +65,7 @@ BAD_CASES = [
     ("DS417/bad.json", "newest", "DS417", "error", '"Linear"', 1, "/scheduler/params/warmup_type", '"linear"',
      "replace-value"),
     ("DS420/bad.json", "newest", "DS420", "info", '"auto"', 1, "/gradient_clipping", None, None),
-    ("DS421/bad.json", "newest", "DS421", "error", '"auto"', 3, "/steps_per_print", None, None),
+    ("DS421/bad.json", "newest", "DS421", "error", '"auto"', 4, "/zero_optimization/sub_group_size", None, None),
     ("DS421/bad_plain.json", "newest", "DS421", "error", '"auto"', 1, "/zero_optimization/stage", None, None),
     ("DS421/bad_bf16.json", "newest", "DS421", "error", '"auto"', 3, "/bfloat16/enabled", None, None),
     ("DS430/bad.py", "newest", "DS430", "error", "optimizer=optimizer", 1, None, None, None),
@@ -163,23 +163,26 @@ def test_one_bit_optimizers_are_unknown_on_the_newest_deepspeed_and_accepted_bef
 # --- consumers of a ds_config ("auto") -------------------------------------------------------
 
 HF_CONFIG = {"train_micro_batch_size_per_gpu": "auto", "gradient_clipping": "auto",
-             "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}, "steps_per_print": "auto"}
+             "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto", "sub_group_size": "auto"},
+             "steps_per_print": "auto"}
+UNFILLED = "/zero_optimization/sub_group_size"
 
 # (files to write besides configs/ds_config.json, expected DS420 count, expected DS421 pointers)
 CONSUMER_CASES = [
     ({}, 1, []),
     ({"scripts/train.py": 'from transformers import TrainingArguments\n'
                           'args = TrainingArguments(output_dir="o", deepspeed="configs/ds_config.json")\n'},
-     0, ["/steps_per_print"]),
+     0, [UNFILLED]),
     ({"train.py": 'import os\nfrom transformers.integrations import HfDeepSpeedConfig\n'
-                  'dschf = HfDeepSpeedConfig(os.path.join("configs", "ds_config.json"))\n'}, 0, ["/steps_per_print"]),
+                  'dschf = HfDeepSpeedConfig(os.path.join("configs", "ds_config.json"))\n'}, 0,
+     [UNFILLED, "/steps_per_print"]),
     ({"accelerate.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n"
-                         "  deepspeed_config_file: configs/ds_config.json\n"}, 0, ["/steps_per_print"]),
-    ({"axolotl.yml": "base_model: x\ndeepspeed: ./configs/ds_config.json\n"}, 0, ["/steps_per_print"]),
+                         "  deepspeed_config_file: configs/ds_config.json\n"}, 0, [UNFILLED]),
+    ({"axolotl.yml": "base_model: x\ndeepspeed: ./configs/ds_config.json\n"}, 0, [UNFILLED]),
     ({"run.sh": 'torchrun --nproc_per_node 8 train.py \\\n  --deepspeed "$ROOT/configs/ds_config.json" --bf16\n'},
-     0, ["/steps_per_print"]),
+     0, [UNFILLED]),
     ({"run.sh": "deepspeed train.py --deepspeed --deepspeed_config configs/ds_config.json\n"}, 0,
-     ["/train_micro_batch_size_per_gpu", "/gradient_clipping", "/zero_optimization/reduce_bucket_size",
+     ["/train_micro_batch_size_per_gpu", "/gradient_clipping", "/zero_optimization/reduce_bucket_size", UNFILLED,
       "/steps_per_print"]),
     # a file of the same name elsewhere is not this one
     ({"other/train.py": 'from transformers import TrainingArguments\n'
@@ -203,6 +206,38 @@ def test_auto_is_judged_by_the_consumers_found_in_the_repository(tmp_path, files
     status, output = check_json(str(config))
     assert len(findings_with_code(output, "DS420")) == warnings, output["findings"]
     assert [f["pointer"] for f in findings_with_code(output, "DS421")] == errors, output["findings"]
+
+
+def plugin_fill(config: dict) -> dict:
+    """Run in a child (oracles.run_in_child): Accelerate's DeepSpeedPlugin on `config`, then its
+    fill of "auto" with every key the Hugging Face integration fills given a value; what is left
+    "auto" is refused (fill_match's ValueError)."""
+    from accelerate.utils import DeepSpeedPlugin
+
+    from shardshift.rules.deepspeed.auto import HF_FILLED
+
+    plugin = DeepSpeedPlugin(hf_ds_config=config)
+    steps_per_print = plugin.deepspeed_config.get("steps_per_print")
+    filled = {pointer.strip("/").replace("/", "."): 1 for pointer in HF_FILLED}
+    try:
+        plugin.deepspeed_config_process(must_match=False, **filled)
+        refused = None
+    except ValueError as error:
+        refused = str(error)
+    return {"steps_per_print": repr(steps_per_print), "refused": refused}
+
+
+@pytest.mark.oracle
+def test_accelerates_plugin_overwrites_steps_per_print_and_refuses_the_unfilled_auto():
+    """DS421 stays silent on `"steps_per_print": "auto"` under the Trainer, Accelerate and Axolotl
+    (all build Accelerate's DeepSpeedPlugin) and reports the key the plugin refuses."""
+    import oracles
+
+    oracles.require_installed("accelerate")
+    outcome = oracles.run_in_child("plugin_fill", HF_CONFIG, module="test_rules_deepspeed_optimizer_scheduler_script")
+    assert outcome["steps_per_print"] == "inf", outcome
+    assert outcome["refused"] and "`zero_optimization.sub_group_size` not found in kwargs" in outcome["refused"], outcome
+    assert "steps_per_print" not in outcome["refused"]
 
 
 def test_a_lone_auto_is_never_an_error(tmp_path):

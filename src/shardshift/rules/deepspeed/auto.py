@@ -62,6 +62,12 @@ HF_FILLED: dict[str, str] = {
     "/zero_optimization/stage3_gather_16bit_weights_on_model_save": "Accelerate's zero3_save_16bit_model",
 }
 
+# Keys that Accelerate's DeepSpeedPlugin overwrites whatever the file says (its __post_init__ sets
+# steps_per_print to inf to silence DeepSpeed's logging): the Trainer, `accelerate launch` and Axolotl
+# all build one, so an "auto" there is never filled and never refused. HfDeepSpeedConfig alone does not.
+PLUGIN_OVERWRITTEN = {"/steps_per_print"}
+THROUGH_PLUGIN = ("trainer", "accelerate", "axolotl", "shell")
+
 # Keys where "auto" is a real DeepSpeed value (its own default): fine for plain DeepSpeed.
 NATIVE_AUTO = {
     "/pipeline/stages", "/zero_optimization/zenflow/select_strategy", "/zero_optimization/zenflow/select_interval",
@@ -556,7 +562,9 @@ class AutoNotFilledByConsumer(Rule):
     none of them fills: with the Hugging Face Trainer, Accelerate or Axolotl, a key outside the
     list they fill (batch sizes, clipping, optimizer lr/betas/eps/weight_decay, scheduler warmup
     and total steps, fp16/bf16, the ZeRO stage and offload devices, the hidden-size-based bucket
-    sizes); with plain `deepspeed.initialize`, every `"auto"`.
+    sizes); with plain `deepspeed.initialize`, every `"auto"`. `steps_per_print` is not reported
+    when every consumer goes through Accelerate's DeepSpeed plugin (the Trainer, `accelerate launch`,
+    Axolotl): the plugin overwrites it with infinity before it fills anything.
 
     ## Why is this bad
     Accelerate raises `ValueError: ... not found in kwargs. Please specify ... without auto` for
@@ -566,13 +574,13 @@ class AutoNotFilledByConsumer(Rule):
 
     ## Example
     ```json
-    {"train_micro_batch_size_per_gpu": "auto", "steps_per_print": "auto"}
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "sub_group_size": "auto"}}
     ```
     with `TrainingArguments(deepspeed="ds_config.json")`
 
     ## Use instead
     ```json
-    {"train_micro_batch_size_per_gpu": "auto", "steps_per_print": 100}
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "sub_group_size": 1000000000}}
     ```
     """
 
@@ -596,6 +604,8 @@ class AutoNotFilledByConsumer(Rule):
         for pointer in pointers:
             if hugging_face:
                 if pointer in HF_FILLED:
+                    continue
+                if pointer in PLUGIN_OVERWRITTEN and all(c.kind in THROUGH_PLUGIN for c in hugging_face):
                     continue
                 who = hugging_face[0].describe()
                 hint = " (the Trainer and Accelerate fill only bf16.enabled)" if pointer == "/bfloat16/enabled" else ""
