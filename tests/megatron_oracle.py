@@ -89,9 +89,12 @@ def judge(cases: list[tuple[list[str], int]], *, megatron: Path = MEGATRON,
     """One verdict per (argv, world size), in order. The batch goes to this process's one child
     (tests/megatron_oracle_child.py --serve, started at the first call): Megatron is imported once
     per test process (once per pytest-xdist worker), not once per batch."""
-    checked = _check(cases)
-    if not checked:
+    given = _check(cases)
+    if not given:
         return []
+    # one run per distinct (argv, world): conversions of several sources often write the same list
+    index = {key: number for number, key in enumerate(dict.fromkeys(json.dumps(case) for case in given))}
+    checked = [json.loads(key) for key in index]
     reason = available(megatron)
     if reason:
         raise RuntimeError(f"the Megatron oracle cannot run: {reason}")
@@ -115,7 +118,8 @@ def judge(cases: list[tuple[list[str], int]], *, megatron: Path = MEGATRON,
         raise RuntimeError(f"the Megatron oracle child failed (exit status {child.process.poll()}"
                            f"{'; ' + problem if problem else ''}); stdout: {(line or '')[-500:]!r}; "
                            f"stderr:\n{child.stderr_tail()}")
-    return [_verdict(raw) for raw in result["verdicts"]]
+    verdicts = [_verdict(raw) for raw in result["verdicts"]]
+    return [verdicts[index[json.dumps(case)]] for case in given]
 
 
 @dataclass
