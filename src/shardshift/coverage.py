@@ -7,7 +7,7 @@ sites.py lists from the pinned release's source) has a line in data/coverage/<fr
 
 - verdict `rule: CODE[, CODE...]`: the rules that report what the site refuses; `case` is a bad
   fixture (relative to fixtures/) on which the framework's own code reaches the site and the rule
-  reports (tests/test_coverage_oracle_*.py run both);
+  reports (tests/test_coverage_map.py runs both);
 - verdict `todo: <what a rule would check>`: decidable from the files, no rule yet;
 - otherwise why no file decides it: `environment:` (the GPU, installed packages, environment
   variables), `model:` (the model's code or weights), `data:` (the dataset), `runtime:` (a value
