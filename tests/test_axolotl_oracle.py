@@ -131,19 +131,10 @@ import json, logging, sys, warnings
 warnings.filterwarnings("ignore")
 logging.disable(logging.CRITICAL)
 import yaml
-import axolotl.utils.config as config_module
-from axolotl.integrations.base import PluginManager
-from axolotl.utils.config import validate_config
+sys.path.append(sys.argv[3])  # tests/, after the packages
+from axolotl_schema import validate_config as schema_validator
 from axolotl.utils.dict import DictDefault
-# validate_config builds its schema classes anew for every config (merge_input_args: about 0.3 s), a
-# function of the registered plugins' input args alone: build them once per set of plugins
-_merge, _built = config_module.merge_input_args, {}
-def _merged():
-    key = tuple(PluginManager.get_instance().get_input_args())
-    if key not in _built:
-        _built[key] = _merge()
-    return _built[key]
-config_module.merge_input_args = _merged
+validate_config = schema_validator()  # its classes built once per set of plugins (tests/axolotl_schema.py)
 VALUES = ("micro_batch_size", "gradient_accumulation_steps", "sequence_len", "learning_rate", "weight_decay",
           "max_grad_norm", "optimizer", "lr_scheduler", "warmup_steps", "adam_epsilon", "tensor_parallel_size",
           "context_parallel_size", "dp_shard_size", "dp_replicate_size", "gradient_checkpointing", "bf16", "fp16")
@@ -175,7 +166,7 @@ def schema_run(texts: dict[str, str]) -> dict[str, dict]:
         given, result = Path(scratch, "in.json"), Path(scratch, "out.json")
         given.write_text(json.dumps({key: text for text, key in distinct.items()}), encoding="utf-8")
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", PYTHONWARNINGS="ignore")
-        done = subprocess.run([sys.executable, "-c", CHILD, str(given), str(result)], capture_output=True, text=True,
+        done = subprocess.run([sys.executable, "-c", CHILD, str(given), str(result), str(Path(__file__).parent)], capture_output=True, text=True,
                               timeout=oracles.CHILD_TIMEOUT, env=env, cwd=scratch, stdin=subprocess.DEVNULL)
         assert done.returncode == 0 and result.is_file(), done.stderr[-4000:]
         found = json.loads(result.read_text(encoding="utf-8"))

@@ -27,21 +27,9 @@ def prepare() -> None:
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error", PYTHONWARNINGS="ignore")
     warnings.filterwarnings("ignore")
     logging.disable(logging.CRITICAL)
-    import axolotl.utils.config as config_module
-    from axolotl.integrations.base import PluginManager
+    from axolotl_schema import validate_config
 
-    # validate_config builds its schema classes anew for every file (merge_input_args, seconds under the
-    # tracer), a function of the registered plugins' input args alone: built once per set of plugins
-    merge, built = config_module.merge_input_args, {}
-
-    def merged():
-        key = tuple(PluginManager.get_instance().get_input_args())
-        if key not in built:
-            built[key] = merge()
-        return built[key]
-
-    config_module.merge_input_args = merged
-    _validate = config_module.validate_config
+    _validate = validate_config()  # its classes built once per set of plugins (tests/axolotl_schema.py)
 
 
 def load(path: Path, **options: str) -> None:
