@@ -56,8 +56,8 @@ _MARKER = re.compile(r"^(?:compute_environment|distributed_type)[ \t]*:", re.MUL
 
 
 # `accelerate config --config_file x.json` writes the same config as JSON (load_config_from_file
-# reads a .json file with json.load: BaseConfig.from_json_file)
-_JSON_MARKER = re.compile(r'^[ \t]*"(?:compute_environment|distributed_type)"[ \t]*:', re.MULTILINE)
+# reads a .json file with json.load: BaseConfig.from_json_file); the ds_config reader defers to it
+JSON_MARKER = re.compile(r'^[ \t]*"(?:compute_environment|distributed_type)"[ \t]*:', re.MULTILINE)
 
 
 def looks_like(path: str, text: str) -> bool:
@@ -66,7 +66,7 @@ def looks_like(path: str, text: str) -> bool:
     lowered = path.lower()
     if lowered.endswith((".yaml", ".yml")):
         return _MARKER.search(text) is not None
-    return lowered.endswith(".json") and _JSON_MARKER.search(text) is not None
+    return lowered.endswith(".json") and JSON_MARKER.search(text) is not None
 
 
 def is_config(document: Document) -> bool:

@@ -51,10 +51,6 @@ SCHEDULER_FIELD_TYPES = {"min_lr": "number", "max_lr": "number", "warmup_steps":
 OPTIMIZER_FIELDS = ("lr", "betas", "eps", "weight_decay")
 
 
-# the top-level keys of an Accelerate config (formats/accelerate/reader.py reads it, also as JSON)
-_ACCELERATE_JSON = re.compile(r'^[ \t]*"(?:compute_environment|distributed_type)"[ \t]*:', re.MULTILINE)
-
-
 def looks_like(path: str, text: str) -> bool:
     """Whether a file is probably a ds_config, by name or by content."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -62,8 +58,11 @@ def looks_like(path: str, text: str) -> bool:
         return False
     if NAME_PATTERN.search(name):
         return True
-    if _ACCELERATE_JSON.search(text):  # an Accelerate config written as JSON ("mixed_precision": "bf16")
-        return False
+    if '"compute_environment"' in text or '"distributed_type"' in text:
+        from shardshift.formats.accelerate.reader import JSON_MARKER
+
+        if JSON_MARKER.search(text):  # an Accelerate config written as JSON ("mixed_precision": "bf16")
+            return False
     if any(f'"{k}"' in text for k in MARKER_KEYS) or (
             any(k in text for k in MARKER_KEYS) and _QUOTELESS_MARKER.search(text) is not None):
         return True
