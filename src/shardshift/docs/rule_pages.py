@@ -27,6 +27,9 @@ NAMED_RELEASE = re.compile(r"\b(DeepSpeed|Accelerate|[Aa]xolotl|torchtitan|PyTor
                            r"core_v|[Tt]ransformers|Transformer Engine)[ v]*(\d+\.\d+(?:\.\d+)?)")
 
 
+COVERAGE_FRAMEWORK = {"fsdp2": "torch"}  # coverage map name -> the framework whose release it is
+
+
 def pages(root: Path) -> dict[str, str]:
     from shardshift.rules import all_rules
 
@@ -62,14 +65,17 @@ def page(rule, root: Path) -> str:
     source = _source(rule)
     fixable = "yes: some of its findings carry a safe fix that `shardshift check --fix` applies" \
         if re.search(r"fix_kind=(?!None)", source) else "no (a finding may still suggest one in its message)"
-    frameworks = sorted({FORMAT_FRAMEWORK[f] for f in rule.formats if f in FORMAT_FRAMEWORK})
+    frameworks = sorted({FORMAT_FRAMEWORK[f] for f in rule.formats if f in FORMAT_FRAMEWORK}
+                        | {COVERAGE_FRAMEWORK.get(f, f) for f, _ in _coverage().get(rule.code, [])})
     lines = [f"# {rule.code} {rule.name}", "", f"*{summary.strip()}*", "",
              "| | |", "|---|---|",
              f"| Severity | {rule.severity} (default) |",
              f"| Formats | {cell(', '.join(rule.formats) or 'every format (the setup’s merged Plan)')} |",
              f"| Safe `--fix` | {fixable} |", ""]
     lines += ["## Releases", ""]
-    for framework in frameworks or ("deepspeed", "megatron-core", "accelerate", "axolotl", "torchtitan"):
+    if not rule.formats:
+        lines.append("- Every format alike: each file is read with its own framework's release.")
+    for framework in frameworks:
         oldest = ".".join(map(str, known_releases(framework)[0]))
         lines.append(f"- {framework}: written against **{'.'.join(map(str, newest(framework)))}** (the newest release "
                      f"shardshift knows; it knows {len(known_releases(framework))} releases from {oldest} on)")
@@ -77,8 +83,17 @@ def page(rule, root: Path) -> str:
         lines.append("- The rule reads the release that judges the file (the pin found in the repository's "
                      "dependency files, or `--<framework>-version`): what it reports depends on it.")
     else:
-        lines.append("- The rule's code does not read the release: it judges every release alike.")
-    named = sorted({f"{m.group(1)} {m.group(2)}" for m in NAMED_RELEASE.finditer(doc)})
+        lines.append("- No release check in the rule's code: it judges a file the same way whatever release is "
+                     "pinned.")
+    if "megatron" in rule.formats:
+        from shardshift.formats.megatron.flags import table
+
+        lines.append(f"- Megatron's flags are those of {table().described} (its own parser's table).")
+    gated = gates(rule.code, source)
+    if gated:
+        lines += ["- The version tables its code consults:", *("    " + line for line in gated)]
+    named = {f"{m.group(1)} {m.group(2)}".lower(): f"{m.group(1)} {m.group(2)}" for m in NAMED_RELEASE.finditer(doc)}
+    named = sorted(named.values(), key=str.lower)
     if named:
         lines.append(f"- Releases its documentation names: {', '.join(named)}.")
     lines += ["", body.strip(), ""]
@@ -88,10 +103,73 @@ def page(rule, root: Path) -> str:
 
 
 def _source(rule) -> str:
+    """The rule class's source and that of the module-level functions it calls (one level): what
+    the rule's code reads (releases, fix kinds)."""
     try:
-        return inspect.getsource(rule)
+        text = inspect.getsource(rule)
     except (OSError, TypeError):
         return ""
+    module = inspect.getmodule(rule)
+    for name in sorted(set(re.findall(r"\b([A-Za-z_]\w*)\(", text))):
+        helper = getattr(module, name, None)
+        if inspect.isfunction(helper) and helper.__module__ == getattr(module, "__name__", None):
+            try:
+                text += "\n" + inspect.getsource(helper)
+            except (OSError, TypeError):
+                pass
+    return text
+
+
+def _v(version) -> str:
+    return ".".join(map(str, version))
+
+
+def gates(code: str, source: str) -> list[str]:
+    """The release gates the rule's code reads, as bullet lines: the DeepSpeed version tables
+    (shardshift.versions, the key table's removed_in), Axolotl's per-check releases and the release
+    ranges the Axolotl and torchtitan tables cover."""
+    from shardshift import versions
+
+    lines: list[str] = []
+    if re.search(r"removed_by|removed_in", source):
+        from shardshift.formats.deepspeed.keys import KEYS
+
+        by_release: dict[tuple, list[str]] = {}
+        for key in KEYS:
+            if key.removed_in:
+                by_release.setdefault(key.removed_in, []).append(f"`{key.path}`")
+        lines += [f"- DeepSpeed {_v(r)} and later reject {', '.join(keys)}; earlier releases read them."
+                  for r, keys in sorted(by_release.items())]
+    if "strict_from" in source:
+        lines += [f"- DeepSpeed validates `{section}` strictly (unknown keys rejected) from {_v(since)} on."
+                  for section, since in versions.STRICT_SECTIONS.items()]
+    if re.search(r"default_change|deepspeed_default", source):
+        lines += [f"- `{c.pointer}`: default {c.before!r} ({c.meaning_before}) before DeepSpeed {_v(c.since)}, "
+                  f"{c.after!r} ({c.meaning_after}) from it ({c.evidence})." for c in versions.DEFAULT_CHANGES]
+    if re.search(r"key_read_by|KEY_CHANGES|key_change", source):
+        for change in versions.KEY_CHANGES:
+            if change.introduced:
+                lines.append(f"- `{change.pointer}` is read from DeepSpeed {_v(change.introduced)} on ({change.evidence}).")
+            if change.ignored_since:
+                instead = f"; `{change.replaced_by}` instead" if change.replaced_by else ""
+                lines.append(f"- `{change.pointer}` is ignored from DeepSpeed {_v(change.ignored_since)} on{instead} "
+                             f"({change.evidence}).")
+    if code.startswith("AX"):
+        from shardshift.rules.axolotl import releases as axolotl
+
+        for key, since in axolotl.CHECKS.items():
+            if key == code or key.startswith(code + ":"):
+                what = f" for `{key.split(':', 1)[1]}`" if ":" in key else ""
+                lines.append(f"- Holds{what} from axolotl {_v(since.version)} on ({since.source}).")
+        if READS_RELEASE.search(source):
+            lines.append(f"- Axolotl's release tables cover {_v(axolotl.OLDEST)} to {_v(axolotl.NEWEST)}; a pin "
+                         "outside them is reported as an unknown release (an info), never guessed.")
+    if code.startswith("TT") and READS_RELEASE.search(source):
+        from shardshift.rules.torchtitan import releases as torchtitan
+
+        lines.append(f"- torchtitan's key table covers {_v(torchtitan.OLDEST)} to {_v(torchtitan.NEWEST)}; unknown "
+                     f"keys are refused from {_v(torchtitan.STRICT_FROM)} on (earlier releases drop them).")
+    return lines
 
 
 def fixture_dirs(code: str, root: Path) -> list[Path]:
