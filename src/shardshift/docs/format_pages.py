@@ -169,9 +169,23 @@ def _megatron() -> list[str]:
     return lines
 
 
+def _fsdp2() -> list[str]:
+    from shardshift.formats.fsdp2 import mapping
+
+    lines = ["## From a ds_config (`convert --to fsdp2`)", "", _doc(mapping.__name__), "",
+             "| ds_config key | Status | In the FSDP2 module | Why |", "|---|---|---|---|"]
+    lines += [f"| `{row.pattern}` | {row.status} | {code(row.target) if row.target else ''} | {cell(row.reason)} |"
+              for row in mapping.ROWS]
+    return lines + [""]
+
+
+def _launch() -> list[str]:
+    return ["## Launchers", "", _doc("shardshift.formats.launch.launchers"), ""]
+
+
 def _anchor(text: str) -> str:
     return "group-" + "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
 
 
 TABLES = {"deepspeed": _deepspeed, "accelerate": _accelerate, "axolotl": _axolotl, "torchtitan": _torchtitan,
-          "megatron": _megatron}
+          "megatron": _megatron, "fsdp2": _fsdp2, "launch": _launch}
