@@ -155,6 +155,11 @@ def test_every_sarif_help_uri_resolves_to_a_built_page(site):
         assert uri.startswith(base + "/") and uri.endswith("/"), uri
         page = site / uri[len(base) + 1:] / "index.html"
         assert page.is_file(), f"{uri} has no page ({page})"
+    # a rule whose findings carry a safe fix says so on its page
+    fixable = {r["ruleId"] for r in run["results"] if r.get("properties", {}).get("fixKind")}
+    assert fixable
+    for code in fixable:
+        assert "yes: some of its findings carry a safe fix" in _text(site / "rules" / code / "index.html"), code
 
 
 @pytest.mark.oracle
