@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
 from shardshift import docs_url
+
+from conftest import ROOT, run_cli
 
 try:
     import tomllib
