@@ -112,7 +112,7 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
                             "gpus-per-node", "deepspeed-version", "hidden-size", "min-severity", "gpu-memory",
                             "model-params", "model-config", "megatron-core-version", "accelerate-version",
                             "transformers-version", "axolotl-version", "torchtitan-version", "torch-version",
-                            "env"}
+                            "env", "docs-url"}
 
 
 def test_shardshift_toml_wins_over_pyproject_and_files_are_found_walking_up(tmp_path):
@@ -151,6 +151,7 @@ BAD_CONFIGS = [  # (file content, words the message must contain)
     ("world-size = 8\nnodes = 2\ngpus-per-node = 2", ["disagrees"]),
     ('deepspeed-version = "latest"', ["deepspeed-version must be a version"]),
     ("select = [", ["not valid TOML"]),
+    ('docs-url = "ftp://example.com"', ["docs-url must be an http(s) URL"]),
 ]
 
 

@@ -59,6 +59,7 @@ class CheckOptions:
     min_severity: Severity | None = None  # None: every finding
     skip_unrecognised: bool = False  # files named explicitly that are no configuration: skipped, not reported
     env: dict = field(default_factory=dict)  # the job's environment for launch scripts (--env X=VALUE)
+    docs_url: str | None = None  # `docs-url` of the configuration file (SARIF links there); None: the default
 
 
 def _codes(value: str | Iterable[str] | None) -> set[str] | None:
@@ -138,7 +139,7 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                         settings.ignored_for if settings.per_file_ignores else None,
                         fail_on or settings.fail_on or "error",  # type: ignore[arg-type]
                         min_severity or settings.min_severity,  # type: ignore[arg-type]
-                        skip_unrecognised, {**settings.env, **environment(env)})
+                        skip_unrecognised, {**settings.env, **environment(env)}, docs_url=settings.docs_url)
 
 
 def environment(env: Mapping[str, str] | Iterable[str] | None) -> dict[str, str]:
@@ -229,8 +230,10 @@ def run(paths: Iterable[str], options: CheckOptions) -> CheckResult:
     from shardshift.context.environment import given
 
     with given(options.env):
-        return run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores,
-                         skip_unrecognised=options.skip_unrecognised)
+        result = run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores,
+                           skip_unrecognised=options.skip_unrecognised)
+    result.docs_url = options.docs_url
+    return result
 
 
 def present(result: CheckResult, min_severity: Severity | None) -> CheckResult:

@@ -55,6 +55,7 @@ class CheckResult:
     fixed: list[Finding] | None = None  # with --fix: what was fixed (the findings are what remains)
     unknowns: list[UnknownValue] = field(default_factory=list)
     hidden: list[Finding] = field(default_factory=list)  # below the lowest severity shown: counted only
+    docs_url: str | None = None  # the documentation's base URL the run was configured with (docs-url)
 
     def worst(self) -> int:
         """The worst severity found, shown or hidden (the exit status does not depend on what is shown)."""

@@ -279,8 +279,17 @@ def _explain(args, parser) -> int:
     if rule is None:
         print(f"shardshift: unknown rule {args.code!r} (see `shardshift rules`)", file=sys.stderr)
         return EXIT_USAGE
+    from shardshift.config import ConfigError
+    from shardshift.docs_url import rule_url
+
+    try:
+        url = rule_url(rule.code)  # the project's docs-url, else the package's, else the default
+    except ConfigError as error:
+        print(f"shardshift: {error}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"{rule.code} ({rule.name}), default severity {rule.severity}\n")
     print(rule.documentation())
+    print(f"\nDocumentation: {url}")
     return EXIT_OK
 
 

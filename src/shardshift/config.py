@@ -16,6 +16,7 @@ world-size = 16          # or nodes = 2 and gpus-per-node = 8
 deepspeed-version = "0.19.8"
 axolotl-version = "0.12.2"  # also megatron-core-, accelerate-, transformers-, torchtitan-, torch-version
 hidden-size = 4096
+docs-url = "https://docs.example.com/shardshift"  # where SARIF helpUri and `explain` link
 
 [tool.shardshift.per-file-ignores]
 "configs/legacy/*.json" = ["DS102"]
@@ -65,6 +66,7 @@ class Config:
     model_params: str | None = None
     model_config: str | None = None
     env: dict[str, str] = field(default_factory=dict)  # the job's environment for launch scripts
+    docs_url: str | None = None  # the documentation site's base URL (shardshift.docs_url)
 
     @property
     def root(self) -> str:
@@ -130,6 +132,16 @@ def _text(value: Any, name: str) -> str:
     return value
 
 
+def url(value: Any, name: str) -> str:
+    """An http(s) URL with a host, without its trailing slash (`docs-url`)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in value):
+        raise ConfigError(f"{name} must be an http(s) URL such as \"https://shardshift.dev\", not {value!r}")
+    return value.rstrip("/")
+
+
 def _version(value: Any, name: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in str(value).split("."))
@@ -169,6 +181,7 @@ OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "model-params": ("model_params", _quantity),
     "model-config": ("model_config", _text),
     "env": ("env", _environment),
+    "docs-url": ("docs_url", url),
 }
 
 

@@ -1,6 +1,7 @@
 """`--format sarif`: SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
 
-One run; the driver lists every rule with its documentation as help text and a help URI;
+One run; the driver lists every rule with its documentation as help text and a help URI (its page
+on the documentation site, `shardshift.docs_url`: the configured `docs-url`, else the default);
 each finding is a result with its physical location (file, line, column), its JSON pointer as a
 logical location, and related locations for findings that involve other places or files.
 Columns count Unicode code points, as the parsers do.
@@ -15,11 +16,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from shardshift.check import CheckResult
+from shardshift.docs_url import fallback_url, rule_url
 from shardshift.rules.base import Finding, Related
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://shardshift.dev"
-HELP_URI = "https://shardshift.dev/rules/{code}"
+INFORMATION_URI = "https://shardshift.dev"  # the default base; docs_url.base_url gives the one in use
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 SRCROOT = "%SRCROOT%"
 
@@ -36,7 +37,7 @@ def _section(doc: str, title: str) -> str:
     return " ".join(" ".join(lines).split())
 
 
-def _descriptor(rule) -> dict:
+def _descriptor(rule, base: str) -> dict:
     doc = rule.documentation()
     return {
         "id": rule.code,
@@ -44,7 +45,7 @@ def _descriptor(rule) -> dict:
         "shortDescription": {"text": rule.summary()},
         "fullDescription": {"text": _section(doc, "What it does") or rule.summary()},
         "help": {"text": doc, "markdown": doc},
-        "helpUri": HELP_URI.format(code=rule.code),
+        "helpUri": rule_url(rule.code, base=base),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": {"tags": list(rule.formats) or ["all"]},
     }
@@ -135,12 +136,13 @@ def render(result: CheckResult) -> str:
     from shardshift import __version__
     from shardshift.rules import all_rules
 
+    base = result.docs_url or fallback_url()  # the run's docs-url, else the package's, else the default
     rules = all_rules()
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     root = checkout_root()
     run = {
         "tool": {"driver": {"name": "shardshift", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFORMATION_URI, "rules": [_descriptor(r) for r in rules]}},
+                            "informationUri": base, "rules": [_descriptor(r, base) for r in rules]}},
         "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}},
         "artifacts": [{"location": _artifact(f.path, root)} for f in result.files],
         "results": [_result(f, rule_index, root) for f in result.findings],
