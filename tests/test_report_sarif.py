@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from shardshift.check import CheckedFile, CheckResult
+from shardshift.docs_url import rule_url
 from shardshift.report import sarif
 from shardshift.rules import all_rules
 from shardshift.rules.base import Finding, Related
@@ -63,7 +64,8 @@ def test_rules_carry_their_documentation_and_a_help_uri():
     for descriptor, rule in zip(driver["rules"], all_rules()):
         assert descriptor["help"]["markdown"] == rule.documentation()
         assert descriptor["shortDescription"]["text"] == rule.summary()
-        assert descriptor["helpUri"].endswith(rule.code)
+        assert descriptor["helpUri"] == rule_url(rule.code)  # the rule's page of the documentation site
+        assert descriptor["helpUri"].endswith(f"/rules/{rule.code}/")
         assert descriptor["fullDescription"]["text"] and "##" not in descriptor["fullDescription"]["text"]
 
 
