@@ -1,6 +1,6 @@
 """The GitHub Action (action.yml): its `run:` steps run here as a runner runs them (bash -eo pipefail,
-the step's `env:` with the inputs put in, GITHUB_OUTPUT, runner.temp, github.action_path = this
-checkout), in a fresh virtual environment that the action's own install step builds, on a copy of
+the step's `env:` with the inputs put in, GITHUB_OUTPUT, runner.temp, github.action_path = a copy
+of this checkout), in a fresh virtual environment that the action's own install step builds, on a copy of
 a small project with a [tool.shardshift] configuration. The `uses:` steps (setup-python,
 upload-sarif) cannot run here: their inputs and conditions are checked instead, and whether the
 upload would run is decided from its `if:` as GitHub would. The install step takes about ten
@@ -178,7 +178,8 @@ def _base_env() -> dict[str, str]:
 class Runner:
     """Runs the action's steps in order for one set of inputs, the way a runner does."""
 
-    def __init__(self, workspace: Path, temp: Path, inputs: dict[str, str], steps: dict | None = None):
+    def __init__(self, workspace: Path, temp: Path, inputs: dict[str, str], steps: dict | None = None,
+                 action_path: Path = ROOT):
         action = _action()
         given = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
         unknown = set(inputs) - set(given)
@@ -186,7 +187,7 @@ class Runner:
         given.update(inputs)
         self.workspace, self.temp = workspace, temp
         self.context = {"inputs": given, "steps": steps if steps is not None else {},
-                        "github": {"action_path": str(ROOT), "workspace": str(workspace)},
+                        "github": {"action_path": str(action_path), "workspace": str(workspace)},
                         "runner": {"temp": str(temp)}}
         self.uploads: list[dict] = []
         self.results: dict[str, subprocess.CompletedProcess] = {}
@@ -209,7 +210,8 @@ class Runner:
         script = self.temp / f"{key}.sh"
         script.write_text(step["run"], encoding="utf-8")
         env = {**_base_env(), **{k: str(v) for k, v in files.items()}, "CI": "true", "GITHUB_ACTIONS": "true",
-               "GITHUB_WORKSPACE": str(self.workspace), "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(self.temp)}
+               "GITHUB_WORKSPACE": str(self.workspace), "GITHUB_ACTION_PATH": self.context["github"]["action_path"],
+               "RUNNER_TEMP": str(self.temp)}
         env.update({name: _substitute(value, self.context) for name, value in step.get("env", {}).items()})
         cwd = self.workspace / _substitute(step.get("working-directory", "."), self.context)
         done = subprocess.run([*BASH, str(script)], cwd=cwd, env=env, text=True, capture_output=True, timeout=600)
@@ -238,11 +240,23 @@ def _install_index() -> int:
     return next(i for i, s in enumerate(_steps()) if s.get("id") == "install")
 
 
+def _checkout(target: Path) -> Path:
+    """The action's checkout as `uses:` gets it: what a build of this repository reads. A copy,
+    since pip builds a local directory in place (build/ and *.egg-info in the tree, and a stale
+    build/lib would go into the next wheel)."""
+    shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
+    shutil.copy2(ROOT / "README.md", target / "README.md")
+    shutil.copy2(ACTION, target / "action.yml")
+    shutil.copytree(ROOT / "src", target / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return target
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """One venv for the module: the steps up to the install step, run once (about 10 s)."""
+    """One venv for the module: the steps up to the install step, run once (about 13 s)."""
     temp = tmp_path_factory.mktemp("runner-temp")
-    runner = Runner(tmp_path_factory.mktemp("workspace"), temp, {})
+    checkout = _checkout(tmp_path_factory.mktemp("action"))
+    runner = Runner(tmp_path_factory.mktemp("workspace"), temp, {}, action_path=checkout)
     done = runner.steps(_steps()[:_install_index() + 1])
     assert done is not None and done.returncode == 0, done and done.stderr
     venv = temp / "shardshift-venv"
@@ -253,6 +267,8 @@ def installed(tmp_path_factory):
                            env=_base_env(), text=True, capture_output=True)
     module, prefix = probe.stdout.split()
     assert Path(module).is_relative_to(venv) and Path(prefix) == venv, probe.stdout
+    installed_cli = Path(module).parent / "cli.py"
+    assert installed_cli.read_bytes() == (ROOT / "src" / "shardshift" / "cli.py").read_bytes()
     return temp, runner.context["steps"]
 
 
@@ -345,6 +361,10 @@ def test_a_usage_error_fails_with_2_and_its_message_and_uploads_nothing(installe
     assert error.startswith("::error title=shardshift check exited with 2::") and "missing-folder" in error
     assert runner.output("check", "sarif-file") == "" and runner.uploads == []
     assert runner.results[_steps()[-1]["name"]].returncode == 2
+    wrong = _run_action(installed, _project(tmp_path / "wrong", BAD_CONFIG), format="text")
+    assert wrong.output("check", "exit-code") == "2" and wrong.uploads == []
+    assert "::error title=shardshift action::format must be sarif or github, not 'text'" in wrong.results["check"].stdout
+    assert wrong.results[_steps()[-1]["name"]].returncode == 2
 
 
 @pytest.mark.oracle
