@@ -97,6 +97,17 @@ def test_every_input_is_documented_and_used_and_every_output_comes_from_a_step()
         assert match and match.group(1) in step_ids, spec["value"]
 
 
+def test_the_readme_workflow_uses_the_action_with_its_inputs_and_the_upload_permission():
+    readme = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## GitHub Action\n", 1)[1].split("\n## ", 1)[0]
+    workflow = YAML(typ="safe").load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    assert workflow["permissions"]["security-events"] == "write"
+    steps = workflow["jobs"]["check"]["steps"]
+    assert steps[0]["uses"] == "actions/checkout@v4"
+    ours = next(s for s in steps if s.get("uses", "").endswith("/shardshift@v1"))
+    assert ours["with"] and set(ours["with"]) <= set(_action()["inputs"])
+
+
 def test_run_scripts_take_inputs_only_through_env():
     runs = [s for s in _steps() if "run" in s]
     assert runs
