@@ -190,13 +190,13 @@ class Runner:
     """Runs the action's steps in order for one set of inputs, the way a runner does."""
 
     def __init__(self, workspace: Path, temp: Path, inputs: dict[str, str], steps: dict | None = None,
-                 action_path: Path = ROOT):
+                 action_path: Path = ROOT, python: str = sys.executable, env: dict[str, str] | None = None):
         action = _action()
         given = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
         unknown = set(inputs) - set(given)
         assert not unknown, f"no such inputs: {unknown}"
         given.update(inputs)
-        self.workspace, self.temp = workspace, temp
+        self.workspace, self.temp, self.python, self.env = workspace, temp, python, env or {}
         self.context = {"inputs": given, "steps": steps if steps is not None else {},
                         "github": {"action_path": str(action_path), "workspace": str(workspace)},
                         "runner": {"temp": str(temp)}}
@@ -209,7 +209,7 @@ class Runner:
         if "if" in step and not _condition(step["if"], self.context):
             return
         if step["uses"].startswith("actions/setup-python"):
-            self.context["steps"].setdefault(step["id"], {"outputs": {"python-path": sys.executable}})
+            self.context["steps"].setdefault(step["id"], {"outputs": {"python-path": self.python}})
         else:
             self.uploads.append({k: _substitute(v, self.context) for k, v in step.get("with", {}).items()})
 
@@ -222,7 +222,7 @@ class Runner:
         script.write_text(step["run"], encoding="utf-8")
         env = {**_base_env(), **{k: str(v) for k, v in files.items()}, "CI": "true", "GITHUB_ACTIONS": "true",
                "GITHUB_WORKSPACE": str(self.workspace), "GITHUB_ACTION_PATH": self.context["github"]["action_path"],
-               "RUNNER_TEMP": str(self.temp)}
+               "RUNNER_TEMP": str(self.temp), **self.env}
         env.update({name: _substitute(value, self.context) for name, value in step.get("env", {}).items()})
         cwd = self.workspace / _substitute(step.get("working-directory", "."), self.context)
         done = subprocess.run([*BASH, str(script)], cwd=cwd, env=env, text=True, capture_output=True, timeout=600)
@@ -245,6 +245,45 @@ class Runner:
 
     def output(self, step_id: str, name: str) -> str:
         return self.context["steps"].get(step_id, {}).get("outputs", {}).get(name, "")
+
+
+STUB_PYTHON = """#!/bin/bash
+# a stand-in interpreter: logs its arguments; `-m venv DIR` makes DIR/bin/python (this stub) and
+# DIR/bin/shardshift
+echo "$0 $*" >> "$STUB_LOG"
+if [ "$1 $2" = "-m venv" ]; then
+  mkdir -p "$3/bin" && cp "$0" "$3/bin/python"
+  printf '#!/bin/bash\\necho shardshift 0.0.0\\n' > "$3/bin/shardshift" && chmod +x "$3/bin/shardshift"
+fi
+"""
+
+
+@pytest.mark.parametrize(("inputs", "python", "requirement"), [
+    ({"version": "v0.1.0", "python-version": ""}, "python3", "shardshift==0.1.0"),
+    ({"version": "", "python-version": "3.11"}, "setup-python/bin/python3.11", "ACTION_PATH"),
+])
+def test_the_install_step_picks_the_python_and_what_to_install(tmp_path, inputs, python, requirement):
+    """The install step alone, with a stand-in Python (no install): the runner's python3 when no
+    python-version is given, else the one setup-python gives; a release from PyPI, else the checkout."""
+    stubs = tmp_path / "stubs"
+    for name in ("python3", "setup-python/bin/python3.11"):
+        (stubs / name).parent.mkdir(parents=True, exist_ok=True)
+        (stubs / name).write_text(STUB_PYTHON)
+        (stubs / name).chmod(0o755)
+    log = tmp_path / "log"
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {"STUB_LOG": str(log), "PATH": f"{stubs}{os.pathsep}{os.environ.get('PATH', os.defpath)}"}
+    runner = Runner(tmp_path, temp, inputs, action_path=tmp_path / "action", python=str(stubs / python), env=env)
+    done = runner.steps(_steps()[:_install_index() + 1])
+    assert done.returncode == 0, done.stderr
+    venv = temp / "shardshift-venv"
+    requirement = requirement.replace("ACTION_PATH", str(tmp_path / "action"))
+    assert log.read_text().splitlines() == [
+        f"{stubs / python} -m venv {venv}",
+        f"{venv}/bin/python -m pip install --quiet --disable-pip-version-check --no-compile {requirement}"]
+    assert runner.output("install", "shardshift") == f"{venv}/bin/shardshift"
+    assert done.stdout == "shardshift 0.0.0\n"
 
 
 def _install_index() -> int:
