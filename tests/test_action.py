@@ -3,8 +3,8 @@ the step's `env:` with the inputs put in, GITHUB_OUTPUT, runner.temp, github.act
 of this checkout), in a fresh virtual environment that the action's own install step builds, on a copy of
 a small project with a [tool.shardshift] configuration. The `uses:` steps (setup-python,
 upload-sarif) cannot run here: their inputs and conditions are checked instead, and whether the
-upload would run is decided from its `if:` as GitHub would. The install step takes about ten
-seconds, so the tests that run steps are oracle tests (CI runs them); the static ones are not."""
+upload would run is decided from its `if:` as GitHub would. The install step takes about 13 s,
+so the tests that run steps are oracle tests (CI runs them); the static ones are not."""
 
 from __future__ import annotations
 
@@ -90,7 +90,10 @@ def test_every_input_is_documented_and_used_and_every_output_comes_from_a_step()
         assert "default" in spec, f"input {name} has no default"
         assert re.search(rf"inputs\.{re.escape(name)}\b(?!-)", text), f"input {name} is never used"
         assert f"`{name}`" in section, f"input {name} is not in the README's GitHub Action section"
+    referenced = set(re.findall(r"inputs\.([\w-]+)", text))
+    assert referenced <= set(action["inputs"]), f"no such inputs: {referenced - set(action['inputs'])}"
     step_ids = {s.get("id") for s in _steps()}
+    assert set(re.findall(r"steps\.([\w-]+)\.", text)) <= step_ids
     for name, spec in action["outputs"].items():
         assert spec["description"].strip()
         match = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", spec["value"])
@@ -152,6 +155,8 @@ def _evaluate(expression: str, context: dict) -> str:
     """A `${{ }}` expression of this action: a dotted name (inputs.x, steps.id.outputs.y,
     github.action_path, runner.temp); a missing step output is empty, as on GitHub."""
     assert NAME.fullmatch(expression), f"the test knows no expression {expression!r}"
+    if expression.startswith("inputs."):
+        assert expression[len("inputs."):] in context["inputs"], f"no input {expression!r}"
     value = context
     for part in expression.split("."):
         value = value.get(part, "") if isinstance(value, dict) else ""
@@ -167,7 +172,8 @@ def _condition(condition: str, context: dict) -> bool:
             continue
         match = re.fullmatch(r"([\w.-]+) (==|!=) '([^']*)'", term)
         assert match, f"the test knows no condition {term!r}"
-        equal = _evaluate(match.group(1), context) == match.group(3)
+        # GitHub compares strings ignoring case (docs: "Evaluate expressions", operators)
+        equal = _evaluate(match.group(1), context).lower() == match.group(3).lower()
         verdict = verdict and (equal if match.group(2) == "==" else not equal)
     return verdict
 
