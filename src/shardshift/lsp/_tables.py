@@ -155,7 +155,11 @@ def ds_entry(path: tuple[str, ...], version: Version | None, release: str) -> En
     if row.renamed_to:
         entry.deprecated = True
         modern = row.renamed_to[1:].replace("/", ".")
-        if row.inert:
+        ignored = versions.key_change(pointer)
+        if row.inert and ignored is not None and ignored.ignored_since and versions.key_read_by(pointer, version):
+            entry.notes.append(f"Read by {release}; DeepSpeed {vtext(ignored.ignored_since)} and later accept it but "
+                               f"ignore it and read `{modern}` instead.")
+        elif row.inert:
             entry.notes.append(f"Legacy spelling, inert: DeepSpeed accepts it but reads `{modern}` instead.")
         else:
             entry.notes.append(f"Legacy spelling of `{modern}` (DeepSpeed still reads it); write `{modern}`.")
@@ -184,7 +188,7 @@ def ds_entry(path: tuple[str, ...], version: Version | None, release: str) -> En
                 entry.removed = True
                 entry.notes.append(f"Added in DeepSpeed {vtext(change.introduced)}: {release} "
                                    f"{'rejects' if strict else 'ignores'} it.")
-        if change.ignored_since is not None and not versions.key_read_by(pointer, version):
+        if change.ignored_since is not None and not versions.key_read_by(pointer, version) and not row.renamed_to:
             entry.deprecated = True
             entry.notes.append(f"Ignored since DeepSpeed {vtext(change.ignored_since)}: "
                                f"write `{(change.replaced_by or '')[1:].replace('/', '.')}`.")
@@ -408,6 +412,9 @@ def axolotl_entry(path: tuple[str, ...], version: Version | None, release: str) 
         entry.removed = True
         entry.notes.append(f"No longer supported: Axolotl stops when it is {'set' if when == 'set' else 'true'} "
                            f"({message.replace('`', '')}).")
+    if known_now and not entry.removed:
+        entry.notes.append("Axolotl's schema ignores unknown keys (pydantic extra=\"ignore\"): a misspelling of it "
+                           "has no effect and no error.")
     if not known_now and name not in releases.REMOVED:
         entry.known = False
         entry.notes.append(f"Not a key {release} knows: Axolotl's schema drops unknown keys with a warning, so the "
@@ -482,8 +489,9 @@ def torchtitan_entry(path: tuple[str, ...], version: Version | None, release: st
             next((f for f, (ps, _) in SCALARS.items() if pointer in ps), None)
         if field_:
             entry.rows.append(("Plan field", f"`{field_}`"))
-        entry.notes.append(f"In `[{section}]`: torchtitan rejects unknown keys there" if strict and section else
-                           f"In `[{section}]`." if section else "Top-level key.")
+        entry.notes.append(f"In `[{section}]`: {release} rejects unknown keys there (a misspelling stops the run)."
+                           if strict and section else f"In `[{section}]`." if section else "Top-level key.")
+        entry.rules += ("TT001",)
     if (section, name) in DEPRECATED:
         entry.deprecated = True
         entry.notes.append(f"Deprecated: torchtitan warns and copies it to `{DEPRECATED[(section, name)]}`.")
@@ -500,7 +508,7 @@ def torchtitan_entry(path: tuple[str, ...], version: Version | None, release: st
             entry.notes.append(f"Read by {release}; torchtitan {vtext(key_release.gone_in)} no longer reads it: "
                                + (f"write `{where}`" if where else "drop it") + f" ({what}).")
         else:
-            entry.notes.append(("Renamed: " if where else "") + what + (f"; write `{where}`" if where else "") + ".")
+            entry.notes.append(f"Not read by {release}: {what}" + (f"; write `{where}`" if where else "") + ".")
         entry.rules += ("TT003",)
     if spec is None and rename is None and (section, name) not in DEPRECATED:
         if section not in SCHEMA and section not in TABLES:
@@ -572,7 +580,6 @@ def flag_entry(spelling: str, table: Any, parser: str, release: str, upstream_no
         instead = flag.replacement()
         entry.notes.append(f"Deprecated: {flag.why_deprecated()}" + (f" (use `{instead}`)" if instead else "") + ".")
         entry.rules += ("MG003",)
-    entry.notes.append(f"From {parser}.")
     if upstream_note:
         entry.notes.append(upstream_note)
     entry.rules += ("MG001", "MG004")

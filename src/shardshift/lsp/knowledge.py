@@ -163,11 +163,12 @@ def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
     if token is None or not token.path:
         return None
     version, name, judged = release_of(family, path)
+    judged = f"Judged by {judged}"
     if family == "megatron":
         table, parser, note = _megatron_table(path, text)
         entry = _tables.flag_entry(token.path[-1], table, parser, name, note)
         if entry is not None:
-            judged = f"{judged}; flag table of {parser}"
+            judged = f"Flags of {parser}. Release in use: {judged}"
     else:
         entry = _entry(family, token.path, version, name)
     if entry is None:
@@ -221,7 +222,7 @@ def _markdown(family: str, entry: Entry, token: _scan.Token, judged: str) -> str
         if len(doc) > MAX_DOC:
             doc = doc[:MAX_DOC].rsplit(" ", 1)[0] + " …"
         lines += ["", doc]
-    lines += ["", f"_Judged by {judged}._"]
+    lines += ["", f"_{judged}._"]
     if entry.rules:
         codes = list(dict.fromkeys(entry.rules))
         lines.append("Rules: " + " · ".join(f"[{c}]({rule_url(c)})" for c in codes))
