@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 # --- what the scanners return ---------------------------------------------------------------
 
@@ -72,7 +73,7 @@ _JSON_TOKEN = re.compile(
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class _JTok:
     kind: str  # "str", "word", "punct"
     text: str
@@ -101,13 +102,6 @@ def _unquote(token: _JTok) -> str:
     q = s[0]
     body = s[1:-1] if len(s) > 1 and s.endswith(q) else s[1:]
     return body.replace('\\"', '"').replace("\\\\", "\\")
-
-
-@dataclass
-class _JState:
-    tokens: list[_JTok]
-    # at each token index: the stack (frames) before it
-    stacks: list[tuple[tuple[str, int, tuple[str, ...]], ...]]
 
 
 def _json_walk(tokens: list[_JTok]) -> list[tuple]:
@@ -160,7 +154,10 @@ class JsonView:
     states: list[tuple]
 
 
+@lru_cache(maxsize=4)
 def json_view(text: str) -> JsonView:
+    """The tokens of a JSON text and the stack of objects before each (cached: hover and completion
+    of one keystroke read the same text)."""
     tokens = _json_tokens(text)
     return JsonView(tokens, _json_walk(tokens))
 
@@ -251,12 +248,10 @@ def json_place(text: str, line: int, character: int) -> Place | None:
                      present=present)
     if prev is None or (prev.kind == "punct" and prev.text in "{,"):
         return Place(frame[2], prefix=prefix, quote=quote, closed=closed, present=present)
-    if prev is not None and prev.kind != "punct" and current is None:
-        # `"a": 1 "|` (a missing comma): still a key position when a value came before
-        if prev_i >= 2 and tokens[prev_i - 1].text == ":":
-            return Place(frame[2], prefix=prefix, quote=quote, closed=closed, present=present)
-    if current is not None and prev is not None and prev.kind != "punct":
-        return None
+    # a comma not typed yet: after a value (`"a": 1 "|`) or a nested block (`"a": {...} "|`)
+    after_value = prev.kind != "punct" and prev_i >= 1 and tokens[prev_i - 1].text == ":"
+    if after_value or (prev.kind == "punct" and prev.text in "}]"):
+        return Place(frame[2], prefix=prefix, quote=quote, closed=closed, present=present)
     return None
 
 
