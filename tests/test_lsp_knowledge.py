@@ -354,6 +354,15 @@ def test_complete_megatron_flag_choices(tree):
     assert labels and set(labels) == {str(c) for c in flag.choices}
 
 
+def test_accelerate_config_written_as_json(tree):
+    text = '{\n  "distributed_type": "FSDP",\n  "fsdp_config": {"fsdp_version": 2}\n}\n'
+    info = _hover_at(tree / "accelerate_config.json", text, '"fsdp_version"')
+    assert "`fsdp_config.fsdp_version`" in info.markdown and "Accelerate" in info.markdown
+    text = '{\n  "distributed_type": "FSDP",\n  "fsdp_config": {"fsdp_version": 2, "fsdp_off'
+    labels = _labels(knowledge._complete(str(tree / "accelerate_config.json"), text, 2, len(text.splitlines()[2])))
+    assert labels[0] == "fsdp_offload_params" and "fsdp_version" not in labels
+
+
 def test_public_functions_never_raise_on_nonsense():
     assert hover("", "", 0, 0) is None
     assert complete("", "", 0, 0) == []
@@ -401,5 +410,6 @@ def test_cut_fixtures_never_raise(index, cut, where, junk):
     items = knowledge._complete(str(path), text, line, character)
     if info is not None:
         assert isinstance(info.markdown, str) and info.span.line == line
+        assert len(info.markdown.splitlines()) <= 25
         assert 0 <= info.span.character <= info.span.end_character
     assert all(isinstance(i, CompletionItem) and i.kind in ("key", "flag", "value") for i in items)

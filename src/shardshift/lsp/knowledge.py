@@ -153,11 +153,18 @@ def release_of(family: str, path: str) -> tuple[Any, str, str]:
 # --- hover ------------------------------------------------------------------------------------------
 
 
+def syntax_of(family: str, path: str) -> str:
+    """The scanner a file needs: an Accelerate config may be JSON."""
+    if family == "accelerate" and path.lower().endswith(_JSON_SUFFIXES):
+        return "json"
+    return SYNTAX[family]
+
+
 def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
     family = format_of(path, text)
     if family is None:
         return None
-    syntax = SYNTAX[family]
+    syntax = syntax_of(family, path)
     token = {"json": _scan.json_token, "yaml": _scan.yaml_token, "toml": _scan.toml_token,
              "shell": _scan.flag_token}[syntax](text, line, character)
     if token is None or not token.path:
@@ -190,6 +197,7 @@ def _entry(family: str, path: tuple[str, ...], version, name: str) -> Entry | No
     return None
 
 
+@lru_cache(maxsize=256)
 def rule_url(code: str) -> str:
     try:
         from shardshift.docs_url import rule_url as url  # the docs lane's base URL, when present
@@ -240,7 +248,7 @@ def _megatron_table(path: str, text: str) -> tuple[Any, str, str]:
     upstream = f"{base.described}'s parser"
     if not path or path.lower().endswith(".args") or not os.path.isfile(path):
         return base, upstream, ("The program that receives these flags is not known here: this is upstream "
-                                "Megatron-LM's flag." if not path.lower().endswith(".args") else "")
+                                "Megatron-LM's flag.")
     entries = tuple(sorted(set(re.findall(r"[\w./${}-]+\.py\b", text))))
     program = _program(os.path.abspath(path), entries, "deepspeed" in text, text)
     if program is None:
@@ -288,7 +296,7 @@ def _complete(path: str, text: str, line: int, character: int) -> list[Completio
     family = format_of(path, text)
     if family is None:
         return []
-    syntax = SYNTAX[family]
+    syntax = syntax_of(family, path)
     place = {"json": _scan.json_place, "yaml": _scan.yaml_place, "toml": _scan.toml_place,
              "shell": _scan.flag_place}[syntax](text, line, character)
     if place is None:
