@@ -363,6 +363,28 @@ def test_accelerate_config_written_as_json(tree):
     assert labels[0] == "fsdp_offload_params" and "fsdp_version" not in labels
 
 
+@pytest.mark.parametrize("name, text", [
+    ("settings.json", '{\n  "editor.tabSize": 2,\n  "files.exclude": {}\n}\n'),
+    ("Cargo.toml", '[package]\nname = "x"\n'),
+    ("build.sh", "#!/bin/bash\nmake --jobs 4 --keep-going\n"),
+    ("notes.yaml", "title: x\nitems:\n  - a\n"),
+])
+def test_unrelated_files_get_no_hover_nor_completion(tree, name, text):
+    path = tree / name
+    path.write_text(text, encoding="utf-8")
+    assert knowledge.format_of(str(path), text) is None
+    for line, row in enumerate(text.splitlines()):
+        for character in range(len(row) + 1):
+            assert knowledge._hover(str(path), text, line, character) is None
+            assert knowledge._complete(str(path), text, line, character) == []
+
+
+def test_complete_bool_value_in_json(tree):
+    text = '{"zero_optimization": {"overlap_comm": '
+    items = knowledge._complete(str(tree / "ds_config.json"), text, 0, len(text))
+    assert [(i.label, i.insert_text) for i in items] == [("false", "false"), ("true", "true")]
+
+
 def test_public_functions_never_raise_on_nonsense():
     assert hover("", "", 0, 0) is None
     assert complete("", "", 0, 0) == []

@@ -107,6 +107,8 @@ def ds_entry(path: tuple[str, ...], version: Version | None, release: str) -> En
         if change is not None:
             entry.notes.append(f"Default {shown(change.before)} before {vtext(change.since)} ({change.meaning_before}), "
                                f"{shown(change.after)} since ({change.meaning_after}).")
+    if row.type == "bool":
+        entry.choices = (True, False)
     if row.choices:
         entry.choices = tuple(row.choices)
         entry.rows.append(("Choices", _choices_text(row.choices) + (" (any case)" if row.case_insensitive else "")))

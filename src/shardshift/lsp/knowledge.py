@@ -90,13 +90,17 @@ def complete(path: str, text: str, line: int, character: int) -> list[Completion
 
 
 def format_of(path: str, text: str) -> str | None:
-    """The format family of a file for hover and completion (forgiving: a half-written file counts)."""
+    """The format family of a file for hover and completion, judged forgivingly (a half-written
+    file counts) but never claiming an unrelated file: a JSON file the ds_config reader would not
+    take, a TOML without a torchtitan section, a shell script without Megatron flags give None."""
     lower = path.lower().replace("\\", "/")
     name = lower.rsplit("/", 1)[-1]
     if name.endswith(_JSON_SUFFIXES):
         if _ACCELERATE_JSON.search(text) and "zero_optimization" not in text:
             return "accelerate"
-        return None if name in ("package.json", "tsconfig.json") else "deepspeed"
+        from shardshift.formats.deepspeed.reader import looks_like
+
+        return "deepspeed" if looks_like(path, text) or looks_like(name + ".json", text) else None
     if name.endswith(_YAML_SUFFIXES):
         if name.endswith(".plan.yaml"):
             return None
@@ -104,14 +108,31 @@ def format_of(path: str, text: str) -> str | None:
             return "accelerate"
         if _AXOLOTL_TOP.search(text):
             return "axolotl"
-        if _ACCELERATE_BLOCK.search(text):
+        if _ACCELERATE_BLOCK.search(text) or "accelerate" in name:
             return "accelerate"
         return "axolotl" if "axolotl" in lower else None
     if name.endswith(".toml"):
-        return None if name in ("pyproject.toml", "uv.lock", "poetry.lock", "cargo.toml") else "torchtitan"
-    if name.endswith(_SHELL_SUFFIXES) or (text.startswith("#!") and "sh" in text[:text.find("\n") % 200]):
+        return "torchtitan" if _torchtitan_header(text) else None
+    if name.endswith(".args"):
+        return "megatron"
+    shell = name.endswith(_SHELL_SUFFIXES) or (text.startswith("#!") and "sh" in text.split("\n", 1)[0])
+    if shell and (_MEGATRON_FLAG.search(text) or "pretrain_" in text or "megatron" in text.lower()):
         return "megatron"
     return None
+
+
+_MEGATRON_FLAG = re.compile(r"--(?:tensor|pipeline)[-_]model[-_]parallel[-_]size\b|--micro[-_]batch[-_]size\b"
+                            r"|--num[-_]layers\b|--num[-_]attention[-_]heads\b|--global[-_]batch[-_]size\b"
+                            r"|--hidden[-_]size\b|--seq[-_]length\b")
+
+
+def _torchtitan_header(text: str) -> bool:
+    from shardshift.formats.torchtitan.keys import SCHEMA
+
+    for match in re.finditer(r"^[ \t]*\[\[?[ \t]*([A-Za-z_][\w.]*)", text, re.MULTILINE):
+        if match.group(1).split(".", 1)[0] in SCHEMA:
+            return True
+    return False
 
 
 _RELEASE_TTL = 2.0  # seconds: detect() lists directories; an editor asks on every keystroke
