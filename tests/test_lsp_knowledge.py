@@ -7,7 +7,6 @@ checks that nothing raises: the public functions swallow every exception, which 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

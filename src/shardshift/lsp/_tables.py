@@ -580,7 +580,8 @@ def flag_entry(spelling: str, table: Any, parser: str, release: str, upstream_no
     if flag.deprecated:
         entry.deprecated = True
         instead = flag.replacement()
-        entry.notes.append(f"Deprecated: {flag.why_deprecated()}" + (f" (use `{instead}`)" if instead else "") + ".")
+        why = flag.why_deprecated().rstrip(".")
+        entry.notes.append(f"Deprecated: {why}" + (f" (use `{instead}`)" if instead and instead not in why else "") + ".")
         entry.rules += ("MG003",)
     if upstream_note:
         entry.notes.append(upstream_note)

@@ -54,6 +54,9 @@ FRAMEWORKS = {"deepspeed": ("deepspeed", "DeepSpeed"), "accelerate": ("accelerat
               "megatron": ("megatron-core", "Megatron Core")}
 SYNTAX = {"deepspeed": "json", "accelerate": "yaml", "axolotl": "yaml", "torchtitan": "toml", "megatron": "shell"}
 RULE_BASE = "https://shardshift.dev/rules/{code}/"
+# families whose key tables describe one release only, the newest shardshift knows (DeepSpeed, Axolotl and torchtitan record
+# what changed across releases): a pin to another release is said next to the hover
+ONE_RELEASE = frozenset({"accelerate"})
 MAX_DOC = 700  # characters of a key's doc shown on hover
 
 _JSON_SUFFIXES = (".json", ".jsonc", ".hjson", ".json5", ".conf")
@@ -190,15 +193,21 @@ def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
              "shell": _scan.flag_token}[syntax](text, line, character)
     if token is None or not token.path:
         return None
-    version, name, judged = release_of(family, path)
-    judged = f"Judged by {judged}"
+    version, name, release = release_of(family, path)
+    judged = f"Judged by {release}"
     if family == "megatron":
         table, parser, note = _megatron_table(path, text)
         entry = _tables.flag_entry(token.path[-1], table, parser, name, note)
-        if entry is not None:
-            judged = f"Flags of {parser}. Release in use: {judged}"
+        judged = f"Flags of {parser}. Release in use: {release}"
     else:
         entry = _entry(family, token.path, version, name)
+        if entry is not None and version is not None and family in ONE_RELEASE:
+            from shardshift.context.releases import newest
+
+            described = newest(FRAMEWORKS[family][0])
+            if tuple(version) != tuple(described):
+                shown = FRAMEWORKS[family][1]
+                judged += f"; shardshift's {shown} tables describe {shown} {_tables.vtext(described)}"
     if entry is None:
         return None
     markdown = _markdown(family, entry, token, judged)
