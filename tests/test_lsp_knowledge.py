@@ -214,6 +214,20 @@ def test_hover_megatron_flag_in_fixture_launch_script():
     assert info.span.character == character - 4
 
 
+def test_hover_and_complete_in_an_argument_file():
+    from shardshift.formats.megatron.flags import table
+
+    path = FIXTURES / "megatron" / "rules" / "MG005" / "bad.args"
+    text = path.read_text(encoding="utf-8")
+    info = knowledge._hover(str(path), text, *_pos(text, "--seq-length", 2))
+    flag = table().get("--seq-length")
+    assert info is not None and " ".join(flag.help.split()) in info.markdown
+    assert "upstream Megatron-LM" in info.markdown  # an argument file names no program
+    text += "--num-lay"
+    labels = _labels(knowledge._complete(str(path), text, text.count("\n"), len("--num-lay")))
+    assert labels[0] == "--num-layers"
+
+
 def test_hover_megatron_flag_of_a_forked_program(tree):
     """The entry script's extra_args_provider defines a flag upstream Megatron-LM lacks."""
     from shardshift.formats.megatron.flags import table
