@@ -223,6 +223,9 @@ def test_hover_and_complete_in_an_argument_file():
     flag = table().get("--seq-length")
     assert info is not None and " ".join(flag.help.split()) in info.markdown
     assert "upstream Megatron-LM" in info.markdown  # an argument file names no program
+    typo = text.replace("--seq-length", "--seq-lenght")
+    unknown = knowledge._hover(str(path), typo, *_pos(typo, "--seq-lenght", 2))
+    assert unknown is not None and "`--seq-length`" in unknown.markdown and "unrecognized arguments" in unknown.markdown
     text += "--num-lay"
     labels = _labels(knowledge._complete(str(path), text, text.count("\n"), len("--num-lay")))
     assert labels[0] == "--num-layers"
@@ -244,6 +247,12 @@ def test_hover_megatron_flag_of_a_forked_program(tree):
     info = _hover_at(tree / "train.sh", text, "--my-window", 3)
     assert "Window of my fork." in info.markdown and "**Default**: 7" in info.markdown
     assert "add_my_args" in info.markdown
+
+
+def test_hover_skips_launcher_options_in_a_script():
+    path = FIXTURES / "megatron" / "llama_8b_tp2_pp2.sh"
+    text = path.read_text(encoding="utf-8")
+    assert knowledge._hover(str(path), text, *_pos(text, "--nproc_per_node", 3)) is None
 
 
 def test_hover_megatron_flag_unknown_program_says_upstream(tree):

@@ -198,6 +198,10 @@ def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
     if family == "megatron":
         table, parser, note = _megatron_table(path, text)
         entry = _tables.flag_entry(token.path[-1], table, parser, name, note)
+        if entry is not None and not entry.known and not path.lower().endswith(".args"):
+            # in a script a word such as `--nproc_per_node` may be any command's (the launcher's, echo's):
+            # only an argument file is the program's arguments and nothing else
+            entry = None
         judged = f"Flags of {parser}. Release in use: {release}"
     else:
         entry = _entry(family, token.path, version, name)
