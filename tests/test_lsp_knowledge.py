@@ -261,6 +261,22 @@ def test_hover_megatron_flag_unknown_program_says_upstream(tree):
     assert "upstream Megatron-LM" in info.markdown
 
 
+def test_hover_and_complete_training_arguments_flags():
+    from shardshift.formats.launch.training_fields import CHOICES, FIELDS
+
+    path = FIXTURES / "setups" / "consumers" / "hf_launcher" / "scripts" / "train.sh"
+    text = path.read_text(encoding="utf-8")
+    info = knowledge._hover(str(path), text, *_pos(text, "--bf16", 3))
+    assert info is not None and "`TrainingArguments.bf16`" in info.markdown
+    assert f"**Default**: {str(FIELDS['bf16'][1]).lower()}" in info.markdown
+    typed = text.rstrip() + " \\\n    --lr_sch"
+    items = knowledge._complete(str(path), typed, typed.count("\n"), len("    --lr_sch"))
+    assert items[0].label.startswith("--lr_sch") and items[0].kind == "flag"
+    at_value = text.rstrip() + " \\\n    --lr_scheduler_type "
+    values = knowledge._complete(str(path), at_value, at_value.count("\n"), len("    --lr_scheduler_type "))
+    assert set(_labels(values)) == set(CHOICES["lr_scheduler_type"])
+
+
 # --- completion -----------------------------------------------------------------------------------------
 
 
@@ -428,6 +444,7 @@ def _fixture_files() -> list[Path]:
         FIXTURES / "torchtitan" / "rules" / "TT001" / "bad.toml",
         FIXTURES / "megatron" / "llama_8b_tp2_pp2.sh",
         FIXTURES / "megatron" / "rules" / "MG005" / "bad.args",
+        FIXTURES / "setups" / "consumers" / "hf_launcher" / "scripts" / "train.sh",
     ]
     return [p for p in picks if p.is_file()]
 
@@ -437,7 +454,7 @@ FILES = _fixture_files()
 
 def test_every_format_has_a_fixture():
     assert {knowledge.format_of(str(p), p.read_text(encoding="utf-8")) for p in FILES} == \
-        {"deepspeed", "accelerate", "axolotl", "torchtitan", "megatron"}
+        {"deepspeed", "accelerate", "axolotl", "torchtitan", "megatron", "trainer"}
 
 
 @settings(max_examples=120)

@@ -608,3 +608,49 @@ def flag_children(table: Any) -> list[Entry]:
                 (" — deprecated" if flag.deprecated else "")
             out.append(entry)
     return out
+
+
+# ==============================================================================================
+# Hugging Face TrainingArguments flags of a launch (`torchrun train.py --per_device_train_batch_size 4`)
+# ==============================================================================================
+
+
+def trainer_entry(spelling: str, release: str) -> Entry | None:
+    from shardshift.formats.launch.training_fields import CHOICES, FIELDS, OPTIONS, TRANSFORMERS
+
+    field_ = OPTIONS.get(spelling)
+    if field_ is None:
+        return None  # a word of another command (the launcher's, the script's own parser)
+    negated = field_.startswith("!")
+    name = field_.lstrip("!")
+    kind, default = FIELDS.get(name, ("other", None))
+    entry = Entry(spelling, (spelling,), kind="flag")
+    entry.rows.append(("Type", "switch: sets it to false" if negated else
+                       {"bool": "bool (`--flag` alone is true; yes/no, true/false, 1/0)",
+                        "bool-value": "bool or none"}.get(kind, kind)))
+    entry.rows.append(("Default", shown(default)))
+    if name in CHOICES:
+        entry.choices = CHOICES[name]
+        entry.rows.append(("Choices", _choices_text(CHOICES[name])))
+    elif kind in ("bool", "bool-value") and not negated:
+        entry.choices = ("true", "false")
+    entry.rows.append(("Field", f"`TrainingArguments.{name}`"))
+    others = sorted(s for s, f in OPTIONS.items() if f == field_ and s != spelling)
+    if others:
+        entry.rows.append(("Also", ", ".join(f"`{s}`" for s in others)))
+    entry.notes.append(f"A flag of transformers {TRANSFORMERS}'s `HfArgumentParser(TrainingArguments)`: read only "
+                       "when the entry script parses its arguments with it (shardshift checks that when it reads "
+                       "the launch).")
+    return entry
+
+
+def trainer_children(release: str) -> list[Entry]:
+    from shardshift.formats.launch.training_fields import OPTIONS
+
+    out = []
+    for spelling in OPTIONS:
+        entry = trainer_entry(spelling, release)
+        if entry is not None:
+            entry.detail = entry.summary().replace("`", "")
+            out.append(entry)
+    return out

@@ -51,12 +51,13 @@ class CompletionItem:
 # format family -> (the framework whose release judges it, its display name)
 FRAMEWORKS = {"deepspeed": ("deepspeed", "DeepSpeed"), "accelerate": ("accelerate", "Accelerate"),
               "axolotl": ("axolotl", "Axolotl"), "torchtitan": ("torchtitan", "torchtitan"),
-              "megatron": ("megatron-core", "Megatron Core")}
-SYNTAX = {"deepspeed": "json", "accelerate": "yaml", "axolotl": "yaml", "torchtitan": "toml", "megatron": "shell"}
+              "megatron": ("megatron-core", "Megatron Core"), "trainer": ("transformers", "transformers")}
+SYNTAX = {"deepspeed": "json", "accelerate": "yaml", "axolotl": "yaml", "torchtitan": "toml", "megatron": "shell",
+          "trainer": "shell"}
 RULE_BASE = "https://shardshift.dev/rules/{code}/"
 # families whose key tables describe one release only, the newest shardshift knows (DeepSpeed, Axolotl and torchtitan record
 # what changed across releases): a pin to another release is said next to the hover
-ONE_RELEASE = frozenset({"accelerate"})
+ONE_RELEASE = frozenset({"accelerate", "trainer"})
 MAX_DOC = 700  # characters of a key's doc shown on hover
 
 _JSON_SUFFIXES = (".json", ".jsonc", ".hjson", ".json5", ".conf")
@@ -121,7 +122,14 @@ def format_of(path: str, text: str) -> str | None:
     shell = name.endswith(_SHELL_SUFFIXES) or (text.startswith("#!") and "sh" in text.split("\n", 1)[0])
     if shell and (_MEGATRON_FLAG.search(text) or "pretrain_" in text or "megatron" in text.lower()):
         return "megatron"
+    if shell and _TRAINER_FLAG.search(text):
+        return "trainer"
     return None
+
+
+# flags only Hugging Face TrainingArguments has (formats/launch/training_flags.py HF_SPECIFIC, a few)
+_TRAINER_FLAG = re.compile(r"--(?:per[-_]device[-_](?:train|eval)[-_]batch[-_]size|lr[-_]scheduler[-_]type|"
+                           r"output[-_]dir|save[-_]strategy|eval[-_]strategy|logging[-_]steps|warmup[-_]ratio)\b")
 
 
 _MEGATRON_FLAG = re.compile(r"--(?:tensor|pipeline)[-_]model[-_]parallel[-_]size\b|--micro[-_]batch[-_]size\b"
@@ -203,8 +211,11 @@ def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
             # only an argument file is the program's arguments and nothing else
             entry = None
         judged = f"Flags of {parser}. Release in use: {release}"
+    elif family == "trainer":
+        entry = _tables.trainer_entry(token.path[-1], name)
     else:
         entry = _entry(family, token.path, version, name)
+    if family != "megatron":
         if entry is not None and version is not None and family in ONE_RELEASE:
             from shardshift.context.releases import newest
 
@@ -242,7 +253,8 @@ def rule_url(code: str) -> str:
 
 
 _KIND = {"deepspeed": "DeepSpeed key", "accelerate": "Accelerate config key", "axolotl": "Axolotl config key",
-         "torchtitan": "torchtitan config key", "megatron": "Megatron-LM flag"}
+         "torchtitan": "torchtitan config key", "megatron": "Megatron-LM flag",
+         "trainer": "Hugging Face TrainingArguments flag"}
 
 
 def _markdown(family: str, entry: Entry, token: _scan.Token, judged: str) -> str:
@@ -345,6 +357,13 @@ def _complete(path: str, text: str, line: int, character: int) -> list[Completio
             return []
         entries = _flag_children(table)
         return _rank([(e, e.name) for e in entries], place, "flag")
+    if family == "trainer":
+        if place.at_value:
+            entry = _tables.trainer_entry(place.key, name)
+            return _values(entry, place, syntax) if entry is not None else []
+        if not place.prefix.startswith("-"):
+            return []
+        return _rank([(e, e.name) for e in _trainer_children(name)], place, "flag")
     parent = tuple(p for p in place.parent if p != "?")
     if place.at_value:
         entry = _entry(family, parent + (place.key,), version, name)
@@ -367,6 +386,11 @@ def _children_cached(family: str, parent: tuple[str, ...], version, name: str) -
 
 def _children(family: str, parent: tuple[str, ...], version, name: str) -> tuple[Entry, ...]:
     return _children_cached(family, parent, version, name)
+
+
+@lru_cache(maxsize=4)
+def _trainer_children(name: str) -> tuple[Entry, ...]:
+    return tuple(_tables.trainer_children(name))
 
 
 _flag_cache: dict[int, tuple[Any, tuple[Entry, ...]]] = {}
