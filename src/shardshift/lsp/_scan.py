@@ -380,7 +380,7 @@ def _yaml_siblings(lines: list[str], line: int, indent: int, parents: tuple[str,
 # --- TOML ([section] headers) -----------------------------------------------------------------
 
 _TOML_HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*(?P<name>[^\]]*?)[ \t]*\]?\]?[ \t]*(?:#.*)?$")
-_TOML_KEY = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[A-Za-z0-9_.\-\"' ]+?)[ \t]*=")
+_TOML_KEY = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[A-Za-z0-9_\-\"'][A-Za-z0-9_.\-\"' ]*?)[ \t]*=")
 
 
 def _toml_section(lines: list[str], line: int) -> str:
@@ -448,8 +448,10 @@ def toml_place(text: str, line: int, character: int) -> Place | None:
             return None
         typed = head[head.find("=") + 1:].lstrip()
         quote = typed[:1] if typed[:1] in "\"'" else ""
-        return Place(section + _split_dotted(m.group("key"))[:-1], at_value=True,
-                     key=_split_dotted(m.group("key"))[-1], prefix=typed[len(quote):], quote=quote)
+        dotted = _split_dotted(m.group("key"))
+        if not dotted:
+            return None
+        return Place(section + dotted[:-1], at_value=True, key=dotted[-1], prefix=typed[len(quote):], quote=quote)
     stripped = head.strip()
     if "#" in head or not re.fullmatch(r"[\w\-]*", stripped):
         return None
