@@ -431,6 +431,36 @@ def test_public_functions_never_raise_on_nonsense():
     assert hover("x.yaml", "a:\n\tb: [\n", -3, 10**9) is None
 
 
+def test_scanners_agree_with_the_readers_on_every_well_formed_fixture():
+    """On a file its reader parses, the forgiving scanner finds each setting the reader found, at
+    the reader's position and with the reader's path (flow mappings `{a: 1}` aside)."""
+    from shardshift import formats
+    from shardshift.source import split_pointer
+
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*")):
+        if not path.is_file() or path.suffix not in (".json", ".yaml", ".yml", ".toml"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        family = knowledge.format_of(str(path), text)
+        if family is None or formats.detect(str(path), text) != family:
+            continue
+        document = formats.reader(family).read(text, str(path))
+        if document.syntax is not None or document.root is None:
+            continue
+        scan = {"json": knowledge._scan.json_token, "yaml": knowledge._scan.yaml_token,
+                "toml": knowledge._scan.toml_token}[knowledge.syntax_of(family, str(path))]
+        rows = text.split("\n")
+        for pointer, line, column in document.settings():
+            parts = tuple(split_pointer(pointer))
+            if any(p.isdigit() for p in parts) or "{" in rows[line - 1][:column - 1]:
+                continue  # list items and flow mappings: not what a key hover is for
+            token = scan(text, line - 1, column)
+            assert token is not None and token.path == parts, (str(path), pointer, line, column)
+            checked += 1
+    assert checked > 1000
+
+
 # --- broken, half-typed text never raises ---------------------------------------------------------------
 
 
