@@ -423,12 +423,27 @@ def test_complete_bool_value_in_json(tree):
     assert [(i.label, i.insert_text) for i in items] == [("false", "false"), ("true", "true")]
 
 
+@pytest.mark.parametrize("name, text, typed", [
+    ("ds_config.json", '{"zero_optimization": {"st', "st"),
+    ("train.sh", "#!/bin/bash\ntorchrun pretrain_gpt.py --num-layers 2 --tensor-m", "--tensor-m"),
+    ("accelerate.yaml", "distributed_type: FSDP\nfsdp_config:\n  fsdp_ver", "fsdp_ver"),
+])
+def test_completion_span_covers_what_is_typed(tree, name, text, typed):
+    rows = text.split("\n")
+    line, character = len(rows) - 1, len(rows[-1])
+    span = knowledge.completion_span(str(tree / name), text, line, character)
+    assert span is not None and rows[line][span.character:span.end_character] == typed
+    items = knowledge._complete(str(tree / name), text, line, character)
+    assert items and all(i.label.startswith(typed.strip('"')) for i in items[:1])
+
+
 def test_public_functions_never_raise_on_nonsense():
     assert hover("", "", 0, 0) is None
     assert complete("", "", 0, 0) == []
     assert hover("x.json", "{", 99, 99) is None
     assert complete("x.sh", None, 0, 0) == []  # type: ignore[arg-type]
     assert hover("x.yaml", "a:\n\tb: [\n", -3, 10**9) is None
+    assert knowledge.completion_span("ds_config.json", "{", 5, -1) is None
 
 
 def test_scanners_agree_with_the_readers_on_every_well_formed_fixture():

@@ -90,6 +90,36 @@ def complete(path: str, text: str, line: int, character: int) -> list[Completion
         return []
 
 
+def _position(text: str, line: int, character: int) -> tuple[int, int] | None:
+    """The position inside the text (a character past the end of its line is the end, as LSP
+    says), or None for a line that is not there or a negative column."""
+    if line < 0 or character < 0:
+        return None
+    rows = text.split("\n")
+    if line >= len(rows):
+        return None
+    return line, min(character, len(rows[line]))
+
+
+def completion_span(path: str, text: str, line: int, character: int) -> Span | None:
+    """The part of the line a completion at the cursor replaces: what is typed of the key, flag or
+    value so far (after an opening quote), so that a client whose idea of a word differs (`-` is no
+    word character in VS Code) does not keep half of it. None where `complete` offers nothing."""
+    try:
+        family = format_of(path, text)
+        where = _position(text, line, character)
+        if family is None or where is None:
+            return None
+        line, character = where
+        place = {"json": _scan.json_place, "yaml": _scan.yaml_place, "toml": _scan.toml_place,
+                 "shell": _scan.flag_place}[syntax_of(family, path)](text, line, character)
+        if place is None:
+            return None
+        return Span(line, max(character - len(place.prefix), 0), line, character)
+    except Exception:
+        return None
+
+
 # --- format and release ---------------------------------------------------------------------------
 
 
@@ -194,8 +224,10 @@ def syntax_of(family: str, path: str) -> str:
 
 def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
     family = format_of(path, text)
-    if family is None:
+    where = _position(text, line, character)
+    if family is None or where is None:
         return None
+    line, character = where
     syntax = syntax_of(family, path)
     token = {"json": _scan.json_token, "yaml": _scan.yaml_token, "toml": _scan.toml_token,
              "shell": _scan.flag_token}[syntax](text, line, character)
@@ -340,8 +372,10 @@ def _program(path: str, entries: tuple[str, ...], deepspeed: bool, text: str) ->
 
 def _complete(path: str, text: str, line: int, character: int) -> list[CompletionItem]:
     family = format_of(path, text)
-    if family is None:
+    where = _position(text, line, character)
+    if family is None or where is None:
         return []
+    line, character = where
     syntax = syntax_of(family, path)
     place = {"json": _scan.json_place, "yaml": _scan.yaml_place, "toml": _scan.toml_place,
              "shell": _scan.flag_place}[syntax](text, line, character)
