@@ -134,7 +134,7 @@ def format_of(path: str, text: str) -> str | None:
             return "accelerate"
         from shardshift.formats.deepspeed.reader import looks_like
 
-        return "deepspeed" if looks_like(path, text) or looks_like(name + ".json", text) else None
+        return "deepspeed" if looks_like(path, text) else None
     if name.endswith(_YAML_SUFFIXES):
         if name.endswith(".plan.yaml"):
             return None
