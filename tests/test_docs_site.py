@@ -176,3 +176,32 @@ def test_a_page_per_format_and_the_api_page_names_every_public_function(site):
     assert names and all(f"def {n}(" in api or f"class {n}(" in api for n in names), names
     cli = _text(site / "reference" / "cli" / "index.html")
     assert all(f"shardshift {command}" in cli for command in ("check", "convert", "plan", "diff", "rules", "explain"))
+
+
+@pytest.mark.oracle
+def test_hand_written_pages_carry_the_readme_sections_they_name(site):
+    from shardshift.docs.hook import README_SECTION, readme_section
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = [(page, heading) for page in (ROOT / "docs").glob("*.md")
+             for heading in README_SECTION.findall(page.read_text(encoding="utf-8"))]
+    assert named
+    for page, heading in named:
+        built = _text(site / page.stem / "index.html")
+        assert "<!-- README:" not in built
+        for line in readme_section(readme, heading).splitlines():
+            if line.startswith("- ") or (line[:1].isalpha() and "`" not in line and "[" not in line):
+                words = line.split()[:6]  # prose lines: their first words reach the page
+                assert " ".join(words) in " ".join(built.split()), f"{page.name}: {line!r}"
+
+
+def test_a_readme_section_that_is_gone_fails_the_build():
+    pytest.importorskip("mkdocs", reason="the docs extra (mkdocs) is not installed")
+    from mkdocs.exceptions import PluginError
+
+    from shardshift.docs.hook import readme_section
+
+    readme = "# x\n\n## Kept\n\ntext\n\n### Sub\n\n```sh\n### not a heading\n```\n\n## Next\n"
+    assert readme_section(readme, "Kept") == "text\n\n#### Sub\n\n```sh\n### not a heading\n```\n"
+    with pytest.raises(PluginError, match="no section '## Gone'"):
+        readme_section(readme, "Gone")

@@ -1,14 +1,19 @@
 """The mkdocs hook (mkdocs.yml `hooks:`): adds the generated pages as virtual files, and the format
-pages to the nav under "Formats". Pages are generated from the code of the checkout that holds
-mkdocs.yml (its `src/` comes first on the path), never written to disk."""
+pages to the nav under "Formats", and README sections into the hand-written pages that name them.
+Pages are generated from the code of the checkout that holds mkdocs.yml (its `src/` comes first
+on the path), never written to disk."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
 _ROOT: Path | None = None
+# `<!-- README: In the editor -->` on a line of its own: that README section's text, so the page and
+# the README cannot say different things
+README_SECTION = re.compile(r"^<!-- README: (.+?) -->$", re.M)
 
 
 def on_config(config, **kwargs):
@@ -37,3 +42,30 @@ def on_files(files, config, **kwargs):
             files.remove(existing)
         files.append(File.generated(config, path, content=content))
     return files
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    if "<!-- README:" not in markdown:
+        return markdown
+    readme = ((_ROOT or Path.cwd()) / "README.md").read_text(encoding="utf-8")
+    return README_SECTION.sub(lambda match: readme_section(readme, match.group(1)), markdown)
+
+
+def readme_section(readme: str, heading: str) -> str:
+    """The body of the README's `## heading` section, its subsections one level down (the page has
+    its own title). A heading the README does not have fails the build: a page must not point at
+    a section that was renamed."""
+    from mkdocs.exceptions import PluginError
+
+    lines = readme.splitlines()
+    try:
+        start = lines.index(f"## {heading}") + 1
+    except ValueError:
+        raise PluginError(f"README.md has no section '## {heading}'") from None
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    body, fenced = [], False
+    for line in lines[start:end]:
+        if line.startswith("```"):
+            fenced = not fenced
+        body.append("#" + line if not fenced and line.startswith("### ") else line)
+    return "\n".join(body).strip() + "\n"
