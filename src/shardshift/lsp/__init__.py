@@ -1,0 +1,1 @@
+"""The language server (`shardshift lsp`) and what it knows of keys."""
