@@ -175,8 +175,10 @@ async def test_a_typo_typed_and_removed_updates_the_diagnostics(client, workspac
     found = await _published(client, uri, lambda ds: any(d.code == "DS101" for d in ds))
     assert any("zero_optimisation" in d.message for d in found if d.code == "DS101")
     assert not any("zero_optimizat'" in d.message for d in found)
-    _change(client, uri, 4, clean)
-    await _published(client, uri, lambda ds: not any(d.code == "DS101" for d in ds))
+    _change(client, uri, 4, clean[:len(clean) // 2])  # half typed: a syntax finding, as check gives
+    await _published(client, uri, lambda ds: [d.code for d in ds] == ["SS001"])
+    _change(client, uri, 5, clean)
+    await _published(client, uri, lambda ds: not any(d.code in ("DS101", "SS001") for d in ds))
     assert path.read_text() == clean  # unsaved text is what was checked; nothing was written
 
 
@@ -268,3 +270,31 @@ async def test_hover_and_completion_answer_what_the_knowledge_module_gives(clien
     items = completion.items if isinstance(completion, types.CompletionList) else completion or []
     expected = knowledge.complete(str(path), text, line, character)
     assert [(i.label, i.insert_text) for i in items] == [(e.label, e.insert_text) for e in expected]
+
+
+def test_positions_convert_between_code_points_and_the_negotiated_units():
+    from shardshift.lsp import server
+
+    lines = ['{"a": "🚀", "b": 1}']
+    at_b = lines[0].index('"b"')
+    utf16, utf32, utf8 = (types.PositionEncodingKind.Utf16, types.PositionEncodingKind.Utf32,
+                          types.PositionEncodingKind.Utf8)
+    assert server.to_client(lines, 0, at_b, utf16).character == at_b + 1
+    assert server.to_client(lines, 0, at_b, utf32).character == at_b
+    assert server.to_client(lines, 0, at_b, utf8).character == at_b + 3
+    for encoding in (utf16, utf32, utf8):
+        assert server.from_client(lines, server.to_client(lines, 0, at_b, encoding), encoding) == (0, at_b)
+    assert server.choose_encoding([utf8, utf16, utf32]) == utf32
+    assert server.choose_encoding([utf8, utf16]) == utf16 and server.choose_encoding(None) == utf16
+
+
+def test_without_the_lsp_extra_the_command_says_how_to_install_it(monkeypatch, capsys):
+    import importlib.util
+
+    from shardshift import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pygls" else real(name, *a))
+    assert cli.main(["lsp"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "shardshift: the language server needs the lsp extra: pip install 'shardshift[lsp]'"

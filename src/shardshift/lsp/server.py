@@ -65,10 +65,11 @@ def units(text: str, encoding: str) -> int:
 
 
 def to_client(lines: list[str], line: int, character: int, encoding: str) -> types.Position:
-    """0-based (line, code point) -> an LSP Position in `encoding`."""
+    """0-based (line, code point) -> an LSP Position in `encoding` (past the end: the end)."""
+    if not lines:
+        return types.Position(line=0, character=0)
     if line >= len(lines):
-        return types.Position(line=max(len(lines), 1) - 1 if lines else 0,
-                              character=units(lines[-1], encoding) if lines else 0)
+        return types.Position(line=len(lines) - 1, character=units(lines[-1], encoding))
     return types.Position(line=line, character=units(lines[line][:max(character, 0)], encoding))
 
 
@@ -136,6 +137,8 @@ class Workspace:
     published: dict[str, set[str]] = field(default_factory=dict)  # checked file -> the files it published for
     # path -> (mtime, size, text or None): the workspace's files as the scope search last read them
     files: dict[str, tuple[float, int, str | None]] = field(default_factory=dict)
+    # path -> ((mtime, size), the real paths it names): the references of a file that names the opened one
+    named: dict[str, tuple[tuple[float, int], list[str]]] = field(default_factory=dict)
 
 
 class ShardshiftProtocol(LanguageServerProtocol):
@@ -146,10 +149,14 @@ class ShardshiftProtocol(LanguageServerProtocol):
     def lsp_initialize(self, params: types.InitializeParams):
         general = params.capabilities.general
         if general is not None and general.position_encodings:
-            offered = list(general.position_encodings)
-            general.position_encodings = [types.PositionEncodingKind.Utf32] \
-                if types.PositionEncodingKind.Utf32 in offered else [types.PositionEncodingKind.Utf16]
+            general.position_encodings = [choose_encoding(general.position_encodings)]
         return (yield from super().lsp_initialize(params))
+
+
+def choose_encoding(offered) -> str:
+    """UTF-32 when the client offers it (no conversion), else UTF-16 (every client supports it)."""
+    return types.PositionEncodingKind.Utf32 if types.PositionEncodingKind.Utf32 in list(offered or ()) \
+        else types.PositionEncodingKind.Utf16
 
 
 class ShardshiftServer(LanguageServer):
@@ -301,7 +308,6 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
         return None
     real = os.path.realpath(path)
     scope: dict[str, None] = {real: None}
-    documents = {real: document}
 
     def follow(start, depth: int) -> None:
         for target in _named(start):
@@ -324,14 +330,31 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
         text = _text(state, candidate)
         if not text or name not in text:
             continue
-        referrer = load(candidate, explicit=False)
-        if referrer is None or referrer.syntax is not None:
-            continue
-        if any(os.path.realpath(t) == real for t in _named(referrer)):
+        targets = _names_of(state, candidate)
+        if real in targets:
             scope[candidate_real] = None
-            documents[candidate_real] = referrer
-            follow(referrer, 2)
+            referrer = load(candidate, explicit=False)
+            if referrer is not None:
+                follow(referrer, 2)
     return list(scope)
+
+
+def _names_of(state: Workspace, path: str) -> list[str]:
+    """The real paths of the files `path` names (its unsaved text when open; else cached by its
+    modification time: a file that mentions the opened file's name is read once, not at every keystroke)."""
+    from shardshift import check
+
+    unsaved = os.path.realpath(path) in check.OVERLAY
+    stamp = state.files.get(path, (0.0, 0, None))[:2]
+    known = state.named.get(path)
+    if not unsaved and known is not None and known[0] == stamp:
+        return known[1]
+    document = check.load(path, explicit=False)
+    targets = [] if document is None or document.syntax is not None else \
+        [os.path.realpath(t) for t in _named(document)]
+    if not unsaved:
+        state.named[path] = (stamp, targets)
+    return targets
 
 
 def run_scope(scope: list[str], root: str | None):
