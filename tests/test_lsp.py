@@ -298,3 +298,36 @@ def test_without_the_lsp_extra_the_command_says_how_to_install_it(monkeypatch, c
     assert cli.main(["lsp"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "shardshift: the language server needs the lsp extra: pip install 'shardshift[lsp]'"
+
+
+# Folders whose files link across the folder in the ways the scope must follow: an absolute path
+# from another machine (resolved by its suffix), a launch script -> its Accelerate YAML -> the
+# ds_config (two steps back from the ds_config), a YAML whose ds_config is read by a Trainer script.
+LINKED = [FIXTURES / "setups" / "consumers" / "absolute_path", FIXTURES / "launch" / "accelerate" / "bad",
+          FIXTURES / "setups" / "accelerate_auto_unfilled", FIXTURES / "setups" / "axolotl_mismatch"]
+
+
+@pytest.mark.parametrize("folder", LINKED, ids=[f"{p.parent.name}/{p.name}" for p in LINKED])
+def test_the_setup_checked_for_a_file_gives_its_findings_of_a_check_of_the_whole_folder(tmp_path, folder):
+    """What the server checks for an opened file (its setup, not the workspace) finds in that file
+    exactly what `shardshift check <workspace>` finds there."""
+    from shardshift.check import discover, load
+    from shardshift.lsp import server
+
+    root = tmp_path / folder.name
+    shutil.copytree(folder, root)
+    (root / ".git").mkdir()
+    root = root.resolve()
+    whole = shardshift.check([str(root)], isolated=True)
+    state = server.Workspace(root=str(root))
+    compared = 0
+    for path, _ in discover([str(root)]):
+        if load(path, explicit=False) is None:
+            continue
+        scope = server.scope_of(state, path)
+        findings, _, _ = server.run_scope(scope, None)
+        mine = {(f.code, f.line, f.column, f.message) for f in findings if os.path.realpath(f.file) == path}
+        wanted = {(f.code, f.line, f.column, f.message) for f in whole.findings if os.path.realpath(f.file) == path}
+        assert mine == wanted, path
+        compared += bool(wanted)
+    assert compared, "the folder must have findings for this test to mean anything"

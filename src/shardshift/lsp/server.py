@@ -139,6 +139,7 @@ class Workspace:
     files: dict[str, tuple[float, int, str | None]] = field(default_factory=dict)
     # path -> ((mtime, size), the real paths it names): the references of a file that names the opened one
     named: dict[str, tuple[tuple[float, int], list[str]]] = field(default_factory=dict)
+    listing: list[str] | None = None  # the workspace's files, listed again at each check
 
 
 class ShardshiftProtocol(LanguageServerProtocol):
@@ -293,8 +294,30 @@ def _text(state: Workspace, path: str) -> str | None:
     return text
 
 
-def _named(document) -> list[str]:
-    return [r.resolved for r in getattr(document, "references", ()) if r.resolved and os.path.isfile(r.resolved)]
+def _named(document, state: Workspace | None = None) -> list[str]:
+    """The files `document` names. A path from another machine (`/home/x/proj/configs/ds.json`)
+    names the workspace file with the longest common path suffix, as `check` resolves it
+    (setup.build_setups) when that file is in the run."""
+    out = []
+    for reference in getattr(document, "references", ()):
+        if reference.resolved:
+            if os.path.isfile(reference.resolved):
+                out.append(reference.resolved)
+        elif state is not None and state.root and os.path.isabs(reference.target) and "$" not in reference.target:
+            from shardshift.context.paths import by_suffix
+
+            name = os.path.basename(reference.target)
+            found = by_suffix(reference.target, [p for p in _files(state) if os.path.basename(p) == name])
+            if found is not None:
+                out.append(found)
+    return out
+
+
+def _files(state: Workspace) -> list[str]:
+    """The workspace's files the scope search reads (listed once per check)."""
+    if state.listing is None:
+        state.listing = list(_walk(state.root)) if state.root else []
+    return state.listing
 
 
 def scope_of(state: Workspace, path: str) -> list[str] | None:
@@ -308,9 +331,13 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
         return None
     real = os.path.realpath(path)
     scope: dict[str, None] = {real: None}
+    # no workspace folder: the file's own directory stands for it
+    here = os.path.dirname(real)
+    state.listing = None if state.root else [os.path.join(here, n) for n in sorted(os.listdir(here))
+                                             if os.path.isfile(os.path.join(here, n))]
 
     def follow(start, depth: int) -> None:
-        for target in _named(start):
+        for target in _named(start, state):
             target_real = os.path.realpath(target)
             if target_real in scope:
                 continue
@@ -321,21 +348,25 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
                     follow(loaded, depth + 1)
 
     follow(document, 1)
-    root = state.root or os.path.dirname(real)
-    name = os.path.basename(real)
-    for candidate in _walk(root):
-        candidate_real = os.path.realpath(candidate)
-        if candidate_real in scope:
-            continue
-        text = _text(state, candidate)
-        if not text or name not in text:
-            continue
-        targets = _names_of(state, candidate)
-        if real in targets:
-            scope[candidate_real] = None
-            referrer = load(candidate, explicit=False)
-            if referrer is not None:
-                follow(referrer, 2)
+    # the files that name it, and those that name them (a launch script -> its YAML -> the ds_config)
+    named, depth = [real], 1
+    while named and depth <= SCOPE_DEPTH:
+        referrers = []
+        for target in named:
+            name = os.path.basename(target)
+            for candidate in _files(state):
+                candidate_real = os.path.realpath(candidate)
+                if candidate_real in scope:
+                    continue
+                text = _text(state, candidate)
+                if not text or name not in text or target not in _names_of(state, candidate):
+                    continue
+                scope[candidate_real] = None
+                referrers.append(candidate_real)
+                referrer = load(candidate, explicit=False)
+                if referrer is not None:
+                    follow(referrer, 2)
+        named, depth = referrers, depth + 1
     return list(scope)
 
 
@@ -351,7 +382,7 @@ def _names_of(state: Workspace, path: str) -> list[str]:
         return known[1]
     document = check.load(path, explicit=False)
     targets = [] if document is None or document.syntax is not None else \
-        [os.path.realpath(t) for t in _named(document)]
+        [os.path.realpath(t) for t in _named(document, state)]
     if not unsaved:
         state.named[path] = (stamp, targets)
     return targets
