@@ -228,7 +228,8 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
     (what a pre-commit hook, which names every changed file, asks for)."""
     result = CheckResult()
-    context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
+    # the trees checked (a caller that checks files of a tree it names, the language server, sets them)
+    context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p)) or context.roots
     for path, explicit in discover(paths):
         document = load(path, explicit)
         if document is not None and skip_unrecognised and document.format == UNRECOGNISED:

@@ -244,7 +244,10 @@ def _options(root: str | None):
     from shardshift import config as configuration
 
     found = configuration.find(root) if root else None
-    return api.resolve_options(config=found[0] if found else None, isolated=found is None, skip_unrecognised=True)
+    options = api.resolve_options(config=found[0] if found else None, isolated=found is None, skip_unrecognised=True)
+    if root:  # as `shardshift check <workspace>`: pins and consumers are looked for up to its top
+        options.context.roots = (os.path.realpath(root),)
+    return options
 
 
 def _set_overlay(texts: dict[str, tuple[str, int | None, str]]) -> None:
@@ -556,7 +559,7 @@ def fix_all(state: Workspace, path: str) -> str | None:
     """The text of `path` with every safe fix of its setup's check applied (worker thread; the
     overlay is set), or None."""
     from shardshift import fix
-    from shardshift.check import check_documents, load
+    from shardshift.check import check_documents, link, load
     from shardshift.context.environment import given
 
     scope = scope_of(state, path)
@@ -565,6 +568,7 @@ def fix_all(state: Workspace, path: str) -> str | None:
     options = _options(state.root)
     documents = [d for d in (load(p, explicit=True) for p in scope) if d is not None]
     context = options.context
+    link(documents)
     with given(options.env):
         outcome = fix.fix_documents(documents, context, lambda docs: check_documents(
             docs, context, options.select, options.ignore, options.per_file_ignores))
