@@ -227,6 +227,22 @@ async def test_the_quick_fix_makes_the_diagnostic_disappear(client, workspace):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_code_action_for_a_diagnostic_it_did_not_make_answers_without_it(client, workspace):
+    path = workspace / "ds" / "ds101.json"
+    uri = _open(client, path)
+    typo = next(d for d in await _published(client, uri, lambda ds: any(d.code == "DS101" for d in ds))
+                if d.code == "DS101")
+    forged = [types.Diagnostic(range=typo.range, message="x", source="shardshift", code="DS101", data=data)
+              for data in ({"fix_kind": "rename-key", "fix": 3, "pointer": None}, {"fix_kind": "delete-file"},
+                           "not an object", {"fix_kind": "rename-key", "fix": "x", "pointer": "/no/such/key"})]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=typo.range,
+        context=types.CodeActionContext(diagnostics=forged, only=[types.CodeActionKind.QuickFix])))
+    assert list(actions) == []
+    assert not [m for m in client.log_messages if m.type == types.MessageType.Error]
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_positions_are_utf16_on_a_line_with_a_non_bmp_character(client, workspace):
     assert client.result.capabilities.position_encoding == types.PositionEncodingKind.Utf16
     path = workspace / "ds" / "rocket.json"

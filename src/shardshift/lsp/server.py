@@ -477,11 +477,13 @@ def check_setup(state: Workspace, path: str, texts: dict, encoding: str) -> dict
 def _finding_from(data: Any):
     from shardshift.rules.base import Finding
 
-    if not isinstance(data, dict) or data.get("mirror") or not data.get("fix_kind") or data.get("fix") is None:
+    if not isinstance(data, dict) or data.get("mirror") or data.get("fix_kind") not in ("rename-key", "replace-value"):
         return None
-    return Finding(str(data.get("code", "")), data.get("severity", "warning"), str(data.get("file", "")),
-                   int(data.get("line", 1)), int(data.get("column", 1)), data.get("pointer"),
-                   str(data.get("message", "")), data.get("fix"), fix_kind=data.get("fix_kind"))
+    pointer, fix_text = data.get("pointer"), data.get("fix")
+    if not isinstance(pointer, str) or not isinstance(fix_text, str):
+        return None  # not a diagnostic of this server (a client may send back anything)
+    return Finding(str(data.get("code", "")), "warning", str(data.get("file", "")), 1, 1, pointer,
+                   str(data.get("message", "")), fix_text, fix_kind=data["fix_kind"])
 
 
 def _offset_position(lines: list[str], text: str, offset: int, encoding: str) -> types.Position:
