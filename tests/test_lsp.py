@@ -15,12 +15,13 @@ import pytest
 pytest.importorskip("pygls", reason="the lsp extra (pygls) is not installed")
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp (the test extra) is not installed")
 
-from conftest import FIXTURES, ROOT  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
 import shardshift  # noqa: E402
 from shardshift.lsp import knowledge  # noqa: E402
+
+from conftest import FIXTURES, ROOT  # noqa: E402
 
 WAIT = 30.0  # seconds a published diagnostic may take on a loaded 2-core machine
 CONFIG = """[tool.shardshift]

@@ -219,8 +219,13 @@ class ShardshiftServer(LanguageServer):
                 target = now[0] if now is not None else from_fs_path(file_path)
                 self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                     uri=target, diagnostics=diagnostics, version=now[1] if now is not None else None))
-        except Exception:  # noqa: BLE001
-            self.log(f"shardshift: checking {uri} failed:\n{traceback.format_exc()}")
+        except Exception as error:  # noqa: BLE001
+            from shardshift.api import ShardshiftError
+
+            if isinstance(error, ShardshiftError):  # a bad [tool.shardshift]: say what, once per check
+                self.log(f"shardshift: {error.message}")
+            else:
+                self.log(f"shardshift: checking {uri} failed:\n{traceback.format_exc()}")
 
     def schedule(self, uri: str, version: int | None, delay: float) -> None:
         previous = self.debounced.pop(uri, None)
@@ -407,6 +412,7 @@ def run_scope(scope: list[str], root: str | None):
 def diagnostics_of(findings, scope: list[str], encoding: str) -> dict[str, list[types.Diagnostic]]:
     """file -> its diagnostics: each finding in its file, and again in each other file it relates to."""
     out: dict[str, list[types.Diagnostic]] = {path: [] for path in scope}
+    scope_set = set(out)
     lines_of: dict[str, list[str]] = {}
 
     def lines(path: str) -> list[str]:
@@ -441,7 +447,9 @@ def diagnostics_of(findings, scope: list[str], encoding: str) -> dict[str, list[
         mirrored: set[tuple] = set()
         for r in finding.related:
             other = os.path.realpath(r.file)
-            if other == file or (other, r.line, r.column) in mirrored:
+            # shown in the other files of the setup; a place outside it (a script elsewhere that may
+            # read this ds_config) is a related location only: its own check decides what it shows
+            if other == file or other not in scope_set or (other, r.line, r.column) in mirrored:
                 continue
             mirrored.add((other, r.line, r.column))
             out.setdefault(other, []).append(types.Diagnostic(
