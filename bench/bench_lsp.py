@@ -26,9 +26,12 @@ async def main(workspace: Path, files: list[Path]) -> None:
     client = LanguageClient("bench", "0")
     published: dict[str, asyncio.Event] = {}
     counts: dict[str, int] = {}
+    waiting: dict[str, int] = {}  # uri -> the version whose diagnostics are awaited
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def diagnostics(ls, params: types.PublishDiagnosticsParams) -> None:
+        if params.version is None or params.version != waiting.get(params.uri):
+            return  # a check of another file that covers this one
         counts[params.uri] = len(params.diagnostics)
         published.setdefault(params.uri, asyncio.Event()).set()
 
@@ -45,13 +48,13 @@ async def main(workspace: Path, files: list[Path]) -> None:
     for path in files:
         uri = path.resolve().as_uri()
         text = path.read_text(encoding="utf-8", errors="replace")
-        published[uri] = asyncio.Event()
+        published[uri], waiting[uri] = asyncio.Event(), 1
         started = time.perf_counter()
         client.text_document_did_open(types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(uri=uri, language_id="", version=1, text=text)))
         await asyncio.wait_for(published[uri].wait(), 120)
         opened = time.perf_counter() - started
-        published[uri] = asyncio.Event()
+        published[uri], waiting[uri] = asyncio.Event(), 2
         started = time.perf_counter()
         client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),

@@ -169,6 +169,16 @@ async def test_a_cross_file_finding_is_shown_in_both_files(client, workspace):
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_ds_config_chosen_by_a_branch_of_a_launch_script_shows_the_script_finding(client, workspace):
+    script, ds_big = workspace / "megatron" / "run.sh", workspace / "megatron" / "ds_big.json"
+    uri = _open(client, ds_big)
+    shown = await _published(client, uri, lambda ds: any(d.code == "PL001" for d in ds))
+    mirrored = next(d for d in shown if d.code == "PL001")
+    assert mirrored.data["mirror"] and mirrored.related_information[0].location.uri == _uri(script)
+    assert _own(shown) == _expected(workspace, ds_big)
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_typo_typed_and_removed_updates_the_diagnostics(client, workspace):
     path = workspace / "ds" / "typo.json"
     clean = path.read_text()

@@ -281,9 +281,9 @@ def _text(state: Workspace, path: str) -> str | None:
     text when it is open)."""
     from shardshift import check
 
-    real = os.path.realpath(path)
-    if real in check.OVERLAY:
-        return check.OVERLAY[real]
+    unsaved = check.OVERLAY.get(path)  # a path of the walk under the real root (the overlay's keys are real)
+    if unsaved is not None:
+        return unsaved
     try:
         info = os.stat(path)
     except OSError:
@@ -307,9 +307,12 @@ def _named(document, state: Workspace | None = None) -> list[str]:
     names the workspace file with the longest common path suffix, as `check` resolves it
     (setup.build_setups) when that file is in the run."""
     out = []
-    for reference in getattr(document, "references", ()):
+    references = list(getattr(document, "references", ()))
+    for _, variant in getattr(document, "variants", None) or ():  # a script that chooses between configurations
+        references += getattr(variant, "references", ())
+    for reference in references:
         if reference.resolved:
-            if os.path.isfile(reference.resolved):
+            if os.path.isfile(reference.resolved) and reference.resolved not in out:
                 out.append(reference.resolved)
         elif state is not None and state.root and os.path.isabs(reference.target) and "$" not in reference.target:
             from shardshift.context.paths import by_suffix
@@ -362,12 +365,14 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
         referrers = []
         for target in named:
             name = os.path.basename(target)
-            for candidate in _files(state):
-                candidate_real = os.path.realpath(candidate)
-                if candidate_real in scope:
+            for candidate in _files(state):  # under the real root: a real path but for a symbolic link
+                if candidate in scope:
                     continue
                 text = _text(state, candidate)
-                if not text or name not in text or target not in _names_of(state, candidate):
+                if not text or name not in text:
+                    continue
+                candidate_real = os.path.realpath(candidate)
+                if candidate_real in scope or target not in _names_of(state, candidate):
                     continue
                 scope[candidate_real] = None
                 referrers.append(candidate_real)
