@@ -363,3 +363,19 @@ def test_the_setup_checked_for_a_file_gives_its_findings_of_a_check_of_the_whole
         assert mine == wanted, path
         compared += bool(wanted)
     assert compared, "the folder must have findings for this test to mean anything"
+
+
+def test_the_workspace_min_severity_hides_infos_as_check_does(tmp_path):
+    from shardshift.lsp import server
+
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "megatron" / "branches" / "ds_per_branch", root)
+    (root / ".git").mkdir()
+    root = root.resolve()
+    script = str(root / "run.sh")
+    scope = server.scope_of(server.Workspace(root=str(root)), script)
+    shown, _, _ = server.run_scope(scope, str(root))
+    assert {f.severity for f in shown} == {"info"}  # the branch-dependent PL001
+    (root / "shardshift.toml").write_text('min-severity = "warning"\n')
+    assert server.run_scope(scope, str(root))[0] == []
+    assert shardshift.check([str(root)], config=str(root / "shardshift.toml")).findings == []
