@@ -343,11 +343,33 @@ LINKED = [FIXTURES / "setups" / "consumers" / "absolute_path", FIXTURES / "launc
 def test_the_setup_checked_for_a_file_gives_its_findings_of_a_check_of_the_whole_folder(tmp_path, folder):
     """What the server checks for an opened file (its setup, not the workspace) finds in that file
     exactly what `shardshift check <workspace>` finds there."""
+    root = tmp_path / folder.name
+    shutil.copytree(folder, root)
+    _compare_with_the_whole_folder(root)
+
+
+AUTO = '{"train_micro_batch_size_per_gpu": "auto", "gradient_clipping": "auto", "zero_optimization": {"stage": 2}}\n'
+
+
+def test_a_path_from_another_machine_that_two_ds_configs_end_equally_names_neither(tmp_path):
+    """`/workspace/x/configs/ds.json` in a YAML names a/configs/ds.json or b/configs/ds.json: a check
+    of the folder cannot tell (both end that way), so neither has a reader and each "auto" is
+    reported (DS420); the setup of one of them alone must not take the YAML as its reader."""
+    root = tmp_path / "two"
+    for side in ("a", "b"):
+        (root / side / "configs").mkdir(parents=True)
+        (root / side / "configs" / "ds.json").write_text(AUTO)
+    (root / "c").mkdir()
+    (root / "c" / "axolotl.yml").write_text("base_model: org/model\nmicro_batch_size: 2\n"
+                                            "deepspeed: /workspace/x/configs/ds.json\n")
+    whole = _compare_with_the_whole_folder(root)
+    assert {f.code for f in whole.findings if f.file.endswith("ds.json")} >= {"DS420"}
+
+
+def _compare_with_the_whole_folder(root):
     from shardshift.check import discover, load
     from shardshift.lsp import server
 
-    root = tmp_path / folder.name
-    shutil.copytree(folder, root)
     (root / ".git").mkdir()
     root = root.resolve()
     whole = shardshift.check([str(root)], isolated=True)
@@ -356,13 +378,13 @@ def test_the_setup_checked_for_a_file_gives_its_findings_of_a_check_of_the_whole
     for path, _ in discover([str(root)]):
         if load(path, explicit=False) is None:
             continue
-        scope = server.scope_of(state, path)
-        findings, _, _ = server.run_scope(scope, str(root))
+        _, findings = server.setup_findings(state, path)
         mine = {(f.code, f.line, f.column, f.message) for f in findings if os.path.realpath(f.file) == path}
         wanted = {(f.code, f.line, f.column, f.message) for f in whole.findings if os.path.realpath(f.file) == path}
         assert mine == wanted, path
         compared += bool(wanted)
     assert compared, "the folder must have findings for this test to mean anything"
+    return whole
 
 
 def test_the_workspace_min_severity_hides_infos_as_check_does(tmp_path):

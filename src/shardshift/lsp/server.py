@@ -140,6 +140,7 @@ class Workspace:
     # path -> ((mtime, size), the real paths it names): the references of a file that names the opened one
     named: dict[str, tuple[tuple[float, int], list[str]]] = field(default_factory=dict)
     listing: list[str] | None = None  # the workspace's files, listed again at each check
+    absolute: set[str] = field(default_factory=set)  # names of the setup's files written in absolute paths
 
 
 class ShardshiftProtocol(LanguageServerProtocol):
@@ -342,6 +343,7 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
         return None
     real = os.path.realpath(path)
     scope: dict[str, None] = {real: None}
+    state.absolute = set()
     # no workspace folder: the file's own directory stands for it
     here = os.path.dirname(real)
     state.listing = None if state.root else [os.path.join(here, n) for n in sorted(os.listdir(here))
@@ -371,6 +373,9 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
                 text = _text(state, candidate)
                 if not text or name not in text:
                     continue
+                if name not in state.absolute and re.search(r"(?:^|[\s\"'`=:(\[,])/[^\s\"'`]*/" + re.escape(name),
+                                                            text, re.M):
+                    state.absolute.add(name)  # a path from another machine may mean a namesake (`namesakes`)
                 candidate_real = os.path.realpath(candidate)
                 if candidate_real in scope or target not in _names_of(state, candidate):
                     continue
@@ -399,6 +404,39 @@ def _names_of(state: Workspace, path: str) -> list[str]:
     if not unsaved:
         state.named[path] = (stamp, targets)
     return targets
+
+
+def namesakes(state: Workspace, scope: list[str]) -> list[str]:
+    """The other ds_configs of the workspace with the name of one in `scope` that some file names
+    by an absolute path (`/home/x/proj/configs/ds.json`, from another machine): checked with it
+    (not shown), because a check resolves such a path by its suffix among the ds_configs it sees
+    (who reads a ds_config, DS420 and the rules of its consumers), and `check <workspace>` sees
+    them all. Computed by `scope_of`; none in the common case."""
+    from shardshift.check import load
+
+    names = {os.path.basename(p) for p in scope} & state.absolute
+    if not names:
+        return []
+    inside = set(scope)
+    out = []
+    for candidate in _files(state):
+        if os.path.basename(candidate) in names and candidate not in inside \
+                and os.path.realpath(candidate) not in inside:
+            document = load(candidate, explicit=False)
+            if document is not None and document.format == "deepspeed":
+                out.append(os.path.realpath(candidate))
+    return out
+
+
+def setup_findings(state: Workspace, path: str) -> tuple[list[str], list] | None:
+    """The files of `path`'s setup and the findings a check of them shows (the overlay is set), or
+    None when `path` is no configuration."""
+    scope = scope_of(state, path)
+    if scope is None:
+        return None
+    context_only = set(namesakes(state, scope))
+    findings, _, _ = run_scope(scope + sorted(context_only), state.root)
+    return scope, [f for f in findings if os.path.realpath(f.file) not in context_only]
 
 
 def run_scope(scope: list[str], root: str | None):
@@ -472,11 +510,11 @@ def check_setup(state: Workspace, path: str, texts: dict, encoding: str) -> dict
     the files whose earlier diagnostics are gone. None: nothing to publish."""
     _set_overlay(texts)
     real = os.path.realpath(path)
-    scope = scope_of(state, path)
-    if scope is None:
+    found = setup_findings(state, path)
+    if found is None:
         before = state.published.pop(real, set())
         return {p: [] for p in before | {real}}
-    findings, _, _ = run_scope(scope, state.root)
+    scope, findings = found
     published = diagnostics_of(findings, scope, encoding)
     before = state.published.get(real, set())
     for gone in before - set(published):
@@ -581,7 +619,7 @@ def fix_all(state: Workspace, path: str) -> str | None:
     if scope is None:
         return None
     options = _options(state.root)
-    documents = [d for d in (load(p, explicit=True) for p in scope) if d is not None]
+    documents = [d for d in (load(p, explicit=True) for p in scope + namesakes(state, scope)) if d is not None]
     context = options.context
     link(documents)
     with given(options.env):
