@@ -18,6 +18,7 @@ hover and completion come from `shardshift.lsp.knowledge`. A handler that fails 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import re
@@ -44,8 +45,9 @@ SCAN_MAX_BYTES = 1_000_000
 SCOPE_DEPTH = 3  # how far references are followed from the opened file
 
 
+@functools.lru_cache(maxsize=None)
 def rule_url(code: str) -> str:
-    """The rule's page on the documentation site (the docs lane's `shardshift.docs_url` when present)."""
+    """The rule's page on the documentation site (`shardshift.docs_url.rule_url` when present)."""
     try:
         from shardshift.docs_url import rule_url as docs_rule_url  # type: ignore[import-not-found]
     except ImportError:
