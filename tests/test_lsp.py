@@ -47,6 +47,7 @@ def workspace(tmp_path_factory):
     (root / "ds" / "rocket.json").write_text(ROCKET, encoding="utf-8")
     (root / "ignored").mkdir()
     shutil.copy(FIXTURES / "deepspeed" / "rules" / "DS101" / "bad.json", root / "ignored" / "ds_config.json")
+    shutil.copytree(FIXTURES / "setups" / "axolotl_mismatch", root / "axolotl")
     (root / "notes.txt").write_text("not a configuration\n")
     return root.resolve()
 
@@ -208,6 +209,23 @@ async def test_a_typo_typed_and_removed_updates_the_diagnostics(client, workspac
     _change(client, uri, 5, clean)
     await _published(client, uri, lambda ds: not any(d.code in ("DS101", "SS001") for d in ds))
     assert path.read_text() == clean  # unsaved text is what was checked; nothing was written
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_linked_file_changed_on_disk_updates_the_open_file(client, workspace):
+    """The Axolotl YAML is open; its ds_config (not open) is edited by another program and the
+    client reports it (workspace/didChangeWatchedFiles): the conflict is gone from the YAML."""
+    yaml_path, ds_path = workspace / "axolotl" / "axolotl.yaml", workspace / "axolotl" / "ds_config.json"
+    uri = _open(client, yaml_path, language="yaml")
+    await _published(client, uri, lambda ds: any(d.code == "PL001" for d in ds))
+    before = ds_path.read_text()
+    ds_path.write_text(before.replace('"train_micro_batch_size_per_gpu": 4', '"train_micro_batch_size_per_gpu": 2'))
+    try:
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+            types.FileEvent(uri=_uri(ds_path), type=types.FileChangeType.Changed)]))
+        await _published(client, uri, lambda ds: not any(d.code == "PL001" for d in ds))
+    finally:
+        ds_path.write_text(before)
 
 
 def _apply(text: str, edits: list[types.TextEdit]) -> str:

@@ -650,6 +650,29 @@ def build() -> ShardshiftServer:
             root = params.root_path
         ls.state.root = os.path.realpath(root) if root else None
 
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: ShardshiftServer, params: types.InitializedParams) -> None:
+        """Ask to hear of files changed on disk (another program, `git checkout`), when the client can."""
+        try:
+            watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
+            if not (watched and watched.dynamic_registration):
+                return
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
+                id="shardshift-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/*")]))]))
+        except Exception:  # noqa: BLE001
+            ls.log(f"shardshift: cannot watch files:\n{traceback.format_exc()}", types.MessageType.Warning)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: ShardshiftServer, params: types.DidChangeWatchedFilesParams) -> None:
+        """A file changed on disk: the open files whose setup holds it (or that are it) are checked again."""
+        changed = {os.path.realpath(to_fs_path(c.uri) or "") for c in params.changes}
+        for real, (uri, _, _) in ls.open_texts().items():
+            held = ls.state.published.get(real, set())
+            if real in changed or changed & held or any(c.type != types.FileChangeType.Changed for c in params.changes):
+                ls.schedule(uri, None, DEBOUNCE_SECONDS)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: ShardshiftServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, None, 0)
