@@ -64,7 +64,11 @@ async def client(lsp_client: LanguageClient, workspace):
     result = await lsp_client.initialize_session(types.InitializeParams(
         capabilities=types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8,
-                                                                        types.PositionEncodingKind.Utf16])),
+                                                                        types.PositionEncodingKind.Utf16]),
+            text_document=types.TextDocumentClientCapabilities(
+                hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
+                completion=types.CompletionClientCapabilities(completion_item=types.ClientCompletionItemOptions(
+                    documentation_format=[types.MarkupKind.Markdown])))),
         root_uri=workspace.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]))
     lsp_client.result = result
@@ -325,7 +329,7 @@ async def test_hover_and_completion_answer_what_the_knowledge_module_gives(clien
     if direct is None:
         assert hover is None
     else:
-        assert hover.contents.value == direct.markdown
+        assert hover.contents.kind == types.MarkupKind.Markdown and hover.contents.value == direct.markdown
         assert (hover.range.start.line, hover.range.start.character) == (direct.span.line, direct.span.character)
     completion = await client.text_document_completion_async(types.CompletionParams(
         text_document=where.text_document, position=where.position))

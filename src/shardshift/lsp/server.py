@@ -175,6 +175,20 @@ class ShardshiftServer(LanguageServer):
 
     # -- helpers run on the event loop -----------------------------------------------------------
 
+    def markup(self, where: str) -> types.MarkupKind:
+        """Markdown when the client shows it there ("hover" or "completion"), else plain text."""
+        try:
+            text = self.client_capabilities.text_document
+            if where == "hover":
+                formats = text.hover.content_format if text and text.hover else None
+            else:
+                item = text.completion.completion_item if text and text.completion else None
+                formats = item.documentation_format if item else None
+        except AttributeError:
+            formats = None
+        return types.MarkupKind.Markdown if formats and types.MarkupKind.Markdown in formats \
+            else types.MarkupKind.PlainText
+
     @property
     def encoding(self) -> str:
         try:
@@ -726,7 +740,7 @@ def build() -> ShardshiftServer:
                 return None
             span = found.span
             return types.Hover(
-                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
+                contents=types.MarkupContent(kind=ls.markup("hover"), value=found.markdown),
                 range=types.Range(start=to_client(lines, span.line, span.character, encoding),
                                   end=to_client(lines, span.end_line, span.end_character, encoding)))
         except Exception:  # noqa: BLE001
@@ -745,9 +759,10 @@ def build() -> ShardshiftServer:
             text = document.source
             line, character = from_client(split_lines(text), params.position, ls.encoding)
             items = knowledge.complete(to_fs_path(params.text_document.uri) or "", text, line, character)
+            markup = ls.markup("completion")
             return types.CompletionList(is_incomplete=False, items=[types.CompletionItem(
                 label=item.label, detail=item.detail or None,
-                documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=item.documentation)
+                documentation=types.MarkupContent(kind=markup, value=item.documentation)
                 if item.documentation else None,
                 insert_text=item.insert_text, kind=kinds.get(item.kind)) for item in items])
         except Exception:  # noqa: BLE001
