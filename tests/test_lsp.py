@@ -27,6 +27,9 @@ WAIT = 30.0  # seconds a published diagnostic may take on a loaded 2-core machin
 CONFIG = """[tool.shardshift]
 per-file-ignores = { "ignored/*" = ["DS101"] }
 """
+# three safe fixes, one of them found only once the first is made (a key inside a renamed section)
+MULTI = ('{\n  "train_batch_size": 32,\n  "zero_optimisation": {"stage": 2, "overlap_com": true},\n'
+         '  "fp16": {"enabled": true, "loss_scale_windw": 100}\n}\n')
 # a ds_config whose finding (DS101 at "zero_optimisation") follows a character outside the BMP on its line
 ROCKET = '{"train_batch_size": 8, "wall_clock_breakdown": "🚀", "zero_optimisation": {"stage": 1}}\n'
 
@@ -45,6 +48,7 @@ def workspace(tmp_path_factory):
     shutil.copy(FIXTURES / "deepspeed" / "rules" / "DS101" / "good.json", root / "ds" / "typo.json")
     shutil.copy(FIXTURES / "deepspeed" / "rules" / "DS101" / "bad.json", root / "ds" / "fixme.json")
     (root / "ds" / "rocket.json").write_text(ROCKET, encoding="utf-8")
+    (root / "ds" / "multi.json").write_text(MULTI)
     (root / "ignored").mkdir()
     shutil.copy(FIXTURES / "deepspeed" / "rules" / "DS101" / "bad.json", root / "ignored" / "ds_config.json")
     shutil.copytree(FIXTURES / "setups" / "axolotl_mismatch", root / "axolotl")
@@ -269,6 +273,28 @@ async def test_the_quick_fix_makes_the_diagnostic_disappear(client, workspace):
     _change(client, uri, 2, fixed)
     await _published(client, uri, lambda ds: not any(d.code == "DS101" for d in ds))
     assert path.read_text() == text  # the server never writes files
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_fix_all_makes_the_edits_check_fix_writes(client, workspace, tmp_path, capsys):
+    from shardshift import cli
+
+    path = workspace / "ds" / "multi.json"
+    uri = _open(client, path)
+    await _published(client, uri, lambda ds: any(d.code == "DS101" for d in ds))
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=types.Range(
+            start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll])))
+    assert [a.title for a in actions] == ["Fix all safe shardshift findings"]
+    fixed = _apply(MULTI, actions[0].edit.document_changes[0].edits)
+    copy = tmp_path / "multi.json"
+    copy.write_text(MULTI)
+    cli.main(["check", "--fix", "--isolated", str(copy)])
+    capsys.readouterr()
+    assert fixed == copy.read_text() != MULTI
+    assert "overlap_comm" in fixed  # the second round's fix, inside the renamed section
+    assert path.read_text() == MULTI
 
 
 @pytest.mark.asyncio(loop_scope="module")
