@@ -276,7 +276,8 @@ def _set_overlay(texts: dict[str, tuple[str, int | None, str]]) -> None:
     from shardshift import check
 
     check.OVERLAY.clear()
-    check.OVERLAY.update({path: text for path, (_, _, text) in texts.items()})
+    # a buffer larger than check reads is left to the file on disk, which check then declines as check does
+    check.OVERLAY.update({path: text for path, (_, _, text) in texts.items() if len(text) <= check.MAX_BYTES})
 
 
 def _walk(root: str) -> Iterable[str]:
