@@ -1,14 +1,17 @@
 """`shardshift lsp`: the language server (pygls), over stdio.
 
-What an editor shows is what `shardshift check` reports. A check runs on open, on save and, ~300 ms
-after the last keystroke, on change; it covers the opened file's setup: the file, the files it names
-(its ds_config) and the files of the workspace that name it (a launch script, an Accelerate YAML),
+What an editor shows is what `shardshift check <workspace>` reports. A check runs on open, on save,
+~300 ms after the last keystroke, and when a file of the setup changes on disk; it covers the opened
+file's setup, not the workspace: the file, the files it names (its ds_config) and the files of the
+workspace that name it, transitively (a launch script -> its Accelerate YAML -> the ds_config),
 each read from the editor's unsaved text when it is open (`shardshift.check.OVERLAY`), else from
-disk. The options are those of the workspace's `[tool.shardshift]` (or shardshift.toml). Every
-file of the setup gets its findings published (and cleared when they disappear); a finding whose
-related place is in another file is shown there too. Checks run one at a time in a worker thread
-(the check's caches are not shared between threads); a check of an older version of a file than
-the editor now holds is never published.
+disk; the workspace is the tree checked (`Context.roots`: release pins and a ds_config's readers
+are looked for up to its top). The options are those of the workspace's `[tool.shardshift]` (or
+shardshift.toml). Every file of the setup gets its findings published (and cleared when they
+disappear); a finding whose related place is in another file of the setup is shown there too.
+Checks run one at a time in a worker thread (the check's caches are not shared between threads);
+a check of an older version of a file than the editor now holds is never published.
+bench/lsp_scope.py compares each file's findings with those of a check of the whole folder.
 
 Quick fixes are the safe fixes of `check --fix` (shardshift.fix), as edits of the editor's text;
 hover and completion come from `shardshift.lsp.knowledge`. A handler that fails logs the error
@@ -39,7 +42,8 @@ FIX_ALL_TITLE = "Fix all safe shardshift findings"
 SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
             "info": types.DiagnosticSeverity.Information}
 # Files read to find those that name the opened one (as DS420's consumer scan reads them)
-SCAN_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".py", ".yaml", ".yml", ".json", ".toml", ".txt", ".cfg")
+SCAN_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".py", ".yaml", ".yml", ".json", ".jsonc", ".hjson", ".toml",
+                 ".txt", ".cfg")
 SCAN_MAX_FILES = 20_000
 SCAN_MAX_BYTES = 1_000_000
 SCOPE_DEPTH = 3  # how far references are followed from the opened file
