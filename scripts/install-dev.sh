@@ -11,7 +11,7 @@ if [ "${CI:-}" = "true" ]; then nocompile="--no-compile"; fi
 python -m pip install --quiet $nocompile "setuptools>=64" wheel
 python -m pip install --quiet $nocompile "torch==2.13.0"
 DS_BUILD_OPS=0 python -m pip install --quiet $nocompile --no-build-isolation "deepspeed==0.19.8"
-python -m pip install --quiet $nocompile -e ".[test,oracles,docs]"
+python -m pip install --quiet $nocompile -e ".[test,oracles,lsp,docs]"
 # torchtitan 0.2.2 (the last release that reads TOML train configs) as an oracle for the torchtitan
 # format: only its config code is used, so without its dependencies (torchdata would pull torch)
 python -m pip install --quiet $nocompile --no-deps "torchtitan==0.2.2" "tyro==1.0.17" "docstring-parser==0.18.0" "typeguard==4.6.1"

@@ -16,6 +16,9 @@ from shardshift.rules.base import SEVERITY_RANK, Context, Finding
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
              ".pytest_cache", "build", "dist", ".eggs", "site-packages"}
 MAX_BYTES = 5_000_000
+# Unsaved editor text (`shardshift lsp`): real path -> the text an editor holds for that file,
+# read by `load` instead of the file on disk. Empty (and then never consulted) outside the server.
+OVERLAY: dict[str, str] = {}
 
 
 @dataclass(slots=True)
@@ -123,15 +126,19 @@ def load(path: str, explicit: bool) -> Document | None:
     walk; a file named explicitly becomes an `unrecognised` Document instead)."""
     from shardshift import formats
 
+    unsaved = OVERLAY.get(os.path.realpath(path)) if OVERLAY else None
     try:
         # Only regular files: reading a FIFO or a device found in a walk would block the hook.
-        if not os.path.isfile(path):
+        if unsaved is not None:
+            raw = unsaved.encode("utf-8", "replace")
+        elif not os.path.isfile(path):
             return unrecognised(path, "", "it is not a regular file") if explicit else None
-        if os.path.getsize(path) > MAX_BYTES:
+        elif os.path.getsize(path) > MAX_BYTES:
             return unrecognised(path, "", f"it is larger than {MAX_BYTES:,} bytes, the most shardshift reads "
                                           "(no training configuration is that large)") if explicit else None
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read()
     except OSError as error:
         if not explicit:
             return None
@@ -222,7 +229,8 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
     (what a pre-commit hook, which names every changed file, asks for)."""
     result = CheckResult()
-    context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p))
+    # the trees checked (a caller that checks files of a tree it names, the language server, sets them)
+    context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p)) or context.roots
     for path, explicit in discover(paths):
         document = load(path, explicit)
         if document is not None and skip_unrecognised and document.format == UNRECOGNISED:

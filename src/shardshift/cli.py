@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="how many of each framework's own configuration checks a rule mirrors, and why the rest cannot")
     explain = commands.add_parser("explain", help="show one rule's documentation")
     explain.add_argument("code")
+    lsp = commands.add_parser("lsp", help="run the language server over stdio (for editors; needs the lsp extra)")
+    lsp.add_argument("--stdio", action="store_true", help="accepted for clients that pass it (stdio is the only transport)")
     return parser
 
 
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = {"check": _check, "convert": _convert, "rules": _rules, "explain": _explain,
-               "schema": _schema, "plan": _plan, "diff": _diff}[args.command]
+               "schema": _schema, "plan": _plan, "diff": _diff, "lsp": _lsp}[args.command]
     try:
         return handler(args, parser)
     except BrokenPipeError:  # `shardshift check | head`
@@ -256,6 +258,17 @@ def _schema(args, parser) -> int:
 
     sys.stdout.write(json.dumps(schema(args.name), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
+
+
+def _lsp(args, parser) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("pygls") is None or importlib.util.find_spec("lsprotocol") is None:
+        print("shardshift: the language server needs the lsp extra: pip install 'shardshift[lsp]'", file=sys.stderr)
+        return EXIT_USAGE
+    from shardshift.lsp import server
+
+    return server.main()
 
 
 def _rules(args, parser) -> int:
