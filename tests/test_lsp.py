@@ -352,16 +352,33 @@ async def test_hover_and_completion_answer_what_the_knowledge_module_gives(clien
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=where.text_document, position=where.position))
     direct = knowledge.hover(str(path), text, line, character)
-    if direct is None:
-        assert hover is None
-    else:
-        assert hover.contents.kind == types.MarkupKind.Markdown and hover.contents.value == direct.markdown
-        assert (hover.range.start.line, hover.range.start.character) == (direct.span.line, direct.span.character)
+    assert direct is not None and hover is not None
+    assert hover.contents.kind == types.MarkupKind.Markdown and hover.contents.value == direct.markdown
+    assert (hover.range.start.line, hover.range.start.character) == (direct.span.line, direct.span.character)
     completion = await client.text_document_completion_async(types.CompletionParams(
         text_document=where.text_document, position=where.position))
     items = completion.items if isinstance(completion, types.CompletionList) else completion or []
     expected = knowledge.complete(str(path), text, line, character)
     assert [(i.label, i.insert_text) for i in items] == [(e.label, e.insert_text) for e in expected]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_completed_flag_replaces_what_is_typed_of_it(client, workspace):
+    # `-` is no word character for most clients: the item's edit must cover all of `--tensor-m`
+    path = workspace / "unsaved" / "half_typed.sh"  # never on disk: the other tests check the whole workspace
+    text = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-m\n"
+    uri = _open(client, path, text, language="shellscript")
+    line = 1
+    character = len(text.split("\n")[line])
+    completion = await client.text_document_completion_async(types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)))
+    items = completion.items if isinstance(completion, types.CompletionList) else completion or []
+    assert items and items[0].text_edit is not None
+    edit = items[0].text_edit
+    row = text.split("\n")[line]
+    completed = row[:edit.range.start.character] + edit.new_text + row[edit.range.end.character:]
+    assert completed.endswith(" --tensor-model-parallel-size"), completed
+    assert completed.count("--tensor") == 1
 
 
 def test_positions_convert_between_code_points_and_the_negotiated_units():

@@ -762,14 +762,24 @@ def build() -> ShardshiftServer:
 
             document = ls.workspace.get_text_document(params.text_document.uri)
             text = document.source
-            line, character = from_client(split_lines(text), params.position, ls.encoding)
-            items = knowledge.complete(to_fs_path(params.text_document.uri) or "", text, line, character)
+            lines = split_lines(text)
+            line, character = from_client(lines, params.position, ls.encoding)
+            path = to_fs_path(params.text_document.uri) or ""
+            items = knowledge.complete(path, text, line, character)
+            # An edit of exactly what is typed so far: clients differ on what a word is (`-` is none
+            # in VS Code), and a bare insert_text after `--tensor-m` would keep half of the flag.
+            span = knowledge.completion_span(path, text, line, character) if items else None
+            typed = None if span is None else types.Range(
+                start=to_client(lines, span.line, span.character, ls.encoding),
+                end=to_client(lines, span.end_line, span.end_character, ls.encoding))
             markup = ls.markup("completion")
             return types.CompletionList(is_incomplete=False, items=[types.CompletionItem(
                 label=item.label, detail=item.detail or None,
                 documentation=types.MarkupContent(kind=markup, value=item.documentation)
                 if item.documentation else None,
-                insert_text=item.insert_text, kind=kinds.get(item.kind)) for item in items])
+                insert_text=item.insert_text, kind=kinds.get(item.kind),
+                text_edit=None if typed is None else types.TextEdit(range=typed, new_text=item.insert_text))
+                for item in items])
         except Exception:  # noqa: BLE001
             ls.log(f"shardshift: completion failed:\n{traceback.format_exc()}")
             return types.CompletionList(is_incomplete=False, items=[])
