@@ -202,6 +202,7 @@ def test_a_readme_section_that_is_gone_fails_the_build():
     from shardshift.docs.hook import readme_section
 
     readme = "# x\n\n## Kept\n\ntext\n\n### Sub\n\n```sh\n### not a heading\n```\n\n## Next\n"
-    assert readme_section(readme, "Kept") == "text\n\n#### Sub\n\n```sh\n### not a heading\n```\n"
+    assert readme_section(readme, "Kept") == "text\n\n## Sub\n\n```sh\n### not a heading\n```\n"  # under the title
+    assert readme_section(readme, "Kept", level=2).startswith("text\n\n### Sub\n")  # under a page's `##`
     with pytest.raises(PluginError, match="no section '## Gone'"):
         readme_section(readme, "Gone")

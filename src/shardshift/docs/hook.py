@@ -48,13 +48,18 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     if "<!-- README:" not in markdown:
         return markdown
     readme = ((_ROOT or Path.cwd()) / "README.md").read_text(encoding="utf-8")
-    return README_SECTION.sub(lambda match: readme_section(readme, match.group(1)), markdown)
+
+    def section(match: re.Match) -> str:
+        above = re.findall(r"^(#+) ", markdown[:match.start()], re.M)
+        return readme_section(readme, match.group(1), level=len(above[-1]) if above else 1)
+
+    return README_SECTION.sub(section, markdown)
 
 
-def readme_section(readme: str, heading: str) -> str:
-    """The body of the README's `## heading` section, its subsections one level down (the page has
-    its own title). A heading the README does not have fails the build: a page must not point at
-    a section that was renamed."""
+def readme_section(readme: str, heading: str, level: int = 1) -> str:
+    """The body of the README's `## heading` section, placed under a page heading of `level`:
+    its subsections (`###`) become `level + 1`. A heading the README does not have fails the
+    build: a page must not point at a section that was renamed."""
     from mkdocs.exceptions import PluginError
 
     lines = readme.splitlines()
@@ -67,5 +72,8 @@ def readme_section(readme: str, heading: str) -> str:
     for line in lines[start:end]:
         if line.startswith("```"):
             fenced = not fenced
-        body.append("#" + line if not fenced and line.startswith("### ") else line)
+        hashes = len(line) - len(line.lstrip("#"))
+        if not fenced and hashes >= 3 and line[hashes:hashes + 1] == " ":
+            line = "#" * (hashes - 3 + level + 1) + line[hashes:]
+        body.append(line)
     return "\n".join(body).strip() + "\n"
