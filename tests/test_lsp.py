@@ -25,6 +25,7 @@ from conftest import FIXTURES, ROOT  # noqa: E402
 
 WAIT = 30.0  # seconds a published diagnostic may take on a loaded 2-core machine
 CONFIG = """[tool.shardshift]
+docs-url = "https://docs.example.com/shardshift/"
 per-file-ignores = { "ignored/*" = ["DS101"] }
 """
 # three safe fixes, one of them found only once the first is made (a key inside a renamed section)
@@ -162,7 +163,7 @@ async def test_the_editor_shows_what_check_reports(client, workspace, name, lang
     assert expected, f"the fixture {name} must have findings for this test to mean anything"
     assert _own(diagnostics) == expected
     for d in diagnostics:
-        assert d.source == "shardshift" and d.code_description.href.endswith(f"/rules/{d.code}/")
+        assert d.source == "shardshift" and d.code_description.href == f"https://docs.example.com/shardshift/rules/{d.code}/"
         assert d.severity in (types.DiagnosticSeverity.Error, types.DiagnosticSeverity.Warning,
                               types.DiagnosticSeverity.Information)
 

@@ -78,6 +78,18 @@ def test_hover_strict_section_key_mentions_rejection(tree):
     assert info.span == Span(line, character, line, character + len('"stage"'))
 
 
+def test_hover_links_the_rules_under_the_projects_docs_url(tree):
+    from shardshift.rules import rule_by_code
+
+    (tree / "pyproject.toml").write_text('[tool.shardshift]\ndocs-url = "https://docs.example.com/s"\n')
+    info = _hover_at(tree / "ds.json", DS_TEXT, '"overlap_comm"')
+    links = [line for line in info.markdown.splitlines() if line.startswith("Rules: ")]
+    assert links and "https://docs.example.com/s/rules/" in links[0]
+    codes = [part.split("]")[0] for part in links[0].split("[")[1:]]
+    assert codes and all(rule_by_code(code) is not None for code in codes)
+    assert all(f"[{code}](https://docs.example.com/s/rules/{code}/)" in links[0] for code in codes)
+
+
 def test_hover_unknown_key_in_strict_and_lenient_sections(tree):
     text = '{"zero_optimization": {"stag": 1}, "my_own_key": 3}'
     strict = _hover_at(tree / "ds_config.json", text, '"stag"')

@@ -257,7 +257,7 @@ def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
                 judged += f"; shardshift's {shown} tables describe {shown} {_tables.vtext(described)}"
     if entry is None:
         return None
-    markdown = _markdown(family, entry, token, judged)
+    markdown = _markdown(family, entry, token, judged, os.path.dirname(os.path.abspath(path)) if path else None)
     return HoverInfo(markdown, Span(token.line, token.start, token.line, token.end))
 
 
@@ -275,12 +275,13 @@ def _entry(family: str, path: tuple[str, ...], version, name: str) -> Entry | No
 
 
 @lru_cache(maxsize=256)
-def rule_url(code: str) -> str:
+def rule_url(code: str, start: str | None = None) -> str:
+    """The rule's page under the `docs-url` of the project around `start` (the file's folder)."""
     try:
-        from shardshift.docs_url import rule_url as url  # the docs lane's base URL, when present
+        from shardshift.docs_url import rule_url as url
 
-        return url(code)
-    except Exception:
+        return url(code, start)
+    except Exception:  # a bad docs-url is check's to report; the hover links the default site
         return RULE_BASE.format(code=code)
 
 
@@ -289,7 +290,7 @@ _KIND = {"deepspeed": "DeepSpeed key", "accelerate": "Accelerate config key", "a
          "trainer": "Hugging Face TrainingArguments flag"}
 
 
-def _markdown(family: str, entry: Entry, token: _scan.Token, judged: str) -> str:
+def _markdown(family: str, entry: Entry, token: _scan.Token, judged: str, folder: str | None = None) -> str:
     shown = ".".join(entry.path) if entry.kind == "key" else entry.name
     if family == "torchtitan" and entry.kind == "key":
         shown = f"[{'.'.join(entry.path[:-1])}] {entry.path[-1]}" if len(entry.path) > 1 else shown
@@ -311,7 +312,7 @@ def _markdown(family: str, entry: Entry, token: _scan.Token, judged: str) -> str
     lines += ["", f"_{judged}._"]
     if entry.rules:
         codes = list(dict.fromkeys(entry.rules))
-        lines.append("Rules: " + " · ".join(f"[{c}]({rule_url(c)})" for c in codes))
+        lines.append("Rules: " + " · ".join(f"[{c}]({rule_url(c, folder)})" for c in codes))
     return "\n".join(lines)
 
 

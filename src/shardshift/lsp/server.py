@@ -50,13 +50,13 @@ SCOPE_DEPTH = 3  # how far references are followed from the opened file
 
 
 @functools.lru_cache(maxsize=None)
-def rule_url(code: str) -> str:
-    """The rule's page on the documentation site (`shardshift.docs_url.rule_url` when present)."""
-    try:
-        from shardshift.docs_url import rule_url as docs_rule_url  # type: ignore[import-not-found]
-    except ImportError:
-        return f"https://shardshift.dev/rules/{code}/"
-    return docs_rule_url(code)
+def rule_url(code: str, base: str | None = None) -> str:
+    """The rule's page on the documentation site: under the workspace's `docs-url` when it sets
+    one, else the package's documentation URL (never the server's own current directory)."""
+    from shardshift.docs_url import fallback_url
+    from shardshift.docs_url import rule_url as page
+
+    return page(code, base=base or fallback_url())
 
 
 # -- positions: findings count code points from 1; LSP counts the negotiated units from 0 ----------
@@ -147,6 +147,7 @@ class Workspace:
     named: dict[str, tuple[tuple[float, int], list[str]]] = field(default_factory=dict)
     listing: list[str] | None = None  # the workspace's files, listed again at each check
     absolute: set[str] = field(default_factory=set)  # names of the setup's files written in absolute paths
+    docs_url: str | None = None  # `docs-url` of the workspace's configuration, as of the last check
 
 
 class ShardshiftProtocol(LanguageServerProtocol):
@@ -456,7 +457,8 @@ def setup_findings(state: Workspace, path: str) -> tuple[list[str], list] | None
     if scope is None:
         return None
     context_only = set(namesakes(state, scope))
-    findings, _, _ = run_scope(scope + sorted(context_only), state.root)
+    findings, options, _ = run_scope(scope + sorted(context_only), state.root)
+    state.docs_url = options.docs_url
     return scope, [f for f in findings if os.path.realpath(f.file) not in context_only]
 
 
@@ -473,8 +475,10 @@ def run_scope(scope: list[str], root: str | None):
     return findings, options, result
 
 
-def diagnostics_of(findings, scope: list[str], encoding: str) -> dict[str, list[types.Diagnostic]]:
-    """file -> its diagnostics: each finding in its file, and again in each other file it relates to."""
+def diagnostics_of(findings, scope: list[str], encoding: str,
+                   docs_url: str | None = None) -> dict[str, list[types.Diagnostic]]:
+    """file -> its diagnostics: each finding in its file, and again in each other file it relates to;
+    each links to its rule's page under `docs_url` (the workspace's), else the package's."""
     out: dict[str, list[types.Diagnostic]] = {path: [] for path in scope}
     scope_set = set(out)
     lines_of: dict[str, list[str]] = {}
@@ -502,7 +506,7 @@ def diagnostics_of(findings, scope: list[str], encoding: str) -> dict[str, list[
         out.setdefault(file, []).append(types.Diagnostic(
             range=token_range(lines(finding.file), finding.line, finding.column, encoding),
             message=message_of(finding), severity=SEVERITY[finding.severity], code=finding.code,
-            code_description=types.CodeDescription(href=rule_url(finding.code)), source=SOURCE,
+            code_description=types.CodeDescription(href=rule_url(finding.code, docs_url)), source=SOURCE,
             related_information=related or None, data=finding_data(finding)))
         here = types.DiagnosticRelatedInformation(
             location=types.Location(uri=from_fs_path(os.path.abspath(finding.file)),
@@ -521,7 +525,7 @@ def diagnostics_of(findings, scope: list[str], encoding: str) -> dict[str, list[
                 message=f"{r.message} — {finding.code} in {os.path.basename(finding.file)}:{finding.line}: "
                         f"{finding.message}",
                 severity=SEVERITY[finding.severity], code=finding.code,
-                code_description=types.CodeDescription(href=rule_url(finding.code)), source=SOURCE,
+                code_description=types.CodeDescription(href=rule_url(finding.code, docs_url)), source=SOURCE,
                 related_information=[here], data=finding_data(finding, mirror=True)))
     return out
 
@@ -536,7 +540,7 @@ def check_setup(state: Workspace, path: str, texts: dict, encoding: str) -> dict
         before = state.published.pop(real, set())
         return {p: [] for p in before | {real}}
     scope, findings = found
-    published = diagnostics_of(findings, scope, encoding)
+    published = diagnostics_of(findings, scope, encoding, state.docs_url)
     before = state.published.get(real, set())
     for gone in before - set(published):
         published[gone] = []
