@@ -318,12 +318,19 @@ def yaml_token(text: str, line: int, character: int) -> Token | None:
     parents = _yaml_parents(lines, line, col)
     if start <= character <= end:
         return Token(parents + (key,), line, start, end)
-    colon = raw.find(":", end)
-    value = raw[colon + 1:].split(" #", 1)[0]
-    vstart = colon + 1 + (len(value) - len(value.lstrip()))
-    vend = colon + 1 + len(value.rstrip())
-    if colon >= 0 and vstart <= character <= vend and vend > vstart:
-        return Token(parents + (key,), line, vstart, vend, value=True)
+    return _value_token(raw, raw.find(":", end), parents + (key,), line, character)
+
+
+def _value_token(raw: str, separator: int, path: tuple, line: int, character: int) -> Token | None:
+    """The value after the `:` or `=` at `separator` (its trailing ` # comment` left out), when the
+    cursor is on it."""
+    if separator < 0:
+        return None
+    value = raw[separator + 1:].split(" #", 1)[0]
+    vstart = separator + 1 + (len(value) - len(value.lstrip()))
+    vend = separator + 1 + len(value.rstrip())
+    if vstart <= character <= vend and vend > vstart:
+        return Token(path, line, vstart, vend, value=True)
     return None
 
 
@@ -420,13 +427,7 @@ def toml_token(text: str, line: int, character: int) -> Token | None:
     path = section + _split_dotted(key)
     if start <= character <= end:
         return Token(path, line, start, end)
-    eq = raw.find("=", end)
-    value = raw[eq + 1:].split(" #", 1)[0]
-    vstart = eq + 1 + (len(value) - len(value.lstrip()))
-    vend = eq + 1 + len(value.rstrip())
-    if vstart <= character <= vend and vend > vstart:
-        return Token(path, line, vstart, vend, value=True)
-    return None
+    return _value_token(raw, raw.find("=", end), path, line, character)
 
 
 def toml_place(text: str, line: int, character: int) -> Place | None:
