@@ -450,9 +450,8 @@ def _judge_fsdp2(cases) -> dict[str, str | None]:
 
 
 def _judge_accelerate(cases) -> dict[str, str | None]:
-    from test_accelerate_oracle import run_oracle
-
     import oracles
+    from test_accelerate_oracle import run_oracle
 
     paths = [path for case in cases for path in case.paths.values()]
     out = {}
@@ -512,11 +511,10 @@ def _megatron_world(case: Case, document) -> int:
 
 
 def _judge_megatron(cases) -> dict[str, str | None]:
-    from test_megatron_oracle import ENVIRONMENT, argv_for_oracle
-
     from shardshift.formats.megatron import read
 
     import megatron_oracle
+    from test_megatron_oracle import ENVIRONMENT, argv_for_oracle
 
     reason = megatron_oracle.available()
     if reason is not None:

@@ -11,6 +11,7 @@ framework's files. One process per framework: the framework is imported once.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import sys
@@ -19,8 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "scripts" / "coverage")]
 
-from site_oracle import reached  # noqa: E402
 from sites import scope, source_root  # noqa: E402
+
+from site_oracle import reached  # noqa: E402
 
 
 def loader(framework: str):
@@ -41,7 +43,7 @@ def main(framework: str, cases_file: str, results_file: str) -> int:
     results = []
     for case in cases:
         path = Path(case["path"])
-        error, found = reached(lambda: module.load(path, **case["options"]), root, within)
+        error, found = reached(functools.partial(module.load, path, **case["options"]), root, within)
         message = "" if error is None else (str(error).strip().splitlines() or [""])[0][:300]
         results.append({"path": case["path"], "error": None if error is None else f"{type(error).__name__}: {message}",
                         "reached": sorted(found)})

@@ -305,9 +305,9 @@ def _corpus() -> list[Path]:
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> dict[str, dict]:
     """One child for every fixture, corpus file and emitted text."""
-    from test_accelerate_writer import emitted_cases
-
     from shardshift.resolve import PLACEHOLDER
+
+    from test_accelerate_writer import emitted_cases
 
     folder = tmp_path_factory.mktemp("emitted")
     emitted = {}

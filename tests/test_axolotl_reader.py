@@ -8,13 +8,13 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_accelerate_reader import is_plan_field
 
 from shardshift.formats import axolotl, detect
 from shardshift.plan import Unknown
 from shardshift.source import Location
 
 from conftest import FIXTURES, check_json, corpus_files, needs_corpus
+from test_accelerate_reader import is_plan_field
 
 LORA = FIXTURES / "axolotl" / "lora.yaml"
 HEAD = "base_model: m\nmicro_batch_size: 1\n"

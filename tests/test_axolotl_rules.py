@@ -3,8 +3,9 @@ fix and related places on the bad fixtures; no finding of its code and no error 
 
 from __future__ import annotations
 
-import pytest
 from pathlib import Path
+
+import pytest
 
 from shardshift.rules import all_rules
 

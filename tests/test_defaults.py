@@ -352,8 +352,9 @@ def test_fsdp2_optimizer_defaults_and_open_schedule():
 def _merged(script: str, config: str):
     from pathlib import Path
 
-    from conftest import FIXTURES
     from shardshift.setup import merge
+
+    from conftest import FIXTURES
 
     docs = []
     for name in (script, config):

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, check_json, needs_corpus
 from shardshift.formats.launch import reader as launch_reader
 from shardshift.plan import known
+
+from conftest import CORPUS, FIXTURES, check_json, needs_corpus
 
 LAUNCH = FIXTURES / "launch"
 

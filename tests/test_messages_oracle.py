@@ -480,8 +480,8 @@ FIXTURE_EXEMPT = {
 }
 
 # The FSDP2 rules' claims, confirmed by one torch child process in their own module.
-from test_fsdp2_catalog_oracle import NO_RUNNABLE_CLAIM as FSDP2_NOT_RUNNABLE  # noqa: E402
 from test_fsdp2_catalog_oracle import COVERAGE_CLAIMS as FSDP2_COVERAGE_CLAIMS  # noqa: E402
+from test_fsdp2_catalog_oracle import NO_RUNNABLE_CLAIM as FSDP2_NOT_RUNNABLE  # noqa: E402
 from test_fsdp2_catalog_oracle import RULE_CLAIMS as FSDP2_CLAIMS  # noqa: E402
 
 # Rule codes whose claims another test confirms, or whose messages state no framework behaviour.

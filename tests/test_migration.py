@@ -3,10 +3,10 @@ grouped per source setting by provenance, whatever the pair of formats."""
 
 from __future__ import annotations
 
-from conftest import FIXTURES
-
 from shardshift import api
 from shardshift.migration import Measured, _worth_saying, same, source_settings
+
+from conftest import FIXTURES
 
 
 def _entries(path, to):

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, SHARED, check_json, run_cli
 from shardshift.context.releases import detect, resolve
+
+from conftest import FIXTURES, SHARED, check_json, run_cli
 
 WILD = SHARED / "corpus" / "wild"
 RELEASES = FIXTURES / "context" / "releases"

@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 
 import pytest
-from test_rules_deepspeed_catalog import PART_C
 
 from conftest import FIXTURES, check_json
 from rule_cases import findings_with_code, marker_position
+from test_rules_deepspeed_catalog import PART_C
 
 RULES = FIXTURES / "deepspeed" / "rules"
 # part C and the TrainingArguments rules (DS435-DS439, test_training_arguments.py) have their own files

@@ -13,13 +13,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from test_rules_deepspeed_catalog import PART_C
 
 from shardshift.rules import all_rules
 from shardshift.versions import deepspeed_default, key_read_by
 
 from conftest import FIXTURES, ROOT, check_json
 from rule_cases import marker_position
+from test_rules_deepspeed_catalog import PART_C
 
 RULES = FIXTURES / "deepspeed" / "rules"
 MODULES = ("deepspeed.stage", "deepspeed.combinations", "deepspeed.precision", "deepspeed.legacy", "deepspeed.buckets")

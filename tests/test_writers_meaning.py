@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_cli
 from shardshift.check import load
 from shardshift.formats.deepspeed import writer as deepspeed_writer
 from shardshift.formats.fsdp2 import mapping as fsdp2_mapping
 from shardshift.formats.fsdp2.writer import settings_from_plan
 from shardshift.plan import Scheduler
 from shardshift.resolve import PLACEHOLDER
+
+from conftest import FIXTURES, run_cli
 
 TORCHTITAN = """\
 [job]

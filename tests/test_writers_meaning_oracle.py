@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import oracles
 from shardshift.check import load
 from shardshift.formats.deepspeed import writer
 from shardshift.resolve import PLACEHOLDER
+
+import oracles
 
 pytestmark = pytest.mark.oracle
 

@@ -41,15 +41,19 @@ def prepare() -> None:
     from accelerate.commands import launch  # noqa: F401
     from accelerate.commands.config import config_args  # noqa: F401
     from accelerate.parallelism_config import ParallelismConfig  # noqa: F401
-    from accelerate.utils import DeepSpeedPlugin, FullyShardedDataParallelPlugin, MegatronLMPlugin  # noqa: F401
-    from accelerate.utils import fsdp_utils  # noqa: F401
+    from accelerate.utils import (  # noqa: F401
+        DeepSpeedPlugin,
+        FullyShardedDataParallelPlugin,
+        MegatronLMPlugin,
+        fsdp_utils,  # noqa: F401
+    )
     from accelerate.utils.deepspeed import HfDeepSpeedConfig  # noqa: F401
 
 
 def _training_process(args, config) -> None:
     """What each training process builds from the environment `accelerate launch` exported."""
-    import torch
     import accelerate.utils.dataclasses as plugins
+    import torch
     from accelerate.utils import DeepSpeedPlugin, DistributedType, FullyShardedDataParallelPlugin, MegatronLMPlugin
 
     import test_accelerate_oracle as oracle
@@ -126,10 +130,10 @@ def _prepare_deepspeed(plugin, args) -> None:
 
 
 def load(path: Path, **options: str) -> None:
+    import accelerate.utils.launch as launch_utils
     import torch.distributed.run as distrib_run
     from accelerate.commands import launch as accelerate_launch
     from accelerate.commands.config.config_args import load_config_from_file
-    import accelerate.utils.launch as launch_utils
 
     path = Path(path).resolve()
     config_file, extra = path.name, []

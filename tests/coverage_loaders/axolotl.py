@@ -34,9 +34,8 @@ def prepare() -> None:
 
 def load(path: Path, **options: str) -> None:
     import yaml
-    from axolotl.utils.dict import DictDefault
-
     from axolotl.utils.config import prepare_plugins
+    from axolotl.utils.dict import DictDefault
 
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     prepare_plugins(DictDefault(data))

@@ -46,8 +46,9 @@ def prepare() -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
-    import oracles
     import torch
+
+    import oracles
 
     _state["deepspeed"] = oracles.deepspeed_module()
     _state["oracles"] = oracles

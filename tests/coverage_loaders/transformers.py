@@ -41,10 +41,11 @@ def prepare() -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
-    import oracles
     import torch
     from transformers import TrainingArguments
     from transformers.integrations import deepspeed as integration
+
+    import oracles
 
     _state.update(oracles=oracles, torch=torch, TrainingArguments=TrainingArguments, integration=integration)
 

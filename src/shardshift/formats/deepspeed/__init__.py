@@ -11,8 +11,8 @@ from shardshift.formats.deepspeed.reader import (  # noqa: F401 - the format's p
     _assign,
     _normalise,
     is_config,
-    not_config_reason,
     looks_like,
+    not_config_reason,
     plan_from_dict,
     read,
 )

@@ -2,4 +2,12 @@
 shell.py and Megatron's own flag table, flags.py) and the flags with a neutral meaning (keys.py)."""
 
 from shardshift.formats.megatron.keys import PRECEDENCE  # noqa: F401
-from shardshift.formats.megatron.reader import FORMAT, MARKER_KEYS, is_config, looks_like, looks_like_named, not_config_reason, read  # noqa: F401
+from shardshift.formats.megatron.reader import (  # noqa: F401
+    FORMAT,
+    MARKER_KEYS,
+    is_config,
+    looks_like,
+    looks_like_named,
+    not_config_reason,
+    read,
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from shardshift.context import UnknownContext
 from shardshift.document import Document
 from shardshift.formats.axolotl.keys import (
     FSDP1_ONLY_IGNORED,
@@ -20,7 +21,6 @@ from shardshift.formats.axolotl.keys import (
 )
 from shardshift.formats.axolotl.reader import fsdp_config_keys
 from shardshift.formats.axolotl.schema_keys import SCHEMA_KEYS, STRING_KEYS
-from shardshift.context import UnknownContext
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
 
 FORMATS = ("axolotl",)
