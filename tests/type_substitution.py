@@ -137,41 +137,20 @@ def dump_structured(kind: str, data: Any) -> str:
 
 
 def _toml_key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_string(key)
+    from shardshift.formats.torchtitan.writer import _key
 
-
-def _toml_string(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    return _key(key)
 
 
 def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
-    if hasattr(value, "isoformat"):  # TOML dates and times
-        return value.isoformat()
-    raise ValueError(f"TOML has no spelling for {value!r}")
+    """The torchtitan writer's spelling of a TOML value (the substitutions are the test's; how a
+    value is spelled is not what it tests)."""
+    from shardshift.formats.torchtitan.writer import _value
+
+    try:
+        return _value(value)
+    except TypeError:
+        raise ValueError(f"TOML has no spelling for {value!r}") from None
 
 
 def _toml_table(table: dict, path: list[str], lines: list[str]) -> None:
