@@ -90,6 +90,15 @@ def test_hover_links_the_rules_under_the_projects_docs_url(tree):
     assert all(f"[{code}](https://docs.example.com/s/rules/{code}/)" in links[0] for code in codes)
 
 
+def test_hover_links_the_packages_site_when_the_docs_url_is_refused(tree):
+    from shardshift.docs_url import fallback_url
+
+    (tree / "pyproject.toml").write_text('[tool.shardshift]\ndocs-url = "ftp://docs.example.com"\n')
+    info = _hover_at(tree / "ds.json", DS_TEXT, '"overlap_comm"')
+    links = [line for line in info.markdown.splitlines() if line.startswith("Rules: ")]
+    assert links and f"]({fallback_url()}/rules/" in links[0] and "ftp://" not in links[0]
+
+
 def test_hover_unknown_key_in_strict_and_lenient_sections(tree):
     text = '{"zero_optimization": {"stag": 1}, "my_own_key": 3}'
     strict = _hover_at(tree / "ds_config.json", text, '"stag"')

@@ -54,7 +54,6 @@ FRAMEWORKS = {"deepspeed": ("deepspeed", "DeepSpeed"), "accelerate": ("accelerat
               "megatron": ("megatron-core", "Megatron Core"), "trainer": ("transformers", "transformers")}
 SYNTAX = {"deepspeed": "json", "accelerate": "yaml", "axolotl": "yaml", "torchtitan": "toml", "megatron": "shell",
           "trainer": "shell"}
-RULE_BASE = "https://shardshift.dev/rules/{code}/"
 # families whose key tables describe one release only, the newest shardshift knows (DeepSpeed, Axolotl and torchtitan record
 # what changed across releases): a pin to another release is said next to the hover
 ONE_RELEASE = frozenset({"accelerate", "trainer"})
@@ -277,12 +276,14 @@ def _entry(family: str, path: tuple[str, ...], version, name: str) -> Entry | No
 @lru_cache(maxsize=256)
 def rule_url(code: str, start: str | None = None) -> str:
     """The rule's page under the `docs-url` of the project around `start` (the file's folder)."""
-    try:
-        from shardshift.docs_url import rule_url as url
+    from shardshift.config import ConfigError
+    from shardshift.docs_url import fallback_url
+    from shardshift.docs_url import rule_url as url
 
+    try:
         return url(code, start)
-    except Exception:  # a bad docs-url is check's to report; the hover links the default site
-        return RULE_BASE.format(code=code)
+    except ConfigError:  # a bad docs-url (or configuration) is check's to report; link the package's site
+        return url(code, base=fallback_url())
 
 
 _KIND = {"deepspeed": "DeepSpeed key", "accelerate": "Accelerate config key", "axolotl": "Axolotl config key",

@@ -20,7 +20,6 @@ from shardshift.docs_url import fallback_url, rule_url
 from shardshift.rules.base import Finding, Related
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://shardshift.dev"  # the default base; docs_url.base_url gives the one in use
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 SRCROOT = "%SRCROOT%"
 
