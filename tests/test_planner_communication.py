@@ -322,7 +322,11 @@ def worker(rank, port, out_path):
     if rank == 0:
         with open(out_path, "w") as handle:
             json.dump(result, handle)
+    dist.barrier()
     dist.destroy_process_group()
+    # Leave without interpreter finalization: a gloo worker thread that still holds a tensor takes the GIL
+    # there and aborts the rank ("terminate called without an active exception", seen once in CI).
+    os._exit(0)
 
 
 if __name__ == "__main__":
@@ -383,6 +387,9 @@ def worker(rank, port, out_path):
     if rank == 0:
         with open(out_path, "w") as handle:
             json.dump(result, handle)
+    comm.barrier()
+    torch.distributed.destroy_process_group()
+    os._exit(0)  # no interpreter finalization with gloo threads alive (see TORCH_CHILD)
 
 
 if __name__ == "__main__":

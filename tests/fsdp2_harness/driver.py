@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import sys
 import time
 import traceback
@@ -71,6 +72,11 @@ def main() -> None:
         Path(sys.argv[2]).write_text(json.dumps(results, indent=1))
     if dist.is_initialized():
         dist.destroy_process_group()
+    # No interpreter finalization: a gloo worker thread still holding a tensor takes the GIL there and
+    # aborts the rank ("terminate called without an active exception").
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
