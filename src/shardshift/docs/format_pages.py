@@ -59,7 +59,7 @@ def page(name: str) -> str:
     pattern = getattr(module, "NAME_PATTERN", None)
     if pattern is not None:
         lines += [f"File names matching `{pattern.pattern}` (ignoring case) are read as this format.", ""]
-    lines += TABLES.get(name, lambda: [])()
+    lines += TABLES.get(name, list)()
     writers = [w for w in WRITERS if w == name or w.startswith(name + "-")]
     if writers:
         lines += ["## Written by", ""]

@@ -62,6 +62,12 @@ def lines_of(text: str) -> list[str]:
     return text.split("\n")
 
 
+def _line_at(text: str, line: int) -> tuple[list[str], str] | None:
+    """The text's lines and line `line` of them, or None when the position is past the text."""
+    lines = lines_of(text)
+    return (lines, lines[line]) if 0 <= line < len(lines) else None
+
+
 # --- JSON (with comments, hjson-ish bare words) -----------------------------------------------
 
 _JSON_TOKEN = re.compile(
@@ -307,10 +313,10 @@ def _yaml_parents(lines: list[str], line: int, indent: int) -> tuple[str, ...]:
 
 
 def yaml_token(text: str, line: int, character: int) -> Token | None:
-    lines = lines_of(text)
-    if not 0 <= line < len(lines):
+    at = _line_at(text, line)
+    if at is None:
         return None
-    raw = lines[line]
+    lines, raw = at
     found = _yaml_key(raw)
     if found is None:
         return None
@@ -335,10 +341,10 @@ def _value_token(raw: str, separator: int, path: tuple, line: int, character: in
 
 
 def yaml_place(text: str, line: int, character: int) -> Place | None:
-    lines = lines_of(text)
-    if not 0 <= line < len(lines):
+    at = _line_at(text, line)
+    if at is None:
         return None
-    raw = lines[line]
+    lines, raw = at
     character = min(character, len(raw))
     head = raw[:character]
     found = _yaml_key(raw)
@@ -362,11 +368,11 @@ def yaml_place(text: str, line: int, character: int) -> Place | None:
     if not re.fullmatch(r"[\w.\-]*", prefix):
         return None
     parents = _yaml_parents(lines, line, indent)
-    present = _yaml_siblings(lines, line, indent, parents)
+    present = _yaml_siblings(lines, line, indent)
     return Place(parents, prefix=prefix, present=present)
 
 
-def _yaml_siblings(lines: list[str], line: int, indent: int, parents: tuple[str, ...]) -> set[str]:
+def _yaml_siblings(lines: list[str], line: int, indent: int) -> set[str]:
     """Keys at `indent` in the block that holds `line`."""
     out: set[str] = set()
     for step in (-1, 1):
@@ -375,7 +381,7 @@ def _yaml_siblings(lines: list[str], line: int, indent: int, parents: tuple[str,
             raw = lines[j]
             if not _blank(raw):
                 ind = _indent(raw)
-                if ind < indent or (ind == 0 and indent == 0 and False):
+                if ind < indent:
                     break
                 found = _yaml_key(raw)
                 if found is not None and found[0] == indent:
@@ -403,10 +409,10 @@ def _split_dotted(key: str) -> tuple[str, ...]:
 
 
 def toml_token(text: str, line: int, character: int) -> Token | None:
-    lines = lines_of(text)
-    if not 0 <= line < len(lines):
+    at = _line_at(text, line)
+    if at is None:
         return None
-    raw = lines[line]
+    lines, raw = at
     if raw.lstrip().startswith("["):
         m = _TOML_HEADER.match(raw)
         if m is None:
@@ -431,10 +437,10 @@ def toml_token(text: str, line: int, character: int) -> Token | None:
 
 
 def toml_place(text: str, line: int, character: int) -> Place | None:
-    lines = lines_of(text)
-    if not 0 <= line < len(lines):
+    at = _line_at(text, line)
+    if at is None:
         return None
-    raw = lines[line]
+    lines, raw = at
     character = min(character, len(raw))
     head = raw[:character]
     if head.lstrip().startswith("["):
@@ -489,10 +495,10 @@ def _word(raw: str, character: int) -> tuple[int, int]:
 
 
 def flag_token(text: str, line: int, character: int) -> Token | None:
-    lines = lines_of(text)
-    if not 0 <= line < len(lines):
+    at = _line_at(text, line)
+    if at is None:
         return None
-    raw = lines[line]
+    _, raw = at
     start, end = _word(raw, character)
     word = raw[start:end]
     if not word.startswith("-") or len(word) < 2 or raw[:start].lstrip().startswith("#"):
@@ -507,12 +513,12 @@ def flag_token(text: str, line: int, character: int) -> Token | None:
 
 
 def flag_place(text: str, line: int, character: int) -> Place | None:
-    lines = lines_of(text)
-    if not 0 <= line < len(lines):
+    at = _line_at(text, line)
+    if at is None:
         return None
-    raw = lines[line]
+    lines, raw = at
     character = min(character, len(raw))
-    if "#" in raw[:character] and raw[:character].lstrip().startswith("#"):
+    if raw[:character].lstrip().startswith("#"):
         return None
     start, _ = _word(raw, character)
     typed = raw[start:character]

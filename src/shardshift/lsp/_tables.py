@@ -546,7 +546,7 @@ def torchtitan_children(parent: tuple[str, ...], version: Version | None, releas
 # ==============================================================================================
 
 
-def flag_entry(spelling: str, table: Any, parser: str, release: str, upstream_note: str = "") -> Entry | None:
+def flag_entry(spelling: str, table: Any, parser: str, upstream_note: str = "") -> Entry | None:
     flag = table.get(spelling)
     if flag is None:
         if not spelling.startswith("--"):
@@ -615,7 +615,7 @@ def flag_children(table: Any) -> list[Entry]:
 # ==============================================================================================
 
 
-def trainer_entry(spelling: str, release: str) -> Entry | None:
+def trainer_entry(spelling: str) -> Entry | None:
     from shardshift.formats.launch.training_fields import CHOICES, FIELDS, OPTIONS, TRANSFORMERS
 
     field_ = OPTIONS.get(spelling)
@@ -644,12 +644,12 @@ def trainer_entry(spelling: str, release: str) -> Entry | None:
     return entry
 
 
-def trainer_children(release: str) -> list[Entry]:
+def trainer_children() -> list[Entry]:
     from shardshift.formats.launch.training_fields import OPTIONS
 
     out = []
     for spelling in OPTIONS:
-        entry = trainer_entry(spelling, release)
+        entry = trainer_entry(spelling)
         if entry is not None:
             entry.detail = entry.summary().replace("`", "")
             out.append(entry)

@@ -236,14 +236,14 @@ def _hover(path: str, text: str, line: int, character: int) -> HoverInfo | None:
     judged = f"Judged by {release}"
     if family == "megatron":
         table, parser, note = _megatron_table(path, text)
-        entry = _tables.flag_entry(token.path[-1], table, parser, name, note)
+        entry = _tables.flag_entry(token.path[-1], table, parser, note)
         if entry is not None and not entry.known and not path.lower().endswith(".args"):
             # in a script a word such as `--nproc_per_node` may be any command's (the launcher's, echo's):
             # only an argument file is the program's arguments and nothing else
             entry = None
         judged = f"Flags of {parser}. Release in use: {release}"
     elif family == "trainer":
-        entry = _tables.trainer_entry(token.path[-1], name)
+        entry = _tables.trainer_entry(token.path[-1])
     else:
         entry = _entry(family, token.path, version, name)
     if family != "megatron":
@@ -387,7 +387,7 @@ def _complete(path: str, text: str, line: int, character: int) -> list[Completio
     if family == "megatron":
         table, parser, _ = _megatron_table(path, text)
         if place.at_value:
-            entry = _tables.flag_entry(place.key, table, parser, name)
+            entry = _tables.flag_entry(place.key, table, parser)
             return _values(entry, place, syntax) if entry is not None else []
         if not place.prefix.startswith("-"):
             return []
@@ -395,11 +395,11 @@ def _complete(path: str, text: str, line: int, character: int) -> list[Completio
         return _rank([(e, e.name) for e in entries], place, "flag")
     if family == "trainer":
         if place.at_value:
-            entry = _tables.trainer_entry(place.key, name)
+            entry = _tables.trainer_entry(place.key)
             return _values(entry, place, syntax) if entry is not None else []
         if not place.prefix.startswith("-"):
             return []
-        return _rank([(e, e.name) for e in _trainer_children(name)], place, "flag")
+        return _rank([(e, e.name) for e in _trainer_children()], place, "flag")
     parent = tuple(p for p in place.parent if p != "?")
     if place.at_value:
         entry = _entry(family, parent + (place.key,), version, name)
@@ -424,9 +424,9 @@ def _children(family: str, parent: tuple[str, ...], version, name: str) -> tuple
     return _children_cached(family, parent, version, name)
 
 
-@lru_cache(maxsize=4)
-def _trainer_children(name: str) -> tuple[Entry, ...]:
-    return tuple(_tables.trainer_children(name))
+@lru_cache(maxsize=1)
+def _trainer_children() -> tuple[Entry, ...]:
+    return tuple(_tables.trainer_children())
 
 
 _flag_cache: dict[int, tuple[Any, tuple[Entry, ...]]] = {}
@@ -488,9 +488,7 @@ def _rank(items: list[tuple[Entry, str]], place: _scan.Place, kind: str) -> list
     scored = []
     for entry, insert in items:
         label = entry.name.lower()
-        if not typed or label.startswith(typed):
-            group = 0
-        elif bare and label.lstrip("-").startswith(bare):
+        if not typed or label.startswith(typed) or (bare and label.lstrip("-").startswith(bare)):
             group = 0
         elif bare and bare in label:
             group = 1
