@@ -48,6 +48,10 @@ class NewFile:
 
 
 EXPECTED: list[Change | NewFile] = [
+    Change("../shared/corpus/deepspeed/*", "DS101", "changed", "Issue 30: a key a later DeepSpeed removed is read by "
+           "the releases before it, so with no pin the release premise is unknown and the error is an info"),
+    Change("fixtures/fsdp2/migrate/zero3_mics_hybrid.json", "DS101", "changed", "Issue 30: MiCS keys, removed in a "
+           "later DeepSpeed, are an info without a pin (earlier releases read them)"),
     NewFile("fixtures/launch/*", "Issue 20: launch scripts of every launcher x entry point with the configs they link "
                                  "(the launch format)"),
     Change("fixtures/deepspeed/rules/DS421/run_plain.sh", "files", "added", "Issue 20: a launch script that names "
@@ -206,6 +210,8 @@ def run_check(arguments: list[str], monkeypatch) -> dict:
 def by_file(output: dict) -> tuple[dict[str, list[dict]], dict[str, dict]]:
     findings: dict[str, list[dict]] = {}
     for finding in output["findings"]:
+        # `evidence` (issue 30) is a key added to every finding: compared by tests/test_premises.py
+        finding = {k: v for k, v in finding.items() if k != "evidence"}
         findings.setdefault(finding["file"], []).append(finding)
     # a file's path and format (its "release" object says what judged it, not what it is)
     return findings, {entry["path"]: {"path": entry["path"], "format": entry["format"]} for entry in output["files"]}

@@ -363,7 +363,10 @@ MODELS = {
 DICT_GET_NULLABLE = {"/data_types/grad_accum_dtype", "/data_types/param_dtype", "/data_types/buffer_dtype",
                      "/bf16", "/aio", "/expert_parallel", "/communication_data_type", "/steps_per_print",
                      # read with get_scalar_param, None their default (profiling/config.py, activation_checkpointing/config.py)
-                     "/flops_profiler/output_file", "/activation_checkpointing/number_checkpoints"}
+                     "/flops_profiler/output_file", "/activation_checkpointing/number_checkpoints",
+                     # the batch sizes: get_scalar_param with a None default; the missing one is derived (issue 30)
+                     "/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps"}
+BATCH_NULLABLE = {"/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps"}
 
 
 def _model(spec: str):
@@ -407,6 +410,9 @@ def test_nullable_and_str_to_list_are_what_deepspeeds_models_accept(deepspeed):
     for pointer in DICT_GET_NULLABLE:
         section, _, name = pointer[1:].partition("/")
         config = {**BATCH, section: {name: None}} if name else {**BATCH, section: None}
+        if pointer in BATCH_NULLABLE:  # the other two batch sizes given: DeepSpeed derives the null one
+            config = {"train_batch_size": 8, "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 1,
+                      section: None}
         accepted, error, _ = oracles.deepspeed_accepts(config, 1)
         assert accepted, (pointer, error)
         nullable.add(pointer)

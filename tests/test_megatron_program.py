@@ -109,12 +109,50 @@ def test_a_provider_from_outside_the_repository_makes_the_program_unknown(tmp_pa
     assert finding["severity"] == "info" and finding["unknown_context"]["kind"] == "program"
 
 
-def test_upstream_entry_not_in_the_tree_keeps_upstreams_verdict(tmp_path):
+def test_an_upstream_entry_name_not_in_the_tree_is_an_unknown_program(tmp_path):
+    # a name is not evidence (issue 30): pretrain_gpt.py may be a fork's, so upstream's verdict is an info
     script = tmp_path / "run.sh"
     script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --micro-batch-size 2 "
                       "--tensor_model_parallel_size 2\n", encoding="utf-8")
     [finding] = [f for f in findings(script) if f["code"] == "MG001"]
+    assert finding["severity"] == "info" and finding["unknown_context"]["kind"] == "program"
+    assert "pretrain_gpt.py is not in the checked tree" in finding["unknown_context"]["what"]
+
+
+def test_the_entry_present_in_the_tree_keeps_upstreams_verdict_with_its_evidence(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --micro-batch-size 2 "
+                      "--tensor_model_parallel_size 2\n", encoding="utf-8")
+    (tmp_path / "pretrain_gpt.py").write_text("from megatron.training import pretrain\npretrain(None, None)\n",
+                                             encoding="utf-8")
+    [finding] = [f for f in findings(script) if f["code"] == "MG001"]
     assert finding["severity"] == "error" and "unknown_context" not in finding
+    [program] = [p for p in finding["evidence"] if p["premise"] == "program"]
+    assert program["state"] == "established" and program["file"].endswith("pretrain_gpt.py")
+
+
+def test_an_entry_in_a_submodule_that_is_not_checked_out_names_the_submodule(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitmodules").write_text('[submodule "Megatron-LM"]\n\tpath = third_party/Megatron-LM\n'
+                                          "\turl = https://github.com/someone/Megatron-LM.git\n", encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 third_party/Megatron-LM/pretrain_gpt.py --num-layers 4 "
+                      "--tensor_model_parallel_size 2\n", encoding="utf-8")
+    [finding] = [f for f in findings(script) if f["code"] == "MG001"]
+    assert finding["severity"] == "info"
+    assert "git submodule third_party/Megatron-LM (.gitmodules:2" in finding["unknown_context"]["what"]
+
+
+def test_a_provider_given_to_parse_and_validate_args_is_read(tmp_path):
+    (tmp_path / "pretrain_vlm.py").write_text(
+        "from megatron.training import pretrain\nfrom megatron.training.arguments import parse_and_validate_args\n"
+        "def add_extra(parser):\n    group = parser.add_argument_group('vlm')\n"
+        "    group.add_argument('--vision-model-type', type=str)\n    return parser\n"
+        "args = parse_and_validate_args(extra_args_provider=add_extra)\n", encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_vlm.py --num-layers 4 --vision-model-type clip\n",
+                      encoding="utf-8")
+    assert [f for f in findings(script) if f["code"] == "MG001"] == []
 
 
 @pytest.mark.parametrize("source", [

@@ -228,6 +228,9 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     the codes or prefixes switched off for it). Inline suppressions are applied last. A file
     named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
     (what a pre-commit hook, which names every changed file, asks for)."""
+    from shardshift.context import repository
+
+    repository.reset()
     result = CheckResult()
     # the trees checked (a caller that checks files of a tree it names, the language server, sets them)
     context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p)) or context.roots
@@ -373,6 +376,9 @@ def check_documents(documents: list[Document], context: Context, select: set[str
         judged = [x for x in suppressions[document.path] if not unsure or (x.codes and not unsure & set(x.codes))]
         if "SS003" in active:
             findings.extend(suppress.unused(judged, active, all_codes(), "unused-suppression"))
+    from shardshift.premises import judge
+
+    findings = judge(findings, {type(rule).code: type(rule) for rule in rules}, context, documents)
     _note_assumptions(findings, documents)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return findings

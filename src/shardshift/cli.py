@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--min-severity", choices=["error", "warning", "info"], default=None,
                        help="lowest severity shown (default: warning for text and github, which count the "
                             "hidden infos; every finding for json and sarif)")
+    check.add_argument("--show-evidence", action="store_true",
+                       help="in text output, list under each finding the premises it rests on (the program or "
+                            "reader, the release, the file's role and other readers) and the file and line that "
+                            "establish each (JSON and SARIF always carry them)")
     check.add_argument("--skip-unrecognised", action="store_true",
                        help="skip files named on the command line that are not configurations shardshift reads "
                             "(the pre-commit hooks pass every changed file); without it each is an error (SS005)")
@@ -162,7 +166,10 @@ def _check(args, parser) -> int:
     min_severity = options.min_severity or ("warning" if reporter_name in ("text", "github") else None)
     api.present(result, min_severity)
     reporter = importlib.import_module(REPORTERS[reporter_name])
-    sys.stdout.write(reporter.render(result))
+    if reporter_name == "text" and getattr(args, "show_evidence", False):
+        sys.stdout.write(reporter.render(result, show_evidence=True))
+    else:
+        sys.stdout.write(reporter.render(result))
     return EXIT_FINDINGS if unwritten or result.worst() >= SEVERITY_RANK[options.fail_on] else EXIT_OK
 
 

@@ -56,6 +56,10 @@ class Release:
     version: Version | None
     source: str  # "--axolotl-version", "[tool.shardshift] axolotl-version", "requirements.txt:3", "no pin found"
     detail: str = ""  # the pin as written ("axolotl==0.12.2", "deepspeed>=0.14,<0.16")
+    # how the repository installs it when `version` is None but a place was found: "unpinned" (listed or
+    # installed without a version, or from the upstream default branch: the newest when installed),
+    # "fork" (from another repository than the framework's own: its release is unknown)
+    basis: str = ""
 
     @property
     def pinned(self) -> bool:
@@ -64,13 +68,15 @@ class Release:
     def text(self) -> str:
         """`axolotl 0.12.2 (requirements.txt:3)` or `the newest axolotl (no pin found)`."""
         if self.version is None:
+            if self.basis == "fork":
+                return f"a fork of {self.framework} ({self.source}: {self.detail})"
             return f"the newest {self.framework} ({self.source})"
         return f"{self.framework} {'.'.join(map(str, self.version))} ({self.source})"
 
     def to_json(self) -> dict:
         return {"framework": self.framework,
                 "version": None if self.version is None else ".".join(map(str, self.version)),
-                "source": self.source, "detail": self.detail}
+                "source": self.source, "detail": self.detail, **({"basis": self.basis} if self.basis else {})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,8 +93,29 @@ _VARIABLES = {"PYTORCH": "torch", "TORCH": "torch", "TORCHTITAN": "torchtitan", 
               "TRANSFORMERS": "transformers", "ACCELERATE": "accelerate", "AXOLOTL": "axolotl",
               "MEGATRON_CORE": "megatron-core", "MCORE": "megatron-core"}
 
-# Ranks within one directory: lower wins.
-LOCKED, EXACT, RANGE = 0, 1, 2
+# Ranks within one directory: lower wins. UNPINNED (listed or installed without a version) and FORK
+# (installed from another repository than the framework's own) are used only when no directory up to
+# the repository root pins a version.
+LOCKED, EXACT, RANGE, UNPINNED, FORK = 0, 1, 2, 3, 4
+# The framework's own repositories (owner/name, lower case): a git install from any other is a fork.
+UPSTREAM = {
+    "deepspeed": {"microsoft/deepspeed", "deepspeedai/deepspeed"},
+    "megatron-core": {"nvidia/megatron-lm"},
+    "accelerate": {"huggingface/accelerate"},
+    "transformers": {"huggingface/transformers"},
+    "axolotl": {"axolotl-ai-cloud/axolotl", "openaccess-ai-collective/axolotl"},
+    "torchtitan": {"pytorch/torchtitan"},
+    "torch": {"pytorch/pytorch"},
+}
+_REPOSITORY_NAMES = {"deepspeed": "deepspeed", "megatron-lm": "megatron-core", "accelerate": "accelerate",
+                     "transformers": "transformers", "axolotl": "axolotl", "torchtitan": "torchtitan",
+                     "pytorch": "torch"}
+# `git+https://github.com/owner/name(.git)@ref`, `pip install https://github.com/owner/name/archive/ref.zip`,
+# and `git clone [-b ref] https://github.com/owner/name(.git) [-b ref]`
+_GIT_URL = re.compile(r"git\+(?:https?|ssh)://(?:git@)?github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?(?:@([\w./-]+))?"
+                      r"(?=[\s\"'#;&|)\]]|$)")
+_CLONE = re.compile(r"\bgit\s+clone\b([^\n;&|]*?)(?:https?://|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?"
+                    r"(?=[\s\"';&|)]|$)([^\n;&|]*)")
 # Side folders whose dependency files count as their parent's (a repository's `requirements/`).
 _SIDE_DIRS = ("requirements", "docker", "scripts", "setup", "assets", "env", "envs", "install", ".devcontainer")
 _MAX_FILES_PER_DIR = 40
@@ -195,18 +216,69 @@ _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s
 
 
 def requirement(text: str, line: int, rank_if_exact: int = EXACT) -> Pin | None:
-    """A pin of a framework from a PEP 508 requirement (`torch==2.6.0+cu124 ; python_version>'3'`),
-    or None (another package, a URL, or a framework listed without a version)."""
+    """A pin of a framework from a PEP 508 requirement (`torch==2.6.0+cu124 ; python_version>'3'`,
+    `torchtitan @ git+https://github.com/pytorch/torchtitan@v0.2.1`), an UNPINNED one for a framework
+    listed without a version, or None (another package)."""
     match = _REQUIREMENT.match(text)
     if match is None:
         return None
     framework = framework_of(match.group(1))
     spec = match.group(2).strip().rstrip(")").strip()
+    if framework is not None and "@" in text and _GIT_URL.search(text):
+        return git_pin(text, line, framework)
+    if framework is not None and not spec and re.fullmatch(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*"
+                                                            r"(?:;.*)?", text):
+        return Pin(framework, "", line, UNPINNED, text.strip())
     if framework is None or not spec or not re.search(r"\d", spec):
         return None
     if re.match(r"^[A-Za-z]", spec):  # "torch @ ..." was cut at "@"; "x in y" is no specifier
         return None
     return Pin(framework, spec, line, rank_if_exact if _is_exact(spec) else RANGE, text.strip())
+
+
+def git_pin(text: str, line: int, framework: str | None = None) -> Pin | None:
+    """The pin a git install gives: a version tag (`@v0.2.1`) is an exact pin, the upstream default
+    branch or another branch is UNPINNED (the newest when installed), another repository a FORK."""
+    found = _GIT_URL.search(text)
+    if found is None:
+        return None
+    owner, name, ref = found.group(1), found.group(2), found.group(3)
+    return _repository_pin(owner, name, ref, line, text.strip(), framework)
+
+
+def _repository_pin(owner: str, name: str, ref: str | None, line: int, text: str,
+                    framework: str | None = None) -> Pin | None:
+    framework = framework or _REPOSITORY_NAMES.get(name.lower())
+    if framework is None or _REPOSITORY_NAMES.get(name.lower()) not in (framework, None):
+        return None
+    if f"{owner}/{name}".lower() not in UPSTREAM.get(framework, ()):
+        return Pin(framework, "", line, FORK, f"{owner}/{name}" + (f"@{ref}" if ref else ""))
+    tag = re.fullmatch(r"(?:v|core_r|release[-_/]?v?)?(\d+(?:\.\d+)+)", ref or "")
+    if tag:
+        return Pin(framework, tag.group(1), line, EXACT, text)
+    return Pin(framework, "", line, UNPINNED, text)
+
+
+def _git_installs(text: str) -> list[Pin]:
+    """The frameworks a script or a config's own set-up section installs from git (pip install
+    git+..., git clone)."""
+    pins: list[Pin] = []
+    if "github.com" not in text:
+        return pins
+    for number, raw in enumerate(text.splitlines(), 1):
+        if "github.com" not in raw:
+            continue
+        for found in _GIT_URL.finditer(raw):
+            pin = _repository_pin(found.group(1), found.group(2), found.group(3), number, raw.strip())
+            if pin is not None:
+                pins.append(pin)
+        for found in _CLONE.finditer(raw):
+            branch = re.search(r"(?:-b|--branch)(?:\s+|=)(\S+)", found.group(1) + " " + found.group(4))
+            pin = _repository_pin(found.group(2), found.group(3), branch.group(1) if branch else None, number,
+                                  raw.strip())
+            if pin is not None:
+                pins.append(pin)
+    return pins
 
 
 # --- one file -> its pins -------------------------------------------------------------------------
@@ -259,6 +331,8 @@ def _file_pins(path: str, size: int, mtime: int) -> tuple[Pin, ...]:
             return tuple(_shell(text, docker=True))
         if lower.endswith(".sh"):
             return tuple(_shell(text, docker=False))
+        if lower.startswith("readme") and lower.endswith(".md"):
+            return tuple(_shell(_fenced_shell(text), docker=False))
     except (ValueError, TypeError, RecursionError, SyntaxError):
         return ()
     return ()
@@ -281,7 +355,12 @@ def _requirements_txt(path: str, text: str, seen: set[str]) -> list[Pin]:
                     pins.extend(p if p.file else replace(p, file=target)
                                 for p in _requirements_txt(target, included, seen))
             continue
-        if line.startswith("-"):
+        if line.startswith("-") and not line.startswith("-e"):
+            continue
+        if "github.com" in line:
+            pin = git_pin(line, number)
+            if pin is not None:
+                pins.append(pin)
             continue
         pin = requirement(line, number)
         if pin is not None:
@@ -328,6 +407,11 @@ def _pyproject(text: str) -> list[Pin]:
             pin = requirement(match.group(1), number)
             if pin is not None:
                 pins.append(pin)
+        if "git+" in line:
+            for match in re.finditer(r"""["']([A-Za-z0-9][\w.-]*\s*(?:\[[^\]]*\])?\s*@\s*git\+[^"']+)["']""", line):
+                pin = requirement(match.group(1), number)
+                if pin is not None:
+                    pins.append(pin)
     return pins
 
 
@@ -430,6 +514,24 @@ def _conda_environment(text: str) -> list[Pin]:
     return pins
 
 
+_FENCE = re.compile(r"^(\s*)(```|~~~)\s*(bash|sh|shell|console|zsh|)\s*$")
+
+
+def _fenced_shell(text: str) -> str:
+    """The shell blocks of a README (```bash, ```sh, ```shell, ```console or a bare fence), other
+    lines blanked so that line numbers stay those of the README: many repositories document their
+    installs only there."""
+    out: list[str] = []
+    block: bool | None = None  # None: outside a fence; else whether the open block is shell
+    for line in text.splitlines():
+        if line.strip().startswith(("```", "~~~")):
+            block = (_FENCE.match(line) is not None) if block is None else None
+            out.append("")
+            continue
+        out.append(line.strip().lstrip("$ ") if block else "")
+    return "\n".join(out)
+
+
 def _shell(text: str, docker: bool) -> list[Pin]:
     """`pip install a==1 b>=2` lines (with `\\` continuations), `uv pip install`, `X_VERSION="1.2"`
     assignments, and the tag of a `FROM pytorch/pytorch:2.0.1-...` image."""
@@ -450,11 +552,12 @@ def _shell(text: str, docker: bool) -> list[Pin]:
         for command in re.finditer(r"\bpip3?\s+install\b(.*?)(?:&&|;|\|\||$)", line):
             for word in command.group(1).split():
                 word = word.strip("'\"")
-                if word.startswith("-") or "://" in word or "/" in word:
+                if word.startswith("-") or "://" in word or "/" in word or "@" in word:
                     continue
                 pin = requirement(word, number)
                 if pin is not None:
                     pins.append(pin)
+    pins += _git_installs(text)
     return pins
 
 
@@ -525,6 +628,8 @@ def _dependency_files(directory: str) -> list[str]:
 
 
 def _is_dependency_file(name: str) -> bool:
+    if name.lower() in ("readme.md", "readme_en.md"):
+        return True
     lower = name.lower()
     return ((lower.startswith("requirements") and lower.endswith(".txt"))
             or name in ("pyproject.toml", "setup.py", "setup.cfg", "uv.lock", "poetry.lock", "conda-lock.yml",
@@ -554,11 +659,21 @@ def repository_root(path: str, tops: tuple[str, ...] = ()) -> str:
 
 def detect(framework: str, path: str, tops: tuple[str, ...] = ()) -> Release:
     """The pin of `framework` that governs the file at `path`, or the newest release when no pin
-    is found. `tops` are the trees given to check (a walk stops at their top)."""
+    is found. `tops` are the trees given to check (a walk stops at their top). A set-up section of
+    the file itself (a runner's `pip install git+...` in the config) is read first. A listing or
+    install without a version, or from a fork, counts only when nothing up to the root pins one."""
     if framework not in FRAMEWORKS:
         return Release(framework, None, "no pin found")
     root = repository_root(path, tops)
     directory = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    fallback: tuple[Pin, str] | None = None
+    if not os.path.isdir(path):
+        own = [p for p in _own_pins(path) if p.framework == framework]
+        if own:
+            best_own = min(own, key=lambda p: p.rank)
+            if best_own.rank < UNPINNED or best_own.rank == FORK:
+                return _release(framework, best_own, path, root)
+            fallback = (best_own, path)
     while True:
         best: tuple[Pin, str] | None = None
         vendored = _vendored(directory, framework)
@@ -569,6 +684,10 @@ def detect(framework: str, path: str, tops: tuple[str, ...] = ()) -> Release:
                 if pin.framework != framework:
                     continue
                 where = pin.file or file
+                if pin.rank >= UNPINNED:
+                    if fallback is None or pin.rank > fallback[0].rank:
+                        fallback = (pin, where)  # a fork wins over an unpinned listing
+                    continue
                 if best is None or pin.rank < best[0].rank:
                     best = (pin, where)
         if best is not None:
@@ -579,11 +698,25 @@ def detect(framework: str, path: str, tops: tuple[str, ...] = ()) -> Release:
         if parent == directory:
             break
         directory = parent
+    if fallback is not None:
+        return _release(framework, fallback[0], fallback[1], root)
     return Release(framework, None, "no pin found")
+
+
+def _own_pins(path: str) -> tuple[Pin, ...]:
+    """Git installs a config names in its own set-up section (a runner's `pip install git+...`)."""
+    if not path.endswith((".yaml", ".yml", ".toml", ".json")):
+        return ()
+    text = _read(path)
+    return tuple(_git_installs(text)) if text else ()
 
 
 def _release(framework: str, pin: Pin, file: str, root: str) -> Release:
     place = f"{os.path.relpath(file, root).replace(os.sep, '/')}:{pin.line}"
+    if pin.rank == UNPINNED:
+        return Release(framework, None, place, pin.text, "unpinned")
+    if pin.rank == FORK:
+        return Release(framework, None, place, pin.text, "fork")
     version = resolve(framework, pin.spec)
     if pin.rank == RANGE and version is None:
         return Release(framework, None, place, f"{pin.text} (allows no release shardshift knows)")

@@ -124,7 +124,8 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str) -> dict:
         result["relatedLocations"] = [_related(i, r, root) for i, r in enumerate(finding.related, 1)]
     properties = {k: v for k, v in (("pointer", finding.pointer), ("fix", finding.fix), ("fixKind", finding.fix_kind),
                                     ("unknownContext", finding.unknown_context and finding.unknown_context.to_json()),
-                                    ("assumed", [a.to_json() for a in finding.assumed] or None))
+                                    ("assumed", [a.to_json() for a in finding.assumed] or None),
+                                    ("evidence", [p.to_json() for p in finding.evidence] or None))
                   if v is not None}
     if properties:
         result["properties"] = properties

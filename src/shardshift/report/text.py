@@ -6,7 +6,9 @@ from shardshift.check import CheckResult
 from shardshift.report import hidden_line
 
 
-def render(result: CheckResult) -> str:
+def render(result: CheckResult, show_evidence: bool = False) -> str:
+    """`show_evidence`: under each error and warning, the premises it rests on and where each was
+    established (`check --show-evidence`)."""
     lines = []
     for f in result.findings:
         where = f" [{f.pointer}]" if f.pointer else ""
@@ -17,6 +19,8 @@ def render(result: CheckResult) -> str:
             lines.append(f"    see {related.file}:{related.line}:{related.column}: {related.message}")
         if f.unknown_context is not None:
             lines.append(f"    unknown {f.unknown_context.kind}: {f.unknown_context.what}; {f.unknown_context.how}")
+        if show_evidence:
+            lines.extend(f"    evidence: {premise.text()}" for premise in f.evidence)
     if result.fixed:
         lines.append(f"fixed {len(result.fixed)} finding(s):")
         lines.extend(f"    {f.file}:{f.line}:{f.column}: {f.code} {_fixed(f)}" for f in result.fixed)

@@ -62,6 +62,11 @@ class Finding:
     unknown_context: UnknownContext | None = None
     # the script defaults (`${TP:-8}`) or --env values the judged values stand on (source.Assumption)
     assumed: list = field(default_factory=list)
+    # the premises the verdict rests on, each with its evidence (premises.Premise), set by the driver
+    evidence: list = field(default_factory=list)
+    # set by a rule when its verdict on this finding differs between the releases its tables cover
+    # (a key removed in a later release): with no pin found, the finding is then only an info
+    release_dependent: bool = False
 
     def to_json(self) -> dict:
         out = {"code": self.code, "severity": self.severity, "file": self.file, "line": self.line,
@@ -74,6 +79,8 @@ class Finding:
             out["related"] = [r.to_json() for r in self.related]
         if self.assumed:
             out["assumed"] = [a.to_json() for a in self.assumed]
+        if self.evidence:
+            out["evidence"] = [p.to_json() for p in self.evidence]
         return out
 
 
@@ -128,7 +135,7 @@ class Context:
             # a pin of the newest release shardshift knows judges as the newest does (same messages)
             self.deepspeed_version, self.deepspeed_release = None, None
             return
-        self.deepspeed_release = release if release.source != "no pin found" else None
+        self.deepspeed_release = release if release.source != "no pin found" and not release.basis else None
         self.deepspeed_version = release.version
 
     @property
@@ -150,6 +157,13 @@ class Rule:
     # True for a rule that reports a setting missing from the file: where the file chooses between
     # configurations (Document.variants), it is reported only when no configuration sets it.
     reports_missing: ClassVar[bool] = False
+    # What the verdict rests on beyond the file (premises.KINDS); None: the format's defaults
+    # (premises.DEFAULT_PREMISES). The driver establishes each from evidence in the repository.
+    premises: ClassVar[tuple[str, ...] | None] = None
+    # True when the verdict is the same in every release of the framework that the rule's tables
+    # cover, so that no pin is needed for it to be an error or a warning; False makes a finding
+    # found with no pin an info.
+    release_agreement: ClassVar[bool] = True
 
     @classmethod
     def summary(cls) -> str:

@@ -475,6 +475,10 @@ NULLABLE: frozenset[str] = frozenset({
     # None is DeepSpeed's own default, read with get_scalar_param: profiling/constants.py
     # FLOPS_PROFILER_OUTPUT_FILE_DEFAULT, activation_checkpointing/config.py ACT_CHKPT_NUMBER_CHECKPOINTS_DEFAULT
     "/flops_profiler/output_file", "/activation_checkpointing/number_checkpoints",
+    # runtime/config.py get_train_batch_size, get_train_micro_batch_size_per_gpu and
+    # get_gradient_accumulation_steps: get_scalar_param with a None default, and
+    # _set_batch_related_parameters derives a None batch size from the other two (null is unset)
+    "/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps",
 })
 # DeepSpeedZeroLeafModuleConfig._coerce_container_types: a string becomes a one-item list.
 STR_TO_LIST: frozenset[str] = frozenset(Z + "/leaf_module/" + name for name in ("classes", "names", "name_suffixes"))

@@ -370,14 +370,56 @@ def find(script_path: str | None, launch: Any, dialect: str, megatron_entry: boo
         path = locate(script_path, name)  # the folder is decided at run time: the name alone
     deepspeed = dialect != "megatron-lm"
     if path is None:
-        if megatron_entry and not deepspeed:
-            return Program(name)  # Megatron-LM's own script: upstream's parser
+        # a name is not evidence: Megatron-LM's own `pretrain_gpt.py` absent from the tree may be a
+        # fork's (a submodule not checked out, a clone by an install script)
         what = f"{name} is not in the checked tree, so the flags its parser defines are unknown"
+        if megatron_entry and not deepspeed:
+            what = (f"{entry} is not in the checked tree: the program that reads the flags may be upstream "
+                    "Megatron-LM's or a fork's, so its parser is unknown")
+        elsewhere = _where_from(script_path, written or name)
+        if elsewhere:
+            what += f" ({elsewhere})"
         if deepspeed:
             what = (f"{name} (Megatron-DeepSpeed: --deepspeed / the deepspeed launcher) is not in the checked tree, "
                     "so its parser (Megatron-DeepSpeed's megatron/arguments.py) is unknown")
         return _unknown(name, what)
     return _read_program(script_path, name, path, launch, deepspeed)
+
+
+def _where_from(script_path: str | None, entry: str) -> str:
+    """Where an absent entry script comes from, as the repository says: a git submodule that is not
+    checked out (`.gitmodules`), or a Megatron repository an install script clones."""
+    if not script_path:
+        return ""
+    folder = os.path.dirname(os.path.abspath(script_path))
+    top = _top(folder)
+    text = ""
+    while True:  # the nearest .gitmodules from the script's folder up to the top of the tree
+        try:
+            with open(os.path.join(folder, ".gitmodules"), encoding="utf-8", errors="replace") as handle:
+                text = handle.read(200_000)
+            break
+        except OSError:
+            pass
+        if folder == top or os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    parts = [p for p in entry.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    block_path = block_url = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("[submodule"):
+            block_path = block_url = None
+        elif stripped.startswith("path") and "=" in stripped:
+            block_path = (stripped.split("=", 1)[1].strip().strip("/"), number)
+        elif stripped.startswith("url") and "=" in stripped:
+            block_url = stripped.split("=", 1)[1].strip()
+        if block_path and block_url:
+            sub = block_path[0].split("/")
+            if parts[:len(sub)] == sub or (len(parts) == 1 and "megatron" in block_path[0].lower()):
+                return f"the git submodule {block_path[0]} (.gitmodules:{block_path[1]}, {block_url}) is not checked out"
+            block_path = block_url = None
+    return ""
 
 
 def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed: bool) -> Program:
@@ -405,7 +447,10 @@ def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed
         parser_text = f"{name}'s parser ({_shown(fork, folder)} of the repository)"
     # the provider the entry script passes
     reader = _Reader((folder,))
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func).rsplit(".", 1)[-1] in ENTRY_CALLS]
+    # the calls that build the parser, and any other call that hands it a provider
+    # (parse_and_validate_args(extra_args_provider=...) in Megatron-LM's own multimodal entries)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+        _name(n.func).rsplit(".", 1)[-1] in ENTRY_CALLS or any(k.arg == "extra_args_provider" for k in n.keywords))]
     provider = None
     if not calls:
         missing.append(f"the call that builds the parser ({name} calls none of pretrain(), initialize_megatron(), "

@@ -196,11 +196,14 @@ def _module_name(path: str) -> str:
 
 
 def _resolve_module(module: str, ancestors: list[str]) -> str | None:
+    """The file of `module` under the TOML's folder or an ancestor, or under an ancestor's `src/`
+    (a package in the src layout is importable once installed, as `pip install -e .` does)."""
     relative = module.replace(".", os.sep)
     for folder in ancestors:
-        for candidate in (os.path.join(folder, relative + ".py"), os.path.join(folder, relative, "__init__.py")):
-            if os.path.isfile(candidate):
-                return candidate
+        for base in (folder, os.path.join(folder, "src")):
+            for candidate in (os.path.join(base, relative + ".py"), os.path.join(base, relative, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return candidate
     return None
 
 

@@ -507,6 +507,8 @@ class DeprecatedOption(Rule):
     """
 
     code = "AX007"
+    # deprecated, renamed or removed: what an older release reads, a newer one refuses
+    release_agreement = False
     name = "deprecated-option"
     severity = "warning"
     formats = FORMATS
@@ -1136,6 +1138,8 @@ class RemovedOption(Rule):
     """
 
     code = "AX009"
+    # deprecated, renamed or removed: what an older release reads, a newer one refuses
+    release_agreement = False
     name = "removed-option"
     severity = "error"
     formats = FORMATS

@@ -99,8 +99,10 @@ class UnknownKey(Rule):
                         f"{version_text(child_row.removed_in or ())} removed it and rejects the file; drop it before "
                         "upgrading", severity="info", key=True)
                     continue
-                yield self.finding(document, child, f"{member.key!r} is {_removed_text(child_row, context)}; "
-                                   "remove it", severity="error", key=True)
+                removed = self.finding(document, child, f"{member.key!r} is {_removed_text(child_row, context)}; "
+                                       "remove it", severity="error", key=True)
+                removed.release_dependent = True  # releases before the removal read it
+                yield removed
                 continue
             if child_row is not None or member.key.startswith(("_comment", "//", "#")):
                 continue

@@ -422,6 +422,8 @@ class DeprecatedFlag(MegatronRule):
     """
 
     code = "MG003"
+    # deprecated, renamed or removed: what an older release reads, a newer one refuses
+    release_agreement = False
     name = "deprecated-flag"
     severity = "error"
 

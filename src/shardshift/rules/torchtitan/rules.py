@@ -342,6 +342,8 @@ class RenamedKey(_TitanRule):
     """
 
     code = "TT003"
+    # deprecated, renamed or removed: what an older release reads, a newer one refuses
+    release_agreement = False
     name = "renamed-or-removed-key"
     severity = "error"
 

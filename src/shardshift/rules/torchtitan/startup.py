@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
+from shardshift.context import UnknownContext
 from shardshift.rules.base import Context, Finding, did_you_mean
 from shardshift.rules.torchtitan.rules import _TitanRule
 
@@ -128,12 +129,52 @@ class UnknownModelName(_TitanRule):
             return
         if _section(data, "experimental").get("custom_import"):
             return  # the imported module may register this name
+        registers = _custom_module_registers(document)
+        if registers is not False:
+            return  # the custom config module torchtitan imports registers train specs, or is not in the tree
+        from shardshift.context.repository import first_call
+
+        elsewhere = first_call(document.path, "register_train_spec", context.roots)
+        unknown = None
+        if elsewhere is not None:
+            unknown = UnknownContext(
+                "extension", f"the repository registers train specs of its own ({elsewhere[0]}:{elsewhere[1]}), "
+                             "which the module a launch imports may add before the name is looked up",
+                "check the TOML with the launch that shows which module runs, or add the name to MODELS")
         message = (f"model.name = \"{name}\": torchtitan v0.2.2 has no train spec of that name and stops before it "
                    f"builds anything (ValueError: TrainSpec {name} is not registered.)")
         guess = did_you_mean(name, [*MODELS, *EXPERIMENTS])
         if guess:
             message += f"; did you mean {guess!r}?"
-        yield self.finding(document, "/model/name", message)
+        yield self.finding(document, "/model/name", message, unknown_context=unknown)
+
+
+def _custom_module_registers(document) -> bool | None:
+    """Whether the custom config module the TOML names (`job.custom_config_module`), which
+    torchtitan imports before it looks the model up, or a package `__init__` above it, calls
+    `register_train_spec`: True, False, or None when the module is not in the checked tree. False
+    when the TOML names none."""
+    import os
+
+    from shardshift.formats.torchtitan.extension import table_for
+
+    table = table_for(document.path, document.data)
+    if not table.custom:
+        return False
+    if table.custom_path is None:
+        return None
+    folder, paths = os.path.dirname(table.custom_path), [table.custom_path]
+    for _ in table.custom.split(".")[:-1]:
+        paths.append(os.path.join(folder, "__init__.py"))
+        folder = os.path.dirname(folder)
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                if "register_train_spec" in handle.read(1_000_000):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _degree(data: dict, key: str) -> int:

@@ -1,0 +1,261 @@
+"""Evidence about a file's other readers, found in the Python code of its repository: the keys the
+repository's own code reads by name, its own config manager, and code that loads a ds_config for
+inference. Read with regular expressions and never imported; one walk per repository per run, and
+each file read once (bounded: the walk stops after `MAX_FILES` files and says so)."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+
+MAX_FILES = 20000  # Python files looked at per repository
+MAX_BYTES = 1_000_000  # larger Python files are generated or data, not code that reads a config
+
+# A key read by name: `cfg["key"]` (not an assignment to it), `.get("key"`, `.pop("key"`,
+# `getattr(cfg, "key"`, `hasattr(cfg, "key"`, `"key" in cfg`.
+_READ = re.compile(
+    r"""(?:\[\s*(['"])([A-Za-z_][\w.\-]*)\1\s*\](?!\s*=[^=])"""
+    r"""|(?:\.get|\.pop|\.setdefault|\bgetattr|\bhasattr)\(\s*(?:[^,()'"]+,\s*)?(['"])([A-Za-z_][\w.\-]*)\3"""
+    r"""|(['"])([A-Za-z_][\w.\-]*)\5\s+(?:not\s+)?in\s+[A-Za-z_])""")
+_CLASS = re.compile(r"^class\s+(JobConfig|ConfigManager)\b", re.MULTILINE)
+_TOML_LOAD = re.compile(r"\b(?:tomllib|tomli|toml)\.loads?\(")
+_SKIP = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
+         ".pytest_cache", "build", "dist", ".eggs", "site-packages"}
+
+
+@dataclass
+class _Index:
+    files: list[str] = field(default_factory=list)  # the Python files, sorted
+    complete: bool = True
+    # config (real path) -> key -> the first (file, line) of its possible readers that reads it by name
+    reads: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
+    scripts: list[str] | None = None  # launch scripts, READMEs and configs that may name a reader
+    managers: list[tuple[str, int, str]] | None = None
+
+
+_INDEX: dict[str, _Index] = {}
+
+
+def _root(path: str, tops: tuple[str, ...]) -> str:
+    from shardshift.context.releases import repository_root
+
+    return repository_root(path, tops)
+
+
+def _index(path: str, tops: tuple[str, ...]) -> _Index:
+    root = _root(path, tops)
+    found = _INDEX.get(root)
+    if found is not None:
+        return found
+    index = _INDEX[root] = _Index()
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                if len(index.files) >= MAX_FILES:
+                    index.complete = False
+                    return index
+                index.files.append(os.path.join(directory, name))
+    return index
+
+
+def reset() -> None:
+    """Forget the indexes (a new run sees the files as they are now)."""
+    _INDEX.clear()
+
+
+def _text(path: str) -> str | None:
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _shown(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+_TESTS = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
+_SCRIPTS = (".sh", ".bash", ".slurm", ".sbatch", ".md", ".yaml", ".yml", ".toml", ".json", ".cfg", ".txt")
+_PY_WORD = re.compile(r"(?:-m\s+([A-Za-z_][\w.]*)|([\w./-]+\.py))\b")
+
+
+def _reader_files(path: str, tops: tuple[str, ...]) -> list[str]:
+    """The Python files that may load the config at `path`: those that name it (its file name),
+    and those a launch script, README or config that names it also names (`python train.py
+    --config x.yaml`, `-m pkg.train`). Tests are no readers of a training run's config."""
+    index = _index(path, tops)
+    root = _root(path, tops)
+    name = os.path.basename(path)
+    stem = os.path.splitext(name)[0]
+    out: list[str] = []
+    by_rel = {os.path.relpath(f, root).replace(os.sep, "/"): f for f in index.files}
+    for file in index.files:
+        if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
+            continue
+        text = _text(file)
+        if text and name in text:
+            out.append(file)
+    for file in _script_files(index, root):
+        text = _text(file)
+        if not text or stem not in text:
+            continue
+        for match in _PY_WORD.finditer(text):
+            module, script = match.group(1), match.group(2)
+            wanted = (module.replace(".", "/") + ".py") if module else script.lstrip("./")
+            for rel, full in by_rel.items():
+                if (rel == wanted or rel.endswith("/" + wanted)) and full not in out:
+                    out.append(full)
+    return out
+
+
+def _script_files(index: _Index, root: str) -> list[str]:
+    if index.scripts is None:
+        scripts = []
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
+            scripts += [os.path.join(directory, n) for n in sorted(files) if n.endswith(_SCRIPTS) or "." not in n]
+            if len(scripts) > MAX_FILES:
+                index.complete = False
+                break
+        index.scripts = scripts
+    return index.scripts
+
+
+def own_readers(path: str, key: str, tops: tuple[str, ...] = ()) -> tuple[tuple[str, int] | None, int, bool]:
+    """Where the repository's own Python code that may load the config at `path` (`_reader_files`)
+    reads `key` by name (file, line), or None; how many files were searched; whether the search
+    covered the whole repository."""
+    index = _index(path, tops)
+    real = os.path.realpath(path)
+    reads = index.reads.get(real)
+    if reads is None:
+        reads = {}
+        files = _reader_files(path, tops)
+        for file in files:
+            text = _text(file)
+            if not text:
+                continue
+            for match in _READ.finditer(text):
+                name = match.group(2) or match.group(4) or match.group(6)
+                if name not in reads:
+                    reads[name] = (_shown(file), text.count("\n", 0, match.start()) + 1)
+        reads[""] = ("", len(files))
+        index.reads[real] = reads
+    return reads.get(key), len(index.files), index.complete
+
+
+def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
+    """Code of the repository's own that may read the TOML at `path`: a config manager anywhere (a
+    `class JobConfig` / `class ConfigManager` in a file that loads TOML), else a TOML loader among the
+    files that may load this one (`_reader_files`: they name it, or a script that names it runs
+    them). Files that only read `pyproject.toml`, and tests, do not count. (file, line, what)."""
+    index = _index(path, tops)
+    root = _root(path, tops)
+    if index.managers is None:
+        managers = []
+        for file in index.files:
+            if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
+                continue
+            text = _text(file)
+            if not text or ("JobConfig" not in text and "ConfigManager" not in text):
+                continue
+            match = _CLASS.search(text)
+            if match is not None and _TOML_LOAD.search(text):
+                managers.append((_shown(file), text.count("\n", 0, match.start()) + 1, f"class {match.group(1)}"))
+        index.managers = managers
+    if index.managers:
+        return index.managers[0]
+    for file in _reader_files(path, tops):
+        text = _text(file)
+        load = _TOML_LOAD.search(text) if text else None
+        if load is not None and "pyproject" not in text:
+            return _shown(file), text.count("\n", 0, load.start()) + 1, "a TOML loader"
+    return None
+
+
+def first_call(path: str, function: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
+    """The first Python file of the repository (tests aside) whose code calls `function` as a
+    statement of its own (`register_train_spec(...)`, `module.register_train_spec(...)`), with its line."""
+    index = _index(path, tops)
+    root = _root(path, tops)
+    call = re.compile(r"^[ \t]*(?:[A-Za-z_][\w]*\.)*" + re.escape(function) + r"\(", re.MULTILINE)
+    for file in index.files:
+        if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
+            continue
+        text = _text(file)
+        if text and function in text:
+            found = call.search(text)
+            if found is not None:
+                return _shown(file), text.count("\n", 0, found.start()) + 1
+    return None
+
+
+_SED = re.compile(r"\bsed\b[^\n]*")
+
+
+def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
+    """A script of the repository that rewrites the file at `path` with `sed` before use (it is a
+    template whose placeholders are filled in): (file, line), or None."""
+    index = _index(path, tops)
+    name = os.path.basename(path)
+    for file in _script_files(index, _root(path, tops)) + index.files:
+        if os.path.realpath(file) == os.path.realpath(path):
+            continue
+        text = _text(file)
+        if not text or name not in text or "sed" not in text:
+            continue
+        for match in _SED.finditer(text):
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            line_end = text.find("\n", match.end())
+            # `sed ... template > out` on one line (or continued) names the template
+            window = text[line_start:line_end if line_end >= 0 else len(text)]
+            following = text[match.end():match.end() + 400]
+            if name in window or (window.rstrip().endswith("\\") and name in following.split("\n\n", 1)[0]):
+                return _shown(file), text.count("\n", 0, match.start()) + 1
+    return None
+
+
+# Keys only DeepSpeed's inference config (DeepSpeedInferenceConfig, deepspeed/inference/config.py) has,
+# and keys only a training config has.
+INFERENCE_KEYS = ("replace_with_kernel_inject", "tensor_parallel", "mp_size", "enable_cuda_graph",
+                  "injection_policy", "replace_method", "max_out_tokens", "min_out_tokens", "max_tokens",
+                  "use_triton", "triton_autotune", "return_tuple", "training_mp_size")
+TRAINING_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "optimizer",
+                 "scheduler", "gradient_clipping")
+
+
+def inference_role(document, context) -> tuple[str, str, int] | None:
+    """Evidence that a ds_config is an inference config (what, file, line), or None: it has keys
+    only DeepSpeed's inference config has and none only a training config has, or the only code in
+    the repository that names it passes it to `deepspeed.init_inference`."""
+    data = document.data
+    if any(k in data for k in TRAINING_KEYS):
+        return None
+    for key in INFERENCE_KEYS:
+        if key in data:
+            line, _ = document.position("/" + key, key=True)
+            return (f"an inference config: {key!r} is a key of DeepSpeed's inference config "
+                    "(deepspeed.init_inference), and it has no training key", _shown(document.path), line)
+    name = os.path.basename(document.path)
+    index = _index(document.path, getattr(context, "roots", ()))
+    users = []
+    for file in index.files:
+        text = _text(file)
+        if text and name in text:
+            users.append((file, text))
+    if users and all("init_inference(" in text and "initialize(" not in text and "TrainingArguments" not in text
+                     for _, text in users):
+        file, text = users[0]
+        return (f"an inference config: the code that names it passes a config to deepspeed.init_inference",
+                _shown(file), text.count("\n", 0, text.find("init_inference(")) + 1)
+    return None

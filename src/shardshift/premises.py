@@ -1,0 +1,344 @@
+"""What a finding's verdict rests on, and the evidence for it found in the repository.
+
+A rule's verdict rests on premises beyond the file: which program or reader parses the file (upstream
+Megatron-LM, a fork, the repository's own config manager), the framework release, the role of the file
+(a training config, not an inference one), and the file's other readers (the repository's own code
+that reads a key by name). Each rule declares its premises (`Rule.premises`, else its format's
+defaults below); the check driver establishes each one from evidence found in the repository, a file
+and a line, and decides the severity from them, not the rule:
+
+- every premise **established**: the rule's own severity, the evidence carried with the finding;
+- one **unknown**: an info that names what is unknown and how to tell the tool;
+- one **contradicted** (the key is read by the repository's own code, the file is an inference
+  config): no finding at all.
+
+A name is not evidence: an entry script `pretrain_gpt.py` absent from the tree is an unknown program.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from shardshift.context import UnknownContext
+
+if TYPE_CHECKING:
+    from shardshift.document import Document
+    from shardshift.rules.base import Context, Finding, Rule
+
+# program: the code that parses a launch's flags (Megatron's entry script and its parser);
+# reader: the code that loads a config file (torchtitan's config manager, or the repository's own);
+# release: the framework release; consumer: who hands the config to the framework (the Trainer);
+# extension: plugins and custom modules that add keys; readers: the file's other readers (the
+# repository's own code that reads a key by name); role: what the file is for (training).
+PremiseKind = Literal["program", "reader", "release", "consumer", "extension", "readers", "role"]
+PremiseState = Literal["established", "unknown", "contradicted"]
+KINDS: tuple[str, ...] = ("program", "reader", "release", "consumer", "extension", "readers", "role")
+
+
+@dataclass(frozen=True, slots=True)
+class Premise:
+    """One premise of a finding and its evidence: `what` says what was found (or not), `file` and
+    `line` where; `how` tells the tool what it could not find."""
+
+    kind: PremiseKind
+    state: PremiseState
+    what: str
+    file: str | None = None
+    line: int | None = None
+    how: str = ""
+
+    def to_json(self) -> dict:
+        out = {"premise": self.kind, "state": self.state, "what": self.what, "file": self.file, "line": self.line}
+        if self.how:
+            out["how"] = self.how
+        return out
+
+    def text(self) -> str:
+        where = f" ({self.file}:{self.line})" if self.file else ""
+        return f"{self.kind} {self.state}: {self.what}{where}"
+
+    def unknown_context(self) -> UnknownContext:
+        kind = self.kind if self.kind in ("program", "consumer", "release", "extension") else "program"
+        return UnknownContext(kind, self.what, self.how or "tell shardshift with the options of `shardshift check`")
+
+
+# The premises of a rule that declares none, by the first format it applies to. Syntax-level rules
+# (SS*) rest on nothing beyond the file.
+DEFAULT_PREMISES: dict[str, tuple[str, ...]] = {
+    "deepspeed": ("release", "role"),
+    "megatron": ("program", "release"),
+    "torchtitan": ("reader", "release"),
+    "accelerate": ("release",),
+    "axolotl": ("release",),
+    "fsdp2": ("release",),
+    "python": ("release",),
+    "launch": ("release",),
+}
+# Rules that say a key is unknown, ignored or to be removed: the repository's own code may read it.
+KEY_RULES = frozenset({"DS101", "AX001", "AX002", "AC001", "AC002", "TT001"})
+
+
+def declared(rule: type[Rule]) -> tuple[str, ...]:
+    """The premises `rule` rests on: its own declaration, else its format's defaults."""
+    own = getattr(rule, "premises", None)
+    if own is not None:
+        return tuple(own)
+    if rule.code.startswith("SS"):
+        return ()
+    base = DEFAULT_PREMISES.get(rule.formats[0], ("release",)) if rule.formats else ("release",)
+    return base + (("readers",) if rule.code in KEY_RULES else ())
+
+
+# --- establishing premises -----------------------------------------------------------------------
+
+
+def _pin_place(source: str) -> tuple[str | None, int | None]:
+    """`requirements.txt:3` -> ("requirements.txt", 3); a command-line option -> (None, None)."""
+    match = re.fullmatch(r"(.+?):(\d+)", source)
+    if match is None or source.startswith(("--", "[")):
+        return None, None
+    return match.group(1), int(match.group(2))
+
+
+class Establisher:
+    """Establishes the premises of the findings of one run (each premise once per file and kind)."""
+
+    def __init__(self, context: Context, documents: list[Document]) -> None:
+        self.context = context
+        self.by_path = {d.path: d for d in documents}
+        self._cache: dict[tuple, Premise | None] = {}
+
+    def premises(self, rule: type[Rule], finding: Finding) -> list[Premise]:
+        out: list[Premise] = []
+        own = finding.unknown_context
+        for kind in declared(rule):
+            if own is not None and (own.kind == kind or (own.kind == "program" and kind == "reader")):
+                out.append(Premise(kind, "unknown", own.what, how=own.how))  # type: ignore[arg-type]
+                continue
+            premise = self.establish(kind, rule, finding)
+            if premise is not None:
+                out.append(premise)
+        if own is not None and not any(p.state == "unknown" for p in out):
+            out.append(Premise(own.kind, "unknown", own.what, how=own.how))
+        return out
+
+    def establish(self, kind: str, rule: type[Rule], finding: Finding) -> Premise | None:
+        document = self.by_path.get(finding.file)
+        if document is None:
+            return None
+        if kind == "readers":
+            key = _key_of(finding)
+            if key is None:
+                return None
+            cache_key = (kind, finding.file, key)
+        else:
+            cache_key = (kind, finding.file, getattr(rule, "release_agreement", True) and not finding.release_dependent)
+        if cache_key not in self._cache:
+            method = getattr(self, "_" + kind, None)
+            self._cache[cache_key] = method(rule, finding, document) if method is not None else None
+        return self._cache[cache_key]
+
+    def placeholder(self, finding: Finding) -> Premise | None:
+        """An unknown premise when the value a finding judges, or a value of a related place in the
+        same file, is a template placeholder (`${VAR}`, `{{ var }}`) that something fills in before
+        the framework reads the file: its value is known only then."""
+        document = self.by_path.get(finding.file)
+        if document is None or not isinstance(document.data, (dict, list)):
+            return None
+        pointers = [finding.pointer] + [r.pointer for r in finding.related if r.file == finding.file]
+        for pointer in pointers:
+            value = _value_at(document.data, pointer)
+            if isinstance(value, str) and _PLACEHOLDER.search(value):
+                line, _ = document.position(pointer or "")
+                return Premise("role", "unknown", f"the value {value!r} at {pointer} is a template placeholder, filled "
+                                                  "in before the framework reads the file, so it is known only then",
+                               finding.file, line, how="check the file the template is rendered into")
+        return None
+
+    # release ---------------------------------------------------------------------------------
+    def _release(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
+        from shardshift.context import FORMAT_FRAMEWORK
+
+        framework = FORMAT_FRAMEWORK.get(document.format)
+        if framework is None:
+            return None
+        release = self.context.release(framework, document.path)
+        file, line = _pin_place(release.source)
+        if file is not None:
+            from shardshift.context.releases import repository_root
+
+            file = os.path.relpath(os.path.join(repository_root(document.path, self.context.roots), file))
+        if release.basis == "fork":
+            return Premise("release", "unknown", f"the repository installs a fork of {framework} ({release.detail}), "
+                                                 "whose code may differ from any release", file, line,
+                           how=f"check against the fork's code, or pass --{framework}-version if it follows a release")
+        if release.basis == "unpinned":
+            return Premise("release", "established", f"{framework} installed without a version ({release.detail}): "
+                                                     "the newest release when installed", file, line)
+        if release.version is not None:
+            shown = ".".join(map(str, release.version))
+            what = f"{framework} {shown}" + (f" ({release.detail})" if release.detail else "") + \
+                   (f", given by {release.source}" if file is None else "")
+            return Premise("release", "established", what, file, line)
+        if getattr(rule, "release_agreement", True) and not finding.release_dependent:
+            from shardshift.context.releases import known_releases
+
+            known = known_releases(framework)
+            span = (f" ({'.'.join(map(str, known[0]))} to {'.'.join(map(str, known[-1]))})" if known else "")
+            return Premise("release", "established",
+                           f"no {framework} pin found ({release.source}); {rule.code}'s verdict is the same in every "
+                           f"{framework} release its tables cover{span}")
+        return Premise("release", "unknown", f"no {framework} pin found, and this verdict of {rule.code} differs "
+                                             f"between {framework} releases (older ones read what newer ones refuse)",
+                       how=f"pin {framework} in the repository's dependency files or pass --{framework}-version")
+
+    # program ---------------------------------------------------------------------------------
+    def _program(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
+        program = getattr(document.data, "program", None)
+        if program is None:
+            return Premise("program", "established", "an argument file: its flags are judged by Megatron-LM's parser, "
+                                                     "the one program that reads argument files as they are written",
+                           document.path, 1)
+        if program.unknown is not None:
+            return Premise("program", "unknown", program.unknown.what, how=program.unknown.how)
+        where = os.path.relpath(program.path) if program.path else program.entry
+        if program.fork is not None:
+            return Premise("program", "established", f"entry {program.entry} present, with the repository's own "
+                                                     f"Megatron arguments module {os.path.relpath(program.fork)}",
+                           where, 1)
+        what = (f"entry {program.entry} present and parsed by {program.parser}" if program.provider else
+                f"entry {program.entry} present and upstream's by its content (no vendored megatron package, "
+                "no extra_args_provider)")
+        return Premise("program", "established", what, where, 1)
+
+    # reader ----------------------------------------------------------------------------------
+    def _reader(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
+        if document.format != "torchtitan":
+            return None
+        from shardshift.context.repository import own_config_manager
+        from shardshift.formats.torchtitan.extension import table_for
+
+        table = table_for(document.path, document.data if isinstance(document.data, dict) else {})
+        if table.copy is not None:
+            return Premise("reader", "established", "the repository's own copy of torchtitan's config module, read "
+                                                    "for its dataclasses", os.path.relpath(table.copy), 1)
+        launch = self._launch_of(document)
+        if launch is not None:
+            return Premise("reader", "established", "a launch in the tree runs torchtitan with this file", launch, 1)
+        own = own_config_manager(document.path, self.context.roots)
+        if own is not None:
+            file, line, name = own
+            return Premise("reader", "unknown",
+                           f"the repository has its own code that reads TOML ({name}), and no launch in the tree shows "
+                           "torchtitan reading this file, so what torchtitan's JobConfig accepts may not apply",
+                           file, line, how="check the TOML together with the launch script that runs torchtitan with it "
+                                           "(`--job.config_file`), or ignore TT codes for it if the repository's own "
+                                           "code reads it")
+        return Premise("reader", "established", "torchtitan's config manager: the repository has no code of its own "
+                                                "that reads TOML")
+
+    def _launch_of(self, document: Document) -> str | None:
+        """A launch script of the run's setups that names this file (the setup's referring file)."""
+        real = os.path.realpath(document.path)
+        for setup in self.context.setups:
+            first = setup.documents[0]
+            if first.format in ("launch", "megatron") and any(os.path.realpath(d.path) == real
+                                                                 for d in setup.documents[1:]):
+                return first.path
+        return None
+
+    # role ------------------------------------------------------------------------------------
+    def _role(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
+        if document.format != "deepspeed" or not isinstance(document.data, dict):
+            return None
+        from shardshift.context.repository import inference_role, template_role
+
+        found = inference_role(document, self.context)
+        if found is not None:
+            what, file, line = found
+            return Premise("role", "contradicted", what, file, line)
+        template = template_role(document.path, self.context.roots)
+        if template is not None:
+            file, line = template
+            return Premise("role", "unknown", "a template: a script of the repository rewrites it with sed before "
+                                              "DeepSpeed reads the result, so the values judged may not be the ones used",
+                           file, line, how="check the file the script writes, or the values it substitutes")
+        return Premise("role", "established", "a training config: no inference-only keys, and nothing in the tree "
+                                              "passes it to deepspeed.init_inference")
+
+    # readers ---------------------------------------------------------------------------------
+    def _readers(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
+        key = _key_of(finding)
+        if key is None:
+            return None
+        from shardshift.context.repository import own_readers
+
+        found, searched, complete = own_readers(document.path, key, self.context.roots)
+        if found is not None:
+            file, line = found
+            return Premise("readers", "contradicted", f"the repository's own code reads {key!r} by name", file, line)
+        if not complete:
+            return Premise("readers", "unknown", f"whether the repository's own code reads {key!r}: the search "
+                                                 f"stopped after {searched:,} files",
+                           how="check a smaller tree, or name the code that reads the file")
+        return Premise("readers", "established", f"no Python file of the repository that names this file, or "
+                                                 f"that a script naming it runs, reads {key!r} by name")
+
+
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b|\{\{[^}]*\}\}|%\([\w]+\)s")
+
+
+def _value_at(data, pointer: str | None):
+    if not pointer or not pointer.startswith("/"):
+        return None
+    from shardshift.source import split_pointer
+
+    value = data
+    for token in split_pointer(pointer):
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            return None
+    return value
+
+
+def _key_of(finding: Finding) -> str | None:
+    """The key a key finding is about: the last token of its pointer."""
+    pointer = finding.pointer
+    if not pointer or not pointer.startswith("/"):
+        return None
+    from shardshift.source import split_pointer
+
+    tokens = split_pointer(pointer)
+    return tokens[-1] if tokens and isinstance(tokens[-1], str) and tokens[-1] else None
+
+
+def judge(findings: list[Finding], rules: dict[str, type[Rule]], context: Context,
+          documents: list[Document]) -> list[Finding]:
+    """Attach each finding's premises and decide its severity from them (see the module's doc)."""
+    establisher = Establisher(context, documents)
+    out = []
+    for finding in findings:
+        rule = rules.get(finding.code)
+        if rule is None:
+            out.append(finding)
+            continue
+        premises = establisher.premises(rule, finding)
+        placeholder = establisher.placeholder(finding)
+        if placeholder is not None:
+            premises.append(placeholder)
+        if any(p.state == "contradicted" for p in premises):
+            continue
+        unknown = next((p for p in premises if p.state == "unknown"), None)
+        if unknown is not None and finding.severity != "info":
+            finding.severity = "info"
+            if finding.unknown_context is None:
+                finding.unknown_context = unknown.unknown_context()
+        finding.evidence = premises
+        out.append(finding)
+    return out

@@ -1,0 +1,147 @@
+"""Issue 30: a finding's premises are established from evidence in the repository, and the driver, not
+the rule, decides the severity from them. Each class of premise has a fixture tree of its own under
+fixtures/context/premises/ that holds the context (a submodule that is not checked out, an installer's
+fork, the repository's own config manager, a src-layout extension, git-URL pins, a runner section's
+fork, null, an inference config, the repository's own reader of a key, a sed template, a placeholder)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ROOT
+from shardshift.cli import main
+
+PREMISES = ROOT / "fixtures" / "context" / "premises"
+
+
+def check(*paths: str, extra: tuple[str, ...] = ()) -> dict:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["check", "--isolated", "--format", "json", "--min-severity", "info", *extra, *paths])
+    return json.loads(out.getvalue())
+
+
+def findings(name: str, code: str) -> list[dict]:
+    return [f for f in check(str(PREMISES / name))["findings"] if f["code"] == code]
+
+
+def premise(finding: dict, kind: str) -> dict:
+    [found] = [p for p in finding["evidence"] if p["premise"] == kind]
+    return found
+
+
+@pytest.mark.parametrize("name", ["megatron_submodule", "megatron_installer_fork"])
+def test_an_entry_script_that_is_not_in_the_tree_is_an_unknown_program(name):
+    [finding] = findings(name, "MG001")
+    assert finding["severity"] == "info" and premise(finding, "program")["state"] == "unknown"
+    assert "fix" not in finding or finding["fix"] is None or finding["unknown_context"]
+
+
+def test_the_submodule_is_named_with_its_gitmodules_line():
+    [finding] = findings("megatron_submodule", "MG001")
+    assert "git submodule third_party/Megatron-LM (.gitmodules:2" in finding["unknown_context"]["what"]
+
+
+def test_an_installer_that_clones_a_fork_makes_the_release_a_fork():
+    output = check(str(PREMISES / "megatron_installer_fork"))
+    assert output["files"][0]["release"]["basis"] == "fork"
+
+
+def test_the_entry_script_present_establishes_the_program_with_its_file():
+    [finding] = findings("megatron_present", "MG001")
+    assert finding["severity"] == "error"
+    program = premise(finding, "program")
+    assert program["state"] == "established" and program["file"].endswith("third_party/Megatron-LM/pretrain_gpt.py")
+
+
+def test_the_repositorys_own_config_manager_makes_the_reader_unknown():
+    [finding] = findings("torchtitan_own_manager", "TT001")
+    assert finding["severity"] == "info"
+    reader = premise(finding, "reader")
+    assert reader["state"] == "unknown" and reader["file"].endswith("myproj/config_manager.py")
+
+
+def test_a_launch_that_runs_torchtitan_with_the_file_establishes_the_reader():
+    [finding] = findings("torchtitan_launched", "TT001")
+    assert finding["severity"] == "error"
+    assert premise(finding, "reader")["file"].endswith("torchtitan_launched/run.sh")
+
+
+def test_a_custom_config_module_in_a_src_layout_is_followed():
+    assert findings("torchtitan_src_extension", "TT001") == []
+
+
+def test_a_git_url_pin_with_a_tag_is_a_pin():
+    output = check(str(PREMISES / "torchtitan_git_pin"))
+    assert output["files"][0]["release"]["version"] == "0.2.1"
+    assert output["files"][0]["release"]["source"] == "requirements.txt:2"
+
+
+def test_a_runner_section_that_installs_a_fork_makes_the_release_unknown():
+    found = check(str(PREMISES / "axolotl_runner_fork"))["findings"]
+    assert found and all(f["severity"] == "info" for f in found)
+    assert all(premise(f, "release")["state"] == "unknown" for f in found if f["code"].startswith("AX"))
+
+
+def test_null_batch_size_is_unset_as_deepspeed_reads_it():
+    assert findings("deepspeed_null", "DS102") == [] and findings("deepspeed_null", "DS201") == []
+
+
+def test_an_inference_config_is_not_judged_as_a_training_config():
+    assert check(str(PREMISES / "deepspeed_inference"))["findings"] == []
+
+
+def test_a_key_the_repositorys_own_code_reads_is_not_reported_as_ignored():
+    assert findings("deepspeed_own_reader", "DS101") == []
+    [ignored] = findings("deepspeed_no_reader", "DS101")
+    assert ignored["severity"] in ("error", "warning")
+    assert premise(ignored, "readers")["state"] == "established"
+
+
+def test_a_template_rewritten_with_sed_is_only_an_info_naming_the_script():
+    found = findings("deepspeed_template", "DS102")
+    assert found and all(f["severity"] == "info" for f in found)
+    role = premise(found[0], "role")
+    assert role["state"] == "unknown" and role["file"].endswith("deepspeed_template/run.sh")
+
+
+def test_a_placeholder_value_is_not_judged_as_set():
+    [finding] = findings("axolotl_placeholder", "AX103")
+    assert finding["severity"] == "info" and "placeholder" in finding["unknown_context"]["what"]
+
+
+def test_every_error_and_warning_of_the_fixtures_has_evidence_for_each_premise_it_declares():
+    from shardshift.context import FORMAT_FRAMEWORK
+    from shardshift.premises import declared
+    from shardshift.rules import all_rules
+
+    rules = {rule.code: rule for rule in all_rules()}
+    output = check(str(ROOT / "fixtures"))
+    formats = {entry["path"]: entry["format"] for entry in output["files"]}
+    judged = [f for f in output["findings"] if f["severity"] in ("error", "warning")]
+    assert len(judged) > 300
+    problems = []
+    for finding in judged:
+        wanted = set(declared(rules[finding["code"]]))
+        rows = finding.get("evidence", [])
+        kinds = {p["premise"] for p in rows}
+        fmt = formats.get(finding["file"])
+        # the premises that apply to every file of its format must be there, each established
+        required = {k for k in wanted if (k == "release" and fmt in FORMAT_FRAMEWORK)
+                    or (k == "program" and fmt == "megatron") or (k == "role" and fmt == "deepspeed")
+                    or (k == "reader" and fmt == "torchtitan")}
+        if required - kinds or any(p["state"] != "established" or not p["what"] for p in rows) or kinds - wanted:
+            problems.append((finding["file"], finding["code"], sorted(required - kinds), rows))
+    assert not problems, problems[:5]
+
+
+def test_show_evidence_prints_each_premise_under_the_finding(capsys):
+    main(["check", "--isolated", "--show-evidence", str(PREMISES / "megatron_present")])
+    text = capsys.readouterr().out
+    assert "    evidence: program established: entry pretrain_gpt.py present" in text
+    assert "    evidence: release established:" in text
