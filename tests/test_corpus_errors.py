@@ -55,8 +55,6 @@ EXPECTED_ERRORS = {
     ('deepspeedai__DeepSpeedExamples__training__data_efficiency__gpt_finetuning__finetune__ds_config_gpt2-medium_2clmetrics_TEMPLATE.json', 'DS102', '/train_micro_batch_size_per_gpu'): PLACEHOLDER,
     ('deepspeedai__DeepSpeedExamples__training__data_efficiency__gpt_finetuning__finetune__ds_config_gpt2_TEMPLATE.json', 'DS102', '/train_batch_size'): PLACEHOLDER,
     ('deepspeedai__DeepSpeedExamples__training__data_efficiency__gpt_finetuning__finetune__ds_config_gpt2_TEMPLATE.json', 'DS102', '/train_micro_batch_size_per_gpu'): PLACEHOLDER,
-    ('deepspeedai__DeepSpeedExamples__training__tensor_parallel__hf_integration__configs__ds_config_temp.json', 'DS102', '/tensor_parallel/autotp_size'): PLACEHOLDER,
-    ('deepspeedai__DeepSpeedExamples__training__tensor_parallel__hf_integration__configs__ds_config_temp.json', 'DS102', '/zero_optimization/stage'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__MoE__ds_config_gpt_TEMPLATE.json', 'DS102', '/bf16/enabled'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__MoE__ds_config_gpt_TEMPLATE.json', 'DS102', '/fp16/enabled'): PLACEHOLDER,
     ('deepspeedai__Megatron-DeepSpeed__examples_deepspeed__MoE__ds_config_gpt_TEMPLATE.json', 'DS102', '/prescale_gradients'): PLACEHOLDER,

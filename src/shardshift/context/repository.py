@@ -173,8 +173,12 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
             if match is not None and _TOML_LOAD.search(text):
                 managers.append((_shown(file), text.count("\n", 0, match.start()) + 1, f"class {match.group(1)}"))
         index.managers = managers
-    if index.managers:
-        return index.managers[0]
+    # a manager next to the TOML's own part of the tree: under its folder or the folder above
+    # (configs/x.toml and src/ under one root), not one of another project kept in the same tree
+    near = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    for file, line, what in index.managers:
+        if os.path.abspath(file).startswith(near + os.sep):
+            return file, line, what
     for file in _reader_files(path, tops):
         text = _text(file)
         load = _TOML_LOAD.search(text) if text else None
