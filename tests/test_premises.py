@@ -39,7 +39,22 @@ def premise(finding: dict, kind: str) -> dict:
 def test_an_entry_script_that_is_not_in_the_tree_is_an_unknown_program(name):
     [finding] = findings(name, "MG001")
     assert finding["severity"] == "info" and premise(finding, "program")["state"] == "unknown"
-    assert "fix" not in finding or finding["fix"] is None or finding["unknown_context"]
+    # upstream's spelling is a suggestion only: renaming the flag could break the fork's launch
+    assert finding["fix"] == "--tensor-model-parallel-size" and "fix_kind" not in finding
+
+
+def test_fix_does_not_apply_a_fix_whose_premise_is_unknown(tmp_path, capsys):
+    config = '{\n  "train_batch_size": 16,\n  "zero_optimisation": {"stage": 2}\n}\n'
+    template, plain = tmp_path / "template", tmp_path / "plain"
+    for tree in (template, plain):
+        tree.mkdir()
+        (tree / "ds_config.json").write_text(config, encoding="utf-8")
+    (template / "run.sh").write_text('sed "s/16/$GBS/" ds_config.json > ds.generated.json\n', encoding="utf-8")
+    main(["check", "--isolated", "--fix", str(template)])
+    assert (template / "ds_config.json").read_text(encoding="utf-8") == config  # a template: only suggested
+    main(["check", "--isolated", "--fix", str(plain)])
+    assert '"zero_optimization"' in (plain / "ds_config.json").read_text(encoding="utf-8")
+    capsys.readouterr()
 
 
 def test_the_submodule_is_named_with_its_gitmodules_line():
@@ -103,11 +118,28 @@ def test_a_key_the_repositorys_own_code_reads_is_not_reported_as_ignored():
     assert premise(ignored, "readers")["state"] == "established"
 
 
-def test_a_template_rewritten_with_sed_is_only_an_info_naming_the_script():
-    found = findings("deepspeed_template", "DS102")
-    assert found and all(f["severity"] == "info" for f in found)
+@pytest.mark.parametrize(("name", "line"), [("deepspeed_template", 4), ("deepspeed_template_variable", 7)])
+def test_a_template_filled_in_with_sed_is_only_an_info_naming_the_sed_command(name, line):
+    found = findings(name, "DS102")
+    assert len(found) == 2 and all(f["severity"] == "info" for f in found)
     role = premise(found[0], "role")
-    assert role["state"] == "unknown" and role["file"].endswith("deepspeed_template/run.sh")
+    assert role["state"] == "unknown" and role["file"].endswith(f"{name}/run.sh") and role["line"] == line
+
+
+def test_another_programs_json_is_not_judged_as_a_ds_config():
+    found = findings("deepspeed_other_program", "DS101")
+    assert len(found) == 5 and all(f["severity"] == "info" for f in found)
+    assert "only 1 of its 6 top-level keys are DeepSpeed's" in found[0]["unknown_context"]["what"]
+
+
+def test_a_ds_config_with_a_misspelt_key_is_still_a_ds_config():
+    [finding] = findings("deepspeed_no_reader", "DS101")
+    assert premise(finding, "role")["state"] == "established"
+
+
+def test_the_repositorys_own_command_line_that_loads_toml_makes_the_reader_unknown():
+    [finding] = findings("torchtitan_own_cli", "TT001")
+    assert finding["severity"] == "info" and premise(finding, "reader")["file"].endswith("src/proj/cli.py")
 
 
 def test_a_placeholder_value_is_not_judged_as_set():

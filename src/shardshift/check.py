@@ -228,9 +228,6 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     the codes or prefixes switched off for it). Inline suppressions are applied last. A file
     named in `paths` that is no configuration is reported (SS005) unless `skip_unrecognised`
     (what a pre-commit hook, which names every changed file, asks for)."""
-    from shardshift.context import repository
-
-    repository.reset()
     result = CheckResult()
     # the trees checked (a caller that checks files of a tree it names, the language server, sets them)
     context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p)) or context.roots
@@ -305,6 +302,9 @@ def check_documents(documents: list[Document], context: Context, select: set[str
     from shardshift.rules.base import PlanRule
     from shardshift.setup import build_setups
 
+    from shardshift.context import repository
+
+    repository.reset()  # each run sees the repository's files as they are now (the editor checks again and again)
     context.documents = documents
     registered = rules_for(frozenset(d.format for d in documents))
     rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]

@@ -166,7 +166,7 @@ def _check(args, parser) -> int:
     min_severity = options.min_severity or ("warning" if reporter_name in ("text", "github") else None)
     api.present(result, min_severity)
     reporter = importlib.import_module(REPORTERS[reporter_name])
-    if reporter_name == "text" and getattr(args, "show_evidence", False):
+    if reporter_name == "text" and args.show_evidence:
         sys.stdout.write(reporter.render(result, show_evidence=True))
     else:
         sys.stdout.write(reporter.render(result))

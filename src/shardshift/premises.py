@@ -61,8 +61,7 @@ class Premise:
         return f"{self.kind} {self.state}: {self.what}{where}"
 
     def unknown_context(self) -> UnknownContext:
-        kind = self.kind if self.kind in ("program", "consumer", "release", "extension") else "program"
-        return UnknownContext(kind, self.what, self.how or "tell shardshift with the options of `shardshift check`")
+        return UnknownContext(self.kind, self.what, self.how or "tell shardshift with the options of `shardshift check`")
 
 
 # The premises of a rule that declares none, by the first format it applies to. Syntax-level rules
@@ -145,12 +144,16 @@ class Establisher:
         """An unknown premise when the value a finding judges, or a value of a related place in the
         same file, is a template placeholder (`${VAR}`, `{{ var }}`) that something fills in before
         the framework reads the file: its value is known only then."""
+        from shardshift.source import value_at
+
         document = self.by_path.get(finding.file)
         if document is None or not isinstance(document.data, (dict, list)):
             return None
         pointers = [finding.pointer] + [r.pointer for r in finding.related if r.file == finding.file]
         for pointer in pointers:
-            value = _value_at(document.data, pointer)
+            if not pointer or not pointer.startswith("/"):
+                continue
+            value = value_at(document.data, pointer, None)
             if isinstance(value, str) and _PLACEHOLDER.search(value):
                 line, _ = document.position(pointer or "")
                 return Premise("role", "unknown", f"the value {value!r} at {pointer} is a template placeholder, filled "
@@ -254,7 +257,7 @@ class Establisher:
     def _role(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
         if document.format != "deepspeed" or not isinstance(document.data, dict):
             return None
-        from shardshift.context.repository import inference_role, template_role
+        from shardshift.context.repository import framework_data, inference_role, template_role
 
         found = inference_role(document, self.context)
         if found is not None:
@@ -263,11 +266,45 @@ class Establisher:
         template = template_role(document.path, self.context.roots)
         if template is not None:
             file, line = template
-            return Premise("role", "unknown", "a template: a script of the repository rewrites it with sed before "
+            return Premise("role", "unknown", "a template: a script of the repository fills it in with sed before "
                                               "DeepSpeed reads the result, so the values judged may not be the ones used",
                            file, line, how="check the file the script writes, or the values it substitutes")
-        return Premise("role", "established", "a training config: no inference-only keys, and nothing in the tree "
-                                              "passes it to deepspeed.init_inference")
+        package = framework_data(document.path)
+        if package is not None:
+            folder, init = package
+            return Premise("role", "unknown", f"a data file of the DeepSpeed package vendored at {folder} (such as its "
+                                              "autotuning templates, merged into a user's config), not a config of "
+                                              "its own", init, 1, how="check the ds_config the training run uses")
+        return self._ds_config_role(document)
+
+    def _ds_config_role(self, document: Document) -> Premise:
+        """A training ds_config: established by the code that hands it to DeepSpeed (a consumer) or,
+        without one, by its keys; unknown when most of its top-level keys are not DeepSpeed's and
+        nothing hands it to DeepSpeed (another program's JSON of arguments, say)."""
+        from shardshift.formats.deepspeed.keys import children_of, lookup
+        from shardshift.rules.base import Suggestions
+
+        keys = [k for k in document.data if isinstance(k, str)]
+        top = children_of("")
+        # a key of DeepSpeed's, or a misspelling of one, says the file is meant for DeepSpeed (the
+        # fuzzy look-up bounded per file, as "did you mean" is)
+        suggestions = Suggestions()
+        known = sum(1 for k in keys if lookup("/" + k.replace("~", "~0").replace("/", "~1"))
+                    or suggestions.lookup(k, top)[1] is not None)
+        if known * 2 >= len(keys) or len(keys) - known < 4:
+            return Premise("role", "established", f"a training ds_config: {known} of its {len(keys)} top-level keys are "
+                                                  "DeepSpeed's, none only an inference config has, and no script "
+                                                  "fills it in as a template")
+        from shardshift.rules.deepspeed.auto import consumers_of
+
+        consumers = consumers_of(document, self.context)
+        if consumers:
+            first = consumers[0]
+            return Premise("role", "established", f"handed to DeepSpeed by {first.describe()}",
+                           os.path.relpath(first.file), first.line)
+        return Premise("role", "unknown", f"only {known} of its {len(keys)} top-level keys are DeepSpeed's and nothing "
+                                          "in the tree hands it to DeepSpeed, so it may be another program's JSON",
+                       how="check it together with the script that passes it as --deepspeed / --deepspeed_config")
 
     # readers ---------------------------------------------------------------------------------
     def _readers(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
@@ -289,22 +326,6 @@ class Establisher:
 
 
 _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b|\{\{[^}]*\}\}|%\([\w]+\)s")
-
-
-def _value_at(data, pointer: str | None):
-    if not pointer or not pointer.startswith("/"):
-        return None
-    from shardshift.source import split_pointer
-
-    value = data
-    for token in split_pointer(pointer):
-        if isinstance(value, dict) and token in value:
-            value = value[token]
-        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
-            value = value[int(token)]
-        else:
-            return None
-    return value
 
 
 def _key_of(finding: Finding) -> str | None:
@@ -335,10 +356,14 @@ def judge(findings: list[Finding], rules: dict[str, type[Rule]], context: Contex
         if any(p.state == "contradicted" for p in premises):
             continue
         unknown = next((p for p in premises if p.state == "unknown"), None)
-        if unknown is not None and finding.severity != "info":
-            finding.severity = "info"
-            if finding.unknown_context is None:
-                finding.unknown_context = unknown.unknown_context()
+        if unknown is not None:
+            # a fix written for a premise that is not established (upstream's flag name, for a fork's
+            # launch) may break the program: shown as a suggestion, never applied by --fix
+            finding.fix_kind = None
+            if finding.severity != "info":
+                finding.severity = "info"
+                if finding.unknown_context is None:
+                    finding.unknown_context = unknown.unknown_context()
         finding.evidence = premises
         out.append(finding)
     return out

@@ -14,8 +14,10 @@ from typing import Literal
 
 # program: which code parses the flags or loads the file (Megatron's entry script, a fork);
 # consumer: who reads a config (the HF Trainer that fills "auto"); release: the framework version;
-# extension: a plugin or custom module that adds keys the framework's own table lacks.
-ContextKind = Literal["program", "consumer", "release", "extension"]
+# extension: a plugin or custom module that adds keys the framework's own table lacks; reader: the code
+# that loads a config (the repository's own config manager); role: what the file is (a template, an
+# inference config, another program's JSON); readers: the repository's own code that reads a key.
+ContextKind = Literal["program", "consumer", "release", "extension", "reader", "role", "readers"]
 
 Version = tuple[int, ...]
 

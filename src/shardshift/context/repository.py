@@ -149,32 +149,35 @@ def own_readers(path: str, key: str, tops: tuple[str, ...] = ()) -> tuple[tuple[
                 name = match.group(2) or match.group(4) or match.group(6)
                 if name not in reads:
                     reads[name] = (_shown(file), text.count("\n", 0, match.start()) + 1)
-        reads[""] = ("", len(files))
         index.reads[real] = reads
     return reads.get(key), len(index.files), index.complete
 
 
 def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
-    """Code of the repository's own that may read the TOML at `path`: a config manager anywhere (a
-    `class JobConfig` / `class ConfigManager` in a file that loads TOML), else a TOML loader among the
-    files that may load this one (`_reader_files`: they name it, or a script that names it runs
-    them). Files that only read `pyproject.toml`, and tests, do not count. (file, line, what)."""
+    """Code of the repository's own that may read the TOML at `path`, as (file, line, what): a
+    config manager (`class JobConfig` / `class ConfigManager` in a file that loads TOML), else any
+    other code that loads TOML (a command line of the repository's own that takes the file's path),
+    in the TOML's part of the tree (under its folder or the folder above: configs/x.toml and src/
+    under one root, not another project kept in the same tree); else a TOML loader among the files
+    that name it or that a script naming it runs (`_reader_files`). Code that reads only
+    `pyproject.toml`, and tests, do not count."""
     index = _index(path, tops)
     root = _root(path, tops)
     if index.managers is None:
-        managers = []
+        managers, loaders = [], []
         for file in index.files:
             if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
                 continue
             text = _text(file)
-            if not text or ("JobConfig" not in text and "ConfigManager" not in text):
+            load = _TOML_LOAD.search(text) if text and "tom" in text else None
+            if load is None:
                 continue
             match = _CLASS.search(text)
-            if match is not None and _TOML_LOAD.search(text):
+            if match is not None:
                 managers.append((_shown(file), text.count("\n", 0, match.start()) + 1, f"class {match.group(1)}"))
-        index.managers = managers
-    # a manager next to the TOML's own part of the tree: under its folder or the folder above
-    # (configs/x.toml and src/ under one root), not one of another project kept in the same tree
+            elif "pyproject" not in text:
+                loaders.append((_shown(file), text.count("\n", 0, load.start()) + 1, "a TOML loader"))
+        index.managers = managers + loaders
     near = os.path.dirname(os.path.dirname(os.path.abspath(path)))
     for file, line, what in index.managers:
         if os.path.abspath(file).startswith(near + os.sep):
@@ -204,28 +207,43 @@ def first_call(path: str, function: str, tops: tuple[str, ...] = ()) -> tuple[st
     return None
 
 
-_SED = re.compile(r"\bsed\b[^\n]*")
+_SED_WRITES = re.compile(r"\bsed\b(?=[^\n]*(?:\s-i\b|\s--in-place\b|>))")
 
 
 def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
-    """A script of the repository that rewrites the file at `path` with `sed` before use (it is a
-    template whose placeholders are filled in): (file, line), or None."""
+    """A script of the repository that names the file at `path` and fills it in with `sed` before
+    use (`sed "s/CONFIG_GBS/$GBS/" ds_TEMPLATE.json > ds.json`, or the file's name in a variable
+    that the `sed` command reads): it is a template. (file, line of the sed command), or None."""
     index = _index(path, tops)
     name = os.path.basename(path)
-    for file in _script_files(index, _root(path, tops)) + index.files:
-        if os.path.realpath(file) == os.path.realpath(path):
+    real = os.path.realpath(path)
+    for file in _script_files(index, _root(path, tops)):
+        if os.path.realpath(file) == real or file.endswith((".json", ".yaml", ".yml", ".toml")):
             continue
         text = _text(file)
         if not text or name not in text or "sed" not in text:
             continue
-        for match in _SED.finditer(text):
-            line_start = text.rfind("\n", 0, match.start()) + 1
+        named_at = text.find(name)
+        for match in _SED_WRITES.finditer(text):
             line_end = text.find("\n", match.end())
-            # `sed ... template > out` on one line (or continued) names the template
-            window = text[line_start:line_end if line_end >= 0 else len(text)]
-            following = text[match.end():match.end() + 400]
-            if name in window or (window.rstrip().endswith("\\") and name in following.split("\n\n", 1)[0]):
+            command = text[match.start():line_end if line_end >= 0 else len(text)]
+            # the name on the sed line, or a variable set from the name before it and read by sed
+            if name in command or (named_at < match.start() and "$" in command):
                 return _shown(file), text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def framework_data(path: str) -> tuple[str, str] | None:
+    """The framework package whose own data file `path` is (a JSON inside a vendored `deepspeed`
+    package, such as its autotuning templates): (package folder, its `__init__.py`), or None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(8):
+        if os.path.basename(folder) == "deepspeed" and os.path.isfile(os.path.join(folder, "__init__.py")):
+            return _shown(folder), _shown(os.path.join(folder, "__init__.py"))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
     return None
 
 
