@@ -44,6 +44,44 @@ def _root(path: str, tops: tuple[str, ...]) -> str:
     return repository_root(path, tops)
 
 
+# Files that make a folder a project of its own (a monorepo's package, a sample project in a tree).
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt")
+
+
+def project_root(path: str, tops: tuple[str, ...] = ()) -> str:
+    """The project the file at `path` belongs to: the nearest folder above it, up to the repository
+    root, that holds a project file (`PROJECT_MARKERS`), else the repository root. Code of another
+    project kept in the same repository is no reader of this file."""
+    return _project_of(os.path.dirname(os.path.abspath(path)), _root(path, tops))
+
+
+_PROJECTS: dict[tuple[str, str], str] = {}
+
+
+def _project_of(folder: str, root: str) -> str:
+    walked = []
+    while (folder, root) not in _PROJECTS:
+        walked.append(folder)
+        parent = os.path.dirname(folder)
+        if folder == root or any(os.path.isfile(os.path.join(folder, m)) for m in PROJECT_MARKERS):
+            found = folder
+            break
+        if parent == folder or not folder.startswith(root):
+            found = root
+            break
+        folder = parent
+    else:
+        found = _PROJECTS[(folder, root)]
+    for done in walked:  # a folder below a project's top belongs to it, unless it is a top itself
+        _PROJECTS[(done, root)] = done if done == found else found
+    return found
+
+
+def _in_project(file: str, project: str, root: str) -> bool:
+    """Whether `file` belongs to `project` itself, not to a project nested in it."""
+    return _project_of(os.path.dirname(os.path.abspath(file)), root) == project
+
+
 def _index(path: str, tops: tuple[str, ...]) -> _Index:
     root = _root(path, tops)
     found = _INDEX.get(root)
@@ -64,6 +102,7 @@ def _index(path: str, tops: tuple[str, ...]) -> _Index:
 def reset() -> None:
     """Forget the indexes (a new run sees the files as they are now)."""
     _INDEX.clear()
+    _PROJECTS.clear()
 
 
 def _text(path: str) -> str | None:
@@ -157,9 +196,8 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
     """Code of the repository's own that may read the TOML at `path`, as (file, line, what): a
     config manager (`class JobConfig` / `class ConfigManager` in a file that loads TOML), else any
     other code that loads TOML (a command line of the repository's own that takes the file's path),
-    in the TOML's part of the tree (under its folder or the folder above: configs/x.toml and src/
-    under one root, not another project kept in the same tree); else a TOML loader among the files
-    that name it or that a script naming it runs (`_reader_files`). Code that reads only
+    in the TOML's project (`project_root`); else a TOML loader among the files that name it or that a
+    script naming it runs (`_reader_files`). Code that reads only
     `pyproject.toml`, and tests, do not count."""
     index = _index(path, tops)
     root = _root(path, tops)
@@ -178,9 +216,9 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
             elif "pyproject" not in text:
                 loaders.append((_shown(file), text.count("\n", 0, load.start()) + 1, "a TOML loader"))
         index.managers = managers + loaders
-    near = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    project = project_root(path, tops)
     for file, line, what in index.managers:
-        if os.path.abspath(file).startswith(near + os.sep):
+        if _in_project(file, project, root):
             return file, line, what
     for file in _reader_files(path, tops):
         text = _text(file)
@@ -191,13 +229,14 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
 
 
 def first_call(path: str, function: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
-    """The first Python file of the repository (tests aside) whose code calls `function` as a
+    """The first Python file of the file's project (tests aside) whose code calls `function` as a
     statement of its own (`register_train_spec(...)`, `module.register_train_spec(...)`), with its line."""
     index = _index(path, tops)
     root = _root(path, tops)
     call = re.compile(r"^[ \t]*(?:[A-Za-z_][\w]*\.)*" + re.escape(function) + r"\(", re.MULTILINE)
+    project = project_root(path, tops)
     for file in index.files:
-        if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
+        if not _in_project(file, project, root) or _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
             continue
         text = _text(file)
         if text and function in text:
