@@ -45,7 +45,11 @@ CORPUS_FILES = corpus_files("deepspeed", "*.json")
 
 # Files DeepSpeed rejects at every world size while shardshift reports no error, by test id:
 # the DeepSpeed assertion that fires, for the rule authors who will close the gap.
-KNOWN_MISSES: dict[str, str] = {}
+KNOWN_MISSES: dict[str, str] = {
+    "corpus/deepspeed/deepspeedai__DeepSpeedExamples__training__tensor_parallel__hf_integration__configs__"
+    "ds_config_temp.json": "a template: its `${zero_stage}` placeholders are filled in before DeepSpeed reads the "
+                           "file, so their values are known only then (issue 30) and shardshift reports an info",
+}
 
 # Round trips that change what DeepSpeed resolves, by test id, with the cause (none known).
 ROUND_TRIP_GAPS: dict[str, str] = {}
@@ -95,9 +99,10 @@ class Oracle:
         return self.cases[path]
 
     def check(self, path: Path) -> dict:
-        """`shardshift check --format json FILE`, in-process."""
+        """`shardshift check --format json FILE --deepspeed-version 0.19.8`, in-process: judged by the
+        release the oracle runs (with no pin, a key only later releases refuse is an info)."""
         if path not in self.checked:
-            self.checked[path] = run_check([str(path)], Context()).to_json()
+            self.checked[path] = run_check([str(path)], oracle_context()).to_json()
         return self.checked[path]
 
     @staticmethod
@@ -194,6 +199,14 @@ def test_round_trip_resolves_the_same_in_deepspeed(path: Path, oracle: Oracle, t
 
 
 # --- issue 3: what DeepSpeed rejects, shardshift reports --------------------------------------
+
+
+def oracle_context() -> Context:
+    """A check context judging by DeepSpeed 0.19.8, the installed oracle (`--deepspeed-version`)."""
+    from shardshift.context import Release
+
+    return Context(deepspeed_version=(0, 19, 8),
+                   release_overrides={"deepspeed": Release("deepspeed", (0, 19, 8), "--deepspeed-version", "0.19.8")})
 
 
 @pytest.mark.parametrize("path", _params(KNOWN_MISSES))

@@ -118,7 +118,7 @@ def test_a_key_the_repositorys_own_code_reads_is_not_reported_as_ignored():
     assert premise(ignored, "readers")["state"] == "established"
 
 
-@pytest.mark.parametrize(("name", "line"), [("deepspeed_template", 4), ("deepspeed_template_variable", 7)])
+@pytest.mark.parametrize(("name", "line"), [("deepspeed_template", 4), ("deepspeed_template_variable", 6)])
 def test_a_template_filled_in_with_sed_is_only_an_info_naming_the_sed_command(name, line):
     found = findings(name, "DS102")
     assert len(found) == 2 and all(f["severity"] == "info" for f in found)
@@ -159,10 +159,10 @@ def test_every_error_and_warning_of_the_fixtures_has_evidence_for_each_premise_i
     assert len(judged) > 300
     problems = []
     for finding in judged:
-        wanted = set(declared(rules[finding["code"]]))
+        fmt = formats.get(finding["file"])
+        wanted = set(declared(rules[finding["code"]], fmt))
         rows = finding.get("evidence", [])
         kinds = {p["premise"] for p in rows}
-        fmt = formats.get(finding["file"])
         # the premises that apply to every file of its format must be there, each established
         required = {k for k in wanted if (k == "release" and fmt in FORMAT_FRAMEWORK)
                     or (k == "program" and fmt == "megatron") or (k == "role" and fmt == "deepspeed")
@@ -177,3 +177,22 @@ def test_show_evidence_prints_each_premise_under_the_finding(capsys):
     text = capsys.readouterr().out
     assert "    evidence: program established: entry pretrain_gpt.py present" in text
     assert "    evidence: release established:" in text
+
+
+def test_a_model_name_the_repository_registers_itself_is_an_unknown_extension():
+    [finding] = findings("torchtitan_registers", "TT005")
+    assert finding["severity"] == "info"
+    extension = premise(finding, "extension")
+    assert extension["state"] == "unknown" and extension["file"].endswith("torchtitan_registers/proj/models.py")
+    assert extension["line"] == 4
+
+
+def test_a_megatron_package_above_the_entry_script_is_the_program():
+    assert findings("megatron_ancestor_fork", "MG001") == []  # --task-name is the fork's own flag
+
+
+def test_a_file_of_a_vendored_deepspeed_source_tree_is_not_the_repositorys_config():
+    found = findings("deepspeed_vendored_tree", "DS101")
+    assert found and all(f["severity"] == "info" for f in found)
+    role = premise(found[0], "role")
+    assert role["state"] == "unknown" and role["file"].endswith("DeepSpeed/deepspeed/__init__.py")

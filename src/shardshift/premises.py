@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 # repository's own code that reads a key by name); role: what the file is for (training).
 PremiseKind = Literal["program", "reader", "release", "consumer", "extension", "readers", "role"]
 PremiseState = Literal["established", "unknown", "contradicted"]
-KINDS: tuple[str, ...] = ("program", "reader", "release", "consumer", "extension", "readers", "role")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +79,16 @@ DEFAULT_PREMISES: dict[str, tuple[str, ...]] = {
 KEY_RULES = frozenset({"DS101", "AX001", "AX002", "AC001", "AC002", "TT001"})
 
 
-def declared(rule: type[Rule]) -> tuple[str, ...]:
-    """The premises `rule` rests on: its own declaration, else its format's defaults."""
+def declared(rule: type[Rule], file_format: str | None = None) -> tuple[str, ...]:
+    """The premises `rule` rests on: its own declaration, else its format's defaults; a rule of
+    every format (a Plan rule) rests on those of the format of the file it reports at."""
     own = getattr(rule, "premises", None)
     if own is not None:
         return tuple(own)
     if rule.code.startswith("SS"):
         return ()
-    base = DEFAULT_PREMISES.get(rule.formats[0], ("release",)) if rule.formats else ("release",)
+    fmt = rule.formats[0] if rule.formats else file_format
+    base = DEFAULT_PREMISES.get(fmt or "", ("release",))
     return base + (("readers",) if rule.code in KEY_RULES else ())
 
 
@@ -113,7 +114,8 @@ class Establisher:
     def premises(self, rule: type[Rule], finding: Finding) -> list[Premise]:
         out: list[Premise] = []
         own = finding.unknown_context
-        for kind in declared(rule):
+        document = self.by_path.get(finding.file)
+        for kind in declared(rule, document.format if document is not None else None):
             if own is not None and (own.kind == kind or (own.kind == "program" and kind == "reader")):
                 out.append(Premise(kind, "unknown", own.what, how=own.how))  # type: ignore[arg-type]
                 continue
@@ -217,6 +219,23 @@ class Establisher:
                 "no extra_args_provider)")
         return Premise("program", "established", what, where, 1)
 
+    # extension -------------------------------------------------------------------------------
+    def _extension(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
+        """torchtitan: the model names the repository registers (`register_train_spec` called by code
+        of the file's project, or a module put into `sys.modules` under torchtitan's name), which a
+        module a launch imports may add before the name is looked up."""
+        if document.format != "torchtitan":
+            return None
+        from shardshift.context.repository import TRAIN_SPEC_REGISTRATION, first_match
+
+        found = first_match(document.path, TRAIN_SPEC_REGISTRATION, ("register_train_spec", "sys.modules"),
+                            self.context.roots)
+        if found is not None:
+            return Premise("extension", "unknown", "the repository registers train specs of its own, which the module "
+                                                   "a launch imports may add before the name is looked up", *found,
+                           how="check the TOML with the launch that shows which module runs")
+        return Premise("extension", "established", "no code of the repository registers a train spec of its own")
+
     # reader ----------------------------------------------------------------------------------
     def _reader(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
         if document.format != "torchtitan":
@@ -231,6 +250,11 @@ class Establisher:
         launch = self._launch_of(document)
         if launch is not None:
             return Premise("reader", "established", "a launch in the tree runs torchtitan with this file", launch, 1)
+        shape = _not_a_job_config(document.data if isinstance(document.data, dict) else {}, table)
+        if shape is not None:
+            return Premise("reader", "unknown", f"{shape}, and no launch in the tree runs torchtitan with it, so it may be "
+                                                "another program's TOML", how="check it together with the launch script "
+                                                "that passes it to torchtitan (`--job.config_file`)")
         own = own_config_manager(document.path, self.context.roots)
         if own is not None:
             file, line, name = own
@@ -272,9 +296,9 @@ class Establisher:
         package = framework_data(document.path)
         if package is not None:
             folder, init = package
-            return Premise("role", "unknown", f"a data file of the DeepSpeed package vendored at {folder} (such as its "
-                                              "autotuning templates, merged into a user's config), not a config of "
-                                              "its own", init, 1, how="check the ds_config the training run uses")
+            return Premise("role", "unknown", f"a file of the DeepSpeed copy vendored at {folder} (its autotuning "
+                                              "templates, tests or examples), not the repository's own config",
+                           init, 1, how="check the ds_config the training run uses")
         return self._ds_config_role(document)
 
     def _ds_config_role(self, document: Document) -> Premise:
@@ -323,6 +347,25 @@ class Establisher:
                            how="check a smaller tree, or name the code that reads the file")
         return Premise("readers", "established", f"no Python file of the repository that names this file, or "
                                                  f"that a script naming it runs, reads {key!r} by name")
+
+
+def _not_a_job_config(data: dict, table) -> str | None:
+    """Why a TOML does not have the shape of torchtitan's JobConfig, or None: JobConfig has sections
+    only (a value at the top level is none of its), and a file meant for it has mostly its sections
+    (or misspellings of them; the look-up bounded per file)."""
+    from shardshift.rules.base import Suggestions
+
+    keys = [k for k in data if isinstance(k, str)]
+    values = [k for k in keys if not isinstance(data[k], dict)]
+    if values:
+        return (f"it has values at the top level ({', '.join(values[:3])}{', ...' if len(values) > 3 else ''}), "
+                "which torchtitan's JobConfig never has")
+    sections = tuple(sorted(table.tables))
+    suggestions = Suggestions()
+    known = sum(1 for k in keys if k in table.tables or suggestions.lookup(k, sections)[1] is not None)
+    if known * 2 < len(keys):
+        return f"only {known} of its {len(keys)} sections are torchtitan's"
+    return None
 
 
 _PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b|\{\{[^}]*\}\}|%\([\w]+\)s")

@@ -110,8 +110,7 @@ UPSTREAM = {
 _REPOSITORY_NAMES = {"deepspeed": "deepspeed", "megatron-lm": "megatron-core", "accelerate": "accelerate",
                      "transformers": "transformers", "axolotl": "axolotl", "torchtitan": "torchtitan",
                      "pytorch": "torch"}
-# `git+https://github.com/owner/name(.git)@ref`, `pip install https://github.com/owner/name/archive/ref.zip`,
-# and `git clone [-b ref] https://github.com/owner/name(.git) [-b ref]`
+# `git+https://github.com/owner/name(.git)@ref` and `git clone [-b ref] https://github.com/owner/name(.git) [-b ref]`
 _GIT_URL = re.compile(r"git\+(?:https?|ssh)://(?:git@)?github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?(?:@([\w./-]+))?"
                       r"(?=[\s\"'#;&|)\]]|$)")
 _CLONE = re.compile(r"\bgit\s+clone\b([^\n;&|]*?)(?:https?://|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?"

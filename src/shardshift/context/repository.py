@@ -105,7 +105,8 @@ def reset() -> None:
     _PROJECTS.clear()
 
 
-def _text(path: str) -> str | None:
+def read_text(path: str) -> str | None:
+    """A regular file's text, or None (not regular, larger than MAX_BYTES, unreadable)."""
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
@@ -141,11 +142,11 @@ def _reader_files(path: str, tops: tuple[str, ...]) -> list[str]:
     for file in index.files:
         if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
             continue
-        text = _text(file)
+        text = read_text(file)
         if text and name in text:
             out.append(file)
     for file in _script_files(index, root):
-        text = _text(file)
+        text = read_text(file)
         if not text or stem not in text:
             continue
         for match in _PY_WORD.finditer(text):
@@ -181,7 +182,7 @@ def own_readers(path: str, key: str, tops: tuple[str, ...] = ()) -> tuple[tuple[
         reads = {}
         files = _reader_files(path, tops)
         for file in files:
-            text = _text(file)
+            text = read_text(file)
             if not text:
                 continue
             for match in _READ.finditer(text):
@@ -206,7 +207,7 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
         for file in index.files:
             if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
                 continue
-            text = _text(file)
+            text = read_text(file)
             load = _TOML_LOAD.search(text) if text and "tom" in text else None
             if load is None:
                 continue
@@ -221,64 +222,93 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
         if _in_project(file, project, root):
             return file, line, what
     for file in _reader_files(path, tops):
-        text = _text(file)
+        text = read_text(file)
         load = _TOML_LOAD.search(text) if text else None
         if load is not None and "pyproject" not in text:
             return _shown(file), text.count("\n", 0, load.start()) + 1, "a TOML loader"
     return None
 
 
-def first_call(path: str, function: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
-    """The first Python file of the file's project (tests aside) whose code calls `function` as a
-    statement of its own (`register_train_spec(...)`, `module.register_train_spec(...)`), with its line."""
+def first_match(path: str, pattern: re.Pattern, hints: tuple[str, ...],
+                tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
+    """The first Python file of the file's project (tests aside) where `pattern` matches (files
+    holding none of `hints` are not searched), with the line of the match."""
     index = _index(path, tops)
     root = _root(path, tops)
-    call = re.compile(r"^[ \t]*(?:[A-Za-z_][\w]*\.)*" + re.escape(function) + r"\(", re.MULTILINE)
     project = project_root(path, tops)
     for file in index.files:
         if not _in_project(file, project, root) or _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
             continue
-        text = _text(file)
-        if text and function in text:
-            found = call.search(text)
+        text = read_text(file)
+        if text and any(hint in text for hint in hints):
+            found = pattern.search(text)
             if found is not None:
                 return _shown(file), text.count("\n", 0, found.start()) + 1
     return None
 
 
-_SED_WRITES = re.compile(r"\bsed\b(?=[^\n]*(?:\s-i\b|\s--in-place\b|>))")
+# torchtitan's registry of models changed by the project's own code: a `register_train_spec(...)`
+# statement, or a module put into `sys.modules` under torchtitan's name
+TRAIN_SPEC_REGISTRATION = re.compile(r"^[ \t]*(?:[A-Za-z_]\w*\.)*register_train_spec\(|"
+                                     r"\bsys\.modules\[\s*(?:f?[\"'])torchtitan\.", re.MULTILINE)
+
+
+_SED_WRITES = re.compile(r"\bsed\b(?=.*(?:\s-i\b|\s--in-place\b|>))")
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each command line, backslash continuations joined."""
+    out: list[tuple[int, str]] = []
+    pending: list[str] = []
+    start = 1
+    for number, line in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending.append(line[:-1])
+            continue
+        out.append((start, " ".join(pending + [line])))
+        pending = []
+    if pending:
+        out.append((start, " ".join(pending)))
+    return out
 
 
 def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
     """A script of the repository that names the file at `path` and fills it in with `sed` before
-    use (`sed "s/CONFIG_GBS/$GBS/" ds_TEMPLATE.json > ds.json`, or the file's name in a variable
-    that the `sed` command reads): it is a template. (file, line of the sed command), or None."""
+    use (`sed "s/CONFIG_GBS/$GBS/" ds_TEMPLATE.json > ds.json`, a pipeline of seds continued over
+    lines, or the file's name in a variable that the command reads): it is a template. (file, line
+    of the sed command), or None."""
     index = _index(path, tops)
     name = os.path.basename(path)
     real = os.path.realpath(path)
     for file in _script_files(index, _root(path, tops)):
         if os.path.realpath(file) == real or file.endswith((".json", ".yaml", ".yml", ".toml")):
             continue
-        text = _text(file)
+        text = read_text(file)
         if not text or name not in text or "sed" not in text:
             continue
-        named_at = text.find(name)
-        for match in _SED_WRITES.finditer(text):
-            line_end = text.find("\n", match.end())
-            command = text[match.start():line_end if line_end >= 0 else len(text)]
-            # the name on the sed line, or a variable set from the name before it and read by sed
-            if name in command or (named_at < match.start() and "$" in command):
-                return _shown(file), text.count("\n", 0, match.start()) + 1
+        named = False
+        for number, command in _logical_lines(text):
+            if name in command and not _SED_WRITES.search(command):
+                named = True  # `template=ds_TEMPLATE.json`: the name given to a variable first
+                continue
+            if _SED_WRITES.search(command) and (name in command or (named and "$" in command)):
+                return _shown(file), number
     return None
 
 
 def framework_data(path: str) -> tuple[str, str] | None:
-    """The framework package whose own data file `path` is (a JSON inside a vendored `deepspeed`
-    package, such as its autotuning templates): (package folder, its `__init__.py`), or None."""
+    """The vendored DeepSpeed whose own file `path` is: a JSON inside its `deepspeed` package (its
+    autotuning templates), or in its source tree (its tests and examples: a folder holding
+    `deepspeed/__init__.py` and `setup.py`). (the folder, the file that shows it), or None."""
     folder = os.path.dirname(os.path.abspath(path))
     for _ in range(8):
         if os.path.basename(folder) == "deepspeed" and os.path.isfile(os.path.join(folder, "__init__.py")):
             return _shown(folder), _shown(os.path.join(folder, "__init__.py"))
+        package = os.path.join(folder, "deepspeed", "__init__.py")
+        if os.path.isfile(package) and os.path.isfile(os.path.join(folder, "setup.py")):
+            return _shown(folder), _shown(package)
         parent = os.path.dirname(folder)
         if parent == folder:
             break
@@ -311,7 +341,7 @@ def inference_role(document, context) -> tuple[str, str, int] | None:
     index = _index(document.path, getattr(context, "roots", ()))
     users = []
     for file in index.files:
-        text = _text(file)
+        text = read_text(file)
         if text and name in text:
             users.append((file, text))
     if users and all("init_inference(" in text and "initialize(" not in text and "TrainingArguments" not in text

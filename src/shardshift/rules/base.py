@@ -157,7 +157,7 @@ class Rule:
     # True for a rule that reports a setting missing from the file: where the file chooses between
     # configurations (Document.variants), it is reported only when no configuration sets it.
     reports_missing: ClassVar[bool] = False
-    # What the verdict rests on beyond the file (premises.KINDS); None: the format's defaults
+    # What the verdict rests on beyond the file (premises.PremiseKind); None: the format's defaults
     # (premises.DEFAULT_PREMISES). The driver establishes each from evidence in the repository.
     premises: ClassVar[tuple[str, ...] | None] = None
     # True when the verdict is the same in every release of the framework that the rule's tables
@@ -205,6 +205,11 @@ class PlanRule(Rule):
     `check_setup` reads the Plan (through `plan.known`, so that "auto" and Unknown values are
     never judged as values) and reports at the places the Plan's provenance records, in the
     framework's own spelling of each field (`name_of`)."""
+
+    # Batch and layout arithmetic is the same for every program that reads these settings (a
+    # Megatron fork divides the world as upstream does), so the program is no premise; what the file
+    # is (a template, another program's JSON) still is.
+    premises: ClassVar[tuple[str, ...] | None] = ("release", "role")
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         return ()

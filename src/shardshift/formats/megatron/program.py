@@ -388,7 +388,8 @@ def find(script_path: str | None, launch: Any, dialect: str, megatron_entry: boo
 
 def _where_from(script_path: str | None, entry: str) -> str:
     """Where an absent entry script comes from, as the repository says: a git submodule that is not
-    checked out (`.gitmodules`), or a Megatron repository an install script clones."""
+    checked out (the nearest `.gitmodules`). (A fork an install script clones is the release's
+    premise: context/releases.py.)"""
     if not script_path:
         return ""
     folder = os.path.dirname(os.path.abspath(script_path))
@@ -422,13 +423,28 @@ def _where_from(script_path: str | None, entry: str) -> str:
     return ""
 
 
+def _vendored_arguments(folder: str) -> str | None:
+    """The arguments module of a vendored Megatron beside the entry script, or in a folder above it
+    up to the top of the tree (`tasks/main.py` and `tools/x/main.py` put the repository's root on
+    `sys.path` and import the `megatron` package kept there)."""
+    top = _top(folder)
+    while True:
+        for module in ARGUMENT_MODULES:
+            candidate = os.path.join(folder, module)
+            if os.path.isfile(candidate):
+                return candidate
+        if folder == top or os.path.dirname(folder) == folder:
+            return None
+        folder = os.path.dirname(folder)
+
+
 def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed: bool) -> Program:
     folder = os.path.dirname(path)
     shown = _shown(path, os.path.dirname(os.path.abspath(script_path)))
     tree = module(path)
     if tree is None:
         return _unknown(name, f"{shown} cannot be parsed as Python, so its parser is unknown")
-    fork = next((os.path.join(folder, m) for m in ARGUMENT_MODULES if os.path.isfile(os.path.join(folder, m))), None)
+    fork = _vendored_arguments(folder)
     missing: list[str] = []
     flags: list[dict] = []
     parser_text = ""

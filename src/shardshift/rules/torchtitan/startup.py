@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from shardshift.context import UnknownContext
 from shardshift.rules.base import Context, Finding, did_you_mean
 from shardshift.rules.torchtitan.rules import _TitanRule
 
@@ -119,6 +118,8 @@ class UnknownModelName(_TitanRule):
     code = "TT005"
     name = "unknown-model-name"
     severity = "error"
+    # a model name the repository registers itself (register_train_spec) is an extension
+    premises = ("reader", "release", "extension")
 
     def check(self, document, context: Context) -> Iterable[Finding]:
         data = document.data
@@ -132,21 +133,12 @@ class UnknownModelName(_TitanRule):
         registers = _custom_module_registers(document)
         if registers is not False:
             return  # the custom config module torchtitan imports registers train specs, or is not in the tree
-        from shardshift.context.repository import first_call
-
-        elsewhere = first_call(document.path, "register_train_spec", context.roots)
-        unknown = None
-        if elsewhere is not None:
-            unknown = UnknownContext(
-                "extension", f"the repository registers train specs of its own ({elsewhere[0]}:{elsewhere[1]}), "
-                             "which the module a launch imports may add before the name is looked up",
-                "check the TOML with the launch that shows which module runs, or add the name to MODELS")
         message = (f"model.name = \"{name}\": torchtitan v0.2.2 has no train spec of that name and stops before it "
                    f"builds anything (ValueError: TrainSpec {name} is not registered.)")
         guess = did_you_mean(name, [*MODELS, *EXPERIMENTS])
         if guess:
             message += f"; did you mean {guess!r}?"
-        yield self.finding(document, "/model/name", message, unknown_context=unknown)
+        yield self.finding(document, "/model/name", message)
 
 
 def _custom_module_registers(document) -> bool | None:
@@ -154,8 +146,6 @@ def _custom_module_registers(document) -> bool | None:
     torchtitan imports before it looks the model up, or a package `__init__` above it, calls
     `register_train_spec`: True, False, or None when the module is not in the checked tree. False
     when the TOML names none."""
-    import os
-
     from shardshift.formats.torchtitan.extension import table_for
 
     table = table_for(document.path, document.data)
@@ -167,14 +157,9 @@ def _custom_module_registers(document) -> bool | None:
     for _ in table.custom.split(".")[:-1]:
         paths.append(os.path.join(folder, "__init__.py"))
         folder = os.path.dirname(folder)
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                if "register_train_spec" in handle.read(1_000_000):
-                    return True
-        except OSError:
-            continue
-    return False
+    from shardshift.context.repository import read_text
+
+    return any("register_train_spec" in (read_text(path) or "") for path in paths)
 
 
 def _degree(data: dict, key: str) -> int:
