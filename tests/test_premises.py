@@ -196,3 +196,49 @@ def test_a_file_of_a_vendored_deepspeed_source_tree_is_not_the_repositorys_confi
     assert found and all(f["severity"] == "info" for f in found)
     role = premise(found[0], "role")
     assert role["state"] == "unknown" and role["file"].endswith("DeepSpeed/deepspeed/__init__.py")
+
+
+def test_a_launch_of_the_projects_own_entry_leaves_the_reader_unknown():
+    [finding] = findings("torchtitan_own_entry", "TT001")
+    assert finding["severity"] == "info"
+    reader = premise(finding, "reader")
+    assert reader["state"] == "unknown" and "runs proj.train rather than torchtitan" in reader["what"]
+
+
+def test_a_launch_script_shardshifts_grammar_cannot_read_is_judged_by_bash(tmp_path, monkeypatch):
+    from shardshift.rules.general import syntax
+
+    assert syntax.bash_reads('if [[ $1 =~ gs://([^/]+)/*(.*) ]]; then echo "$1"; fi\n') is True
+    assert "syntax error" in syntax.bash_reads("if [ -n x ]; then\necho\n")
+    # bash refuses an `if` never closed: an error that says so
+    refused = tmp_path / "refused.sh"
+    refused.write_text("if [ -n \"$X\" ]; then\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4\n",
+                       encoding="utf-8")
+    [error] = [f for f in check(str(refused))["findings"] if f["code"] == "SS001"]
+    assert error["severity"] == "error" and "bash -n refuses it too" in error["message"]
+    # where bash reads what the grammar cannot (a construct it lacks), there is no finding
+    monkeypatch.setattr(syntax, "bash_reads", lambda text: True)
+    assert [f for f in check(str(refused))["findings"] if f["code"] == "SS001"] == []
+
+
+def test_without_bash_a_launch_script_the_grammar_cannot_read_is_an_info(tmp_path, monkeypatch):
+    import shutil
+
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "bash" else real(name, *a, **k))
+    refused = tmp_path / "refused.sh"
+    refused.write_text("if [ -n \"$X\" ]; then\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4\n",
+                       encoding="utf-8")
+    [info] = [f for f in check(str(refused))["findings"] if f["code"] == "SS001"]
+    assert info["severity"] == "info" and info["unknown_context"]["kind"] == "reader"
+    # a ds_config that does not parse is still an error: the framework's own loader is the reader
+    broken = tmp_path / "ds_config.json"
+    broken.write_text('{"train_batch_size": 8,,}', encoding="utf-8")
+    [error] = [f for f in check(str(broken))["findings"] if f["code"] == "SS001"]
+    assert error["severity"] == "error"
+
+
+def test_an_entry_path_built_from_the_scripts_own_place_is_found_by_its_known_end():
+    [finding] = findings("megatron_script_relative", "MG001")
+    assert finding["severity"] == "error"
+    assert premise(finding, "program")["file"].endswith("megatron_script_relative/pkg/train/pretrain_gpt.py")

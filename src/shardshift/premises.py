@@ -249,7 +249,14 @@ class Establisher:
                                                     "for its dataclasses", os.path.relpath(table.copy), 1)
         launch = self._launch_of(document)
         if launch is not None:
-            return Premise("reader", "established", "a launch in the tree runs torchtitan with this file", launch, 1)
+            path, entry = launch
+            if _TORCHTITAN_ENTRY.search(entry or ""):
+                return Premise("reader", "established", f"a launch in the tree runs torchtitan ({entry}) with this file",
+                               path, 1)
+            return Premise("reader", "unknown", f"the launch that names this file runs {entry or 'an entry not known'} "
+                                                "rather than torchtitan's own trainer, and that program may read it "
+                                                "with a config of its own", path, 1,
+                           how="check the TOML together with the entry the launch runs")
         shape = _not_a_job_config(document.data if isinstance(document.data, dict) else {}, table)
         if shape is not None:
             return Premise("reader", "unknown", f"{shape}, and no launch in the tree runs torchtitan with it, so it may be "
@@ -267,14 +274,15 @@ class Establisher:
         return Premise("reader", "established", "torchtitan's config manager: the repository has no code of its own "
                                                 "that reads TOML")
 
-    def _launch_of(self, document: Document) -> str | None:
-        """A launch script of the run's setups that names this file (the setup's referring file)."""
+    def _launch_of(self, document: Document) -> tuple[str, str | None] | None:
+        """A launch script of the run's setups that names this file (the setup's referring file),
+        with the entry it runs as written."""
         real = os.path.realpath(document.path)
         for setup in self.context.setups:
             first = setup.documents[0]
-            if first.format in ("launch", "megatron") and any(os.path.realpath(d.path) == real
-                                                                 for d in setup.documents[1:]):
-                return first.path
+            if first.format == "launch" and any(os.path.realpath(d.path) == real for d in setup.documents[1:]):
+                entry = getattr(first.data, "entry", None)
+                return first.path, entry if isinstance(entry, str) else None
         return None
 
     # role ------------------------------------------------------------------------------------
@@ -347,6 +355,10 @@ class Establisher:
                            how="check a smaller tree, or name the code that reads the file")
         return Premise("readers", "established", f"no Python file of the repository that names this file, or "
                                                  f"that a script naming it runs, reads {key!r} by name")
+
+
+# torchtitan's own trainer: `-m torchtitan.train`, `torchtitan/train.py`, the repository's `run_train.sh`
+_TORCHTITAN_ENTRY = re.compile(r"(?:^|[/.])torchtitan[/.]train(?:\.py)?$|(?:^|/)run_train\.sh$")
 
 
 def _not_a_job_config(data: dict, table) -> str | None:

@@ -99,6 +99,11 @@ def _index(path: str, tops: tuple[str, ...]) -> _Index:
     return index
 
 
+def python_files(path: str, tops: tuple[str, ...] = ()) -> list[str]:
+    """The Python files of the repository around `path` (the run's index of it)."""
+    return _index(path, tops).files
+
+
 def reset() -> None:
     """Forget the indexes (a new run sees the files as they are now)."""
     _INDEX.clear()

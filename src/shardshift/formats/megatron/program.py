@@ -368,6 +368,9 @@ def find(script_path: str | None, launch: Any, dialect: str, megatron_entry: boo
     path = locate(script_path, written) if written and script_path else None
     if path is None and script_path and isinstance(launch.script, Unknown):
         path = locate(script_path, name)  # the folder is decided at run time: the name alone
+        tail = getattr(launch, "script_tail", None)
+        if path is None and tail:
+            path = _by_tail(script_path, tail)
     deepspeed = dialect != "megatron-lm"
     if path is None:
         # a name is not evidence: Megatron-LM's own `pretrain_gpt.py` absent from the tree may be a
@@ -421,6 +424,16 @@ def _where_from(script_path: str | None, entry: str) -> str:
                 return f"the git submodule {block_path[0]} (.gitmodules:{block_path[1]}, {block_url}) is not checked out"
             block_path = block_url = None
     return ""
+
+
+def _by_tail(script_path: str, tail: str) -> str | None:
+    """The one Python file of the repository whose path ends with `tail` (folders and file name,
+    `pkg/train/pretrain.py` of `${ROOT}/pkg/train/pretrain.py`, the start known only at run time)."""
+    from shardshift.context.repository import python_files
+
+    wanted = "/" + tail.replace("\\", "/").lstrip("./")
+    found = [f for f in python_files(script_path) if f.replace(os.sep, "/").endswith(wanted)]
+    return found[0] if len(found) == 1 else None
 
 
 def _vendored_arguments(folder: str) -> str | None:

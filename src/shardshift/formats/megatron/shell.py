@@ -68,6 +68,7 @@ from shardshift.formats.megatron.shell_launch import (
     _skip_wrappers,
     _srun_starts_python,
     assumed_of,
+    tail_of,
 )
 from shardshift.formats.megatron.shell_lexer import (
     DECLARERS,
@@ -1208,7 +1209,7 @@ class _Walker:
         if self.deciding:
             args = [arg._replace(assumed=_decided_assumptions(arg.assumed, arg.line, self.deciding)) for arg in args]
         return [Launch(launcher, options, script.value, args, head.line, head.column, via,
-                       variables, name, self.conditions, _options_assumed(fields, head, j))]
+                       variables, name, self.conditions, _options_assumed(fields, head, j), tail_of(script))]
 
 
 _INTEGER = re.compile(r"-?[0-9]+")

@@ -59,6 +59,9 @@ class Launch(NamedTuple):
     script_name: str | None = None
     conditions: tuple = ()
     assumed: dict = {}
+    # the known end of the entry script's path when its start is known only at run time
+    # (`${ROOT}/pkg/train/pretrain.py` -> "pkg/train/pretrain.py"), else None
+    script_tail: str | None = None
 
 
 class Heredoc(NamedTuple):
@@ -160,6 +163,16 @@ _NOT_WRAPPERS = {"echo", "printf", "cat", "which", "type", "hash", "export", "de
 _WRAPPER_OPTIONS = {"env": {"-u", "-C", "-S", "--unset", "--chdir"}, "nice": {"-n", "--adjustment"},
                     "exec": {"-a"}, "time": {"-f", "-o"}, "taskset": set(), "stdbuf": {"-i", "-o", "-e"},
                     "nohup": set(), "command": set()}
+
+
+def tail_of(field: _FieldP) -> str | None:
+    """The known text after the last unknown part of a command word's path, when it names folders
+    as well as the file (`${ROOT}/pkg/train/pretrain.py` -> "pkg/train/pretrain.py")."""
+    atoms = field.pieces
+    if type(field.value) is str or not atoms or type(atoms[-1]) is not _Piece:
+        return None
+    tail = atoms[-1].text.lstrip("/")
+    return tail if "/" in tail else None
 
 
 def _name_of(field: _FieldP) -> str | None:

@@ -40,8 +40,43 @@ class UnparseableFile(Rule):
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         if document.syntax is not None:
             problem = document.syntax
-            yield self.finding(document, None, f"cannot parse {document.format} file: {problem.message}",
-                               position=(problem.line, problem.column))
+            message, unknown = f"cannot parse {document.format} file: {problem.message}", None
+            if document.format in ("megatron", "launch") and not document.path.endswith((".args", ".txt")):
+                # the reader that failed is shardshift's grammar of launch scripts; the one that runs the
+                # script is bash, asked to read it without running it (`bash -n`)
+                verdict = bash_reads(document.text)
+                if verdict is True:
+                    return  # a construct the grammar lacks: bash reads it (its launches stay unread)
+                if verdict is None:
+                    from shardshift.context import UnknownContext
+
+                    unknown = UnknownContext(
+                        "reader", "whether bash reads this script: shardshift's grammar of launch scripts stops "
+                                  "here, and bash could not be asked", f"run `bash -n {document.path}` to check it")
+                else:
+                    message += f"; bash -n refuses it too: {verdict}"
+            yield self.finding(document, None, message, position=(problem.line, problem.column),
+                               unknown_context=unknown)
+
+
+def bash_reads(text: str) -> bool | str | None:
+    """Whether bash reads a script: True, the first line of its refusal, or None when bash is not
+    there or does not answer in time. `bash -n` reads the commands without running any."""
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        return None
+    try:
+        done = subprocess.run([bash, "-n"], input=text.encode("utf-8", "replace"), capture_output=True,
+                              timeout=5, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode == 0:
+        return True
+    refusal = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return (refusal[0] if refusal else f"exit status {done.returncode}")[:200]
 
 
 class HjsonOnlySyntax(Rule):
