@@ -48,12 +48,12 @@ def test_fix_does_not_apply_a_fix_whose_premise_is_unknown(tmp_path, capsys):
     template, plain = tmp_path / "template", tmp_path / "plain"
     for tree in (template, plain):
         tree.mkdir()
-        (tree / "ds_config.json").write_text(config, encoding="utf-8")
-    (template / "run.sh").write_text('sed "s/16/$GBS/" ds_config.json > ds.generated.json\n', encoding="utf-8")
+        (tree / "ds_template.json").write_text(config, encoding="utf-8")
+    (template / "run.sh").write_text('sed "s/16/$GBS/" ds_template.json > ds.generated.json\n', encoding="utf-8")
     main(["check", "--isolated", "--fix", str(template)])
-    assert (template / "ds_config.json").read_text(encoding="utf-8") == config  # a template: only suggested
+    assert (template / "ds_template.json").read_text(encoding="utf-8") == config  # a template: only suggested
     main(["check", "--isolated", "--fix", str(plain)])
-    assert '"zero_optimization"' in (plain / "ds_config.json").read_text(encoding="utf-8")
+    assert '"zero_optimization"' in (plain / "ds_template.json").read_text(encoding="utf-8")
     capsys.readouterr()
 
 

@@ -156,7 +156,7 @@ class Establisher:
             if not pointer or not pointer.startswith("/"):
                 continue
             value = value_at(document.data, pointer, None)
-            if isinstance(value, str) and _PLACEHOLDER.search(value):
+            if isinstance(value, str) and re.search(_PLACEHOLDER, value):
                 line, _ = document.position(pointer or "")
                 return Premise("role", "unknown", f"the value {value!r} at {pointer} is a template placeholder, filled "
                                                   "in before the framework reads the file, so it is known only then",
@@ -250,7 +250,7 @@ class Establisher:
         launch = self._launch_of(document)
         if launch is not None:
             path, entry = launch
-            if _TORCHTITAN_ENTRY.search(entry or ""):
+            if re.search(_TORCHTITAN_ENTRY, entry or ""):
                 return Premise("reader", "established", f"a launch in the tree runs torchtitan ({entry}) with this file",
                                path, 1)
             return Premise("reader", "unknown", f"the launch that names this file runs {entry or 'an entry not known'} "
@@ -295,7 +295,7 @@ class Establisher:
         if found is not None:
             what, file, line = found
             return Premise("role", "contradicted", what, file, line)
-        template = template_role(document.path, self.context.roots)
+        template = template_role(document.path, self.context.roots) if _may_be_template(document) else None
         if template is not None:
             file, line = template
             return Premise("role", "unknown", "a template: a script of the repository fills it in with sed before "
@@ -358,7 +358,29 @@ class Establisher:
 
 
 # torchtitan's own trainer: `-m torchtitan.train`, `torchtitan/train.py`, the repository's `run_train.sh`
-_TORCHTITAN_ENTRY = re.compile(r"(?:^|[/.])torchtitan[/.]train(?:\.py)?$|(?:^|/)run_train\.sh$")
+_TORCHTITAN_ENTRY = r"(?:^|[/.])torchtitan[/.]train(?:\.py)?$|(?:^|/)run_train\.sh$"
+
+
+# A value that stands for another: `CONFIG_BATCH_SIZE`, `${GBS}`, `{{ lr }}`, `<path>`, `%(lr)s`.
+_STAND_IN = r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|.*(?:\$\{|\{\{|%\().*|<[^<>]+>"
+
+
+def _may_be_template(document: Document) -> bool:
+    """Whether a ds_config may be a template some script fills in: its name says so, or a value
+    is a stand-in. Only then are the repository's scripts searched for the `sed` that fills it in
+    (the search reads every script: a config with none of these is judged as it is)."""
+    if "templ" in os.path.basename(document.path).lower():
+        return True
+    stack = [document.data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and re.fullmatch(_STAND_IN, value):
+            return True
+    return False
 
 
 def _not_a_job_config(data: dict, table) -> str | None:
@@ -380,7 +402,7 @@ def _not_a_job_config(data: dict, table) -> str | None:
     return None
 
 
-_PLACEHOLDER = re.compile(r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b|\{\{[^}]*\}\}|%\([\w]+\)s")
+_PLACEHOLDER = r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b|\{\{[^}]*\}\}|%\([\w]+\)s"
 
 
 def _key_of(finding: Finding) -> str | None:

@@ -93,6 +93,7 @@ _VARIABLES = {"PYTORCH": "torch", "TORCH": "torch", "TORCHTITAN": "torchtitan", 
               "TRANSFORMERS": "transformers", "ACCELERATE": "accelerate", "AXOLOTL": "axolotl",
               "MEGATRON_CORE": "megatron-core", "MCORE": "megatron-core"}
 
+# Patterns below are compiled on first use (re caches them), not when a `check` starts.
 # Ranks within one directory: lower wins. UNPINNED (listed or installed without a version) and FORK
 # (installed from another repository than the framework's own) are used only when no directory up to
 # the repository root pins a version.
@@ -111,10 +112,10 @@ _REPOSITORY_NAMES = {"deepspeed": "deepspeed", "megatron-lm": "megatron-core", "
                      "transformers": "transformers", "axolotl": "axolotl", "torchtitan": "torchtitan",
                      "pytorch": "torch"}
 # `git+https://github.com/owner/name(.git)@ref` and `git clone [-b ref] https://github.com/owner/name(.git) [-b ref]`
-_GIT_URL = re.compile(r"git\+(?:https?|ssh)://(?:git@)?github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?(?:@([\w./-]+))?"
-                      r"(?=[\s\"'#;&|)\]]|$)")
-_CLONE = re.compile(r"\bgit\s+clone\b([^\n;&|]*?)(?:https?://|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?"
-                    r"(?=[\s\"';&|)]|$)([^\n;&|]*)")
+_GIT_URL = (r"git\+(?:https?|ssh)://(?:git@)?github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?(?:@([\w./-]+))?"
+             r"(?=[\s\"'#;&|)\]]|$)")
+_CLONE = (r"\bgit\s+clone\b([^\n;&|]*?)(?:https?://|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?"
+          r"(?=[\s\"';&|)]|$)([^\n;&|]*)")
 # Side folders whose dependency files count as their parent's (a repository's `requirements/`).
 _SIDE_DIRS = ("requirements", "docker", "scripts", "setup", "assets", "env", "envs", "install", ".devcontainer")
 _MAX_FILES_PER_DIR = 40
@@ -223,7 +224,7 @@ def requirement(text: str, line: int, rank_if_exact: int = EXACT) -> Pin | None:
         return None
     framework = framework_of(match.group(1))
     spec = match.group(2).strip().rstrip(")").strip()
-    if framework is not None and "@" in text and _GIT_URL.search(text):
+    if framework is not None and "@" in text and re.search(_GIT_URL, text):
         return git_pin(text, line, framework)
     if framework is not None and not spec and re.fullmatch(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*"
                                                             r"(?:;.*)?", text):
@@ -238,7 +239,7 @@ def requirement(text: str, line: int, rank_if_exact: int = EXACT) -> Pin | None:
 def git_pin(text: str, line: int, framework: str | None = None) -> Pin | None:
     """The pin a git install gives: a version tag (`@v0.2.1`) is an exact pin, the upstream default
     branch or another branch is UNPINNED (the newest when installed), another repository a FORK."""
-    found = _GIT_URL.search(text)
+    found = re.search(_GIT_URL, text)
     if found is None:
         return None
     owner, name, ref = found.group(1), found.group(2), found.group(3)
@@ -267,11 +268,11 @@ def _git_installs(text: str) -> list[Pin]:
     for number, raw in enumerate(text.splitlines(), 1):
         if "github.com" not in raw:
             continue
-        for found in _GIT_URL.finditer(raw):
+        for found in re.finditer(_GIT_URL, raw):
             pin = _repository_pin(found.group(1), found.group(2), found.group(3), number, raw.strip())
             if pin is not None:
                 pins.append(pin)
-        for found in _CLONE.finditer(raw):
+        for found in re.finditer(_CLONE, raw):
             branch = re.search(r"(?:-b|--branch)(?:\s+|=)(\S+)", found.group(1) + " " + found.group(4))
             pin = _repository_pin(found.group(2), found.group(3), branch.group(1) if branch else None, number,
                                   raw.strip())
@@ -331,7 +332,7 @@ def _file_pins(path: str, size: int, mtime: int) -> tuple[Pin, ...]:
         if lower.endswith(".sh"):
             return tuple(_shell(text, docker=False))
         if lower.startswith("readme") and lower.endswith(".md"):
-            return tuple(_shell(_fenced_shell(text), docker=False))
+            return tuple(_shell(_fenced_shell(text), docker=False)) if "install" in text or "clone" in text else ()
     except (ValueError, TypeError, RecursionError, SyntaxError):
         return ()
     return ()
@@ -513,7 +514,7 @@ def _conda_environment(text: str) -> list[Pin]:
     return pins
 
 
-_FENCE = re.compile(r"^(\s*)(```|~~~)\s*(bash|sh|shell|console|zsh|)\s*$")
+_FENCE = r"^(\s*)(```|~~~)\s*(bash|sh|shell|console|zsh|)\s*$"
 
 
 def _fenced_shell(text: str) -> str:
@@ -524,10 +525,12 @@ def _fenced_shell(text: str) -> str:
     block: bool | None = None  # None: outside a fence; else whether the open block is shell
     for line in text.splitlines():
         if line.strip().startswith(("```", "~~~")):
-            block = (_FENCE.match(line) is not None) if block is None else None
+            block = (re.match(_FENCE, line) is not None) if block is None else None
             out.append("")
             continue
-        out.append(line.strip().lstrip("$ ") if block else "")
+        # only install lines can pin: the rest of a long README is not read again by _shell
+        keep = block and ("install" in line or "clone" in line or "_VERSION" in line)
+        out.append(line.strip().lstrip("$ ") if keep else "")
     return "\n".join(out)
 
 

@@ -15,12 +15,12 @@ MAX_BYTES = 1_000_000  # larger Python files are generated or data, not code tha
 
 # A key read by name: `cfg["key"]` (not an assignment to it), `.get("key"`, `.pop("key"`,
 # `getattr(cfg, "key"`, `hasattr(cfg, "key"`, `"key" in cfg`.
-_READ = re.compile(
+_READ = (
     r"""(?:\[\s*(['"])([A-Za-z_][\w.\-]*)\1\s*\](?!\s*=[^=])"""
     r"""|(?:\.get|\.pop|\.setdefault|\bgetattr|\bhasattr)\(\s*(?:[^,()'"]+,\s*)?(['"])([A-Za-z_][\w.\-]*)\3"""
     r"""|(['"])([A-Za-z_][\w.\-]*)\5\s+(?:not\s+)?in\s+[A-Za-z_])""")
-_CLASS = re.compile(r"^class\s+(JobConfig|ConfigManager)\b", re.MULTILINE)
-_TOML_LOAD = re.compile(r"\b(?:tomllib|tomli|toml)\.loads?\(")
+_CLASS = r"(?m)^class\s+(JobConfig|ConfigManager)\b"
+_TOML_LOAD = r"\b(?:tomllib|tomli|toml)\.loads?\("
 _SKIP = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
          ".pytest_cache", "build", "dist", ".eggs", "site-packages"}
 
@@ -33,6 +33,12 @@ class _Index:
     reads: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
     scripts: list[str] | None = None  # launch scripts, READMEs and configs that may name a reader
     managers: list[tuple[str, int, str]] | None = None
+    # each file read once: config file name -> the Python files / scripts that mention it
+    py_mentions: dict[str, list[str]] | None = None
+    script_mentions: dict[str, list[str]] = field(default_factory=dict)
+    script_runs: dict[str, list[str]] = field(default_factory=dict)  # script -> the .py paths it runs
+    sed_scripts: set[str] = field(default_factory=set)  # scripts that run sed
+    by_name: dict[str, list[str]] = field(default_factory=dict)  # Python file name -> its files
 
 
 _INDEX: dict[str, _Index] = {}
@@ -129,35 +135,55 @@ def _shown(path: str) -> str:
         return path
 
 
-_TESTS = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$")
+_TESTS = r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$"
 _SCRIPTS = (".sh", ".bash", ".slurm", ".sbatch", ".md", ".yaml", ".yml", ".toml", ".json", ".cfg", ".txt")
-_PY_WORD = re.compile(r"(?:-m\s+([A-Za-z_][\w.]*)|([\w./-]+\.py))\b")
+_PY_WORD = r"(?:-m\s+([A-Za-z_][\w.]*)|([\w./-]+\.py))\b"
+
+
+# A config file's name as code and scripts write it (the part after the last `/`).
+_CONFIG_NAME = r"[\w.-]+\.(?:json|jsonc|hjson|ya?ml|toml|args|cfg|txt)\b"
+
+
+def _mentions(index: _Index, root: str) -> _Index:
+    """Fill the index's maps from one read of every Python file and script of the repository."""
+    if index.py_mentions is not None:
+        return index
+    index.py_mentions = {}
+    for file in index.files:
+        index.by_name.setdefault(os.path.basename(file), []).append(file)
+        text = read_text(file)
+        for name in set(re.findall(_CONFIG_NAME, text or "")):
+            index.py_mentions.setdefault(name, []).append(file)
+    for file in _script_files(index, root):
+        if file.endswith(".py"):
+            continue
+        text = read_text(file)
+        if not text:
+            continue
+        names = set(re.findall(_CONFIG_NAME, text))
+        for name in names:
+            index.script_mentions.setdefault(name, []).append(file)
+        if names:
+            index.script_runs[file] = [(m.group(1).replace(".", "/") + ".py") if m.group(1) else m.group(2).lstrip("./")
+                                       for m in re.finditer(_PY_WORD, text)]
+            if "sed" in text and not file.endswith((".json", ".yaml", ".yml", ".toml")):
+                index.sed_scripts.add(file)
+    return index
 
 
 def _reader_files(path: str, tops: tuple[str, ...]) -> list[str]:
     """The Python files that may load the config at `path`: those that name it (its file name),
     and those a launch script, README or config that names it also names (`python train.py
     --config x.yaml`, `-m pkg.train`). Tests are no readers of a training run's config."""
-    index = _index(path, tops)
     root = _root(path, tops)
+    index = _mentions(_index(path, tops), root)
     name = os.path.basename(path)
-    stem = os.path.splitext(name)[0]
-    out: list[str] = []
-    by_rel = {os.path.relpath(f, root).replace(os.sep, "/"): f for f in index.files}
-    for file in index.files:
-        if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
-            continue
-        text = read_text(file)
-        if text and name in text:
-            out.append(file)
-    for file in _script_files(index, root):
-        text = read_text(file)
-        if not text or stem not in text:
-            continue
-        for match in _PY_WORD.finditer(text):
-            module, script = match.group(1), match.group(2)
-            wanted = (module.replace(".", "/") + ".py") if module else script.lstrip("./")
-            for rel, full in by_rel.items():
+    out = [f for f in index.py_mentions.get(name, ())
+           if not re.search(_TESTS, os.path.relpath(f, root).replace(os.sep, "/"))]
+    for script in index.script_mentions.get(name, ()):
+        for wanted in index.script_runs.get(script, ()):
+            for full in index.by_name.get(wanted.rsplit("/", 1)[-1], ()):
+                rel = os.path.relpath(full, root).replace(os.sep, "/")
                 if (rel == wanted or rel.endswith("/" + wanted)) and full not in out:
                     out.append(full)
     return out
@@ -190,7 +216,7 @@ def own_readers(path: str, key: str, tops: tuple[str, ...] = ()) -> tuple[tuple[
             text = read_text(file)
             if not text:
                 continue
-            for match in _READ.finditer(text):
+            for match in re.finditer(_READ, text):
                 name = match.group(2) or match.group(4) or match.group(6)
                 if name not in reads:
                     reads[name] = (_shown(file), text.count("\n", 0, match.start()) + 1)
@@ -210,13 +236,13 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
     if index.managers is None:
         managers, loaders = [], []
         for file in index.files:
-            if _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
+            if re.search(_TESTS, os.path.relpath(file, root).replace(os.sep, "/")):
                 continue
             text = read_text(file)
-            load = _TOML_LOAD.search(text) if text and "tom" in text else None
+            load = re.search(_TOML_LOAD, text) if text and "tom" in text else None
             if load is None:
                 continue
-            match = _CLASS.search(text)
+            match = re.search(_CLASS, text)
             if match is not None:
                 managers.append((_shown(file), text.count("\n", 0, match.start()) + 1, f"class {match.group(1)}"))
             elif "pyproject" not in text:
@@ -228,13 +254,13 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
             return file, line, what
     for file in _reader_files(path, tops):
         text = read_text(file)
-        load = _TOML_LOAD.search(text) if text else None
+        load = re.search(_TOML_LOAD, text) if text else None
         if load is not None and "pyproject" not in text:
             return _shown(file), text.count("\n", 0, load.start()) + 1, "a TOML loader"
     return None
 
 
-def first_match(path: str, pattern: re.Pattern, hints: tuple[str, ...],
+def first_match(path: str, pattern: str, hints: tuple[str, ...],
                 tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
     """The first Python file of the file's project (tests aside) where `pattern` matches (files
     holding none of `hints` are not searched), with the line of the match."""
@@ -242,11 +268,11 @@ def first_match(path: str, pattern: re.Pattern, hints: tuple[str, ...],
     root = _root(path, tops)
     project = project_root(path, tops)
     for file in index.files:
-        if not _in_project(file, project, root) or _TESTS.search(os.path.relpath(file, root).replace(os.sep, "/")):
+        if not _in_project(file, project, root) or re.search(_TESTS, os.path.relpath(file, root).replace(os.sep, "/")):
             continue
         text = read_text(file)
         if text and any(hint in text for hint in hints):
-            found = pattern.search(text)
+            found = re.search(pattern, text)
             if found is not None:
                 return _shown(file), text.count("\n", 0, found.start()) + 1
     return None
@@ -254,11 +280,11 @@ def first_match(path: str, pattern: re.Pattern, hints: tuple[str, ...],
 
 # torchtitan's registry of models changed by the project's own code: a `register_train_spec(...)`
 # statement, or a module put into `sys.modules` under torchtitan's name
-TRAIN_SPEC_REGISTRATION = re.compile(r"^[ \t]*(?:[A-Za-z_]\w*\.)*register_train_spec\(|"
-                                     r"\bsys\.modules\[\s*(?:f?[\"'])torchtitan\.", re.MULTILINE)
+TRAIN_SPEC_REGISTRATION = (r"(?m)^[ \t]*(?:[A-Za-z_]\w*\.)*register_train_spec\(|"
+                           r"\bsys\.modules\[\s*(?:f?[\"'])torchtitan\.")
 
 
-_SED_WRITES = re.compile(r"\bsed\b(?=.*(?:\s-i\b|\s--in-place\b|>))")
+_SED_WRITES = r"\bsed\b(?=.*(?:\s-i\b|\s--in-place\b|>))"
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -284,21 +310,19 @@ def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | No
     use (`sed "s/CONFIG_GBS/$GBS/" ds_TEMPLATE.json > ds.json`, a pipeline of seds continued over
     lines, or the file's name in a variable that the command reads): it is a template. (file, line
     of the sed command), or None."""
-    index = _index(path, tops)
+    root = _root(path, tops)
+    index = _mentions(_index(path, tops), root)
     name = os.path.basename(path)
     real = os.path.realpath(path)
-    for file in _script_files(index, _root(path, tops)):
-        if os.path.realpath(file) == real or file.endswith((".json", ".yaml", ".yml", ".toml")):
-            continue
-        text = read_text(file)
-        if not text or name not in text or "sed" not in text:
+    for file in index.script_mentions.get(name, ()):
+        if file not in index.sed_scripts or os.path.realpath(file) == real:
             continue
         named = False
-        for number, command in _logical_lines(text):
-            if name in command and not _SED_WRITES.search(command):
+        for number, command in _logical_lines(read_text(file) or ""):
+            if name in command and not re.search(_SED_WRITES, command):
                 named = True  # `template=ds_TEMPLATE.json`: the name given to a variable first
                 continue
-            if _SED_WRITES.search(command) and (name in command or (named and "$" in command)):
+            if re.search(_SED_WRITES, command) and (name in command or (named and "$" in command)):
                 return _shown(file), number
     return None
 
@@ -343,12 +367,9 @@ def inference_role(document, context) -> tuple[str, str, int] | None:
             return (f"an inference config: {key!r} is a key of DeepSpeed's inference config "
                     "(deepspeed.init_inference), and it has no training key", _shown(document.path), line)
     name = os.path.basename(document.path)
-    index = _index(document.path, getattr(context, "roots", ()))
-    users = []
-    for file in index.files:
-        text = read_text(file)
-        if text and name in text:
-            users.append((file, text))
+    tops = getattr(context, "roots", ())
+    index = _mentions(_index(document.path, tops), _root(document.path, tops))
+    users = [(file, read_text(file) or "") for file in index.py_mentions.get(name, ())]
     if users and all("init_inference(" in text and "initialize(" not in text and "TrainingArguments" not in text
                      for _, text in users):
         file, text = users[0]
