@@ -284,7 +284,9 @@ TRAIN_SPEC_REGISTRATION = (r"(?m)^[ \t]*(?:[A-Za-z_]\w*\.)*register_train_spec\(
                            r"\bsys\.modules\[\s*(?:f?[\"'])torchtitan\.")
 
 
-_SED_WRITES = r"\bsed\b(?=.*(?:\s-i\b|\s--in-place\b|>))"
+def _sed_writes(command: str) -> bool:
+    """A command that runs sed and writes its result (`> out`, `-i`): two linear searches."""
+    return re.search(r"\bsed\b", command) is not None and re.search(r"\s-i\b|\s--in-place\b|>", command) is not None
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -319,10 +321,10 @@ def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | No
             continue
         named = False
         for number, command in _logical_lines(read_text(file) or ""):
-            if name in command and not re.search(_SED_WRITES, command):
+            if name in command and not _sed_writes(command):
                 named = True  # `template=ds_TEMPLATE.json`: the name given to a variable first
                 continue
-            if re.search(_SED_WRITES, command) and (name in command or (named and "$" in command)):
+            if _sed_writes(command) and (name in command or (named and "$" in command)):
                 return _shown(file), number
     return None
 
