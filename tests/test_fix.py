@@ -184,8 +184,8 @@ def test_a_file_that_cannot_be_written_is_reported_not_a_traceback(tmp_path, mon
     path = tmp_path / "ds_config.json"
     path.write_text(ORIGINAL)
 
-    def refuse(path, text):
-        raise PermissionError(13, "Permission denied")
+    def refuse(path, text, before, roots, follow_links=False):
+        return "cannot write the fixes: Permission denied"
 
     monkeypatch.setattr("shardshift.fix.write", refuse)
     assert cli.main(["check", "--fix", "--isolated", str(path)]) == 1

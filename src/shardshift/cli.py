@@ -12,6 +12,8 @@ import json
 import os
 import sys
 
+from shardshift.report import printable
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SCHEMA_NAMES = ("deepspeed", "accelerate", "plan")
 
@@ -82,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--fix", action="store_true", help="apply the safe fixes in place, then report what remains")
     fixing.add_argument("--diff", action="store_true",
                         help="print the safe fixes as a unified diff instead of writing them (exit 1 if there are any)")
+    check.add_argument("--fix-links", action="store_true",
+                       help="with --fix: write a symbolic link's target and a hard-linked file in place (both only "
+                            "inside the checked tree); without it such files are reported, not written")
     configuration = check.add_mutually_exclusive_group()
     configuration.add_argument("--config", metavar="FILE",
                                help="read options from this shardshift.toml or pyproject.toml (default: found by "
@@ -151,14 +156,15 @@ def _check(args, parser) -> int:
     except api.ShardshiftError as error:
         if not error.in_configuration:
             parser.error(error.message)
-        print(f"shardshift: {error.message}", file=sys.stderr)
+        print(f"shardshift: {printable(error.message)}", file=sys.stderr)
         return EXIT_USAGE
     unwritten = False
     if args.fix or args.diff:
         from shardshift.context.environment import given
 
         with given(options.env):
-            changed, unwritten = _apply_fixes(result, options, write=args.fix)
+            changed, unwritten = _apply_fixes(result, options, write=args.fix, roots=args.paths,
+                                              follow_links=args.fix_links)
         if args.diff:
             return EXIT_FINDINGS if changed else EXIT_OK
     # Text and GitHub annotations are read by people: infos are counted, not shown, unless asked.
@@ -173,7 +179,7 @@ def _check(args, parser) -> int:
     return EXIT_FINDINGS if unwritten or result.worst() >= SEVERITY_RANK[options.fail_on] else EXIT_OK
 
 
-def _apply_fixes(result, options, *, write: bool) -> tuple[int, bool]:
+def _apply_fixes(result, options, *, write: bool, roots: list[str], follow_links: bool = False) -> tuple[int, bool]:
     """--fix: write the fixed files and leave in `result` what remains and what was fixed.
     --diff: print the diff of every file that would change. Returns the number of files changed
     and whether some file could not be written."""
@@ -184,14 +190,19 @@ def _apply_fixes(result, options, *, write: bool) -> tuple[int, bool]:
     outcome = fix.fix_documents(result.documents, context, lambda documents: check_documents(
         documents, context, options.select, options.ignore, options.per_file_ignores))
     unwritten = False
+    written: dict[str, str] = {}
     for path, (before, after) in outcome.changed.items():
         if not write:
             sys.stdout.write(fix.unified_diff(path, before, after))
             continue
-        try:
-            fix.write(path, after)
-        except OSError as error:
-            print(f"shardshift: {path}: cannot write the fixes: {error.strerror}", file=sys.stderr)
+        real = os.path.realpath(path)
+        if written.get(real) == after:  # the same file reached twice (a link and its target)
+            continue
+        why = fix.write(path, after, before, roots, follow_links=follow_links)
+        if why is None:
+            written[real] = after
+        if why is not None:
+            print(f"shardshift: {printable(path)}: not fixed: {why}", file=sys.stderr)
             unwritten = True
     if not write:
         noun = "finding" if len(outcome.fixed) == 1 else "findings"
@@ -214,7 +225,7 @@ def _convert(args, parser) -> int:
     except api.ShardshiftError as error:
         if error.usage:
             parser.error(error.message)
-        print(f"shardshift: {error.message}", file=sys.stderr)
+        print(f"shardshift: {printable(error.message)}", file=sys.stderr)
         return EXIT_FINDINGS
     if args.output:
         try:
@@ -305,7 +316,7 @@ def _explain(args, parser) -> int:
     try:
         url = rule_url(rule.code)  # the project's docs-url, else the package's, else the default
     except ConfigError as error:
-        print(f"shardshift: {error}", file=sys.stderr)
+        print(f"shardshift: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     print(f"{rule.code} ({rule.name}), default severity {rule.severity}\n")
     print(rule.documentation())

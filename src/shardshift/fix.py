@@ -16,7 +16,10 @@ here: the caller writes the files (--fix) or prints a diff (--diff).
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -215,9 +218,124 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def write(path: str, text: str) -> None:
-    """Write `text` back over `path`, keeping a UTF-8 byte-order mark and the line endings."""
-    with open(path, "rb") as handle:
-        bom = handle.read(3) == b"\xef\xbb\xbf"
-    with open(path, "wb") as handle:
-        handle.write((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+TEMP_SUFFIX = ".shardshift-fix"
+
+
+def inside(path: str, roots: list[str]) -> bool:
+    """`path` (resolved) lies in one of the checked `roots`: a folder given, or a file given itself."""
+    real = os.path.realpath(path)
+    for root in roots:
+        top = os.path.realpath(root)
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def write(path: str, text: str, before: str, roots: list[str], *, follow_links: bool = False) -> str | None:
+    """Write `text` over `path` as an editor saves: into a temporary file beside it, flushed to
+    disk, then renamed over it in one step, so that a failure at any point leaves the original as
+    it was. Returns None when written, else why not (nothing was changed then):
+
+    - the file changed since it was read (`before`, an editor's save): the save is kept;
+    - it is a symbolic link, or has other hard links (a rename would cut them), unless
+      `follow_links` (then a link is written at its target, the links of a multiply-linked file
+      are kept by writing its bytes in place, after the new text is safely on disk);
+    - it lies, or its link points, outside the checked `roots`.
+
+    A UTF-8 byte-order mark and the line endings are kept; so is the file's mode."""
+    try:
+        info = os.lstat(path)
+    except OSError as error:
+        return f"cannot read it again: {error.strerror}"
+    target = path
+    if stat.S_ISLNK(info.st_mode):
+        if not follow_links:
+            return "it is a symbolic link; not written through (--fix-links writes at its target)"
+        target = os.path.realpath(path)
+        try:
+            info = os.stat(target)
+        except OSError as error:
+            return f"its link target cannot be read: {error.strerror}"
+    if not inside(target, roots):
+        return "it lies outside the checked tree"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    in_place = info.st_nlink > 1
+    if in_place and not follow_links:
+        return f"it has {info.st_nlink - 1} other hard link(s); not written (--fix-links writes it in place)"
+    current = _read_raw(target)
+    if current is None or _decoded(current) != before:
+        return "it changed since it was read (saved by another program?); run again"
+    data = (b"\xef\xbb\xbf" if current.startswith(b"\xef\xbb\xbf") else b"") + text.encode("utf-8")
+    directory, name = os.path.split(os.path.abspath(target))
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
+    except OSError as error:
+        return f"cannot write the fixes: {error.strerror}"
+    try:
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.chmod(temporary, stat.S_IMODE(info.st_mode))
+            # the last look: a save made while the fixes were computed wins over them
+            again = _read_raw(target)
+            if again != current:
+                return "it changed since it was read (saved by another program?); run again"
+            if in_place:  # the new text is on disk beside it; now rewrite the shared inode's bytes
+                try:
+                    _overwrite(target, data)
+                except OSError:
+                    _overwrite(target, current)  # put the original back; if even that fails, say so
+                    raise
+            else:
+                os.replace(temporary, target)
+                temporary = ""
+                _sync_directory(directory)
+        finally:
+            if temporary:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+    except OSError as error:
+        return f"cannot write the fixes: {error.strerror or error}"
+    return None
+
+
+def _overwrite(path: str, data: bytes) -> None:
+    with open(path, "r+b") as stream:
+        stream.write(data)
+        stream.truncate()
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _read_raw(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _decoded(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def _sync_directory(directory: str) -> None:
+    """Make the rename itself durable (where the platform allows opening a folder)."""
+    try:
+        handle = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from shardshift.check import CheckResult
-from shardshift.report import hidden_line
+from shardshift.report import hidden_line, printable
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -39,15 +39,17 @@ def render(result: CheckResult) -> str:
     lines = []
     for f in result.findings:
         title = f"{f.code} {f.rule}".strip()
-        message = f.message + (f" [{f.pointer}]" if f.pointer else "")
+        # each part escaped on its own (printable), then joined by the newlines the annotation shows
+        parts = [printable(f.message + (f" [{f.pointer}]" if f.pointer else ""))]
         if f.fix is not None:
-            message += f"\nfix: {f.fix}"
+            parts.append(printable(f"fix: {f.fix}"))
         for related in f.related:
-            message += f"\nsee {_path(related.file)}:{related.line}:{related.column}: {related.message}"
+            parts.append(printable(f"see {_path(related.file)}:{related.line}:{related.column}: {related.message}"))
         if f.unknown_context is not None:
-            message += f"\nunknown {f.unknown_context.kind}: {f.unknown_context.what}; {f.unknown_context.how}"
-        lines.append(f"::{LEVELS[f.severity]} file={_property(_path(f.file))},line={f.line},col={f.column},"
-                     f"title={_property(title)}::{_data(message)}")
+            parts.append(printable(f"unknown {f.unknown_context.kind}: {f.unknown_context.what}; "
+                                   f"{f.unknown_context.how}"))
+        lines.append(f"::{LEVELS[f.severity]} file={_property(printable(_path(f.file)))},line={f.line},"
+                     f"col={f.column},title={_property(printable(title))}::{_data(chr(10).join(parts))}")
     if result.fixed:
         lines.append(f"shardshift fixed {len(result.fixed)} finding(s)")
     hidden = hidden_line(result)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shardshift.check import CheckResult
-from shardshift.report import hidden_line
+from shardshift.report import hidden_line, line_start, printable
 
 
 def render(result: CheckResult, show_evidence: bool = False) -> str:
@@ -45,7 +45,8 @@ def render(result: CheckResult, show_evidence: bool = False) -> str:
                f"{counts['warning']} warning(s)"
                  + ("" if result.hidden_counts()["info"] else f", {counts['info']} info"))
     lines.append(summary if result.findings or result.hidden else f"{summary}; all clean")
-    return "\n".join(lines) + "\n"
+    # one line per item: whatever a field holds (a newline in a key, ESC in a file name) is escaped
+    return "\n".join(line_start(printable(line)) for line in lines) + "\n"
 
 
 def releases_line(result: CheckResult) -> str:
