@@ -216,9 +216,11 @@ def test_a_launch_script_shardshifts_grammar_cannot_read_is_judged_by_bash(tmp_p
                        encoding="utf-8")
     [error] = [f for f in check(str(refused))["findings"] if f["code"] == "SS001"]
     assert error["severity"] == "error" and "bash -n refuses it too" in error["message"]
-    # where bash reads what the grammar cannot (a construct it lacks), there is no finding
+    # where bash reads what the grammar cannot (a construct it lacks), an info says the launches are unread
     monkeypatch.setattr(syntax, "bash_reads", lambda text: True)
-    assert [f for f in check(str(refused))["findings"] if f["code"] == "SS001"] == []
+    [info] = [f for f in check(str(refused))["findings"] if f["code"] == "SS001"]
+    assert info["severity"] == "info" and info["unknown_context"]["kind"] == "reader"
+    assert "not checked" in info["unknown_context"]["what"]
 
 
 def test_without_bash_a_launch_script_the_grammar_cannot_read_is_an_info(tmp_path, monkeypatch):

@@ -188,16 +188,32 @@ OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
 # --- finding and reading the file ----------------------------------------------------------------
 
 
+MAX_CONFIG_BYTES = 5_000_000  # the same cap as a checked file's
+
+
 def _load_toml(path: str) -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
+    from shardshift.toml_guard import refusal
+
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle)
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES:,} bytes; not read")
+        text = raw.decode("utf-8")
+        refused = refusal(text)
+        if refused is not None:
+            raise ConfigError(f"{path}: {refused}; not read")
+        return tomllib.loads(text)
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deep to read") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
 

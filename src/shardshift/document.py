@@ -23,6 +23,16 @@ class SyntaxProblem:
     line: int
     column: int
 
+    @property
+    def bound(self) -> bool:
+        """shardshift's own bound refused the file (nesting, size of a number or key), not a rule
+        of the format: the framework may read it. Readers say so with TOOL_BOUND in the message."""
+        return TOOL_BOUND in self.message
+
+
+# The words that end a refusal by one of shardshift's own bounds (see SyntaxProblem.bound).
+TOOL_BOUND = "past the bounds of what shardshift reads"
+
 
 @dataclass(frozen=True, slots=True)
 class Reference:

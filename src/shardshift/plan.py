@@ -417,9 +417,14 @@ def assign(section: Section, dotted: str, value: Any) -> bool:
     return True
 
 
+# Numbers are checked for range before any conversion: a whole number past the float range cannot
+# become a float at all (json.load keeps `1` followed by 400 digits as an int), so a float field
+# does not take it.
+FLOAT_LIMIT = 2**1023
 _SIMPLE = {bool: lambda v: isinstance(v, bool), str: lambda v: isinstance(v, str),
            int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-           float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)}
+           float: lambda v: isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)
+                                                     and -FLOAT_LIMIT < v < FLOAT_LIMIT)}
 
 
 @lru_cache(maxsize=None)
@@ -543,7 +548,7 @@ def accepts(annotation: Any, value: Any, *, floats: bool = True) -> bool:
     if annotation is float:
         if isinstance(value, bool):
             return False
-        return isinstance(value, float) or (floats and isinstance(value, int))
+        return isinstance(value, float) or (floats and isinstance(value, int) and -FLOAT_LIMIT < value < FLOAT_LIMIT)
     if isinstance(annotation, type):
         return isinstance(value, annotation)
     return False

@@ -143,7 +143,11 @@ def framework_of(name: str) -> str | None:
 def _version(text: str) -> Version | None:
     """`2.6.0+cu124` -> (2, 6, 0); `0.2.0rc1` -> (0, 2, 0); None when there is no number."""
     match = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
-    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+    if match is None:
+        return None
+    parts = match.group(1).split(".")
+    # a part of more than 9 digits is no release number (and int() refuses 4,300 digits)
+    return tuple(int(p) for p in parts) if all(len(p) <= 9 for p in parts) else None
 
 
 def _padded(version: Version, size: int = 3) -> Version:

@@ -228,7 +228,7 @@ def _optimizer(plan, out: _Out) -> None:
     opt = plan.optimizer
     if opt is None:
         return
-    name = opt.name
+    name = _known(opt.name)  # known only at run time: marked unknown in the report, never written
     if name is not None:
         lowered = name.lower()
         if lowered in ("adam", "adamw"):

@@ -80,6 +80,9 @@ class _Heredoc(NamedTuple):
     body: list  # filled when the body is read: [text, body line, body offset]
 
 
+MAX_NESTING = 64  # quotes and expansions inside one another; real scripts nest a few
+
+
 class _Problem(Exception):
     def __init__(self, message: str, pos: int) -> None:
         super().__init__(message)
@@ -152,6 +155,7 @@ class _Lexer:
         self.origin = origin  # (offsets, segments): text[offsets[k]:] was copied from segments[k]
         self.holes = holes or []
         self.placeholders = placeholders  # `<PATH TO DATA>` is a word, not a redirection
+        self.depth = 0  # expansions and quotes open around the one being read (bounded: MAX_NESTING)
         self.tokens: list = []   # (type, value, pos)
         self.payload: dict = {}  # token offset -> _Word / _Assign / _Heredoc
         self.problems: list = []
@@ -335,6 +339,22 @@ class _Lexer:
         self.pending = []
 
     def matching(self, i: int, opener: str, closer: str) -> int:
+        self.enter(i)
+        try:
+            return self._matching(i, opener, closer)
+        finally:
+            self.depth -= 1
+
+    def enter(self, i: int) -> None:
+        """One level deeper into nested expansions; refused past MAX_NESTING, where the script is
+        said to be unread (recursion in Python has a limit, a hostile script has none)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            self.depth -= 1
+            raise _Problem(f"quotes and expansions nested more than {MAX_NESTING} deep, "
+                           "past the bounds of what shardshift reads", i)
+
+    def _matching(self, i: int, opener: str, closer: str) -> int:
         """Index just after the `closer` that closes an `opener` ending before i (quotes skipped)."""
         t, depth, n = self.text, 1, self.n
         scan = _MATCHING[opener]
@@ -479,6 +499,13 @@ class _Lexer:
 
     def parts(self, i: int, end: int, stop: frozenset, quoted: bool = False) -> list:
         """The parts of one word from i (stopping at an unquoted character in `stop`); sets self.i."""
+        self.enter(i)
+        try:
+            return self._parts(i, end, stop, quoted)
+        finally:
+            self.depth -= 1
+
+    def _parts(self, i: int, end: int, stop: frozenset, quoted: bool = False) -> list:
         t, parts, lit = self.text, [], i
         scan = _SCANNERS.get((stop, quoted)) or _scanner(stop, quoted)
         while i < end:

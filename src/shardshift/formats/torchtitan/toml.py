@@ -15,6 +15,7 @@ from typing import Any
 
 import tomllib
 
+from shardshift.document import TOOL_BOUND
 from shardshift.source import Member, Node, join_pointer
 
 
@@ -32,8 +33,15 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]
 
 def parse(text: str) -> tuple[Node, dict]:
     """(positioned root, tomllib's data). Raises TomlProblem with tomllib's message and place."""
+    from shardshift.toml_guard import refusal
+
+    refused = refusal(text)
+    if refused is not None:
+        raise TomlProblem(f"{refused}, {TOOL_BOUND}", 1, 1)
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # past the guard's bounds, still too deep for tomllib's recursion
+        raise TomlProblem(f"nested too deep, {TOOL_BOUND}", 1, 1) from None
     except tomllib.TOMLDecodeError as error:
         message = str(error)
         found = _AT.search(message)

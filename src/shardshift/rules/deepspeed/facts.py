@@ -168,6 +168,9 @@ def uses_auto(data: Any) -> bool:
 
 def elements_text(count: int) -> str:
     """An element count the way people write it: 5e8, 1.5e7, or 16,777,216."""
+    if count >= 10**300:  # past the float range (json.load keeps such a number as an int)
+        digits = str(count)
+        return f"{digits[0]}.{digits[1:3]}e{len(digits) - 1}"
     if count >= 10_000:
         mantissa, exponent = f"{count:e}".split("e")
         mantissa = mantissa.rstrip("0").rstrip(".")
@@ -178,6 +181,8 @@ def elements_text(count: int) -> str:
 
 def bytes_text(count: float) -> str:
     """A byte count in decimal units: 1.0 GB, 34 MB, 200 kB."""
+    if count >= 10**300:
+        return f"{elements_text(int(count) // 10**9)} GB"
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if count >= size:
             value = count / size

@@ -7,6 +7,7 @@ sees `fully_shard` calls in the order they run.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING, Iterable
 
@@ -76,7 +77,8 @@ def _dtype(value) -> str | None:
 def _accumulation(analysis: _reader.Analysis) -> tuple[int, int] | None:
     """(steps, line) of a gradient-accumulation constant or command-line default."""
     for name, (value, line, _) in analysis.constants.items():
-        if ACCUMULATION_NAMES.match(name) and isinstance(value, (int, float)) and value == int(value):
+        if ACCUMULATION_NAMES.match(name) and isinstance(value, (int, float)) \
+                and math.isfinite(value) and value == int(value):
             return int(value), line
     return None
 

@@ -45,16 +45,25 @@ class UnparseableFile(Rule):
                 # the reader that failed is shardshift's grammar of launch scripts; the one that runs the
                 # script is bash, asked to read it without running it (`bash -n`)
                 verdict = bash_reads(document.text)
-                if verdict is True:
-                    return  # a construct the grammar lacks: bash reads it (its launches stay unread)
-                if verdict is None:
-                    from shardshift.context import UnknownContext
+                from shardshift.context import UnknownContext
 
+                if verdict is True:  # a construct the grammar lacks (or past its bound): bash reads it
+                    unknown = UnknownContext(
+                        "reader", f"the launches in this script: bash reads it, but shardshift's grammar of launch "
+                                  f"scripts stops at line {problem.line} ({problem.message}), so they are not checked",
+                        "check the launch command in a simpler script, or name its settings with --env")
+                    message = f"shardshift cannot read this {document.format} script: {problem.message}"
+                elif verdict is None:
                     unknown = UnknownContext(
                         "reader", "whether bash reads this script: shardshift's grammar of launch scripts stops "
                                   "here, and bash could not be asked", f"run `bash -n {document.path}` to check it")
                 else:
                     message += f"; bash -n refuses it too: {verdict}"
+            if problem.bound and unknown is None:  # the framework may well read what shardshift refuses
+                from shardshift.context import UnknownContext
+
+                unknown = UnknownContext("reader", f"whether {document.format} reads this file: shardshift stops at "
+                                                   "its own bound here", "simplify the file, or check it another way")
             yield self.finding(document, None, message, position=(problem.line, problem.column),
                                unknown_context=unknown)
 
