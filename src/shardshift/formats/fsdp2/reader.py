@@ -233,6 +233,9 @@ class Event:
     file: str = ""
     site: tuple[int, int] | None = None
     qualified: str = ""  # the callee as imported (apex.optimizers.FusedAdam), where a rule needs it
+    # the call of a function whose own local variable the first target is rooted at (0: a module-level
+    # name, a parameter, an attribute of self): the same name in two calls of a builder is two objects
+    owner: int = 0
 
     def value(self, name: str, default: Any = None) -> Any:
         """A resolved plain argument value (Const unwrapped), or `default`."""
@@ -398,6 +401,8 @@ class Interpreter:
         self.guard: Cond | None = None
         self.loop_names: list[set[str]] = []  # the names each enclosing `for` binds
         self.refused: set[int] = set()  # ids of the functions a call could not inline
+        self.invocations: list[tuple[int, frozenset[str]]] = []  # (call number, names it binds locally)
+        self.calls = 0
         self.spread_texts: dict[int, dict[str, str]] = {}  # call -> source texts of its **kwargs items
 
     def _filters_loop(self, test: ast.expr) -> bool:
@@ -445,6 +450,9 @@ class Interpreter:
         self.seq += 1
         event = Event(kind, getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1, self.flow, self.seq,
                       self.loop_depth > 0, conds=tuple(self.conds), file=self.file, site=self.site, **kw)
+        if event.targets and self.invocations:
+            root = re.split(r"[.\[]", event.targets[0], maxsplit=1)[0]
+            event.owner = next((call for call, names in reversed(self.invocations) if root in names), 0)
         if not self.quiet:
             self.analysis.events.append(event)
         return event
@@ -982,6 +990,8 @@ class Interpreter:
         self.stack.append(key)
         self.ran.add(key)
         self.frames.append(_Frame(len(self.conds)))
+        self.calls += 1
+        self.invocations.append((self.calls, _local_names(func.node)))
         try:
             if isinstance(func.node, ast.Lambda):
                 result = self._expr(func.node.body, env)
@@ -996,6 +1006,7 @@ class Interpreter:
         finally:
             self.frames.pop()
             self.stack.pop()
+            self.invocations.pop()
         return result
 
     def _method(self, owner: Path, method: str, node: ast.Call, args, kwargs, env: Env) -> Any:
@@ -1408,6 +1419,22 @@ def _interpret(text: str, path: str = "", linker: Linker | None = None) -> Analy
 def analysis_of(document: Document) -> Analysis | None:
     result = analyse(document.text)
     return result if isinstance(result, Analysis) else None
+
+
+def _local_names(node: ast.AST) -> frozenset[str]:
+    """The names a function binds itself (assignments, loops, with): new objects in each call.
+    Parameters and names declared global or nonlocal are not its own."""
+    found = getattr(node, "_shardshift_locals", None)  # kept on the node: computed once per function
+    if found is None:
+        bound, shared = set(), set()
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                bound.add(child.id)
+            elif isinstance(child, (ast.Global, ast.Nonlocal)):
+                shared.update(child.names)
+        found = frozenset(bound - shared)
+        node._shardshift_locals = found  # type: ignore[attr-defined]
+    return found
 
 
 def split_root(events: list[Event]) -> tuple[list[Event], list[Event]]:

@@ -428,7 +428,8 @@ class FullyShardAppliedTwice(_base._Fsdp2Rule):
                     continue
                 for target in event.targets:
                     earlier = done.get(target)
-                    if earlier is not None and not _base._alternatives(earlier, event) and "?" not in target:
+                    if earlier is not None and not _base._alternatives(earlier, event) and "?" not in target \
+                            and earlier.owner == event.owner:  # two calls of one builder make two objects
                         yield (event, f"fully_shard({_show(target)}) runs again after line {earlier.line}: torch raises "
                                "AssertionError (fully_shard can only be applied to a module once)",
                                "shard each module once, with all its arguments in that call")

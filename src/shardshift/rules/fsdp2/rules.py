@@ -231,7 +231,10 @@ class BlockShardedAfterRoot(_Fsdp2Rule):
             for event in flow:
                 if event.kind != "fully_shard":
                     continue
-                parent = next((d for d in done for t in event.targets for p in d.targets if R.is_below(t, p)), None)
+                # ordered only when both calls can run in one execution (not opposite branches) and name
+                # the same object (not the locals of two calls of one builder)
+                parent = next((d for d in done for t in event.targets for p in d.targets if R.is_below(t, p)
+                               and d.owner == event.owner and not _alternatives(d, event)), None)
                 if parent is not None:
                     yield (event, f"fully_shard({_show(_target(event))}) runs after fully_shard({_show(_target(parent))}) "
                            f"at line {parent.line}, which already took these parameters into its group",
