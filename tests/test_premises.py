@@ -244,3 +244,29 @@ def test_an_entry_path_built_from_the_scripts_own_place_is_found_by_its_known_en
     [finding] = findings("megatron_script_relative", "MG001")
     assert finding["severity"] == "error"
     assert premise(finding, "program")["file"].endswith("megatron_script_relative/pkg/train/pretrain_gpt.py")
+
+
+def test_a_client_optimizer_passed_to_deepspeed_initialize_silences_the_optimizer_block_rules():
+    # the entry's imported module builds its own optimizer: DeepSpeed never builds the block
+    found = check(str(PREMISES / "deepspeed_client_optimizer"))["findings"]
+    assert not [f for f in found if f["code"].startswith("DS40")]
+    # the same file where the entry passes none: DeepSpeed builds it, and raises on max_grad_norm
+    [error] = findings("deepspeed_config_optimizer", "DS404")
+    assert error["severity"] == "error"
+    evidence = premise(error, "consumer")
+    assert evidence["state"] == "established" and evidence["file"].endswith("train.py") and evidence["line"] == 9
+
+
+def test_an_entry_that_is_not_in_the_tree_leaves_the_optimizers_builder_unknown():
+    for code in ("DS404", "DS406"):
+        [info] = findings("deepspeed_client_optimizer_absent", code)
+        assert info["severity"] == "info" and info["unknown_context"]["kind"] == "consumer"
+        assert "pretrain_net.py" in premise(info, "consumer")["what"]
+
+
+def test_a_toml_of_a_project_whose_own_command_takes_toml_files_has_an_unknown_reader():
+    for finding in findings("torchtitan_own_command", "TT005"):
+        assert finding["severity"] == "info"
+        evidence = premise(finding, "reader")
+        assert evidence["state"] == "unknown" and "quarry-train" in evidence["what"]
+        assert evidence["file"].endswith("job.yaml") and evidence["line"] == 5

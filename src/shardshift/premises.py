@@ -56,7 +56,7 @@ class Premise:
         return out
 
     def text(self) -> str:
-        where = f" ({self.file}:{self.line})" if self.file else ""
+        where = (f" ({self.file}:{self.line})" if self.line is not None else f" ({self.file})") if self.file else ""
         return f"{self.kind} {self.state}: {self.what}{where}"
 
     def unknown_context(self) -> UnknownContext:
@@ -240,7 +240,7 @@ class Establisher:
     def _reader(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
         if document.format != "torchtitan":
             return None
-        from shardshift.context.repository import own_config_manager
+        from shardshift.context.repository import own_config_manager, own_toml_command
         from shardshift.formats.torchtitan.extension import table_for
 
         table = table_for(document.path, document.data if isinstance(document.data, dict) else {})
@@ -262,6 +262,14 @@ class Establisher:
             return Premise("reader", "unknown", f"{shape}, and no launch in the tree runs torchtitan with it, so it may be "
                                                 "another program's TOML", how="check it together with the launch script "
                                                 "that passes it to torchtitan (`--job.config_file`)")
+        command = own_toml_command(document.path, self.context.roots)
+        if command is not None:
+            file, line, name = command
+            return Premise("reader", "unknown",
+                           f"the project runs its own command `{name}` with TOML files, and no launch in the tree shows "
+                           "torchtitan reading this one, so what torchtitan's JobConfig accepts may not apply",
+                           file, line, how="check the TOML together with the launch that runs torchtitan with it "
+                                           "(`--job.config_file`)")
         own = own_config_manager(document.path, self.context.roots)
         if own is not None:
             file, line, name = own
@@ -337,6 +345,36 @@ class Establisher:
         return Premise("role", "unknown", f"only {known} of its {len(keys)} top-level keys are DeepSpeed's and nothing "
                                           "in the tree hands it to DeepSpeed, so it may be another program's JSON",
                        how="check it together with the script that passes it as --deepspeed / --deepspeed_config")
+
+    # consumer: who builds the optimizer --------------------------------------------------------
+    def _consumer(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
+        """Rules about a ds_config's `optimizer` block rest on DeepSpeed building it: a client
+        optimizer passed to `deepspeed.initialize(optimizer=...)` wins over the block (engine.py,
+        "Using client Optimizer as basic optimizer"), which is then never read."""
+        if document.format != "deepspeed":
+            return None
+        from shardshift.context.repository import optimizer_builder
+        from shardshift.rules.deepspeed.auto import consumers_of
+
+        kind, file, where = optimizer_builder(document.path, self.context.roots)
+        if kind == "code":
+            return Premise("consumer", "contradicted", "the code that loads this file passes its own optimizer to "
+                                                       "deepspeed.initialize, so DeepSpeed never builds this block",
+                           file, int(where))
+        trainer = next((c for c in consumers_of(document, self.context) if c.hugging_face), None)
+        if trainer is not None:
+            return Premise("consumer", "established", f"{trainer.describe()} hands the block to DeepSpeed, which "
+                                                      "builds it", os.path.relpath(trainer.file), trainer.line)
+        if kind == "config":
+            return Premise("consumer", "established", "deepspeed.initialize is called without an optimizer of the "
+                                                      "code's own, so DeepSpeed builds this block", file, int(where))
+        if kind == "absent":
+            return Premise("consumer", "unknown", f"who builds the optimizer: {file} runs {where}, which is not in "
+                                                  "the tree, and a client optimizer passed to deepspeed.initialize "
+                                                  "would replace this block", file,
+                           how="check the setup where the entry script is present (a submodule checked out)")
+        return Premise("consumer", "established", "no code in the tree passes its own optimizer to "
+                                                  "deepspeed.initialize")
 
     # readers ---------------------------------------------------------------------------------
     def _readers(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:

@@ -121,6 +121,7 @@ class UnknownOptimizerType(Rule):
     """
 
     code = "DS401"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "unknown-optimizer-type"
     severity = "error"
     formats = ("deepspeed",)
@@ -192,6 +193,7 @@ class UnknownOptimizerParam(Rule):
     """
 
     code = "DS402"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "unknown-optimizer-param"
     severity = "error"
     formats = ("deepspeed",)
@@ -262,6 +264,7 @@ class OptimizerBetasNotAPair(Rule):
     """
 
     code = "DS403"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "optimizer-betas-not-a-pair"
     severity = "error"
     formats = ("deepspeed",)
@@ -340,6 +343,7 @@ class MaxGradNormInOptimizerParams(Rule):
     """
 
     code = "DS404"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "max-grad-norm-in-optimizer-params"
     severity = "error"
     formats = ("deepspeed",)
@@ -394,6 +398,7 @@ class OneBitOptimizerWithZero(Rule):
     """
 
     code = "DS405"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "one-bit-optimizer-with-zero"
     severity = "error"
     formats = ("deepspeed",)
@@ -444,6 +449,7 @@ class AdamTypeRunsAdamW(Rule):
     """
 
     code = "DS406"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "adam-type-runs-adamw"
     severity = "warning"
     formats = ("deepspeed",)
@@ -503,6 +509,7 @@ class OptimizerUntestedWithZero(Rule):
     """
 
     code = "DS407"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "untested-optimizer-with-zero"
     severity = "error"
     formats = ("deepspeed",)
@@ -560,6 +567,7 @@ class OptimizerWeightDecayDefault(Rule):
     """
 
     code = "DS408"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
     name = "optimizer-weight-decay-default"
     severity = "info"
     formats = ("deepspeed",)
