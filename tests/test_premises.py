@@ -270,3 +270,31 @@ def test_a_toml_of_a_project_whose_own_command_takes_toml_files_has_an_unknown_r
         evidence = premise(finding, "reader")
         assert evidence["state"] == "unknown" and "quarry-train" in evidence["what"]
         assert evidence["file"].endswith("job.yaml") and evidence["line"] == 5
+
+
+def test_a_branch_chosen_by_a_machine_count_known_at_run_time_is_not_paired_with_the_allocations_world():
+    found = check(str(PREMISES / "megatron_world_guard"))["findings"]
+    [guarded] = [f for f in found if f["code"] == "PL101" and f["file"].endswith("/train.sbatch")]
+    assert guarded["severity"] == "info" and guarded["unknown_context"]["kind"] == "value"
+    assert "NUM_NODES_TOTAL" in guarded["unknown_context"]["what"]
+    # a branch chosen by something else (the model size) must fit the allocation: still an error
+    [error] = [f for f in found if f["code"] == "PL101" and f["file"].endswith("/train_sizes.sbatch")]
+    assert error["severity"] == "error" and '"$SIZE" = "large"' in error["message"]
+
+
+def test_machines_listed_as_stand_ins_are_not_counted():
+    found = check(str(PREMISES / "torchtitan_stand_in_hosts" / "launch.sh"),
+                  str(PREMISES / "torchtitan_stand_in_hosts" / "configs" / "moe.toml"))["findings"]
+    assert [f for f in found if f["code"] == "PL102"] == []
+    # the same launch on two named machines counts 16 processes, which the degrees cannot divide
+    found = check(str(PREMISES / "torchtitan_stand_in_hosts" / "launch_named.sh"),
+                  str(PREMISES / "torchtitan_stand_in_hosts" / "configs" / "moe.toml"))["findings"]
+    [error] = [f for f in found if f["code"] == "PL102"]
+    assert error["severity"] == "error" and "world size 16" in error["message"]
+
+
+def test_a_model_added_to_torchtitans_registry_through_variables_is_an_extension():
+    [finding] = findings("torchtitan_registry_patched", "TT005")
+    assert finding["severity"] == "info"
+    evidence = premise(finding, "extension")
+    assert evidence["state"] == "unknown" and evidence["file"].endswith("heron/__init__.py") and evidence["line"] == 15

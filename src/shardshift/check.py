@@ -4,6 +4,7 @@ each with its format's reader, runs the selected rules and collects every findin
 from __future__ import annotations
 
 import os
+import re
 import sys
 import types
 from dataclasses import dataclass, field
@@ -474,8 +475,26 @@ def _judge_variants(rule, judged: list[tuple[tuple[str, ...], list[Finding]]]) -
                 out.append(finding)
             elif not getattr(rule, "reports_missing", False):
                 named = _branches_named([label for label, _ in judged], present)
+                counted = _world_guard(named) if getattr(rule, "judges_world", False) else None
+                if counted is not None and finding.unknown_context is None:
+                    from shardshift.context import UnknownContext
+
+                    finding = dataclasses.replace(finding, unknown_context=UnknownContext(
+                        "value", f"whether this branch runs with this world size: it is chosen by ${counted}, a count "
+                                 "of machines or GPUs known only when the job runs, while the world size comes from "
+                                 "another place", f"set {counted} with --env, or check the branch with the world it is meant for"))
                 out.append(dataclasses.replace(finding, message=f"{finding.message} ({named})"))
     return out
+
+
+# A variable whose name says it counts the machines or processes of the run.
+_WORLD_NAME = r"\$\{?([A-Za-z_]*(?:NODE|GPU|WORLD|NPROC|WORKER|HOST|DEVICE)[A-Za-z_0-9]*)"
+
+
+def _world_guard(named: str) -> str | None:
+    """The variable, named like a count of machines, that the undecided branches `named` test."""
+    match = re.search(_WORLD_NAME, named, re.IGNORECASE)
+    return match.group(1) if match else None
 
 
 def _branches_named(labels: list[tuple[str, ...]], present: set[int]) -> str:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 # release: the framework release; consumer: who hands the config to the framework (the Trainer);
 # extension: plugins and custom modules that add keys; readers: the file's other readers (the
 # repository's own code that reads a key by name); role: what the file is for (training).
-PremiseKind = Literal["program", "reader", "release", "consumer", "extension", "readers", "role"]
+PremiseKind = Literal["program", "reader", "release", "consumer", "extension", "readers", "role", "value"]
 PremiseState = Literal["established", "unknown", "contradicted"]
 
 
@@ -226,10 +226,11 @@ class Establisher:
         module a launch imports may add before the name is looked up."""
         if document.format != "torchtitan":
             return None
-        from shardshift.context.repository import TRAIN_SPEC_REGISTRATION, first_match
+        from shardshift.context.repository import (MODULE_GRAFT, MODULE_GRAFT_HINTS, TRAIN_SPEC_HINTS,
+                                                   TRAIN_SPEC_REGISTRATION, first_match)
 
-        found = first_match(document.path, TRAIN_SPEC_REGISTRATION, ("register_train_spec", "sys.modules"),
-                            self.context.roots)
+        found = first_match(document.path, TRAIN_SPEC_REGISTRATION, TRAIN_SPEC_HINTS, self.context.roots) or \
+            first_match(document.path, MODULE_GRAFT, MODULE_GRAFT_HINTS, self.context.roots)
         if found is not None:
             return Premise("extension", "unknown", "the repository registers train specs of its own, which the module "
                                                    "a launch imports may add before the name is looked up", *found,

@@ -17,7 +17,7 @@ from typing import Literal
 # extension: a plugin or custom module that adds keys the framework's own table lacks; reader: the code
 # that loads a config (the repository's own config manager); role: what the file is (a template, an
 # inference config, another program's JSON); readers: the repository's own code that reads a key.
-ContextKind = Literal["program", "consumer", "release", "extension", "reader", "role", "readers"]
+ContextKind = Literal["program", "consumer", "release", "extension", "reader", "role", "readers", "value"]
 
 Version = tuple[int, ...]
 

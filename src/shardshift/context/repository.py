@@ -281,9 +281,16 @@ def first_match(path: str, pattern: str, hints: tuple[str, ...],
 
 
 # torchtitan's registry of models changed by the project's own code: a `register_train_spec(...)`
-# statement, or a module put into `sys.modules` under torchtitan's name
+# statement, a change to its table of model names (`_supported_models`), or a module put into
+# `sys.modules` under torchtitan's name (as a literal key, or through a variable in a file that
+# names a `"torchtitan.…"` module as a string)
 TRAIN_SPEC_REGISTRATION = (r"(?m)^[ \t]*(?:[A-Za-z_]\w*\.)*register_train_spec\(|"
+                           r"\b_supported_models\b(?=[^\n]*(?:=|\.(?:add|update|append)\())|"
                            r"\bsys\.modules\[\s*(?:f?[\"'])torchtitan\.")
+TRAIN_SPEC_HINTS = ("register_train_spec", "sys.modules", "_supported_models")
+# ... through a variable: searched only in files that name a torchtitan module as a string
+MODULE_GRAFT = r"\bsys\.modules\[[^\]\n]*\]\s*="
+MODULE_GRAFT_HINTS = ("\"torchtitan.", "'torchtitan.")
 
 
 def _sed_writes(command: str) -> bool:

@@ -210,6 +210,9 @@ class PlanRule(Rule):
     # Megatron fork divides the world as upstream does), so the program is no premise; what the file
     # is (a template, another program's JSON) still is.
     premises: ClassVar[tuple[str, ...] | None] = ("release", "role")
+    # the verdict compares settings with the world size (a branch chosen by a count of machines the
+    # script does not set cannot be paired with a world taken from elsewhere: check._judge_variants)
+    judges_world: ClassVar[bool] = False
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         return ()

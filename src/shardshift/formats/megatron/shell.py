@@ -896,6 +896,9 @@ class _Walker:
                 if op == "#len":
                     if any(isinstance(e, Unknown) or _is_items(e) for e in elements):
                         return Unknown(f"length of {name}, which holds unknown items")
+                    stand_in = _stand_in_hosts(elements)
+                    if stand_in is not None:
+                        return Unknown(f"length of {name}, whose items are stand-ins to be replaced ({stand_in})")
                     return _Text((_Piece(str(len(elements)), *where),), "")
                 return elements
             if index.isdigit():
@@ -1411,3 +1414,24 @@ def read_argument_file(text: str, path: str = "<arguments>") -> list:
         if kind == "WORD":
             fields.extend(walker.expand(lexer.payload[pos], split=True))
     return _pair(fields)
+
+
+# Items that stand for the machines a user fills in: the unspecified address, `x.x.x.x`, `<node-ip>`,
+# "your..."; an address listed twice is no list of real machines either.
+_STAND_IN_HOST = re.compile(r"(?i)^(?:0\.0\.0\.0|x+(?:\.x+)+|.*<[^>]*>.*|.*\b(?:your|changeme|todo|xxx)\w*.*)$")
+_ADDRESS = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def _stand_in_hosts(elements: list) -> str | None:
+    """Why the items of an array are stand-ins rather than real hosts, or None: counting them
+    would count machines that the user has yet to name."""
+    texts = [e.value for e in elements if type(e) is _Text]
+    if len(texts) != len(elements) or not texts:
+        return None
+    odd = next((t for t in texts if _STAND_IN_HOST.match(t)), None)
+    if odd is not None:
+        return f"{odd!r}"
+    addresses = [t for t in texts if _ADDRESS.match(t)]
+    if len(addresses) != len(set(addresses)):
+        return "an address listed more than once"
+    return None

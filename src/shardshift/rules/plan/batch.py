@@ -53,6 +53,7 @@ class BatchArithmetic(PlanRule):
     """
 
     code = "DS201"
+    judges_world = True
     name = "batch-arithmetic"
     severity = "error"
 

@@ -72,6 +72,7 @@ class ParallelDegreesAgainstWorld(_LayoutRule):
     """
 
     code = "PL101"
+    judges_world = True
     name = "parallel-degrees-against-world"
     severity = "error"
 
@@ -132,6 +133,7 @@ class ExpertParallelAgainstWorld(_LayoutRule):
     """
 
     code = "PL102"
+    judges_world = True
     name = "expert-parallel-against-world"
     severity = "error"
 
