@@ -251,3 +251,27 @@ def test_pythonpath_without_a_vendored_megatron_is_an_unknown_program(tmp_path):
                          "torchrun --nproc_per_node 8 train_x.py --num-layers 4 --micro-batch-size 2 --zz 1\n")
     [finding] = [f for f in findings(script) if f["code"] == "MG001"]
     assert finding["severity"] == "info" and "PYTHONPATH" in finding["unknown_context"]["what"]
+
+
+def test_a_fork_whose_validate_args_still_tests_the_world_keeps_the_error(tmp_path):
+    """The fork's validate_args is read for the divisibility test: where it is still there (after
+    whatever the fork clamps), PL101 stands, pointing at the fork's own line."""
+    (tmp_path / "megatron").mkdir()
+    arguments = (CONTEXT / "fork" / "megatron" / "arguments.py").read_text(encoding="utf-8").replace(
+        'group.add_argument("--bf16", action="store_true")',
+        'group.add_argument("--bf16", action="store_true")\n'
+        '    group.add_argument("--tensor-model-parallel-size", type=int, default=1)')
+    arguments += ("\n\ndef validate_args(args, defaults={}):\n"
+                  "    args.tensor_model_parallel_size = min(args.tensor_model_parallel_size, 64)\n"
+                  "    assert args.world_size % args.tensor_model_parallel_size == 0, 'world size'\n"
+                  "    return args\n")
+    (tmp_path / "megatron" / "arguments.py").write_text(arguments, encoding="utf-8")
+    (tmp_path / "pretrain_fork.py").write_text((CONTEXT / "fork" / "pretrain_fork.py").read_text(encoding="utf-8"),
+                                                encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_fork.py --num-layers 4 --hidden-size 256 "
+                      "--num-attention-heads 8 --micro-batch-size 2 --tensor-model-parallel-size 3\n", encoding="utf-8")
+    [found] = [f for f in findings(script) if f["code"] == "PL101"]
+    assert found["severity"] == "error" and found.get("unknown_context") is None
+    line = arguments.splitlines().index("    assert args.world_size % args.tensor_model_parallel_size == 0, 'world size'")
+    assert any(r["file"].endswith("arguments.py") and r["line"] == line + 1 for r in found["related"])

@@ -298,3 +298,13 @@ def test_a_model_added_to_torchtitans_registry_through_variables_is_an_extension
     assert finding["severity"] == "info"
     evidence = premise(finding, "extension")
     assert evidence["state"] == "unknown" and evidence["file"].endswith("heron/__init__.py") and evidence["line"] == 15
+
+
+def test_an_entry_that_parses_its_own_command_line_is_judged_by_that_parser():
+    found = check(str(PREMISES / "megatron_own_parser"))["findings"]
+    by_code = {f["code"]: f for f in found}
+    assert set(by_code) == {"MG001", "MG002"}  # no Megatron validate_args check: Megatron never runs
+    assert by_code["MG001"]["severity"] == "error" and "--micro-batch-size" in by_code["MG001"]["message"]
+    assert by_code["MG002"]["severity"] == "warning"
+    program = premise(by_code["MG001"], "program")
+    assert program["state"] == "established" and "read_settings() in corelm/settings.py" in program["what"]

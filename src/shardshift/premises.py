@@ -194,9 +194,9 @@ class Establisher:
             known = known_releases(framework)
             span = (f" ({'.'.join(map(str, known[0]))} to {'.'.join(map(str, known[-1]))})" if known else "")
             return Premise("release", "established",
-                           f"no {framework} pin found ({release.source}); {rule.code}'s verdict is the same in every "
+                           f"no {framework} pin found ({release.source}); the verdict is the same in every "
                            f"{framework} release its tables cover{span}")
-        return Premise("release", "unknown", f"no {framework} pin found, and this verdict of {rule.code} differs "
+        return Premise("release", "unknown", f"no {framework} pin found, and the verdict differs "
                                              f"between {framework} releases (older ones read what newer ones refuse)",
                        how=f"pin {framework} in the repository's dependency files or pass --{framework}-version")
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -63,6 +64,7 @@ class Program:
     fork: str | None = None
     provider: str | None = None
     unknown: UnknownContext | None = None
+    own_parser: bool = False  # the entry parses its own command line: no Megatron, no validate_args
 
     def __post_init__(self) -> None:
         if not self.parser:
@@ -461,6 +463,11 @@ def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed
     missing: list[str] = []
     flags: list[dict] = []
     parser_text = ""
+    if fork is None and not any(isinstance(n, ast.Call) and _name(n.func).rsplit(".", 1)[-1] in ENTRY_CALLS
+                                for n in ast.walk(tree)):
+        own = _own_parser(path, tree, (folder, _top(folder)))
+        if own is not None:
+            return own
     if fork is None:
         pythonpath = launch.variables.get("PYTHONPATH") if isinstance(launch.variables, dict) else None
         if pythonpath is not None:
@@ -515,6 +522,42 @@ def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed
     return program
 
 
+def _own_parser(path: str, tree: ast.Module, roots: tuple[str, ...]) -> Program | None:
+    """The program of an entry that builds its own argparse parser, in a function it calls that
+    is defined in it or imported from a module of the repository (`from pkg.options import collect`),
+    whatever that module is named: its flags are the ones that function adds."""
+    name = os.path.basename(path)
+    functions = _functions(tree)
+    imports = _imports(tree)
+    called = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    for function in dict.fromkeys(called):
+        if function in functions:
+            where, body = path, functions[function]
+        elif function in imports:
+            module_name, level, original = imports[function]
+            where = _module_file(module_name, level, path, roots)
+            target = module(where) if where else None
+            body = _functions(target).get(original) if target is not None else None
+            function = original
+        else:
+            continue
+        if body is None or not any(isinstance(n, ast.Call) and _name(n.func).endswith("ArgumentParser")
+                                   for n in ast.walk(body)):
+            continue
+        reader = _Reader(roots)
+        reader.function(where, function)
+        shown = os.path.relpath(where, os.path.dirname(path))
+        program = Program(name, path=path, table=FlagTable({"flags": reader.flags}), upstream=False,
+                          parser=f"the repository's own parser ({function}() in {shown})", provider=function,
+                          own_parser=True)
+        if reader.missing:
+            program.unknown = UnknownContext(
+                "program", f"part of {name}'s own parser could not be read: " + "; ".join(reader.missing[:3]),
+                HOW.format(entry=name) + " (with the modules it imports)")
+        return program
+    return None
+
+
 def _as_json(flag) -> dict:
     return {s: getattr(flag, s) for s in flag.__slots__}
 
@@ -529,6 +572,32 @@ def fork_checks(program: Program) -> UnknownContext:
         "program", f"{program.entry} runs a vendored Megatron ({where}) whose own checks (validate_args) "
                    "shardshift does not read; this is Megatron-LM's check",
         f"compare with validate_args in the fork's {where}")
+
+
+_VALIDATE = re.compile(r"(?m)^def validate_args\b")
+_WORLD_DIVIDES = re.compile(r"\bworld_size\s*%")
+
+
+def fork_checks_world(program: Program) -> tuple[str, int] | None:
+    """Where the vendored fork's own validate_args still tests that the world size divides by the
+    parallel degrees (`world_size % ...`), as (file, line), or None: then the fork keeps
+    Megatron-LM's check, whatever it clamps before it."""
+    if not program.fork:
+        return None
+    try:
+        with open(program.fork, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(2_000_000)
+    except OSError:
+        return None
+    start = _VALIDATE.search(text)
+    if start is None:
+        return None
+    end = re.compile(r"(?m)^(?:def|class)\s").search(text, start.end())
+    body = text[start.start():end.start() if end else len(text)]
+    found = _WORLD_DIVIDES.search(body)
+    if found is None:
+        return None
+    return program.fork, text.count("\n", 0, start.start() + found.start()) + 1
 
 
 def fork_of(documents) -> Program | None:

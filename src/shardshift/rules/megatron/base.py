@@ -127,6 +127,8 @@ class MegatronRule(Rule):
         flags = Flags(document)
         found = self.check_flags(flags, context)
         program = flags.program
+        if program is not None and program.own_parser and not self.code.startswith("MG00"):
+            return ()  # the entry's own parser reads the flags: Megatron's validate_args never runs
         if program is not None and program.fork is not None and program.unknown is None and \
                 not self.code.startswith("MG00"):
             return self._in_fork(found, program)

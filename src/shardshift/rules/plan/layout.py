@@ -4,10 +4,11 @@ and against the model's shape. Written once for every format; the reference for 
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Iterable
 
 from shardshift.plan import known
-from shardshift.rules.base import Context, Finding, PlanRule, name_of
+from shardshift.rules.base import Context, Finding, PlanRule, Related, name_of
 
 if TYPE_CHECKING:
     from shardshift.setup import Setup
@@ -95,12 +96,21 @@ class ParallelDegreesAgainstWorld(_LayoutRule):
             # the world comes from another file of the setup (the launch script that starts the run)
             related = [*related, self.related_at(world_at, f"the world size {world} is set here")]
         if world % product:
-            from shardshift.formats.megatron.program import fork_checks, fork_of
+            from shardshift.formats.megatron.program import fork_checks, fork_checks_world, fork_of
 
-            fork = fork_of(setup.documents)  # a vendored Megatron checks (or clamps) the degrees its own way
+            # a vendored Megatron checks (or clamps) the degrees its own way: read its validate_args
+            fork = fork_of(setup.documents)
+            unknown = None
+            if fork is not None:
+                kept = fork_checks_world(fork)
+                if kept is None:
+                    unknown = fork_checks(fork)
+                else:
+                    related = [*related, Related(os.path.relpath(kept[0]), kept[1], 1, None,
+                                                 "the vendored Megatron's validate_args tests this too")]
             yield self.finding_at(where, f"{self.spelled(setup, model)} = {product} does not divide the world size "
                                          f"{world}; choose degrees whose product divides {world}", related=related,
-                                  unknown_context=fork_checks(fork) if fork is not None else None)
+                                  unknown_context=unknown)
             return
         if data:
             total = product
