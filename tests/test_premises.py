@@ -308,3 +308,15 @@ def test_an_entry_that_parses_its_own_command_line_is_judged_by_that_parser():
     assert by_code["MG002"]["severity"] == "warning"
     program = premise(by_code["MG001"], "program")
     assert program["state"] == "established" and "read_settings() in corelm/settings.py" in program["what"]
+
+
+def test_a_file_the_vendored_copys_own_code_hands_to_deepspeed_is_judged_for_what_it_holds():
+    found = check(str(PREMISES / "deepspeed_vendored_tree"))["findings"]
+    mine = [f for f in found if f["file"].endswith("ds_config_offload_legacy.json")]
+    [legacy] = [f for f in mine if f["code"] == "DS320"]
+    assert legacy["severity"] == "warning"
+    role = premise(legacy, "role")
+    assert role["state"] == "established" and role["file"].endswith("test_offload_legacy.py") and role["line"] == 6
+    # what it lacks (a batch size) may come from the config the copy's code merges it into
+    [batch] = [f for f in mine if f["code"] == "DS201"]
+    assert batch["severity"] == "info" and premise(batch, "role")["state"] == "unknown"

@@ -120,6 +120,11 @@ class Establisher:
                 out.append(Premise(kind, "unknown", own.what, how=own.how))  # type: ignore[arg-type]
                 continue
             premise = self.establish(kind, rule, finding)
+            if premise is not None and kind == "role" and premise.state == "established" and \
+                    "DeepSpeed copy vendored" in premise.what and document is not None and _lacks(document, finding):
+                premise = Premise("role", "unknown", "what this file of a vendored DeepSpeed copy lacks: the copy's "
+                                                     "code may merge it into another config that has it",
+                                  premise.file, premise.line, how="check the ds_config the training run uses")
             if premise is not None:
                 out.append(premise)
         if own is not None and not any(p.state == "unknown" for p in out):
@@ -298,7 +303,7 @@ class Establisher:
     def _role(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
         if document.format != "deepspeed" or not isinstance(document.data, dict):
             return None
-        from shardshift.context.repository import framework_data, inference_role, template_role
+        from shardshift.context.repository import copy_names, framework_data, inference_role, template_role
 
         found = inference_role(document, self.context)
         if found is not None:
@@ -313,6 +318,13 @@ class Establisher:
         package = framework_data(document.path)
         if package is not None:
             folder, init = package
+            named = copy_names(document.path, folder, self.context.roots)
+            if named is not None:
+                # the copy's own code hands it to DeepSpeed (a test's --deepspeed_config, a template its
+                # autotuner merges into a config): what a key in it does holds (see `premises` for what
+                # it lacks, which may come from the config it is merged into)
+                return Premise("role", "established", f"a file of the DeepSpeed copy vendored at {folder} that the "
+                                                      "copy's own code hands to DeepSpeed", *named)
             return Premise("role", "unknown", f"a file of the DeepSpeed copy vendored at {folder} (its autotuning "
                                               "templates, tests or examples), not the repository's own config",
                            init, 1, how="check the ds_config the training run uses")
@@ -442,6 +454,17 @@ def _not_a_job_config(data: dict, table) -> str | None:
 
 
 _PLACEHOLDER = r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*\b|\{\{[^}]*\}\}|%\([\w]+\)s"
+
+
+def _lacks(document: Document, finding: Finding) -> bool:
+    """The finding is about something the file does not hold (no pointer, or a key it lacks)."""
+    from shardshift.source import value_at
+
+    missing = object()
+    pointer = finding.pointer
+    if not pointer or not pointer.startswith("/"):
+        return True
+    return value_at(document.data, pointer, missing) is missing
 
 
 def _key_of(finding: Finding) -> str | None:

@@ -356,6 +356,23 @@ def framework_data(path: str) -> tuple[str, str] | None:
     return None
 
 
+def copy_names(path: str, folder: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
+    """Where the Python code of the vendored copy at `folder` names the file at `path` (its file
+    name, in a string), as (file, line), or None."""
+    root = _root(path, tops)
+    index = _mentions(_index(path, tops), root)
+    name = os.path.basename(path)
+    top = os.path.abspath(folder)
+    for file in index.py_mentions.get(name, ()):
+        if not os.path.abspath(file).startswith(top + os.sep):
+            continue
+        text = read_text(file) or ""
+        found = re.search(r"[\"'/]" + re.escape(name) + r"[\"']", text)
+        if found is not None:
+            return _shown(file), text.count("\n", 0, found.start()) + 1
+    return None
+
+
 # Keys only DeepSpeed's inference config (DeepSpeedInferenceConfig, deepspeed/inference/config.py) has,
 # and keys only a training config has.
 INFERENCE_KEYS = ("replace_with_kernel_inject", "tensor_parallel", "mp_size", "enable_cuda_graph",
