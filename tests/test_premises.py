@@ -320,3 +320,12 @@ def test_a_file_the_vendored_copys_own_code_hands_to_deepspeed_is_judged_for_wha
     # what it lacks (a batch size) may come from the config the copy's code merges it into
     [batch] = [f for f in mine if f["code"] == "DS201"]
     assert batch["severity"] == "info" and premise(batch, "role")["state"] == "unknown"
+
+
+def test_a_config_no_loader_names_is_unsure_where_the_project_passes_its_own_optimizer():
+    # the run that uses the file is not found by its name; the project's one initialize call passes an
+    # optimizer of its own: who builds this block is unknown, not "nothing passes one"
+    [info] = findings("deepspeed_client_optimizer_unnamed", "DS404")
+    assert info["severity"] == "info" and info["unknown_context"]["kind"] == "consumer"
+    consumer = premise(info, "consumer")
+    assert consumer["file"].endswith("engine/setup.py") and consumer["line"] == 11

@@ -381,13 +381,20 @@ class Establisher:
         if kind == "config":
             return Premise("consumer", "established", "deepspeed.initialize is called without an optimizer of the "
                                                       "code's own, so DeepSpeed builds this block", file, int(where))
+        if kind == "unsure":
+            return Premise("consumer", "unknown", "who builds the optimizer: no code in the tree that loads this file "
+                                                  "was found, and the project passes its own optimizer to "
+                                                  "deepspeed.initialize here, which would replace this block",
+                           file, int(where), how="check the ds_config together with the script that runs it")
         if kind == "absent":
-            return Premise("consumer", "unknown", f"who builds the optimizer: {file} runs {where}, which is not in "
-                                                  "the tree, and a client optimizer passed to deepspeed.initialize "
-                                                  "would replace this block", file,
-                           how="check the setup where the entry script is present (a submodule checked out)")
-        return Premise("consumer", "established", "no code in the tree passes its own optimizer to "
-                                                  "deepspeed.initialize")
+            what = (f"submodule {where} is not checked out" if file == ".gitmodules" else
+                    f"{file} runs {where}, which is not in the tree")
+            return Premise("consumer", "unknown", f"who builds the optimizer: {what}, and a client optimizer passed to "
+                                                  "deepspeed.initialize would replace this block", file,
+                           how="check the setup with its submodules checked out")
+        return Premise("consumer", "established", f"no code of the project calls deepspeed.initialize (searched "
+                                                  f"{where} Python files), so whatever runs this file hands DeepSpeed "
+                                                  "no optimizer of its own in this tree")
 
     # readers ---------------------------------------------------------------------------------
     def _readers(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:

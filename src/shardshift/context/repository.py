@@ -479,13 +479,16 @@ def _initialize_calls(file: str, text: str) -> list[tuple[int, bool]]:
 
 def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, int | str]:
     """Who builds the optimizer of the ds_config at `path`, from the code that may load it
-    (`_reader_files`) and the repository modules it imports:
+    (`_reader_files`) and the repository modules it imports, else from the whole project:
 
-    - ("code", file, line): a `deepspeed.initialize` call passes its own optimizer, which DeepSpeed
-      uses instead of the config's `optimizer` block;
-    - ("config", file, line): the calls found pass none, so DeepSpeed builds the block;
-    - ("absent", script, entry): a script that names the file runs an entry not in the tree;
-    - ("none", "", 0): no such code in the tree."""
+    - ("code", file, line): the code that loads the file (or a module it imports) passes its own
+      optimizer to `deepspeed.initialize`, which DeepSpeed uses instead of the `optimizer` block;
+    - ("config", file, line): the `deepspeed.initialize` calls found pass none, so DeepSpeed builds it;
+    - ("unsure", file, line): no loader of the file was found, and some code of the project passes
+      its own optimizer (the run that uses this file may be that one);
+    - ("absent", where, what): the code that would decide is not in the tree (an entry a script runs
+      from a submodule, a variable or another tree; a submodule that is not checked out);
+    - ("none", "", files searched): no code of the project calls `deepspeed.initialize`."""
     root = _root(path, tops)
     index = _mentions(_index(path, tops), root)
     if index.file_set is None:
@@ -509,14 +512,47 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
                 queue.append(imported)
     if builds is not None:
         return builds
+    # no loader found in the tree: what a missing entry, a missing submodule or the project's other
+    # calls say (a name that matches no file is no evidence that nothing passes an optimizer)
     name = os.path.basename(path)
+    modules = _submodules(root)
     for script in index.script_mentions.get(name, ()):
         for wanted in index.script_runs.get(script, ()):
             present = any(os.path.relpath(f, root).replace(os.sep, "/").endswith(wanted.lstrip("/"))
                           for f in index.by_name.get(wanted.rsplit("/", 1)[-1], ()))
-            if not present:
+            if not present and any(wanted.lstrip("/").startswith(m + "/") or ("/" + m + "/") in wanted
+                                   for m in modules):
                 return "absent", _shown(script), wanted
-    return "none", "", 0
+    project = project_root(path, tops)
+    calls = []
+    for file in index.files:
+        if not _in_project(file, project, root) or re.search(_TESTS, os.path.relpath(file, root).replace(os.sep, "/")):
+            continue
+        text = read_text(file)
+        if text and "initialize" in text and "deepspeed" in text:
+            calls += [(_shown(file), line, own) for line, own in _initialize_calls(file, text)]
+    own = next((c for c in calls if c[2]), None)
+    if own is not None:
+        return "unsure", own[0], own[1]
+    missing = next((m for m in modules if not _checked_out(os.path.join(root, m))), None)
+    if missing is not None:
+        return "absent", ".gitmodules", missing
+    if calls:
+        return "config", calls[0][0], calls[0][1]
+    return "none", "", len(index.files)
+
+
+def _submodules(root: str) -> list[str]:
+    """The paths of the submodules the repository's .gitmodules lists."""
+    text = read_text(os.path.join(root, ".gitmodules")) or ""
+    return [m.strip().strip("/") for m in re.findall(r"(?m)^\s*path\s*=\s*(.+?)\s*$", text)]
+
+
+def _checked_out(folder: str) -> bool:
+    try:
+        return os.path.isdir(folder) and any(True for _ in os.scandir(folder))
+    except OSError:
+        return False
 
 
 # --- the project's own commands that take TOML files ------------------------------------------------

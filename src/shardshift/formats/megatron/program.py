@@ -576,12 +576,13 @@ def fork_checks(program: Program) -> UnknownContext:
 
 _VALIDATE = re.compile(r"(?m)^def validate_args\b")
 _WORLD_DIVIDES = re.compile(r"\bworld_size\s*%")
+_RESETS_DEGREES = re.compile(r"\bargs\.(?:tensor|pipeline|context)_model_parallel_size\s*=[^=]")
 
 
 def fork_checks_world(program: Program) -> tuple[str, int] | None:
-    """Where the vendored fork's own validate_args still tests that the world size divides by the
-    parallel degrees (`world_size % ...`), as (file, line), or None: then the fork keeps
-    Megatron-LM's check, whatever it clamps before it."""
+    """Where the vendored fork's own validate_args tests that the world size divides by the parallel
+    degrees (`world_size % ...`) as they were given, as (file, line), or None (no such test, or the
+    fork sets the degrees anew before it: a fork that clamps them fails, if at all, elsewhere)."""
     if not program.fork:
         return None
     try:
@@ -597,6 +598,8 @@ def fork_checks_world(program: Program) -> tuple[str, int] | None:
     found = _WORLD_DIVIDES.search(body)
     if found is None:
         return None
+    if _RESETS_DEGREES.search(body, 0, found.start()):
+        return None  # the fork changes the degrees first (clamps them): its test is not upstream's
     return program.fork, text.count("\n", 0, start.start() + found.start()) + 1
 
 
