@@ -328,4 +328,4 @@ def test_a_config_no_loader_names_is_unsure_where_the_project_passes_its_own_opt
     [info] = findings("deepspeed_client_optimizer_unnamed", "DS404")
     assert info["severity"] == "info" and info["unknown_context"]["kind"] == "consumer"
     consumer = premise(info, "consumer")
-    assert consumer["file"].endswith("engine/setup.py") and consumer["line"] == 11
+    assert consumer["file"].endswith("engine/launching.py") and consumer["line"] == 11
