@@ -383,8 +383,8 @@ class Establisher:
                                                       "code's own, so DeepSpeed builds this block", file, int(where))
         if kind == "unsure":
             return Premise("consumer", "unknown", "who builds the optimizer: no code in the tree that loads this file "
-                                                  "was found, and the project passes its own optimizer to "
-                                                  "deepspeed.initialize here, which would replace this block",
+                                                  "was found, and code that may run with it passes its own optimizer "
+                                                  "to deepspeed.initialize here, which would replace this block",
                            file, int(where), how="check the ds_config together with the script that runs it")
         if kind == "absent":
             what = (f"submodule {where} is not checked out" if file == ".gitmodules" else
@@ -392,9 +392,10 @@ class Establisher:
             return Premise("consumer", "unknown", f"who builds the optimizer: {what}, and a client optimizer passed to "
                                                   "deepspeed.initialize would replace this block", file,
                            how="check the setup with its submodules checked out")
-        return Premise("consumer", "established", f"no code of the project calls deepspeed.initialize (searched "
-                                                  f"{where} Python files), so whatever runs this file hands DeepSpeed "
-                                                  "no optimizer of its own in this tree")
+        return Premise("consumer", "established", f"no code that may run with this file calls deepspeed.initialize "
+                                                  f"(the {where} Python files beside it, above it up to its project's "
+                                                  "top and what they import): nothing in the tree hands DeepSpeed an "
+                                                  "optimizer of its own")
 
     # readers ---------------------------------------------------------------------------------
     def _readers(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:

@@ -488,7 +488,7 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
       its own optimizer (the run that uses this file may be that one);
     - ("absent", where, what): the code that would decide is not in the tree (an entry a script runs
       from a submodule, a variable or another tree; a submodule that is not checked out);
-    - ("none", "", files searched): no code of the project calls `deepspeed.initialize`."""
+    - ("none", "", files searched): no code that may run with it calls `deepspeed.initialize`."""
     root = _root(path, tops)
     index = _mentions(_index(path, tops), root)
     if index.file_set is None:
@@ -523,14 +523,32 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
             if not present and any(wanted.lstrip("/").startswith(m + "/") or ("/" + m + "/") in wanted
                                    for m in modules):
                 return "absent", _shown(script), wanted
+    # the code that may run with the file: Python files in its folder and below, and the entries in
+    # the folders above it up to its project's top, with the repository modules they import
     project = project_root(path, tops)
+    here = os.path.dirname(os.path.abspath(path))
+    above = set()
+    folder = here
+    while True:
+        above.add(folder)
+        if folder == project or os.path.dirname(folder) == folder or not folder.startswith(project):
+            break
+        folder = os.path.dirname(folder)
+    queue = [f for f in index.files if (os.path.dirname(f) in above or f.startswith(here + os.sep))
+             and _in_project(f, project, root) and not re.search(_TESTS, os.path.relpath(f, root).replace(os.sep, "/"))]
+    seen = set(queue)
     calls = []
-    for file in index.files:
-        if not _in_project(file, project, root) or re.search(_TESTS, os.path.relpath(file, root).replace(os.sep, "/")):
-            continue
+    while queue and len(seen) <= MAX_FOLLOWED * 4:
+        file = queue.pop(0)
         text = read_text(file)
-        if text and "initialize" in text and "deepspeed" in text:
+        if not text:
+            continue
+        if "initialize" in text and "deepspeed" in text:
             calls += [(_shown(file), line, own) for line, own in _initialize_calls(file, text)]
+        for imported in _imports(index, root, file, text):
+            if imported not in seen:
+                seen.add(imported)
+                queue.append(imported)
     own = next((c for c in calls if c[2]), None)
     if own is not None:
         return "unsure", own[0], own[1]
@@ -539,7 +557,7 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
         return "absent", ".gitmodules", missing
     if calls:
         return "config", calls[0][0], calls[0][1]
-    return "none", "", len(index.files)
+    return "none", "", len(seen)
 
 
 def _submodules(root: str) -> list[str]:
