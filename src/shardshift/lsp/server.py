@@ -25,6 +25,7 @@ import functools
 import logging
 import os
 import re
+import stat
 import traceback
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +47,8 @@ SCAN_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".py", ".yaml", ".yml", ".
                  ".txt", ".cfg")
 SCAN_MAX_FILES = 20_000
 SCAN_MAX_BYTES = 1_000_000
+SCAN_MAX_FOLDERS = 20_000
+SYSTEM_FOLDERS = frozenset({"/proc", "/sys", "/dev", "/run"})  # no workspace files, and some never end
 SCOPE_DEPTH = 3  # how far references are followed from the opened file
 
 
@@ -150,9 +153,42 @@ class Workspace:
     docs_url: str | None = None  # `docs-url` of the workspace's configuration, as of the last check
 
 
+_ANSWERED = object()  # a request already answered with an error while it was read
+
+
 class ShardshiftProtocol(LanguageServerProtocol):
     """Chooses the position encoding: UTF-32 (code points, what findings count) when the client
-    offers it, else UTF-16 (the LSP default every client supports)."""
+    offers it, else UTF-16 (the LSP default every client supports). Every request gets an answer,
+    so that no client waits forever: one whose parameters do not read gets InvalidParams, one
+    after `shutdown` gets InvalidRequest. `exit` without `shutdown` ends the process with 1."""
+
+    exit_code = 0
+
+    def structure_message(self, data):
+        from pygls.exceptions import JsonRpcException
+
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], error=types.ResponseError(code=error.code, message=error.message))
+                return _ANSWERED
+            raise
+
+    def handle_message(self, message):
+        if message is _ANSWERED:
+            return
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
+            self._send_response(message.id, error=types.ResponseError(
+                code=-32600, message=f"the server is shut down: {method} is not answered (send exit)"))
+            return
+        super().handle_message(message)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args):
+        ShardshiftProtocol.exit_code = 0 if self._shutdown else 1
+        return (yield from super().lsp_exit(*args))
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -212,7 +248,7 @@ class ShardshiftServer(LanguageServer):
         out = {}
         for uri, document in list(self.workspace.text_documents.items()):
             path = to_fs_path(uri)
-            if path:
+            if path and "\0" not in path:  # a NUL byte names no file: that document alone is not checked
                 out[os.path.realpath(path)] = (uri, document.version, document.source)
         return out
 
@@ -225,7 +261,7 @@ class ShardshiftServer(LanguageServer):
             if version is not None and document.version != version:
                 return  # a newer version is on its way
             path = to_fs_path(uri)
-            if not path or not os.path.isfile(path):
+            if not path or "\0" in path or not os.path.isfile(path):
                 return
             texts = self.open_texts()
             published = await self.run(check_setup, self.state, path, texts, self.encoding)
@@ -288,9 +324,13 @@ def _set_overlay(texts: dict[str, tuple[str, int | None, str]]) -> None:
 def _walk(root: str) -> Iterable[str]:
     from shardshift.check import SKIP_DIRS
 
-    seen = 0
+    seen = folders = 0
     for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        folders += 1
+        if folders > SCAN_MAX_FOLDERS:  # a workspace of `/` or a home folder: the walk stays bounded
+            return
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
+                         and os.path.join(directory, d) not in SYSTEM_FOLDERS)
         for name in sorted(files):
             if name.endswith(SCAN_SUFFIXES) or "." not in name:
                 seen += 1
@@ -309,7 +349,9 @@ def _text(state: Workspace, path: str) -> str | None:
         return unsaved
     try:
         info = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the worker, a device never ends
         return None
     known = state.files.get(path)
     if known is not None and known[0] == info.st_mtime and known[1] == info.st_size:
@@ -318,7 +360,8 @@ def _text(state: Workspace, path: str) -> str | None:
     if info.st_size <= SCAN_MAX_BYTES:
         try:
             with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
+                raw = handle.read(SCAN_MAX_BYTES + 1)  # the size may have grown since stat
+            text = raw.decode("utf-8", "replace") if len(raw) <= SCAN_MAX_BYTES else None
         except OSError:
             text = None
     state.files[path] = (info.st_mtime, info.st_size, text)
@@ -690,7 +733,7 @@ def build() -> ShardshiftServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: ShardshiftServer, params: types.DidChangeWatchedFilesParams) -> None:
         """A file changed on disk: the open files whose setup holds it (or that are it) are checked again."""
-        changed = {os.path.realpath(to_fs_path(c.uri) or "") for c in params.changes}
+        changed = {os.path.realpath(p) for p in (to_fs_path(c.uri) or "" for c in params.changes) if "\0" not in p}
         for real, (uri, _, _) in ls.open_texts().items():
             held = ls.state.published.get(real, set())
             if real in changed or changed & held or any(c.type != types.FileChangeType.Changed for c in params.changes):
@@ -793,4 +836,4 @@ def build() -> ShardshiftServer:
 
 def main() -> int:
     build().start_io()
-    return 0
+    return ShardshiftProtocol.exit_code  # 1 when the client sent exit without shutdown first
