@@ -52,6 +52,8 @@ EXPECTED: list[Change | NewFile] = [
            "the releases before it, so with no pin the release premise is unknown and the error is an info"),
     Change("fixtures/fsdp2/migrate/zero3_mics_hybrid.json", "DS101", "changed", "Issue 30: MiCS keys, removed in a "
            "later DeepSpeed, are an info without a pin (earlier releases read them)"),
+    NewFile("fixtures/general/rules/SS006/*", "Issue 31: SS006's fixtures (inside the checked tree when fixtures/ "
+                                              "is checked whole: no SS006 there)"),
     NewFile("fixtures/fsdp2/rules/FS003/bad_helper.py", "Issue 30: FS003 across a helper that shards the blocks "
                                                         "of the same module after its root, in one call of a builder"),
     NewFile("fixtures/launch/*", "Issue 20: launch scripts of every launcher x entry point with the configs they link "

@@ -88,11 +88,12 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "shardshift.toml").write_text(
         'select = ["DS", "SS"]\nignore = ["DS3"]\nfail-on = "warning"\nnodes = 4\ngpus-per-node = 8\n'
-        'deepspeed-version = "0.18.5"\nhidden-size = 4096\naxolotl-version = "0.12.2"\n'
+        'deepspeed-version = "0.18.5"\nhidden-size = 4096\naxolotl-version = "0.12.2"\nfollow-outside = true\n'
         '[per-file-ignores]\n"legacy/*.json" = ["DS102"]\n')
     assert cli.main(["check", "."]) == 0
     context = seen["context"]
     assert (context.world_size, context.deepspeed_version, context.hidden_size) == (32, (0, 18, 5), 4096)
+    assert context.follow_outside is True
     # a framework version from the file wins over any pin found, and says where it came from
     assert {k: r.text() for k, r in context.release_overrides.items()} == {
         "deepspeed": "deepspeed 0.18.5 (shardshift.toml deepspeed-version)",
@@ -112,7 +113,7 @@ def test_every_option_reaches_the_run(tmp_path, monkeypatch):
                             "gpus-per-node", "deepspeed-version", "hidden-size", "min-severity", "gpu-memory",
                             "model-params", "model-config", "megatron-core-version", "accelerate-version",
                             "transformers-version", "axolotl-version", "torchtitan-version", "torch-version",
-                            "env", "docs-url"}
+                            "env", "docs-url", "follow-outside"}
 
 
 def test_shardshift_toml_wins_over_pyproject_and_files_are_found_walking_up(tmp_path):

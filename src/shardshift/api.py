@@ -84,7 +84,7 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
                     fail_on: str | None = None, min_severity: str | None = None, config: str | None = None,
                     isolated: bool = False, gpu_memory: str | int | None = None,
                     model_params: str | int | None = None, model_config: str | None = None,
-                    skip_unrecognised: bool = False,
+                    skip_unrecognised: bool = False, follow_outside: bool | None = None,
                     megatron_core_version: str | tuple[int, ...] | None = None,
                     accelerate_version: str | tuple[int, ...] | None = None,
                     transformers_version: str | tuple[int, ...] | None = None,
@@ -130,6 +130,7 @@ def resolve_options(*, world_size: int | None = None, nodes: int | None = None, 
              "accelerate": accelerate_version, "transformers": transformers_version,
              "axolotl": axolotl_version, "torchtitan": torchtitan_version, "torch": torch_version}
     context.release_overrides = _release_overrides(given, settings)
+    context.follow_outside = bool(follow_outside if follow_outside is not None else settings.follow_outside)
     if nodes is not None or world_size is None:  # the node shape that goes with the world size
         context.gpus_per_node = gpus_per_node if nodes is not None else settings.gpus_per_node
     if model_params is None and model_config is None:  # the caller's model wins whole, as other options do

@@ -232,6 +232,7 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     result = CheckResult()
     # the trees checked (a caller that checks files of a tree it names, the language server, sets them)
     context.roots = tuple(os.path.realpath(p) for p in paths if os.path.isdir(p)) or context.roots
+    context.tree = checked_tree(paths) or context.tree
     for path, explicit in discover(paths):
         document = load(path, explicit)
         if document is not None and skip_unrecognised and document.format == UNRECOGNISED:
@@ -244,6 +245,27 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     result.unknowns = unknown_values(context)
     judged_by(result, context)
     return result
+
+
+def checked_tree(paths: list[str]) -> tuple[str, ...]:
+    """The checked tree: each folder given, and for each file given its repository (the folder
+    holding `.git` above it, else the current directory when it is under it, else its folder)."""
+    from shardshift.context.releases import repository_root
+
+    tree = []
+    for path in paths:
+        top = os.path.realpath(path) if os.path.isdir(path) else os.path.realpath(repository_root(path))
+        if top not in tree:
+            tree.append(top)
+    return tuple(tree)
+
+
+def inside_tree(path: str, context: Context) -> bool:
+    """`path` lies in the checked tree (always, when no tree is known: a library caller)."""
+    if not context.tree:
+        return True
+    real = os.path.realpath(path)
+    return any(real == top or real.startswith(top.rstrip(os.sep) + os.sep) for top in context.tree)
 
 
 def judged_by(result: CheckResult, context: Context) -> None:
@@ -310,7 +332,8 @@ def check_documents(documents: list[Document], context: Context, select: set[str
     registered = rules_for(frozenset(d.format for d in documents))
     rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]
     plan_rules = [rule for rule in rules if isinstance(rule, PlanRule)]
-    context.setups = build_setups([d for d in documents if d.syntax is None], lambda path: load(path, explicit=False))
+    context.setups = build_setups([d for d in documents if d.syntax is None], lambda path: (
+        load(path, explicit=False) if context.follow_outside or inside_tree(path, context) else None))
     switched_off: dict[str, set[str]] = {}
 
     def off(path: str) -> set[str]:

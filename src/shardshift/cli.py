@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--fix", action="store_true", help="apply the safe fixes in place, then report what remains")
     fixing.add_argument("--diff", action="store_true",
                         help="print the safe fixes as a unified diff instead of writing them (exit 1 if there are any)")
+    check.add_argument("--follow-outside", action="store_true", default=None,
+                       help="read the files outside the checked tree that a checked file names (a launch script's "
+                            "--deepspeed /elsewhere/ds.json); without it they are reported (SS006), not read")
     check.add_argument("--fix-links", action="store_true",
                        help="with --fix: write a symbolic link's target and a hard-linked file in place (both only "
                             "inside the checked tree); without it such files are reported, not written")
@@ -149,6 +152,7 @@ def _check(args, parser) -> int:
             ignore=args.ignore, fail_on=args.fail_on, min_severity=args.min_severity, config=args.config,
             isolated=args.isolated, gpu_memory=args.gpu_memory, model_params=args.model_params,
             model_config=args.model_config, skip_unrecognised=args.skip_unrecognised,
+            follow_outside=args.follow_outside,
             megatron_core_version=args.megatron_core_version, accelerate_version=args.accelerate_version,
             transformers_version=args.transformers_version, axolotl_version=args.axolotl_version,
             torchtitan_version=args.torchtitan_version, torch_version=args.torch_version, env=args.env)

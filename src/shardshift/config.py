@@ -67,6 +67,7 @@ class Config:
     model_config: str | None = None
     env: dict[str, str] = field(default_factory=dict)  # the job's environment for launch scripts
     docs_url: str | None = None  # the documentation site's base URL (shardshift.docs_url)
+    follow_outside: bool | None = None  # read files outside the checked tree that a checked file names
 
     @property
     def root(self) -> str:
@@ -126,6 +127,12 @@ def _quantity(value: Any, name: str) -> str:
     return str(value)
 
 
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be true or false, not {value!r}")
+    return value
+
+
 def _text(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{name} must be a path string, not {value!r}")
@@ -182,6 +189,7 @@ OPTIONS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "model-config": ("model_config", _text),
     "env": ("env", _environment),
     "docs-url": ("docs_url", url),
+    "follow-outside": ("follow_outside", _flag),
 }
 
 

@@ -216,6 +216,7 @@ def _is_exact(spec: str) -> bool:
 
 # --- parsing one requirement -------------------------------------------------------------------
 
+MAX_SHOWN = 200  # characters of a pin shown in a report
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?\s*([^;#@]*)")
 
 
@@ -227,17 +228,20 @@ def requirement(text: str, line: int, rank_if_exact: int = EXACT) -> Pin | None:
     if match is None:
         return None
     framework = framework_of(match.group(1))
-    spec = match.group(2).strip().rstrip(")").strip()
+    # pip's own options after the requirement (`--hash=...`, `-i URL`) are no part of its specifier
+    spec = re.split(r"\s-{1,2}[A-Za-z]", match.group(2), maxsplit=1)[0].strip().rstrip(")").strip()
     if framework is not None and "@" in text and re.search(_GIT_URL, text):
         return git_pin(text, line, framework)
     if framework is not None and not spec and re.fullmatch(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*"
                                                             r"(?:;.*)?", text):
-        return Pin(framework, "", line, UNPINNED, text.strip())
+        return Pin(framework, "", line, UNPINNED, match.group(1)[:MAX_SHOWN])
     if framework is None or not spec or not re.search(r"\d", spec):
         return None
     if re.match(r"^[A-Za-z]", spec):  # "torch @ ..." was cut at "@"; "x in y" is no specifier
         return None
-    return Pin(framework, spec, line, rank_if_exact if _is_exact(spec) else RANGE, text.strip())
+    # what is shown of the pin is the pin itself, never the rest of its line
+    return Pin(framework, spec, line, rank_if_exact if _is_exact(spec) else RANGE,
+               f"{match.group(1)}{spec}"[:MAX_SHOWN])
 
 
 def git_pin(text: str, line: int, framework: str | None = None) -> Pin | None:
@@ -247,7 +251,7 @@ def git_pin(text: str, line: int, framework: str | None = None) -> Pin | None:
     if found is None:
         return None
     owner, name, ref = found.group(1), found.group(2), found.group(3)
-    return _repository_pin(owner, name, ref, line, text.strip(), framework)
+    return _repository_pin(owner, name, ref, line, found.group(0)[:MAX_SHOWN], framework)
 
 
 def _repository_pin(owner: str, name: str, ref: str | None, line: int, text: str,
@@ -352,6 +356,11 @@ def _requirements_txt(path: str, text: str, seen: set[str]) -> list[Pin]:
         include = re.match(r"^(?:-r|--requirement|-c|--constraint)\s*=?\s*(\S+)", line)
         if include:
             target = os.path.join(os.path.dirname(path), include.group(1))
+            # an include that leaves the repository is another tree's file: not read
+            top = repository_root(path)
+            real = os.path.realpath(target)
+            if not (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
+                continue
             if os.path.abspath(target) not in seen and os.path.isfile(target):
                 included = _read(target)
                 if included is not None:

@@ -18,6 +18,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.general.syntax": (),
     "shardshift.rules.general.suppression": (),
     "shardshift.rules.general.unrecognised": ("unrecognised",),
+    "shardshift.rules.general.outside": (),
     "shardshift.rules.deepspeed.structure": ("deepspeed",),
     "shardshift.rules.deepspeed.batch": ("deepspeed",),
     "shardshift.rules.deepspeed.stage": ("deepspeed",),

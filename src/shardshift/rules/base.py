@@ -102,6 +102,10 @@ class Context:
     # the directories given to check (real paths): a walk for dependency files stops at their top,
     # and a ds_config's consumer is looked for in them when the file is in no git repository
     roots: tuple[str, ...] = ()
+    # the checked tree (real paths): the folders given, and the repository of each file given. A
+    # file outside it that a checked file names is not read unless `follow_outside` (SS006)
+    tree: tuple[str, ...] = ()
+    follow_outside: bool = False
     # the DeepSpeed release `deepspeed_version` comes from while a document's rules run (the pin
     # found for that file; None when none was found or the version was given)
     deepspeed_release: Release | None = None

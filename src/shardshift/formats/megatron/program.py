@@ -332,10 +332,12 @@ def _top(start: str) -> str:
 def locate(script_path: str, entry: str) -> str | None:
     """The entry script as the launch names it, looked for from the highest folder of the checked
     tree down to the launch script's own folder."""
-    if os.path.isabs(entry):
-        return entry if os.path.isfile(entry) else None
     here = os.path.dirname(os.path.abspath(script_path))
     top = _top(here)
+    if os.path.isabs(entry):  # a file outside the checked tree is not read (issue 31): not in the tree
+        real = os.path.realpath(entry)
+        inside = real.startswith(os.path.realpath(top).rstrip(os.sep) + os.sep)
+        return entry if inside and os.path.isfile(entry) else None
     folders = [here]
     while folders[-1] != top and os.path.dirname(folders[-1]) != folders[-1]:
         folders.append(os.path.dirname(folders[-1]))
