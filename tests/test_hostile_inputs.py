@@ -124,3 +124,24 @@ def test_a_real_fsdp2_strategy_module_converts_to_every_target():
     for target in TARGETS:
         done = run_cli("convert", str(path), "--to", target)
         assert "Traceback" not in done.stderr and done.returncode in (0, 1, 2), (target, done.stderr[-2000:])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_every_read_is_of_a_regular_file_and_capped(tmp_path):
+    from shardshift import files
+
+    os.mkfifo(tmp_path / "pipe.py")
+    sparse = tmp_path / "train.py"
+    with open(sparse, "wb") as handle:  # 2 GB that take no disk: the size alone refuses it
+        handle.truncate(2 * 1024**3)
+    assert files.read_bytes(str(tmp_path / "pipe.py")) is None  # returns at once, never opens the FIFO
+    assert files.read_bytes(str(sparse)) is None and files.read_bytes("/dev/zero") is None
+    assert files.read_bytes(str(tmp_path / "a\0b")) is None
+    # an entry script of that size is an unknown program, and a FIFO model config a usage error
+    (tmp_path / "run.sh").write_text("torchrun --nproc_per_node 8 train.py --num-layers 4\n", encoding="utf-8")
+    done = run_cli("check", "--isolated", "--format", "json", "--min-severity", "info", ".", cwd=tmp_path)
+    assert "Traceback" not in done.stderr and done.returncode in (0, 1)
+    for command in ("check", "plan"):
+        target = "run.sh" if command == "plan" else "."
+        done = run_cli(command, "--model-config", str(tmp_path / "pipe.py"), target, cwd=tmp_path)
+        assert done.returncode == 2 and "not a regular UTF-8 file" in done.stderr

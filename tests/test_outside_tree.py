@@ -72,13 +72,13 @@ def test_the_rules_fixtures(tmp_path):
     from conftest import FIXTURES
 
     folder = FIXTURES / "general" / "rules" / "SS006"
-    outside = tmp_path / "cluster" / "ds_config.json"  # stands for /etc/cluster/ds_config.json
+    outside = tmp_path / "cluster" / "zero2_cluster.json"
     outside.parent.mkdir()
     outside.write_text((folder / "ds_config.json").read_text(encoding="utf-8"), encoding="utf-8")
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "bad.sh").write_text((folder / "bad.sh").read_text(encoding="utf-8")
-                                 .replace("/etc/cluster/ds_config.json", str(outside)), encoding="utf-8")
+                                 .replace("/etc/cluster/zero2_cluster.json", str(outside)), encoding="utf-8")
     done = run_cli("check", "--isolated", "--format", "json", "--min-severity", "info", ".", cwd=repo)
     [finding] = [f for f in _findings(done) if f["code"] == "SS006"]
     assert finding["line"] == 3 and str(outside) in finding["message"]

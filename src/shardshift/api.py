@@ -185,14 +185,20 @@ def _model_and_memory(context: Context, gpu_memory, model_params, model_config) 
     if model_params is not None and model_config is not None:
         raise ShardshiftError("give the model as a parameter count or a config.json, not both", usage=True)
     if model_config is not None:
-        if not os.path.isfile(model_config):
+        if not os.path.exists(model_config):
             raise ShardshiftError(f"no such model config: {model_config}", usage=True)
         import json
 
-        try:  # read here, so that a broken file is an error and not a PL201 that silently never runs
-            with open(model_config, encoding="utf-8") as handle:
-                shape = json.load(handle)
-        except (OSError, ValueError) as error:
+        from shardshift.files import MAX_BYTES, read_text
+
+        # read here, so that a broken file is an error and not a PL201 that silently never runs
+        text = read_text(model_config, errors="strict", bom=False)
+        if text is None:
+            raise ShardshiftError(f"{model_config}: cannot read the model config: not a regular UTF-8 file of at most "
+                                  f"{MAX_BYTES:,} bytes", usage=True)
+        try:
+            shape = json.loads(text)
+        except (ValueError, RecursionError) as error:
             raise ShardshiftError(f"{model_config}: cannot read the model config: {error}", usage=True) from None
         if not isinstance(shape, dict):
             raise ShardshiftError(f"{model_config}: a model config is a JSON object", usage=True)

@@ -232,7 +232,7 @@ def _table(path: str) -> dict | None:
         return _load_toml(path)
     try:
         with open(path, "rb") as handle:
-            if not MAY_HAVE_TABLE.search(handle.read()):
+            if not MAY_HAVE_TABLE.search(handle.read(MAX_CONFIG_BYTES + 1)):
                 return None  # cheap: most pyproject.toml files have no [tool.shardshift] (saves tomllib)
     except OSError:
         return None

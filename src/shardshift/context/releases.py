@@ -293,13 +293,9 @@ def _git_installs(text: str) -> list[Pin]:
 
 
 def _read(path: str) -> str | None:
-    try:
-        if os.path.getsize(path) > _MAX_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
+    from shardshift.files import read_text
+
+    return read_text(path, _MAX_BYTES, bom=False)
 
 
 def file_pins(path: str) -> tuple[Pin, ...]:

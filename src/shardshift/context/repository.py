@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 
 MAX_FILES = 20000  # Python files looked at per repository
@@ -120,14 +119,9 @@ def reset() -> None:
 
 def read_text(path: str) -> str | None:
     """A regular file's text, or None (not regular, larger than MAX_BYTES, unreadable)."""
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return None
+    from shardshift import files
+
+    return files.read_text(path, MAX_BYTES, bom=False)
 
 
 def _shown(path: str) -> str:

@@ -532,11 +532,9 @@ def diagnostics_of(findings, scope: list[str], encoding: str,
 
             text = check.OVERLAY.get(os.path.realpath(path))
             if text is None:
-                try:
-                    with open(path, encoding="utf-8-sig", errors="replace") as handle:
-                        text = handle.read()
-                except OSError:
-                    text = ""
+                from shardshift.files import read_text
+
+                text = read_text(path) or ""
             lines_of[path] = split_lines(text)
         return lines_of[path]
 

@@ -151,10 +151,15 @@ def _decoder(config, source, kind, h, layers, heads, vocab) -> Model:
 
 def load_config(path: str) -> Model:
     """A Hugging Face config.json from disk. Raises ValueError (unreadable, not JSON, no shape)."""
+    from shardshift.files import MAX_BYTES, read_text
+
+    text = read_text(path, errors="strict", bom=False)  # a FIFO or /dev/zero is no config.json
+    if text is None:
+        raise ValueError(f"{path}: cannot read the model config: not a regular UTF-8 file of at most "
+                         f"{MAX_BYTES:,} bytes")
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"{path}: cannot read the model config: {error}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a model config is a JSON object")

@@ -81,10 +81,14 @@ def _unknown(entry: str, what: str, **known: Any) -> Program:
 
 @lru_cache(maxsize=256)
 def _module(path: str, stamp: float) -> ast.Module | None:
+    from shardshift.files import read_text
+
+    text = read_text(path, bom=False)  # an entry script of 2 GB is no entry script: not read
+    if text is None:
+        return None
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return parse_user_code(handle.read(), path)
-    except (OSError, SyntaxError, ValueError, RecursionError):
+        return parse_user_code(text, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

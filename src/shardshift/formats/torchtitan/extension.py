@@ -209,11 +209,14 @@ def _resolve_module(module: str, ancestors: list[str]) -> str | None:
 
 @lru_cache(maxsize=32)
 def _parse(path: str) -> ast.Module | None:
+    from shardshift.files import read_text
+
+    text = read_text(path, 2_000_000, errors="strict", bom=False)
+    if text is None:
+        return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read(2_000_000)
         return parse_user_code(text)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -298,10 +301,10 @@ def _manager_behaviour(manager: str | None, form: str) -> str:
         return "unknown"
     if form == "single" and not _classes(tree).get("JobConfig"):
         return "open"
-    try:
-        with open(manager, encoding="utf-8") as handle:
-            text = handle.read(2_000_000)
-    except OSError:
+    from shardshift.files import read_text
+
+    text = read_text(manager, 2_000_000, bom=False)
+    if text is None:
         return "unknown"
     return "refuse" if "Invalid field names" in text else "drop"
 

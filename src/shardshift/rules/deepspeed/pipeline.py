@@ -72,9 +72,10 @@ def _script_models(path: str, context: Context, line: int) -> list[tuple[str, in
     from shardshift.formats.python_script import reader
 
     document = next((d for d in context.documents if d.path == path and d.format == "python"), None)
-    try:
-        text = document.text if document is not None else open(path, encoding="utf-8").read()
-    except (OSError, UnicodeDecodeError):
+    from shardshift.files import read_text
+
+    text = document.text if document is not None else read_text(path, errors="strict", bom=False)
+    if text is None:
         return []
     if document is None:
         document = reader.read(text, path)

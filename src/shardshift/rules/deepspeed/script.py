@@ -42,12 +42,10 @@ def _read_config(path: str, context: Context) -> Document | None:
     for document in context.documents:
         if document.format == "deepspeed" and os.path.realpath(document.path) == real:
             return document if isinstance(document.data, dict) and document.syntax is None else None
-    try:
-        if os.path.getsize(path) > 5_000_000:
-            return None
-        with open(path, encoding="utf-8-sig") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
+    from shardshift.files import read_text
+
+    text = read_text(path, errors="strict")
+    if text is None:
         return None
     from shardshift.formats import deepspeed
 

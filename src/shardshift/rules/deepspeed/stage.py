@@ -568,10 +568,10 @@ SAVE_16BIT_CALLS = ("save_16bit_model", "save_fp16_model", "save_model(", "get_s
 def _saves_16bit(path: str) -> bool:
     """Whether a script calls something that consolidates ZeRO-3 weights through the setting
     (or may: a file that cannot be read counts as saving)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
+    from shardshift.files import read_text
+
+    text = read_text(path, errors="strict", bom=False)
+    if text is None:
         return True
     return any(call in text for call in SAVE_16BIT_CALLS)
 
