@@ -34,6 +34,15 @@ CASES = {
     # a TOML key of 20,000 dotted parts (quadratic in the stdlib parser) and arrays 10^5 deep
     "toml/keys.toml": "[job]\ndump_folder = 'x'\n[training]\n" + "a" + ".b" * 20000 + " = 1\n",
     "toml/deep.toml": "[job]\ndump_folder = 'x'\n[training]\nx = " + "[" * 100000 + "]" * 100000 + "\n",
+    # 5,000 fully_shard calls (the root detection and FS002/FS003 once compared every pair: 65 s)
+    "many/train_fsdp.py": ("from torch.distributed.fsdp import fully_shard\n\ndef build(model):\n"
+                           + "".join(f"    fully_shard(model.layer{i})\n" for i in range(5000))
+                           + "    fully_shard(model)\n"),
+    # a value doubled 24 times (16 million pieces) and a string grown 5,000 times
+    "grow/doubling.sh": ("#!/bin/bash\nA=x\n" + 'A="$A$A"\n' * 24
+                         + "torchrun pretrain_gpt.py --num-layers 2 --save $A\n"),
+    "grow/growing.sh": ("#!/bin/bash\nA=''\n" + "".join(f'A="$A --x{i} 1"\n' for i in range(5000))
+                        + "torchrun pretrain_gpt.py --num-layers 2 $A\n"),
     # an Accelerate YAML with integer keys
     "yaml/accelerate_config.yaml": ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\n1: 2\nfsdp_config:\n"
                                     "  fsdp_version: 2\n  3: x\nmixed_precision: bf16\nnum_processes: 8\n"),

@@ -1450,8 +1450,10 @@ def split_root(events: list[Event]) -> tuple[list[Event], list[Event]]:
                 and event.targets[0] != "?")
 
     candidates = [e for e in calls if root_like(e)]
-    prefixes = [e for e in candidates if any(other is not e and any(is_below(t, e.targets[0]) for t in other.targets)
-                                             for other in calls)]
+    # a candidate is a prefix when some call's target is below it: one set of every target's
+    # ancestors, not every pair of calls (linear in the calls, 5,000 of them in generated code)
+    above = {a for other in calls for t in other.targets for a in ancestors(t)}
+    prefixes = [e for e in candidates if e.targets[0] in above]
     if prefixes:
         roots = [e for e in candidates if e.targets[0] == prefixes[0].targets[0]]
     else:
@@ -1465,6 +1467,11 @@ def split_root(events: list[Event]) -> tuple[list[Event], list[Event]]:
 def is_below(path: str, root: str) -> bool:
     """`path` names a submodule of `root` (model.layers[*] is below model)."""
     return path != root and (path.startswith(root + ".") or path.startswith(root + "["))
+
+
+def ancestors(path: str) -> list[str]:
+    """Every `root` that `path` is below (`is_below(path, root)`): its prefixes before a `.` or `[`."""
+    return [path[:i] for i, char in enumerate(path) if char in ".[" and i]
 
 
 def _dtype_name(value: Any) -> str | None:

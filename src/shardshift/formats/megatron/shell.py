@@ -792,6 +792,10 @@ class _Walker:
 
         def add(value: Any, quoted: bool, where: tuple, splice: int) -> None:
             kind = type(value)
+            if kind in (_Text, _Partial) and len(atoms) + len(value.pieces if kind is _Text else value.atoms) > MAX_PARTS:
+                # a value built up without bound (`A="$A$A"` in a loop) is not followed further
+                value, kind = Unknown(f"a value of more than {MAX_PARTS:,} parts, past the bounds of what shardshift "
+                                      "evaluates"), Unknown
             if kind is Unknown:
                 add_hole(value, where, splice or int(not quoted))
             elif kind is list:
@@ -1414,6 +1418,9 @@ def read_argument_file(text: str, path: str = "<arguments>") -> list:
         if kind == "WORD":
             fields.extend(walker.expand(lexer.payload[pos], split=True))
     return _pair(fields)
+
+
+MAX_PARTS = 4096  # pieces of one expanded word: real launch lines join a few dozen
 
 
 # Items that stand for the machines a user fills in: the unspecified address, `x.x.x.x`, `<node-ip>`,

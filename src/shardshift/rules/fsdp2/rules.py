@@ -183,7 +183,7 @@ class RootNotSharded(_Fsdp2Rule):
         for event in (e for e in calls if e.in_loop):
             for target in event.targets:
                 base = _base(target)
-                if base is None or any(s == base or R.is_below(base, s) for s in sharded):
+                if base is None or base in sharded or any(a in sharded for a in R.ancestors(base)):
                     continue
                 yield (event, f"fully_shard is applied to {_show(target)} but never to {base}: parameters outside "
                        "the blocks (embeddings, final norm, head) stay unsharded and their gradients are never "
@@ -227,19 +227,20 @@ class BlockShardedAfterRoot(_Fsdp2Rule):
 
     def judge(self, analysis, context):
         for flow in analysis.flows():
-            done: list[_reader.Event] = []
+            done: dict[str, list[_reader.Event]] = {}  # target -> the calls on it so far (looked up by ancestor)
             for event in flow:
                 if event.kind != "fully_shard":
                     continue
                 # ordered only when both calls can run in one execution (not opposite branches) and name
                 # the same object (not the locals of two calls of one builder)
-                parent = next((d for d in done for t in event.targets for p in d.targets if R.is_below(t, p)
-                               and d.owner == event.owner and not _alternatives(d, event)), None)
+                parent = next((d for t in event.targets for a in R.ancestors(t) for d in done.get(a, ())
+                               if d.owner == event.owner and not _alternatives(d, event)), None)
                 if parent is not None:
                     yield (event, f"fully_shard({_show(_target(event))}) runs after fully_shard({_show(_target(parent))}) "
                            f"at line {parent.line}, which already took these parameters into its group",
                            "apply fully_shard bottom-up: every block first, the root last")
-                done.append(event)
+                for target in event.targets:
+                    done.setdefault(target, []).append(event)
 
 
 class ReduceDtypeUnset(_Fsdp2Rule):
