@@ -184,6 +184,11 @@ class ShardshiftProtocol(LanguageServerProtocol):
                 code=-32600, message=f"the server is shut down: {method} is not answered (send exit)"))
             return
         super().handle_message(message)
+        # pygls keeps the future of every notification it runs through a generator handler (didOpen,
+        # didChange, ...) under a fresh id and never drops it: 2 MB per 1,000 edits. Done futures go.
+        finished = [key for key, future in self._request_futures.items() if future.done()]
+        for key in finished:
+            del self._request_futures[key]
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args):
