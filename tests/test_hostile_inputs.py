@@ -154,3 +154,17 @@ def test_every_read_is_of_a_regular_file_and_capped(tmp_path):
         target = "run.sh" if command == "plan" else "."
         done = run_cli(command, "--model-config", str(tmp_path / "pipe.py"), target, cwd=tmp_path)
         assert done.returncode == 2 and "not a regular UTF-8 file" in done.stderr
+
+
+def test_numbers_of_thousands_of_digits_in_a_launch_script_and_its_pins(tmp_path):
+    big = "9" * 5000
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "x"\ndependencies = ["torch==2.{big}", '
+                                             f'"megatron-core==0.{big}"]\n', encoding="utf-8")
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\nTP={big}\ntorchrun pretrain_gpt.py --num-layers {big} "
+                                     "--tensor-model-parallel-size $TP --hidden-size $((TP*2)) --micro-batch-size 1\n",
+                                     encoding="utf-8")
+    done = run_cli("check", "--format", "json", "--min-severity", "info", ".", cwd=tmp_path)
+    assert "Traceback" not in done.stderr and done.returncode in (0, 1), done.stderr[-2000:]
+    for target in TARGETS:
+        done = run_cli("convert", "run.sh", "--to", target, cwd=tmp_path)
+        assert "Traceback" not in done.stderr and done.returncode in (0, 1, 2), (target, done.stderr[-2000:])

@@ -152,3 +152,15 @@ def test_memory_stays_flat_over_edits(client, tmp_path):
     edit(502, 1500)
     grown = resident() - before
     assert grown < 1500, f"{grown} KB more after 1,500 edits"  # pygls' kept futures made it ~3,600
+
+
+def test_a_workspace_of_the_filesystem_root_still_answers(client, tmp_path):
+    config = tmp_path / "ds_config.json"
+    config.write_text(BAD, encoding="utf-8")
+    client.send({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": "file:///",
+                                                             "capabilities": {}}})
+    client.response(1)
+    client.send({"method": "initialized", "params": {}})
+    client.open(config.as_uri(), BAD)
+    published = client.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics", timeout=30)
+    assert any(d.get("code") == "DS101" for d in published["params"]["diagnostics"])

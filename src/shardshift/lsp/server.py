@@ -717,7 +717,14 @@ def build() -> ShardshiftServer:
             root = to_fs_path(params.root_uri)
         elif params.root_path:
             root = params.root_path
-        ls.state.root = os.path.realpath(root) if root else None
+        root = os.path.realpath(root) if root else None
+        if root is not None and (os.path.dirname(root) == root or root == os.path.realpath(os.path.expanduser("~"))):
+            # the filesystem's root or a home folder is no project: walking it would never end, so
+            # each file is checked with its own folder's files, as without a workspace
+            ls.log(f"shardshift: the workspace {root} is not searched as one project; each file is checked "
+                   "with the files of its own folder", types.MessageType.Info)
+            root = None
+        ls.state.root = root
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: ShardshiftServer, params: types.InitializedParams) -> None:
