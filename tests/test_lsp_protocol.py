@@ -164,3 +164,21 @@ def test_a_workspace_of_the_filesystem_root_still_answers(client, tmp_path):
     client.open(config.as_uri(), BAD)
     published = client.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics", timeout=30)
     assert any(d.get("code") == "DS101" for d in published["params"]["diagnostics"])
+
+
+def test_diagnostics_of_unsaved_text_do_not_stay_after_the_file_is_closed(client, tmp_path):
+    clean = '{\n  "train_batch_size": 8,\n  "gradient_clipping": 1.0,\n  "zero_optimization": {"stage": 2}\n}\n'
+    config = tmp_path / "ds_config.json"
+    config.write_text(clean, encoding="utf-8")
+    client.start(tmp_path)
+    client.open(config.as_uri(), BAD)  # the buffer holds a typo the file on disk does not
+
+    def published() -> list:
+        message = client.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                                  and m["params"]["uri"] == config.as_uri())
+        client.messages.remove(message)
+        return [d.get("code") for d in message["params"]["diagnostics"]]
+
+    assert "DS101" in published()
+    client.send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": config.as_uri()}}})
+    assert "DS101" not in published()

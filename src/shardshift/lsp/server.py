@@ -766,6 +766,8 @@ def build() -> ShardshiftServer:
         pending = ls.debounced.pop(params.text_document.uri, None)
         if pending is not None:
             pending.cancel()
+        # the unsaved text is gone with the editor's buffer: what stays shown is the file on disk
+        ls.schedule(params.text_document.uri, None, 0)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]))
