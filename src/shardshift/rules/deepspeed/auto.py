@@ -161,6 +161,21 @@ def _all_consumers(document: Document, context: Context) -> list[Consumer]:
     return cached[1].get(_real(document.path), [])
 
 
+_STOPPED: dict[str, str] = {}  # scan root -> the folder where the consumer search stopped (SCAN_MAX_FILES)
+
+
+def search_stopped(document: Document, context: Context) -> str | None:
+    """Why "no consumer found" is no finding that nothing reads the file: the search stopped at its
+    bound in the file's tree (the words to say so), or None when it covered the tree."""
+    _all_consumers(document, context)
+    root = scan_root(document.path, getattr(context, "roots", ()))
+    stopped = _STOPPED.get(root)
+    if stopped is None:
+        return None
+    return (f"the search for the files that use it stopped after {SCAN_MAX_FILES:,} files (at "
+            f"{os.path.relpath(stopped)}), so files beyond it were not looked at")
+
+
 def _real(path: str) -> str:
     return os.path.realpath(path)
 
@@ -208,6 +223,7 @@ def _index(documents: list[Document], checked: Iterable[str] = ()) -> dict[str, 
         if document.format != "deepspeed" and document.path:
             candidates[_real(document.path)] = document
     seen = 0
+    _STOPPED.clear()
     for root in sorted(roots):
         for directory, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
@@ -216,6 +232,7 @@ def _index(documents: list[Document], checked: Iterable[str] = ()) -> dict[str, 
                 if name.endswith(SCAN_SUFFIXES) or "." not in name:
                     candidates.setdefault(_real(os.path.join(directory, name)), None)
             if seen > SCAN_MAX_FILES:
+                _STOPPED[root] = directory  # said in every finding that rests on finding no consumer
                 break
     index: dict[str, list[Consumer]] = {}
     names = tuple(targets)
@@ -542,14 +559,16 @@ class AutoWithoutIntegration(Rule):
                     f"pass {name} literally where the script names it, or check {name} together with the "
                     "launch command that fills the path"))
             return
+        stopped = search_stopped(document, context)
+        found = (f"and {stopped}" if stopped else "and nothing found with this run passes " + name + " to them")
         yield self.finding(
             document, pointers[0],
-            f"{count}: {who}, and nothing found with this run passes {name} to them; plain DeepSpeed "
+            f"{count}: {who}, {found}; plain DeepSpeed "
             f"{plain_deepspeed_effect(pointers[0])} for {_dotted(pointers[0])} (see the related locations for the "
             f"others); set values, or check {name} together with the script or launcher config that uses it",
             related=related, unknown_context=UnknownContext(
-                "consumer", f"no file in the checked tree passes {name} to a program, so whether a Hugging Face "
-                            "consumer fills its \"auto\" values is not known",
+                "consumer", (stopped if stopped else f"no file in the checked tree passes {name} to a program")
+                + ", so whether a Hugging Face consumer fills its \"auto\" values is not known",
                 f"check {name} together with the script, launch command or YAML that uses it (the directory that "
                 "holds both)"))
 

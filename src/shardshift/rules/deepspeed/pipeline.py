@@ -176,12 +176,14 @@ class PipelineSectionWithoutPipelineModule(Rule):
         if verdict == "pipeline":
             return
         if verdict == "none":
+            from shardshift.rules.deepspeed.auto import search_stopped
+
             yield self.finding(document, "/pipeline", "the pipeline section is read only by DeepSpeed's pipeline "
                                "engine, for a model that is a PipelineModule; no script or config that reads this "
                                "file was found, so whether it does anything is unknown", key=True,
                                unknown_context=UnknownContext(
-                                   "consumer", "nothing found in the checked tree passes this ds_config to "
-                                   "deepspeed.initialize, the Trainer or Accelerate",
+                                   "consumer", search_stopped(document, context) or "nothing found in the checked "
+                                   "tree passes this ds_config to deepspeed.initialize, the Trainer or Accelerate",
                                    "check the ds_config together with the training script or config that uses it"))
             return
         if undecided:

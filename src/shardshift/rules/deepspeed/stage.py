@@ -535,14 +535,16 @@ class Zero3WithoutSixteenBitSave(Rule):
                    "\"stage3_gather_16bit_weights_on_model_save\": true (or false to keep sharded checkpoints only)")
         where = document.position(stage_pointer(data))
         from shardshift.context import UnknownContext
-        from shardshift.rules.deepspeed.auto import consumers_of
+        from shardshift.rules.deepspeed.auto import consumers_of, search_stopped
 
         consumers = consumers_of(document, context)
         if not consumers:
+            stopped = search_stopped(document, context)
             yield self.finding(document, GATHER_SPELLINGS[0], message, fix="true", position=where,
                                unknown_context=UnknownContext(
-                                   "consumer", "nothing found in the checked tree reads this ds_config, so whether "
-                                   "the run saves with save_16bit_model or the Hugging Face save_model is unknown",
+                                   "consumer", (stopped or "nothing found in the checked tree reads this ds_config")
+                                   + ", so whether the run saves with save_16bit_model or the Hugging Face save_model "
+                                   "is unknown",
                                    "check the ds_config together with the training script or config that uses it"))
             return
         if any(c.hugging_face and c.kind != "shell" for c in consumers):
