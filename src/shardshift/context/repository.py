@@ -177,6 +177,8 @@ def _reader_files(path: str, tops: tuple[str, ...]) -> list[str]:
     out = [f for f in index.py_mentions.get(name, ())
            if not re.search(_TESTS, os.path.relpath(f, root).replace(os.sep, "/"))]
     for script in index.script_mentions.get(name, ()):
+        if re.search(_TESTS, os.path.relpath(script, root).replace(os.sep, "/")):
+            continue  # a test's data (a recorded output that lists paths) runs nothing
         for wanted in index.script_runs.get(script, ()):
             for full in index.by_name.get(wanted.rsplit("/", 1)[-1], ()):
                 rel = os.path.relpath(full, root).replace(os.sep, "/")
@@ -511,6 +513,8 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
     name = os.path.basename(path)
     modules = _submodules(root)
     for script in index.script_mentions.get(name, ()):
+        if re.search(_TESTS, os.path.relpath(script, root).replace(os.sep, "/")):
+            continue
         for wanted in index.script_runs.get(script, ()):
             present = any(os.path.relpath(f, root).replace(os.sep, "/").endswith(wanted.lstrip("/"))
                           for f in index.by_name.get(wanted.rsplit("/", 1)[-1], ()))
