@@ -16,7 +16,8 @@ from conftest import ROOT
 
 SET = ROOT.parent / "blind"
 pytestmark = pytest.mark.skipif(not os.environ.get("SHARDSHIFT_BLIND") or not (SET / "verdicts.tsv").exists(),
-                                reason="the blind set is not beside the checkout, or SHARDSHIFT_BLIND is not set")
+                                reason="input: the blind set is kept outside the project (../blind) and is checked only "
+                                       "with SHARDSHIFT_BLIND=1")
 
 
 def test_the_blind_set_keeps_its_figures():
