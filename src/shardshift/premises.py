@@ -246,7 +246,8 @@ class Establisher:
     def _reader(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
         if document.format != "torchtitan":
             return None
-        from shardshift.context.repository import own_config_manager, own_toml_command
+        from shardshift.context.code import own_toml_command
+        from shardshift.context.repository import own_config_manager
         from shardshift.formats.torchtitan.extension import table_for
 
         table = table_for(document.path, document.data if isinstance(document.data, dict) else {})
@@ -366,7 +367,7 @@ class Establisher:
         "Using client Optimizer as basic optimizer"), which is then never read."""
         if document.format != "deepspeed":
             return None
-        from shardshift.context.repository import optimizer_builder
+        from shardshift.context.code import optimizer_builder
         from shardshift.rules.deepspeed.auto import consumers_of
 
         kind, file, where = optimizer_builder(document.path, self.context.roots)
