@@ -325,9 +325,9 @@ def check_documents(documents: list[Document], context: Context, select: set[str
     from shardshift.rules.base import PlanRule
     from shardshift.setup import build_setups
 
-    from shardshift.context import repository
-
-    repository.reset()  # each run sees the repository's files as they are now (the editor checks again and again)
+    repository = sys.modules.get("shardshift.context.repository")  # loaded only by checks that need it
+    if repository is not None:
+        repository.reset()  # each run sees the repository's files as they are now (the editor checks again and again)
     context.documents = documents
     registered = rules_for(frozenset(d.format for d in documents))
     rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]

@@ -304,13 +304,17 @@ class Establisher:
     def _role(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
         if document.format != "deepspeed" or not isinstance(document.data, dict):
             return None
-        from shardshift.context.repository import copy_names, framework_data, inference_role, template_role
+        from shardshift.context.roles import framework_data, inference_role
 
         found = inference_role(document, self.context)
         if found is not None:
             what, file, line = found
             return Premise("role", "contradicted", what, file, line)
-        template = template_role(document.path, self.context.roots) if _may_be_template(document) else None
+        template = None
+        if _may_be_template(document):
+            from shardshift.context.repository import template_role
+
+            template = template_role(document.path, self.context.roots)
         if template is not None:
             file, line = template
             return Premise("role", "unknown", "a template: a script of the repository fills it in with sed before "
@@ -319,6 +323,8 @@ class Establisher:
         package = framework_data(document.path)
         if package is not None:
             folder, init = package
+            from shardshift.context.repository import copy_names
+
             named = copy_names(document.path, folder, self.context.roots)
             if named is not None:
                 # the copy's own code hands it to DeepSpeed (a test's --deepspeed_config, a template its
