@@ -589,12 +589,10 @@ def fork_checks_world(program: Program) -> tuple[str, int] | None:
     """Where the vendored fork's own validate_args tests that the world size divides by the parallel
     degrees (`world_size % ...`) as they were given, as (file, line), or None (no such test, or the
     fork sets the degrees anew before it: a fork that clamps them fails, if at all, elsewhere)."""
-    if not program.fork:
-        return None
-    try:
-        with open(program.fork, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(2_000_000)
-    except OSError:
+    from shardshift.files import read_text
+
+    text = read_text(program.fork, 2_000_000, bom=False) if program.fork else None
+    if text is None:
         return None
     start = _VALIDATE.search(text)
     if start is None:
