@@ -262,10 +262,9 @@ def checked_tree(paths: list[str]) -> tuple[str, ...]:
 
 def inside_tree(path: str, context: Context) -> bool:
     """`path` lies in the checked tree (always, when no tree is known: a library caller)."""
-    if not context.tree:
-        return True
-    real = os.path.realpath(path)
-    return any(real == top or real.startswith(top.rstrip(os.sep) + os.sep) for top in context.tree)
+    from shardshift.files import inside
+
+    return not context.tree or inside(path, context.tree)
 
 
 def judged_by(result: CheckResult, context: Context) -> None:

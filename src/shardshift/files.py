@@ -11,6 +11,27 @@ import stat
 MAX_BYTES = 5_000_000  # no training configuration or script is larger; `check` reads no more either
 
 
+def inside(path: str, tops) -> bool:
+    """`path`, links resolved, is one of the folders or files `tops` or lies below one of them."""
+    try:
+        real = os.path.realpath(path)
+    except ValueError:  # a NUL byte: no file anywhere
+        return False
+    for top in tops:
+        top = os.path.realpath(top)
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def shown(path: str) -> str:
+    """`path` as reports show it: relative to the current directory where it can be."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
 def read_bytes(path: str, limit: int = MAX_BYTES) -> bytes | None:
     """The bytes of the regular file at `path`, or None (not a regular file, larger than
     `limit`, unreadable)."""

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
+from shardshift import files
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding
 from shardshift.source import Member, Node, find_member, find_node, join_pointer, split_pointer
@@ -221,16 +222,6 @@ def unified_diff(path: str, before: str, after: str) -> str:
 TEMP_SUFFIX = ".shardshift-fix"
 
 
-def inside(path: str, roots: list[str]) -> bool:
-    """`path` (resolved) lies in one of the checked `roots`: a folder given, or a file given itself."""
-    real = os.path.realpath(path)
-    for root in roots:
-        top = os.path.realpath(root)
-        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
-            return True
-    return False
-
-
 def write(path: str, text: str, before: str, roots: list[str], *, follow_links: bool = False) -> str | None:
     """Write `text` over `path` as an editor saves: into a temporary file beside it, flushed to
     disk, then renamed over it in one step, so that a failure at any point leaves the original as
@@ -256,14 +247,14 @@ def write(path: str, text: str, before: str, roots: list[str], *, follow_links: 
             info = os.stat(target)
         except OSError as error:
             return f"its link target cannot be read: {error.strerror}"
-    if not inside(target, roots):
+    if not files.inside(target, roots):
         return "it lies outside the checked tree"
     if not stat.S_ISREG(info.st_mode):
         return "it is not a regular file"
     in_place = info.st_nlink > 1
     if in_place and not follow_links:
         return f"it has {info.st_nlink - 1} other hard link(s); not written (--fix-links writes it in place)"
-    current = _read_raw(target)
+    current = files.read_bytes(target)
     if current is None or _decoded(current) != before:
         return "it changed since it was read (saved by another program?); run again"
     data = (b"\xef\xbb\xbf" if current.startswith(b"\xef\xbb\xbf") else b"") + text.encode("utf-8")
@@ -280,7 +271,7 @@ def write(path: str, text: str, before: str, roots: list[str], *, follow_links: 
                 os.fsync(stream.fileno())
             os.chmod(temporary, stat.S_IMODE(info.st_mode))
             # the last look: a save made while the fixes were computed wins over them
-            again = _read_raw(target)
+            again = files.read_bytes(target)
             if again != current:
                 return "it changed since it was read (saved by another program?); run again"
             if in_place:  # the new text is on disk beside it; now rewrite the shared inode's bytes
@@ -310,14 +301,6 @@ def _overwrite(path: str, data: bytes) -> None:
         stream.truncate()
         stream.flush()
         os.fsync(stream.fileno())
-
-
-def _read_raw(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
 
 
 def _decoded(raw: bytes) -> str | None:

@@ -110,6 +110,8 @@ class Establisher:
         self.context = context
         self.by_path = {d.path: d for d in documents}
         self._cache: dict[tuple, Premise | None] = {}
+        # files that may be merged into another config (a vendored copy's templates): what they lack is unknown
+        self._fragments: set[str] = set()
 
     def premises(self, rule: type[Rule], finding: Finding) -> list[Premise]:
         out: list[Premise] = []
@@ -120,8 +122,8 @@ class Establisher:
                 out.append(Premise(kind, "unknown", own.what, how=own.how))  # type: ignore[arg-type]
                 continue
             premise = self.establish(kind, rule, finding)
-            if premise is not None and kind == "role" and premise.state == "established" and \
-                    "DeepSpeed copy vendored" in premise.what and document is not None and _lacks(document, finding):
+            if premise is not None and kind == "role" and finding.file in self._fragments and \
+                    premise.state == "established" and document is not None and _lacks(document, finding):
                 premise = Premise("role", "unknown", "what this file of a vendored DeepSpeed copy lacks: the copy's "
                                                      "code may merge it into another config that has it",
                                   premise.file, premise.line, how="check the ds_config the training run uses")
@@ -269,20 +271,16 @@ class Establisher:
             return Premise("reader", "unknown", f"{shape}, and no launch in the tree runs torchtitan with it, so it may be "
                                                 "another program's TOML", how="check it together with the launch script "
                                                 "that passes it to torchtitan (`--job.config_file`)")
+        # the project's own reader of TOML files: a command of its own run with one, or code that loads TOML
         command = own_toml_command(document.path, self.context.roots)
-        if command is not None:
-            file, line, name = command
-            return Premise("reader", "unknown",
-                           f"the project runs its own command `{name}` with TOML files, and no launch in the tree shows "
-                           "torchtitan reading this one, so what torchtitan's JobConfig accepts may not apply",
-                           file, line, how="check the TOML together with the launch that runs torchtitan with it "
-                                           "(`--job.config_file`)")
-        own = own_config_manager(document.path, self.context.roots)
+        own = command or own_config_manager(document.path, self.context.roots)
         if own is not None:
             file, line, name = own
+            whose = (f"the project runs its own command `{name}` with TOML files" if command else
+                     f"the repository has its own code that reads TOML ({name})")
             return Premise("reader", "unknown",
-                           f"the repository has its own code that reads TOML ({name}), and no launch in the tree shows "
-                           "torchtitan reading this file, so what torchtitan's JobConfig accepts may not apply",
+                           f"{whose}, and no launch in the tree shows torchtitan reading this file, so what "
+                           "torchtitan's JobConfig accepts may not apply",
                            file, line, how="check the TOML together with the launch script that runs torchtitan with it "
                                            "(`--job.config_file`), or ignore TT codes for it if the repository's own "
                                            "code reads it")
@@ -328,8 +326,9 @@ class Establisher:
             named = copy_names(document.path, folder, self.context.roots)
             if named is not None:
                 # the copy's own code hands it to DeepSpeed (a test's --deepspeed_config, a template its
-                # autotuner merges into a config): what a key in it does holds (see `premises` for what
-                # it lacks, which may come from the config it is merged into)
+                # autotuner merges into a config): what a key in it does holds; what it lacks may come
+                # from the config it is merged into (`premises`)
+                self._fragments.add(finding.file)
                 return Premise("role", "established", f"a file of the DeepSpeed copy vendored at {folder} that the "
                                                       "copy's own code hands to DeepSpeed", *named)
             return Premise("role", "unknown", f"a file of the DeepSpeed copy vendored at {folder} (its autotuning "

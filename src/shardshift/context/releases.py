@@ -353,9 +353,9 @@ def _requirements_txt(path: str, text: str, seen: set[str]) -> list[Pin]:
         if include:
             target = os.path.join(os.path.dirname(path), include.group(1))
             # an include that leaves the repository is another tree's file: not read
-            top = repository_root(path)
-            real = os.path.realpath(target)
-            if not (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
+            from shardshift.files import inside
+
+            if not inside(target, (repository_root(path),)):
                 continue
             if os.path.abspath(target) not in seen and os.path.isfile(target):
                 included = _read(target)

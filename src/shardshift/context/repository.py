@@ -9,6 +9,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from shardshift.files import shown as _shown
+
 MAX_FILES = 20000  # Python files looked at per repository
 MAX_BYTES = 1_000_000  # larger Python files are generated or data, not code that reads a config
 
@@ -122,13 +124,6 @@ def read_text(path: str) -> str | None:
     from shardshift import files
 
     return files.read_text(path, MAX_BYTES, bom=False)
-
-
-def _shown(path: str) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
 
 
 _TESTS = r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$"

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import os
 
-
-def _shown(path: str) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
+from shardshift.files import shown as _shown
 
 
 def framework_data(path: str) -> tuple[str, str] | None:

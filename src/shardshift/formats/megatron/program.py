@@ -339,9 +339,9 @@ def locate(script_path: str, entry: str) -> str | None:
     here = os.path.dirname(os.path.abspath(script_path))
     top = _top(here)
     if os.path.isabs(entry):  # a file outside the checked tree is not read (issue 31): not in the tree
-        real = os.path.realpath(entry)
-        inside = real.startswith(os.path.realpath(top).rstrip(os.sep) + os.sep)
-        return entry if inside and os.path.isfile(entry) else None
+        from shardshift.files import inside
+
+        return entry if inside(entry, (top,)) and os.path.isfile(entry) else None
     folders = [here]
     while folders[-1] != top and os.path.dirname(folders[-1]) != folders[-1]:
         folders.append(os.path.dirname(folders[-1]))

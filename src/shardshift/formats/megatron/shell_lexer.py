@@ -28,6 +28,7 @@ import bisect
 import re
 from typing import Any, NamedTuple
 
+from shardshift.document import TOOL_BOUND
 from shardshift.plan import Unknown
 
 
@@ -351,8 +352,7 @@ class _Lexer:
         self.depth += 1
         if self.depth > MAX_NESTING:
             self.depth -= 1
-            raise _Problem(f"quotes and expansions nested more than {MAX_NESTING} deep, "
-                           "past the bounds of what shardshift reads", i)
+            raise _Problem(f"quotes and expansions nested more than {MAX_NESTING} deep, {TOOL_BOUND}", i)
 
     def _matching(self, i: int, opener: str, closer: str) -> int:
         """Index just after the `closer` that closes an `opener` ending before i (quotes skipped)."""
