@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,10 @@ from hypothesis import HealthCheck, settings
 # deadline turns it into a flaky failure. Tests that want fewer or more examples still say so.
 settings.register_profile("shardshift", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("shardshift")
+
+# shardshift's cache between runs (context.cache) goes to a folder of the test session, never the
+# user's own cache
+os.environ.setdefault("SHARDSHIFT_CACHE_DIR", tempfile.mkdtemp(prefix="shardshift-test-cache-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

@@ -11,7 +11,7 @@ AUTO = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage"
 
 
 def test_a_bounded_consumer_search_says_where_it_stopped(tmp_path, monkeypatch):
-    monkeypatch.setattr("shardshift.rules.deepspeed.auto.SCAN_MAX_FILES", 50)
+    monkeypatch.setattr("shardshift.context.tree.MAX_WALK_FILES", 50)
     (tmp_path / ".git").mkdir()
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "ds_config.json").write_text(AUTO, encoding="utf-8")
@@ -31,6 +31,6 @@ def test_a_bounded_consumer_search_says_where_it_stopped(tmp_path, monkeypatch):
         assert "stopped after 50 files" in said and "aaa_data" in said, finding
         assert "nothing found" not in said and "no file in the checked tree" not in said
     # within the bound the script is found: no DS420, and DS308 judged by the consumer
-    monkeypatch.setattr("shardshift.rules.deepspeed.auto.SCAN_MAX_FILES", 20_000)
+    monkeypatch.setattr("shardshift.context.tree.MAX_WALK_FILES", 200_000)
     done = run_cli("check", "--isolated", "--format", "json", "--min-severity", "info", "configs", cwd=tmp_path)
     assert not [f for f in json.loads(done.stdout)["findings"] if f["code"] == "DS420"]

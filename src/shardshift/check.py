@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 from shardshift.context import Release
+from shardshift.context.tree import SKIP_DIRS  # one list of the folders that are no repository's own source
 from shardshift.document import Document, SyntaxProblem
 from shardshift.rules.base import SEVERITY_RANK, Context, Finding
 
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
-             ".pytest_cache", "build", "dist", ".eggs", "site-packages"}
 MAX_BYTES = 5_000_000
 # Unsaved editor text (`shardshift lsp`): real path -> the text an editor holds for that file,
 # read by `load` instead of the file on disk. Empty (and then never consulted) outside the server.
@@ -324,9 +323,10 @@ def check_documents(documents: list[Document], context: Context, select: set[str
     from shardshift.rules.base import PlanRule
     from shardshift.setup import build_setups
 
-    repository = sys.modules.get("shardshift.context.repository")  # loaded only by checks that need it
-    if repository is not None:
-        repository.reset()  # each run sees the repository's files as they are now (the editor checks again and again)
+    for name in ("shardshift.context.tree", "shardshift.context.repository"):  # loaded only by checks that need them
+        module = sys.modules.get(name)
+        if module is not None:
+            module.reset()  # each run sees the repository's files as they are now (the editor checks again and again)
     context.documents = documents
     registered = rules_for(frozenset(d.format for d in documents))
     rules = [rule() for rule in registered if _chosen(rule.code, select, ignore)]

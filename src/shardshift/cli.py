@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--follow-outside", action="store_true", default=None,
                        help="read the files outside the checked tree that a checked file names (a launch script's "
                             "--deepspeed /elsewhere/ds.json); without it they are reported (SS006), not read")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write shardshift's cache of the repository's listing (where it lives: "
+                            "SHARDSHIFT_CACHE_DIR, else $XDG_CACHE_HOME/shardshift or ~/.cache/shardshift)")
     check.add_argument("--fix-links", action="store_true",
                        help="with --fix: write a symbolic link's target and a hard-linked file in place (both only "
                             "inside the checked tree); without it such files are reported, not written")
@@ -140,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check(args, parser) -> int:
+    from shardshift.context import cache, tree
+
+    cache.ENABLED[0] = not args.no_cache
+    tree.prefetch(args.paths)  # git lists a large repository while the files are read and checked
     from shardshift import api
     from shardshift.report import REPORTERS, resolve
     from shardshift.rules.base import SEVERITY_RANK

@@ -410,13 +410,16 @@ class Establisher:
             return None
         from shardshift.context.repository import own_readers
 
-        found, searched, complete = own_readers(document.path, key, self.context.roots)
+        found, stopped = own_readers(document.path, key, self.context.roots)
         if found is not None:
             file, line = found
             return Premise("readers", "contradicted", f"the repository's own code reads {key!r} by name", file, line)
-        if not complete:
+        if stopped is not None:
+            from shardshift.context.tree import MAX_WALK_FILES
+
             return Premise("readers", "unknown", f"whether the repository's own code reads {key!r}: the search "
-                                                 f"stopped after {searched:,} files",
+                                                 f"stopped after {MAX_WALK_FILES:,} files (at {stopped or '.'}), "
+                                                 "so files beyond it were not looked at",
                            how="check a smaller tree, or name the code that reads the file")
         return Premise("readers", "established", f"no Python file of the repository that names this file, or "
                                                  f"that a script naming it runs, reads {key!r} by name")

@@ -27,15 +27,9 @@ def _module_files(index: _Index, root: str, module: str, here: str) -> list[str]
         for _ in range(dots - 1):
             base = os.path.dirname(base)
         wanted = [os.path.join(base, *name.split(".")) if name else base]
-        return [f for w in wanted for f in (w + ".py", os.path.join(w, "__init__.py")) if f in index.file_set]
+        return [f for w in wanted for f in (w + ".py", os.path.join(w, "__init__.py")) if index.tree.has(f)]
     tail = name.replace(".", "/")
-    found = []
-    for candidate in (tail + ".py", tail + "/__init__.py"):
-        for full in index.by_name.get(candidate.rsplit("/", 1)[-1], ()):
-            rel = os.path.relpath(full, root).replace(os.sep, "/")
-            if rel == candidate or rel.endswith("/" + candidate):
-                found.append(full)
-    return found
+    return [full for candidate in (tail + ".py", tail + "/__init__.py") for full in index.find(candidate)]
 
 
 def _imports(index: _Index, root: str, file: str, text: str) -> list[str]:
@@ -97,8 +91,6 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
     - ("none", "", files searched): no code that may run with it calls `deepspeed.initialize`."""
     root = _root(path, tops)
     index = _mentions(_index(path, tops), root)
-    if index.file_set is None:
-        index.file_set = set(index.files)
     queue = list(_reader_files(path, tops))
     seen = set(queue)
     builds: tuple[str, str, int | str] | None = None
@@ -126,8 +118,7 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
         if re.search(_TESTS, os.path.relpath(script, root).replace(os.sep, "/")):
             continue
         for wanted in index.script_runs.get(script, ()):
-            present = any(os.path.relpath(f, root).replace(os.sep, "/").endswith(wanted.lstrip("/"))
-                          for f in index.by_name.get(wanted.rsplit("/", 1)[-1], ()))
+            present = bool(index.find(wanted.lstrip("/")))
             if not present and any(wanted.lstrip("/").startswith(m + "/") or ("/" + m + "/") in wanted
                                    for m in modules):
                 return "absent", _shown(script), wanted
@@ -210,7 +201,7 @@ def own_toml_command(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int, s
         alternatives = [f"(?<![\\w./-])({words})(?![\\w-])"] if words else []
         alternatives += [f"-m[ \\t]+(({modules})(?:\\.\\w+)*)"] if modules else []
         command = re.compile("|".join(alternatives))
-        for file in _script_files(index, root):
+        for file in _script_files(index, root, ".toml"):
             if not _in_project(file, project, root) or file.endswith(".py"):
                 continue
             body = read_text(file)

@@ -1,7 +1,8 @@
 """Evidence about a file's other readers, found in the Python code of its repository: the keys the
 repository's own code reads by name, its own config manager, and code that loads a ds_config for
-inference. Read with regular expressions and never imported; one walk per repository per run, and
-each file read once (bounded: the walk stops after `MAX_FILES` files and says so)."""
+inference. Read with regular expressions and never imported. The files come from the run's listing
+of the repository (`context.tree`), whose facts say which few files a search needs to read; each of
+those is read once per run."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from shardshift.context.tree import Tree
 from shardshift.files import shown as _shown
 
-MAX_FILES = 20000  # Python files looked at per repository
 MAX_BYTES = 1_000_000  # larger Python files are generated or data, not code that reads a config
 
 # A key read by name: `cfg["key"]` (not an assignment to it), `.get("key"`, `.pop("key"`,
@@ -22,26 +23,68 @@ _READ = (
     r"""|(['"])([A-Za-z_][\w.\-]*)\5\s+(?:not\s+)?in\s+[A-Za-z_])""")
 _CLASS = r"(?m)^class\s+(JobConfig|ConfigManager)\b"
 _TOML_LOAD = r"\b(?:tomllib|tomli|toml)\.loads?\("
-_SKIP = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
-         ".pytest_cache", "build", "dist", ".eggs", "site-packages"}
+
+
+class _Lazy(dict):
+    """A map whose entries are computed on first look-up (from the run's listing of the repository)."""
+
+    def __init__(self, compute):
+        super().__init__()
+        self._compute = compute
+
+    def get(self, key, default=None):
+        if key not in self:
+            self[key] = self._compute(key)
+        return dict.get(self, key, default)
 
 
 @dataclass
 class _Index:
-    files: list[str] = field(default_factory=list)  # the Python files, sorted
-    complete: bool = True
+    tree: Tree
+    root: str
     # config (real path) -> key -> the first (file, line) of its possible readers that reads it by name
     reads: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
-    scripts: list[str] | None = None  # launch scripts, READMEs and configs that may name a reader
     managers: list[tuple[str, int, str]] | None = None
-    # each file read once: config file name -> the Python files / scripts that mention it
-    py_mentions: dict[str, list[str]] | None = None
-    script_mentions: dict[str, list[str]] = field(default_factory=dict)
-    script_runs: dict[str, list[str]] = field(default_factory=dict)  # script -> the .py paths it runs
-    sed_scripts: set[str] = field(default_factory=set)  # scripts that run sed
-    by_name: dict[str, list[str]] = field(default_factory=dict)  # Python file name -> its files
-    file_set: set[str] | None = None  # `files`, for look-ups
     toml_commands: dict[str, tuple[str, int, str] | None] = field(default_factory=dict)  # project -> own_toml_command
+    _files: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        # config file name -> the Python files / scripts (launch scripts, READMEs, configs) that mention it
+        self.py_mentions = _Lazy(lambda name: [f for f in self.tree.naming(name, exact=True) if f.endswith(".py")])
+        self.script_mentions = _Lazy(lambda name: [f for f in self.tree.naming(name, exact=True)
+                                                   if _is_script(f)])
+        self.script_runs = _Lazy(_runs)  # script -> the .py paths it runs
+        self.sed_scripts = _Lazy(_runs_sed)  # script -> whether it runs sed
+
+    @property
+    def files(self) -> list[str]:
+        """The Python files, sorted."""
+        if self._files is None:
+            self._files = self.tree.files((".py",))
+        return self._files
+
+    @property
+    def complete(self) -> bool:
+        return self.tree.complete
+
+    def find(self, wanted: str) -> list[str]:
+        """The Python files whose path is `wanted` or ends with "/" + `wanted`."""
+        return self.tree.find(wanted)
+
+
+def _is_script(file: str) -> bool:
+    name = os.path.basename(file)
+    return not name.endswith(".py") and (name.endswith(_SCRIPTS) or "." not in name)
+
+
+def _runs(script: str) -> list[str]:
+    text = read_text(script) or ""
+    return [(m.group(1).replace(".", "/") + ".py") if m.group(1) else m.group(2).lstrip("./")
+            for m in re.finditer(_PY_WORD, text)]
+
+
+def _runs_sed(script: str) -> bool:
+    return not script.endswith((".json", ".yaml", ".yml", ".toml")) and "sed" in (read_text(script) or "")
 
 
 _INDEX: dict[str, _Index] = {}
@@ -92,20 +135,13 @@ def _in_project(file: str, project: str, root: str) -> bool:
 
 
 def _index(path: str, tops: tuple[str, ...]) -> _Index:
+    from shardshift.context.tree import tree_of
+
     root = _root(path, tops)
     found = _INDEX.get(root)
-    if found is not None:
-        return found
-    index = _INDEX[root] = _Index()
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(".py"):
-                if len(index.files) >= MAX_FILES:
-                    index.complete = False
-                    return index
-                index.files.append(os.path.join(directory, name))
-    return index
+    if found is None:
+        found = _INDEX[root] = _Index(tree_of(root), root)
+    return found
 
 
 def python_files(path: str, tops: tuple[str, ...] = ()) -> list[str]:
@@ -115,15 +151,28 @@ def python_files(path: str, tops: tuple[str, ...] = ()) -> list[str]:
 
 def reset() -> None:
     """Forget the indexes (a new run sees the files as they are now)."""
+    from shardshift.context import tree
+
+    tree.reset()
     _INDEX.clear()
     _PROJECTS.clear()
+    _TEXTS.clear()
+
+
+_TEXTS: dict[str, str | None] = {}  # each file read once per run (the searches ask for few files)
+_TEXTS_MAX = 4096
 
 
 def read_text(path: str) -> str | None:
     """A regular file's text, or None (not regular, larger than MAX_BYTES, unreadable)."""
+    if path in _TEXTS:
+        return _TEXTS[path]
     from shardshift import files
 
-    return files.read_text(path, MAX_BYTES, bom=False)
+    text = files.read_text(path, MAX_BYTES, bom=False)
+    if len(_TEXTS) < _TEXTS_MAX:
+        _TEXTS[path] = text
+    return text
 
 
 _TESTS = r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$"
@@ -136,29 +185,7 @@ _CONFIG_NAME = r"[\w.-]+\.(?:json|jsonc|hjson|ya?ml|toml|args|cfg|txt)\b"
 
 
 def _mentions(index: _Index, root: str) -> _Index:
-    """Fill the index's maps from one read of every Python file and script of the repository."""
-    if index.py_mentions is not None:
-        return index
-    index.py_mentions = {}
-    for file in index.files:
-        index.by_name.setdefault(os.path.basename(file), []).append(file)
-        text = read_text(file)
-        for name in set(re.findall(_CONFIG_NAME, text or "")):
-            index.py_mentions.setdefault(name, []).append(file)
-    for file in _script_files(index, root):
-        if file.endswith(".py"):
-            continue
-        text = read_text(file)
-        if not text:
-            continue
-        names = set(re.findall(_CONFIG_NAME, text))
-        for name in names:
-            index.script_mentions.setdefault(name, []).append(file)
-        if names:
-            index.script_runs[file] = [(m.group(1).replace(".", "/") + ".py") if m.group(1) else m.group(2).lstrip("./")
-                                       for m in re.finditer(_PY_WORD, text)]
-            if "sed" in text and not file.endswith((".json", ".yaml", ".yml", ".toml")):
-                index.sed_scripts.add(file)
+    """The index (its maps of mentions are filled on first look-up from the listing's facts)."""
     return index
 
 
@@ -175,30 +202,22 @@ def _reader_files(path: str, tops: tuple[str, ...]) -> list[str]:
         if re.search(_TESTS, os.path.relpath(script, root).replace(os.sep, "/")):
             continue  # a test's data (a recorded output that lists paths) runs nothing
         for wanted in index.script_runs.get(script, ()):
-            for full in index.by_name.get(wanted.rsplit("/", 1)[-1], ()):
-                rel = os.path.relpath(full, root).replace(os.sep, "/")
-                if (rel == wanted or rel.endswith("/" + wanted)) and full not in out:
+            for full in index.find(wanted):
+                if full.endswith(".py") and full not in out:
                     out.append(full)
     return out
 
 
-def _script_files(index: _Index, root: str) -> list[str]:
-    if index.scripts is None:
-        scripts = []
-        for directory, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
-            scripts += [os.path.join(directory, n) for n in sorted(files) if n.endswith(_SCRIPTS) or "." not in n]
-            if len(scripts) > MAX_FILES:
-                index.complete = False
-                break
-        index.scripts = scripts
-    return index.scripts
+def _script_files(index: _Index, root: str, hint: str | None = None) -> list[str]:
+    """The launch scripts, READMEs and configs of the repository (those holding `hint`)."""
+    files = index.tree.hinted(hint) if hint else index.tree.files()
+    return [f for f in files if _is_script(f)]
 
 
-def own_readers(path: str, key: str, tops: tuple[str, ...] = ()) -> tuple[tuple[str, int] | None, int, bool]:
+def own_readers(path: str, key: str, tops: tuple[str, ...] = ()) -> tuple[tuple[str, int] | None, str | None]:
     """Where the repository's own Python code that may load the config at `path` (`_reader_files`)
-    reads `key` by name (file, line), or None; how many files were searched; whether the search
-    covered the whole repository."""
+    reads `key` by name (file, line), or None; and where the
+    listing of the repository stopped (a bounded walk outside git), or None when it is whole."""
     index = _index(path, tops)
     real = os.path.realpath(path)
     reads = index.reads.get(real)
@@ -214,7 +233,7 @@ def own_readers(path: str, key: str, tops: tuple[str, ...] = ()) -> tuple[tuple[
                 if name not in reads:
                     reads[name] = (_shown(file), text.count("\n", 0, match.start()) + 1)
         index.reads[real] = reads
-    return reads.get(key), len(index.files), index.complete
+    return reads.get(key), index.tree.stopped
 
 
 def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
@@ -228,7 +247,9 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
     root = _root(path, tops)
     if index.managers is None:
         managers, loaders = [], []
-        for file in index.files:
+        for file in index.tree.hinted("toml-load"):
+            if not file.endswith(".py"):
+                continue
             if re.search(_TESTS, os.path.relpath(file, root).replace(os.sep, "/")):
                 continue
             text = read_text(file)
@@ -260,7 +281,8 @@ def first_match(path: str, pattern: str, hints: tuple[str, ...],
     index = _index(path, tops)
     root = _root(path, tops)
     project = project_root(path, tops)
-    for file in index.files:
+    candidates = sorted({f for hint in hints for f in index.tree.hinted(hint) if f.endswith(".py")})
+    for file in candidates:
         if not _in_project(file, project, root) or re.search(_TESTS, os.path.relpath(file, root).replace(os.sep, "/")):
             continue
         text = read_text(file)
@@ -317,7 +339,7 @@ def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | No
     name = os.path.basename(path)
     real = os.path.realpath(path)
     for file in index.script_mentions.get(name, ()):
-        if file not in index.sed_scripts or os.path.realpath(file) == real:
+        if not index.sed_scripts.get(file) or os.path.realpath(file) == real:
             continue
         named = False
         for number, command in _logical_lines(read_text(file) or ""):

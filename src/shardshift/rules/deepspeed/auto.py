@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from shardshift.context import UnknownContext
+from shardshift.context.tree import HINTS
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Related, Rule
 from shardshift.source import join_pointer
@@ -94,7 +95,6 @@ HF_KINDS = {"trainer": "the Hugging Face Trainer", "hf": "HfDeepSpeedConfig", "a
             "axolotl": "an Axolotl-style YAML (deepspeed:)", "shell": "a launcher passing --deepspeed"}
 
 SCAN_SUFFIXES = (".py", ".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".yaml", ".yml", ".args", ".cmd", ".json")
-SCAN_MAX_FILES = 20000
 SCAN_MAX_BYTES = 1_000_000
 SCAN_MAX_JSON_BYTES = 65_536  # a JSON of training arguments is small; data files are not read
 # A flag and its value; the value is matched in a lookahead so that `--deepspeed --deepspeed_config
@@ -102,11 +102,11 @@ SCAN_MAX_JSON_BYTES = 65_536  # a JSON of training arguments is small; data file
 SHELL_FLAG = re.compile(r"--(deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)\b"
                         r"(?=(?:\s*=\s*|(?:\s|\\\n)+)([\"']?)([^\s\"'`;|&()]+)\2)")
 # `deepspeed=` given something other than a string literal (TrainingArguments(deepspeed=args.ds)).
-PYTHON_RUNTIME = re.compile(r"\bdeepspeed\s*=\s*(?![\s\"'=]|None\b|True\b|False\b)")
+PYTHON_RUNTIME = HINTS["deepspeed-runtime"]
 # Folders of launch scripts that run from the directory above (`bash scripts/train.sh`).
 LAUNCH_DIRS = {"scripts", "script", "bin", "launch", "launchers", "slurm", "jobs", "examples", "run"}
 # A flag whose value is a variable: a script that may pass any ds_config.
-RUNTIME_FLAG = re.compile(r"--(?:deepspeed_config_file|deepspeed_config|deepscale_config|deepspeed)(?:\s*=\s*|\s+)[\"']?[^\s\"']*[$`]")
+RUNTIME_FLAG = HINTS["deepspeed-flag-runtime"]
 YAML_KEY = re.compile(r"^\s*(deepspeed_config_file|deepspeed)\s*:\s*[\"']?([^\"'#\s]+)", re.MULTILINE)
 
 
@@ -161,7 +161,7 @@ def _all_consumers(document: Document, context: Context) -> list[Consumer]:
     return cached[1].get(_real(document.path), [])
 
 
-_STOPPED: dict[str, str] = {}  # scan root -> the folder where the consumer search stopped (SCAN_MAX_FILES)
+_STOPPED: dict[str, str] = {}  # scan root -> the folder where its listing stopped (tree.MAX_WALK_FILES)
 
 
 def search_stopped(document: Document, context: Context) -> str | None:
@@ -172,7 +172,9 @@ def search_stopped(document: Document, context: Context) -> str | None:
     stopped = _STOPPED.get(root)
     if stopped is None:
         return None
-    return (f"the search for the files that use it stopped after {SCAN_MAX_FILES:,} files (at "
+    from shardshift.context.tree import MAX_WALK_FILES
+
+    return (f"the search for the files that use it stopped after {MAX_WALK_FILES:,} files (at "
             f"{os.path.relpath(stopped)}), so files beyond it were not looked at")
 
 
@@ -207,7 +209,7 @@ def scan_root(path: str, checked: Iterable[str] = ()) -> str:
 
 
 def _index(documents: list[Document], checked: Iterable[str] = ()) -> dict[str, list[Consumer]]:
-    from shardshift.check import SKIP_DIRS
+    from shardshift.context.tree import tree_of
 
     targets: dict[str, list[str]] = {}
     roots: set[str] = set()
@@ -222,18 +224,18 @@ def _index(documents: list[Document], checked: Iterable[str] = ()) -> dict[str, 
     for document in documents:
         if document.format != "deepspeed" and document.path:
             candidates[_real(document.path)] = document
-    seen = 0
     _STOPPED.clear()
     for root in sorted(roots):
-        for directory, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-            for name in files:
-                seen += 1
-                if name.endswith(SCAN_SUFFIXES) or "." not in name:
-                    candidates.setdefault(_real(os.path.join(directory, name)), None)
-            if seen > SCAN_MAX_FILES:
-                _STOPPED[root] = directory  # said in every finding that rests on finding no consumer
-                break
+        # the repository's listing says which files mention a target's name, or pass `deepspeed=` a
+        # value decided at run time: only those are read
+        tree = tree_of(root)
+        found = {f for name in targets for f in tree.naming(name)} | set(tree.hinted("deepspeed-runtime")) | \
+            set(tree.hinted("deepspeed-flag-runtime"))
+        for file in sorted(found):
+            if file.endswith(SCAN_SUFFIXES) or "." not in os.path.basename(file):
+                candidates.setdefault(_real(file), None)
+        if tree.stopped is not None:
+            _STOPPED[root] = os.path.join(root, tree.stopped)  # said in every finding that rests on finding no consumer
     index: dict[str, list[Consumer]] = {}
     names = tuple(targets)
     target_dirs = {os.path.dirname(t) for paths in targets.values() for t in paths}

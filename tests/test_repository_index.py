@@ -1,0 +1,158 @@
+"""Issue 32: one listing of the repository per run (git's own, in a git checkout), its facts kept
+between runs in shardshift's cache, and the verdicts the same whatever the cache holds: a file
+changed, added, removed, committed or ignored since the last run is seen as it is now."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+AUTO = '{"train_micro_batch_size_per_gpu": "auto", "gradient_clipping": "auto", "zero_optimization": {"stage": 2}}\n'
+LAUNCH = "deepspeed train.py --deepspeed configs/ds_config.json\n"
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo), *args],
+                   check=True, capture_output=True)
+
+
+def make_repo(path: Path, files: dict[str, str]) -> Path:
+    (path / "configs").mkdir(parents=True)
+    (path / "configs" / "ds_config.json").write_text(AUTO, encoding="utf-8")
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text, encoding="utf-8")
+    git(path, "init", "-q")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "first")
+    return path
+
+
+def no_consumer(repo: Path) -> bool:
+    """Whether the check of the ds_config alone says that nothing found passes it to a consumer (DS420)."""
+    done = run_cli("check", "--isolated", "--format", "json", "--min-severity", "info", "configs/ds_config.json",
+                   cwd=repo)
+    return any(f["code"] == "DS420" for f in json.loads(done.stdout)["findings"])
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SHARDSHIFT_CACHE_DIR", str(folder))
+    return folder
+
+
+def test_a_consumer_beyond_the_former_bound_is_found(tmp_path, cache):
+    # the consumer search used to stop after 20,000 files, walked in sorted order: here 20,050 come first
+    repo = tmp_path / "repo"
+    data = repo / "aaa_data"
+    data.mkdir(parents=True)
+    for index in range(20_050):
+        (data / f"part_{index:05d}.bin").write_bytes(b"x")
+    make_repo(repo, {"zz/train.sh": LAUNCH, "zz/train.py": "import deepspeed\n"})
+    for _ in range(2):  # the first run reads the facts, the second takes them from the cache
+        done = run_cli("check", "--isolated", "--format", "json", "--min-severity", "info",
+                       "configs/ds_config.json", cwd=repo)
+        said = done.stdout
+        assert not [f for f in json.loads(said)["findings"] if f["code"] == "DS420"]
+        assert "stopped after" not in said
+    assert list(cache.glob("tree-*.marshal"))
+
+
+def test_the_working_copy_wins_over_the_cache(tmp_path, cache):
+    repo = make_repo(tmp_path / "repo", {"scripts/train.sh": LAUNCH, "train.py": "import deepspeed\n"})
+    assert not no_consumer(repo)
+    # an unstaged edit drops the reference: the cached facts of the commit no longer count
+    (repo / "scripts" / "train.sh").write_text("deepspeed train.py\n", encoding="utf-8")
+    assert no_consumer(repo)
+    # a new file that git does not track yet names it again
+    (repo / "run.sh").write_text(LAUNCH, encoding="utf-8")
+    assert not no_consumer(repo)
+    # ... unless .gitignore excludes it: an ignored file is no part of the repository
+    (repo / ".gitignore").write_text("run.sh\n", encoding="utf-8")
+    assert no_consumer(repo)
+
+
+def test_commits_since_the_cache_are_read(tmp_path, cache):
+    repo = make_repo(tmp_path / "repo", {"README.md": "# a project\n", "train.py": "import deepspeed\n"})
+    assert no_consumer(repo)
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "train.sh").write_text(LAUNCH, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "launch")  # the cache was made at the first commit: git's diff brings it up
+    assert not no_consumer(repo)
+    git(repo, "rm", "-q", "scripts/train.sh")
+    git(repo, "commit", "-q", "-m", "no launch")
+    assert no_consumer(repo)
+    git(repo, "checkout", "-q", "HEAD~1")  # back to a commit the cache has never seen
+    assert not no_consumer(repo)
+
+
+def test_a_damaged_or_missing_cache_costs_time_not_verdicts(tmp_path, cache, monkeypatch):
+    repo = make_repo(tmp_path / "repo", {"scripts/train.sh": LAUNCH, "train.py": "import deepspeed\n"})
+    assert not no_consumer(repo)
+    (entry,) = cache.glob("tree-*.marshal")
+    entry.write_bytes(b"\x00not marshal")
+    assert not no_consumer(repo)
+    entry.write_bytes(b"")
+    assert not no_consumer(repo)
+    shutil.rmtree(cache)
+    monkeypatch.setenv("SHARDSHIFT_NO_CACHE", "1")
+    assert not no_consumer(repo)
+    assert not cache.exists()
+
+
+def test_no_cache_flag_writes_nothing(tmp_path, cache):
+    repo = make_repo(tmp_path / "repo", {"scripts/train.sh": LAUNCH, "train.py": "import deepspeed\n"})
+    done = run_cli("check", "--isolated", "--no-cache", "configs/ds_config.json", cwd=repo)
+    assert done.returncode in (0, 1), done.stderr
+    assert not cache.exists()
+
+
+def test_a_repository_inside_is_listed_with_its_files(tmp_path, cache):
+    # a clone kept inside the repository (git lists it as one untracked folder): its files count
+    repo = make_repo(tmp_path / "repo", {"train.py": "import deepspeed\n"})
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / "train.sh").write_text("deepspeed ../train.py --deepspeed ../configs/ds_config.json\n", encoding="utf-8")
+    git(inner, "init", "-q")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "inner")
+    shutil.move(str(inner), str(repo / "launch"))
+    from shardshift.context import tree
+
+    tree.reset()
+    listing = tree.tree_of(str(repo))
+    assert listing.git and "launch/train.sh" in listing.paths and "train.py" in listing.paths
+    assert listing.naming("ds_config.json") == [os.path.join(str(repo), "launch", "train.sh")]
+
+
+def test_git_listing_matches_the_walk(tmp_path, cache, monkeypatch):
+    # what git lists is what the walk outside git finds, less what .gitignore excludes
+    files = {"a.py": "x = 'ds_config.json'\n", "pkg/b.sh": "deepspeed t.py --deepspeed $CFG\n",
+             "build/gen.py": "", "docs/c.md": "see configs/ds_config.json\n", "noext": "", "logs/x.log": "",
+             ".hidden/d.py": ""}
+    repo = make_repo(tmp_path / "repo", {**files, ".gitignore": "logs/\n"})
+    (repo / "untracked.yaml").write_text("deepspeed: configs/ds_config.json\n", encoding="utf-8")
+    from shardshift.context import tree
+
+    tree.reset()
+    listed = tree.tree_of(str(repo))
+    monkeypatch.setenv("SHARDSHIFT_NO_GIT", "1")
+    tree.reset()
+    walked = tree.tree_of(str(repo))
+    assert listed.git and not walked.git
+    assert set(walked.paths) - set(listed.paths) == {"logs/x.log"}
+    assert set(listed.paths) - set(walked.paths) == set()
+    for name in ("ds_config.json",):
+        assert listed.naming(name) == walked.naming(name)
+    assert listed.hinted("deepspeed-flag-runtime") == walked.hinted("deepspeed-flag-runtime") != []
