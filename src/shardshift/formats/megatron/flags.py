@@ -79,6 +79,8 @@ class FlagTable:
         self.flags = [Flag(entry) for entry in data["flags"]]
         self.by_spelling: dict[str, Flag] = {s: f for f in self.flags for s in f.spellings}
         self.by_dest: dict[str, list[Flag]] = {}
+        self._close: dict[str, str | None] = {}  # spelling -> close_to's answer
+        self._long: tuple[str, ...] | None = None
         for flag in self.flags:
             self.by_dest.setdefault(flag.dest, []).append(flag)
 
@@ -93,9 +95,13 @@ class FlagTable:
         dashed = "--" + spelling[2:].replace("_", "-")
         if dashed in self.by_spelling:
             return dashed
-        from shardshift.rules.base import did_you_mean
+        if dashed not in self._close:  # a tree's launch scripts repeat the same few unknown flags
+            from shardshift.rules.base import did_you_mean
 
-        return did_you_mean(dashed, [s for s in self.by_spelling if s.startswith("--")])
+            if self._long is None:
+                self._long = tuple(s for s in self.by_spelling if s.startswith("--"))
+            self._close[dashed] = did_you_mean(dashed, self._long)
+        return self._close[dashed]
 
     @property
     def described(self) -> str:
