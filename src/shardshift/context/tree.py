@@ -30,9 +30,9 @@ MAX_NESTED = 3  # repositories inside repositories followed
 # Files whose facts are kept: code, launch scripts, READMEs and configs that may name a config or
 # run a program, and files without a suffix (scripts).
 FACT_SUFFIXES = (".py", ".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".yaml", ".yml", ".args", ".cmd",
-                 ".json", ".md", ".toml", ".cfg", ".txt")
-# A config file's name as code and scripts write it (the part after the last `/`).
-CONFIG_NAME = re.compile(r"[\w.-]+\.(?:json|jsonc|hjson|ya?ml|toml|args|cfg|txt)\b")
+                 ".json", ".jsonc", ".hjson", ".md", ".toml", ".cfg", ".txt")
+# The name of a config or a script as code and scripts write it (the part after the last `/`).
+CONFIG_NAME = re.compile(r"[\w.-]+\.(?:json|jsonc|hjson|ya?ml|toml|args|cfg|txt|sh|bash|zsh|slurm|sbatch|job|cmd|py)\b")
 # The hints a search may ask for: a literal that the file holds, or a pattern that matches in it.
 # A search that needs another hint adds it here (the cache's version follows this table).
 HINTS: dict[str, str | re.Pattern] = {
@@ -144,20 +144,77 @@ class Tree:
         self._ensure_facts()
         return [self.full(rel) for rel in sorted(rel for rel, (_, bits) in self.facts.items() if bits & bit)]
 
+    def refresh(self, path: str, text: str | None = None) -> None:
+        """Bring one file up to date: its facts from `text` (an editor's unsaved buffer) or from
+        the file on disk; a file that no longer exists leaves the listing, a new one joins it
+        (unless git ignores it)."""
+        rel = os.path.relpath(os.path.abspath(path), self.root).replace(os.sep, "/")
+        if rel.startswith("../") or rel in (".", "..") or not _own(rel):
+            return
+        full = self.full(rel)
+        exists = text is not None or os.path.isfile(full)
+        listed = self._set if self._set is not None else set(self.paths)
+        self._set, self._joined, self._found = listed, None, {}
+        if not exists:
+            if rel in listed:
+                listed.discard(rel)
+                self.paths.remove(rel)
+            self.facts.pop(rel, None)
+            return
+        if rel not in listed:
+            if self.git and _git(self.root, "check-ignore", "-q", "--", rel) is not None:
+                return  # git ignores it (check-ignore answers 0 for an ignored path)
+            listed.add(rel)
+            bisect.insort(self.paths, rel)
+        if has_facts(rel):
+            if text is None:
+                text = _read(full)
+            found = facts_of(text) if text else NO_FACTS
+            if found != NO_FACTS:
+                self.facts[rel] = found
+            else:
+                self.facts.pop(rel, None)
+
     def files(self, suffixes: tuple[str, ...] | None = None) -> list[str]:
         return [self.full(rel) for rel in self.paths if suffixes is None or rel.endswith(suffixes)]
 
 
 _TREES: dict[str, Tree] = {}
+# Listings kept across runs by a long-lived process that hears of every change (the language server,
+# from the editor's events): root -> its listing, brought up to date file by file (`Tree.refresh`).
+_PINNED: dict[str, Tree] = {}
 
 
 def tree_of(root: str) -> Tree:
-    """The run's listing of the repository at `root` (one per root per run)."""
+    """The run's listing of the repository at `root` (one per root per run, or the pinned one)."""
     root = os.path.abspath(root)
-    found = _TREES.get(root)
+    found = _PINNED.get(root) or _TREES.get(root)
     if found is None:
         found = _TREES[root] = _build(root, 0)
     return found
+
+
+def pin(root: str) -> Tree:
+    """Keep the listing of `root` across runs (the caller refreshes it on every change it hears of)."""
+    root = os.path.abspath(root)
+    found = _PINNED.get(root)
+    if found is None:
+        found = _PINNED[root] = _TREES.get(root) or _build(root, 0)
+        found._ensure_facts()
+    return found
+
+
+def unpin(root: str) -> None:
+    """Stop keeping the listing of `root` (the next run lists it again)."""
+    _PINNED.pop(os.path.abspath(root), None)
+
+
+def pinned(path: str) -> Tree | None:
+    """The pinned listing that holds `path`, if any."""
+    for root, found in _PINNED.items():
+        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+            return found
+    return None
 
 
 def reset() -> None:

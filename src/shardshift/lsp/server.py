@@ -27,7 +27,6 @@ import os
 import re
 import stat
 import traceback
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,10 +44,7 @@ SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.Diagnostic
 # Files read to find those that name the opened one (as DS420's consumer scan reads them)
 SCAN_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".py", ".yaml", ".yml", ".json", ".jsonc", ".hjson", ".toml",
                  ".txt", ".cfg")
-SCAN_MAX_FILES = 20_000
 SCAN_MAX_BYTES = 1_000_000
-SCAN_MAX_FOLDERS = 20_000
-SYSTEM_FOLDERS = frozenset({"/proc", "/sys", "/dev", "/run"})  # no workspace files, and some never end
 SCOPE_DEPTH = 3  # how far references are followed from the opened file
 
 
@@ -151,6 +147,10 @@ class Workspace:
     listing: list[str] | None = None  # the workspace's files, listed again at each check
     absolute: set[str] = field(default_factory=set)  # names of the setup's files written in absolute paths
     docs_url: str | None = None  # `docs-url` of the workspace's configuration, as of the last check
+    # the editor tells of every file changed on disk (didChangeWatchedFiles): the workspace's listing
+    # (context.tree) is then kept between checks and updated file by file, never listed again per edit
+    watching: bool = False
+    overlaid: set[str] = field(default_factory=set)  # files whose listed facts come from an editor's buffer
 
 
 _ANSWERED = object()  # a request already answered with an error while it was read
@@ -326,24 +326,6 @@ def _set_overlay(texts: dict[str, tuple[str, int | None, str]]) -> None:
     check.OVERLAY.update({path: text for path, (_, _, text) in texts.items() if len(text) <= check.MAX_BYTES})
 
 
-def _walk(root: str) -> Iterable[str]:
-    from shardshift.check import SKIP_DIRS
-
-    seen = folders = 0
-    for directory, dirs, files in os.walk(root):
-        folders += 1
-        if folders > SCAN_MAX_FOLDERS:  # a workspace of `/` or a home folder: the walk stays bounded
-            return
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
-                         and os.path.join(directory, d) not in SYSTEM_FOLDERS)
-        for name in sorted(files):
-            if name.endswith(SCAN_SUFFIXES) or "." not in name:
-                seen += 1
-                if seen > SCAN_MAX_FILES:
-                    return
-                yield os.path.join(directory, name)
-
-
 def _text(state: Workspace, path: str) -> str | None:
     """A workspace file's text, read again only when it changed on disk (the editor's unsaved
     text when it is open)."""
@@ -389,17 +371,74 @@ def _named(document, state: Workspace | None = None) -> list[str]:
             from shardshift.context.paths import by_suffix
 
             name = os.path.basename(reference.target)
-            found = by_suffix(reference.target, [p for p in _files(state) if os.path.basename(p) == name])
+            found = by_suffix(reference.target, _called(state, name))
             if found is not None:
                 out.append(found)
     return out
 
 
 def _files(state: Workspace) -> list[str]:
-    """The workspace's files the scope search reads (listed once per check)."""
-    if state.listing is None:
-        state.listing = list(_walk(state.root)) if state.root else []
-    return state.listing
+    """The files of the file's own folder (no workspace folder: it stands for one)."""
+    return state.listing or []
+
+
+def _tree(state: Workspace):
+    """The workspace's listing (context.tree): kept and updated from the editor's events when it
+    sends them, else listed once per check (as `check` does)."""
+    from shardshift.context import tree
+
+    return tree.pin(state.root) if state.watching else tree.tree_of(state.root)
+
+
+def _naming(state: Workspace, name: str) -> list[str]:
+    """The workspace files that may name a file called `name` (they mention the name)."""
+    if not state.root:
+        return [p for p in _files(state) if name in (_text(state, p) or "")]
+    return [p for p in _tree(state).naming(name) if p.endswith(SCAN_SUFFIXES) or "." not in os.path.basename(p)]
+
+
+def _called(state: Workspace, name: str) -> list[str]:
+    """The workspace files called `name`."""
+    if not state.root:
+        return [p for p in _files(state) if os.path.basename(p) == name]
+    return _tree(state).find(name)
+
+
+def sync_listing(state: Workspace, texts: dict[str, tuple[str, int | None, str]]) -> None:
+    """The kept listing's facts of the open files from their buffers, and of the files closed since
+    from disk (worker thread)."""
+    if not (state.root and state.watching):
+        return
+    from shardshift.context import tree
+
+    kept = tree.pin(state.root)
+    for path in state.overlaid - set(texts):
+        kept.refresh(path)
+    for path, (_, _, text) in texts.items():
+        kept.refresh(path, text)
+    state.overlaid = set(texts)
+
+
+def _watch(state: Workspace) -> None:
+    """The editor will tell of every change on disk: keep the workspace's listing from now on."""
+    state.watching = True
+
+
+def changed_on_disk(state: Workspace, paths: list[str]) -> None:
+    """Files changed on disk (the editor's events, a save): the kept listing follows them; a change
+    to what git ignores, or too many at once (a checkout), lists the workspace again (worker thread)."""
+    if not (state.root and state.watching):
+        return
+    from shardshift.context import tree
+
+    if len(paths) > 500 or any(os.path.basename(p) == ".gitignore" or f"{os.sep}.git{os.sep}" in p
+                               for p in paths):
+        tree.unpin(state.root)
+        return
+    kept = tree.pin(state.root)
+    for path in paths:
+        if path not in state.overlaid:  # an open file's buffer wins over the disk
+            kept.refresh(path)
 
 
 def scope_of(state: Workspace, path: str) -> list[str] | None:
@@ -437,7 +476,7 @@ def scope_of(state: Workspace, path: str) -> list[str] | None:
         referrers = []
         for target in named:
             name = os.path.basename(target)
-            for candidate in _files(state):  # under the real root: a real path but for a symbolic link
+            for candidate in _naming(state, name):  # under the real root: a real path but for a symbolic link
                 if candidate in scope:
                     continue
                 text = _text(state, candidate)
@@ -489,9 +528,8 @@ def namesakes(state: Workspace, scope: list[str]) -> list[str]:
         return []
     inside = set(scope)
     out = []
-    for candidate in _files(state):
-        if os.path.basename(candidate) in names and candidate not in inside \
-                and os.path.realpath(candidate) not in inside:
+    for candidate in sorted({c for name in names for c in _called(state, name)}):
+        if candidate not in inside and os.path.realpath(candidate) not in inside:
             document = load(candidate, explicit=False)
             if document is not None and document.format == "deepspeed":
                 out.append(os.path.realpath(candidate))
@@ -580,6 +618,7 @@ def check_setup(state: Workspace, path: str, texts: dict, encoding: str) -> dict
     """Check the setup of `path` (worker thread): file -> diagnostics, including empty lists for
     the files whose earlier diagnostics are gone. None: nothing to publish."""
     _set_overlay(texts)
+    sync_listing(state, texts)
     real = os.path.realpath(path)
     found = setup_findings(state, path)
     if found is None:
@@ -737,13 +776,15 @@ def build() -> ShardshiftServer:
                 id="shardshift-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(
                     watchers=[types.FileSystemWatcher(glob_pattern="**/*")]))]))
+            await ls.run(_watch, ls.state)
         except Exception:  # noqa: BLE001
             ls.log(f"shardshift: cannot watch files:\n{traceback.format_exc()}", types.MessageType.Warning)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: ShardshiftServer, params: types.DidChangeWatchedFilesParams) -> None:
         """A file changed on disk: the open files whose setup holds it (or that are it) are checked again."""
-        changed = {os.path.realpath(p) for p in (to_fs_path(c.uri) or "" for c in params.changes) if "\0" not in p}
+        changed = {os.path.realpath(p) for p in (to_fs_path(c.uri) or "" for c in params.changes) if p and "\0" not in p}
+        asyncio.ensure_future(ls.run(changed_on_disk, ls.state, sorted(changed)))  # before the checks it schedules
         for real, (uri, _, _) in ls.open_texts().items():
             held = ls.state.published.get(real, set())
             if real in changed or changed & held or any(c.type != types.FileChangeType.Changed for c in params.changes):
@@ -755,6 +796,9 @@ def build() -> ShardshiftServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: ShardshiftServer, params: types.DidSaveTextDocumentParams) -> None:
+        path = to_fs_path(params.text_document.uri)
+        if path and "\0" not in path:
+            asyncio.ensure_future(ls.run(changed_on_disk, ls.state, [os.path.realpath(path)]))
         ls.schedule(params.text_document.uri, None, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
