@@ -170,10 +170,20 @@ def looks_like(path: str, text: str) -> bool:
     return "deepspeed" in text or "torch.distributed" in text
 
 
+def _may_hold_facts(text: str) -> bool:
+    """Whether the file can hold a fact (or a syntax problem worth reporting): every fact needs
+    DeepSpeed named (`deepspeed.initialize`, a `deepspeed=` keyword or field, `--deepspeed`,
+    `HfDeepSpeedConfig`, `DeepSpeedPlugin`) or a Trainer's `optimizers=`; the parse is skipped
+    for the rest (most of a large tree's code that uses torch.distributed)."""
+    return "deepspeed" in text.lower() or "optimizers" in text or any(marker in text for marker in MARKER_KEYS)
+
+
 def read(text: str, path: str = "<string>") -> Document:
     """The facts of a script. Never raises: a file that does not parse gives no facts, and a
     syntax problem only when it is clearly a training script."""
     document = Document(path=path, format=FORMAT, text=text, data=ScriptFacts())
+    if not _may_hold_facts(text):
+        return document  # code that uses torch.distributed and nothing this reader looks for
     try:
         with warnings.catch_warnings():  # the user's invalid escapes are not our warnings to print
             warnings.simplefilter("ignore")
