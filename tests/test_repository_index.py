@@ -156,3 +156,27 @@ def test_git_listing_matches_the_walk(tmp_path, cache, monkeypatch):
     for name in ("ds_config.json",):
         assert listed.naming(name) == walked.naming(name)
     assert listed.hinted("deepspeed-flag-runtime") == walked.hinted("deepspeed-flag-runtime") != []
+
+
+def test_the_first_runs_search_by_git_finds_the_same_facts(tmp_path, cache, monkeypatch):
+    # a large tree's first run asks `git grep` which files can hold a fact and reads only those
+    files = {f"pkg/m{i}.py": f"x = {i}\n" for i in range(30)}
+    files.update({"a.py": "x = 'ds_config.json'\n", "pkg/b.sh": "deepspeed t.py --deepspeed $CFG\n",
+                  "c.md": "see configs/ds_config.json\n", "d.py": "TrainingArguments(deepspeed=args.ds)\n",
+                  "e.py": "import tomllib\ntomllib.load(f)\n", "f.py": "register_train_spec(spec)\n",
+                  "g.bin.txt": "binary\0 ds_config.json\n", "h.py": "import sys\nsys.modules['torchtitan.x'] = m\n"})
+    repo = make_repo(tmp_path / "repo", files)
+    (repo / "pkg" / "m1.py").write_text("y = 'ds_config.json'\n", encoding="utf-8")  # changed since the commit
+    from shardshift.context import tree
+
+    built = {}
+    for bound in (10**9, 0):  # every file read, then only git grep's candidates
+        monkeypatch.setattr(tree, "GREP_FROM_FILES", bound)
+        monkeypatch.setenv("SHARDSHIFT_CACHE_DIR", str(tmp_path / f"cache{bound}"))
+        tree.reset()
+        listing = tree.tree_of(str(repo))
+        built[bound] = (listing.paths, listing.facts)
+    assert built[0] == built[10**9]
+    facts = built[0][1]
+    assert "g.bin.txt" not in facts and "pkg/m1.py" in facts and "pkg/m2.py" not in facts
+    assert {"a.py", "pkg/b.sh", "c.md", "d.py", "e.py", "f.py", "h.py"} <= set(facts)

@@ -32,7 +32,9 @@ MAX_NESTED = 3  # repositories inside repositories followed
 FACT_SUFFIXES = (".py", ".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".yaml", ".yml", ".args", ".cmd",
                  ".json", ".jsonc", ".hjson", ".md", ".toml", ".cfg", ".txt")
 # The name of a config or a script as code and scripts write it (the part after the last `/`).
-CONFIG_NAME = re.compile(r"[\w.-]+\.(?:json|jsonc|hjson|ya?ml|toml|args|cfg|txt|sh|bash|zsh|slurm|sbatch|job|cmd|py)\b")
+NAME_SUFFIXES = ("json", "jsonc", "hjson", "yaml", "yml", "toml", "args", "cfg", "txt", "sh", "bash", "zsh", "slurm",
+                 "sbatch", "job", "cmd", "py")
+CONFIG_NAME = re.compile(r"[\w.-]+\.(?:" + "|".join(NAME_SUFFIXES) + r")\b")
 # The hints a search may ask for: a literal that the file holds, or a pattern that matches in it.
 # A search that needs another hint adds it here (the cache's version follows this table).
 HINTS: dict[str, str | re.Pattern] = {
@@ -229,9 +231,12 @@ def reset() -> None:
 
 
 def _read(path: str) -> str | None:
+    """A file's text, or None (not regular, too large, unreadable, or binary: a NUL byte where git
+    looks for one, in its first 8,000 bytes)."""
     from shardshift import files
 
-    return files.read_text(path, MAX_BYTES, bom=False)
+    text = files.read_text(path, MAX_BYTES, bom=False)
+    return None if text is None or "\0" in text[:8000] else text
 
 
 def _build(root: str, depth: int) -> Tree:
@@ -259,14 +264,20 @@ def _walk(root: str) -> Tree:
 # --- git -------------------------------------------------------------------------------------------
 
 def _git(root: str, *args: str) -> bytes | None:
+    done = _git_run(root, *args)
+    return done[1] if done is not None and done[0] == 0 else None
+
+
+def _git_run(root: str, *args: str) -> tuple[int, bytes] | None:
+    """git's exit status and output, or None when git cannot be run."""
     import subprocess
 
     command, env = _git_command(root, args)
     try:
-        done = subprocess.run(command, capture_output=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run(command, capture_output=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout if done.returncode == 0 else None
+    return done.returncode, done.stdout
 
 
 _STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
@@ -423,6 +434,9 @@ def _committed(root: str, head: str, state: dict | None, changed: set[str]) -> d
             parts = meta.split()
             if len(parts) == 3:
                 entries.append(("L" if parts[1] == "commit" else "M", path, parts[2]))
+    # the first run: git's own search says which committed files can hold a fact (C, threaded),
+    # and only those are read
+    candidates = _grep_candidates(root) if state is None and len(entries) > GREP_FROM_FILES else None
     for kind, path, blob in entries:
         if kind == "D":
             paths.pop(path, None)
@@ -439,7 +453,7 @@ def _committed(root: str, head: str, state: dict | None, changed: set[str]) -> d
             continue
         paths[path] = None
         facts.pop(path, None)
-        if has_facts(path):
+        if has_facts(path) and (candidates is None or path in candidates or path in changed):
             text = _blob(root, path, blob, changed)
             found = facts_of(text) if text else NO_FACTS
             if found != NO_FACTS:
@@ -448,12 +462,43 @@ def _committed(root: str, head: str, state: dict | None, changed: set[str]) -> d
             "modules": sorted(modules)}
 
 
+GREP_FROM_FILES = 2_000  # a smaller tree is read faster than git is started
+
+
+def _grep_terms() -> list[str]:
+    """Extended regular expressions (portable: no `\\b`, no `\\w`) that match wherever a fact can
+    be: a file name with one of CONFIG_NAME's suffixes, and a literal each hint needs."""
+    terms = [r"\.(" + "|".join(NAME_SUFFIXES) + ")"]
+    needed = {"deepspeed-runtime": "deepspeed", "deepspeed-flag-runtime": "--deep", "toml-load": "toml"}
+    for name, hint in HINTS.items():
+        literal = needed.get(name, hint if isinstance(hint, str) else None)
+        if literal is None:
+            return []  # a pattern hint without its literal here: no search can stand for the reads
+        terms.append(re.sub(r"([.\\[\](){}*+?|^$])", r"\\\1", literal))
+    return terms
+
+
+def _grep_candidates(root: str) -> set[str] | None:
+    """The committed files (as in the working copy) that match a term of `_grep_terms`, or None
+    when git cannot say."""
+    terms = _grep_terms()
+    if not terms:
+        return None
+    command = ["grep", "-l", "-z", "-I", "-E", "--no-color", "--full-name"]
+    for term in terms:
+        command += ["-e", term]
+    done = _git_run(root, *command)
+    if done is None or done[0] not in (0, 1):  # 1: nothing matched
+        return None
+    return set(done[1].decode("utf-8", "surrogateescape").split("\0")) - {""}
+
+
 def _blob(root: str, path: str, blob: str, changed: set[str]) -> str | None:
     """The committed text of `path`: the working copy when it is unchanged, else git's blob."""
     if path not in changed:
         return _read(os.path.join(root, *path.split("/")))
     out = _git(root, "cat-file", "blob", blob)
-    if out is None or len(out) > MAX_BYTES or b"\0" in out:
+    if out is None or len(out) > MAX_BYTES or b"\0" in out[:8000]:
         return None
     return out.decode("utf-8", "replace")
 
