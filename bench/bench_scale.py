@@ -126,6 +126,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--keep", help="build the trees here and keep them")
+    parser.add_argument("--src", default=str(ROOT / "src"),
+                        help="the shardshift sources to time (another commit's: `git archive REF src | tar -x -C DIR`)")
     parser.add_argument("--ignored", action="store_true",
                         help="the unrelated files sit in a folder .gitignore excludes (data, not source)")
     args = parser.parse_args()
@@ -135,7 +137,7 @@ def main() -> None:
         build(small, 0)
         build(large, args.files, args.ignored)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPATH"] = str(ROOT / "src")
+        env["PYTHONPATH"] = args.src
         env["PYTHONPYCACHEPREFIX"] = str(where / "pycache")
         env["XDG_CACHE_HOME"] = str(where / "cache")  # shardshift's own cache starts empty
         shutil.rmtree(where / "cache", ignore_errors=True)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 from shardshift.document import Document, SyntaxProblem
 from shardshift.source import Member, Node, join_pointer
 from shardshift.user_code import parse as parse_user_code
+from shardshift.user_code import walk as walk_nodes
 
 if TYPE_CHECKING:  # pydantic is imported when a Plan is built, not when the rules are loaded
     from shardshift.plan import Plan
@@ -60,7 +61,9 @@ def looks_like(path: str, text: str) -> bool:
     for match in re.finditer(_IMPORT, text):
         if match.group(1).split(".")[0] != "torch":
             modules.add(match.group(2) or match.group(1))
-    return any(re.search(rf"(?<![\w.]){re.escape(name)}\.\w*fsdp\w*\s*\(", text, re.I) for name in modules)
+    # one pass for every module: the heads of `head.…fsdp…(` calls, as the imported names (any case)
+    heads = {m.lower() for m in re.findall(r"(?<![\w.])(\w+(?:\.\w+)*)\.\w*fsdp\w*\s*\(", text, re.I)}
+    return any(name.lower() in heads for name in modules)
 
 
 # --- abstract values ------------------------------------------------------------------------
@@ -407,7 +410,7 @@ class Interpreter:
 
     def _filters_loop(self, test: ast.expr) -> bool:
         """A condition on the element of an enclosing loop selects elements (modules to wrap)."""
-        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        names = {n.id for n in walk_nodes(test) if isinstance(n, ast.Name)}
         return any(names & bound for bound in self.loop_names)
 
     # -- driving --------------------------------------------------------------------------
@@ -528,7 +531,7 @@ class Interpreter:
             element = _element_of(self._expr(node.iter, env), node.iter)
             self._bind(node.target, element, env, node)
             self.loop_depth += 1
-            self.loop_names.append({n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)})
+            self.loop_names.append({n.id for n in walk_nodes(node.target) if isinstance(n, ast.Name)})
             self._block(node.body, env)
             self.loop_names.pop()
             self.loop_depth -= 1
@@ -689,7 +692,7 @@ class Interpreter:
         """What an attribute assignment says about parameters: `a.weight = b.weight` ties two
         modules' parameters (event "tie", targets [a, b]); `a.w = nn.Parameter(...)` gives module `a`
         a new parameter (event "new_parameter", targets [a], name w)."""
-        plain = not any(isinstance(n, ast.Call) for n in ast.walk(target.value))
+        plain = not any(isinstance(n, ast.Call) for n in walk_nodes(target.value))
         resolved = self._expr(target.value, env) if plain else UNKNOWN
         owner = resolved.path if isinstance(resolved, Path) and resolved.path != "?" else dotted.rpartition(".")[0]
         if not owner:
@@ -1043,7 +1046,7 @@ class Interpreter:
     def _find_method(self, name: str) -> ast.FunctionDef | None:
         if self.methods is None:  # every method of every class in the file, by name (the first wins)
             self.methods = {}
-            for statement in ast.walk(self.tree):
+            for statement in walk_nodes(self.tree):
                 if isinstance(statement, ast.ClassDef):
                     for item in statement.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1177,7 +1180,7 @@ class Interpreter:
 def _called_names(tree: ast.Module) -> set[str]:
     """Names of functions and methods some code in the file calls (or passes as a callback)."""
     called: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name):
@@ -1192,7 +1195,7 @@ def _called_names(tree: ast.Module) -> set[str]:
 
 def _passed_names(tree: ast.Module) -> set[str]:
     """Names passed as an argument of a call (a callback, or the entry function of a CLI wrapper)."""
-    return {argument.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+    return {argument.id for node in walk_nodes(tree) if isinstance(node, ast.Call)
             for argument in [*node.args, *(k.value for k in node.keywords)] if isinstance(argument, ast.Name)}
 
 
@@ -1427,7 +1430,7 @@ def _local_names(node: ast.AST) -> frozenset[str]:
     found = getattr(node, "_shardshift_locals", None)  # kept on the node: computed once per function
     if found is None:
         bound, shared = set(), set()
-        for child in ast.walk(node):
+        for child in walk_nodes(node):
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
                 bound.add(child.id)
             elif isinstance(child, (ast.Global, ast.Nonlocal)):
@@ -1960,7 +1963,7 @@ def _schedule_helper(value: Any) -> tuple[str, dict[str, Any]] | None:
     """A LambdaLR whose lambda calls one of the emitted DeepSpeed schedule helpers."""
     if not isinstance(value, Func) or not isinstance(value.node, ast.Lambda):
         return None
-    for node in ast.walk(value.node.body):
+    for node in walk_nodes(value.node.body):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DS_SCHEDULE_FUNCTIONS:
             params: dict[str, Any] = {}
             for keyword in node.keywords:
@@ -2118,7 +2121,7 @@ class Linker:
         tree = _parse(document.text)
         if isinstance(tree, SyntaxProblem):
             return False
-        for node in ast.walk(tree):
+        for node in walk_nodes(tree):
             if isinstance(node, ast.Import):
                 modules = [(alias.name, 0) for alias in node.names]
             elif isinstance(node, ast.ImportFrom):

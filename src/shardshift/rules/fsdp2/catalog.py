@@ -9,6 +9,7 @@ import ast
 import re
 
 from shardshift.rules.fsdp2 import rules as _base
+from shardshift.user_code import walk as walk_nodes
 
 R = _base.R
 _show = _base._show
@@ -122,7 +123,7 @@ def _head(node: ast.expr) -> str:
 
 def _after(scope: list[ast.stmt], line: int) -> list[ast.AST]:
     """Every node of `scope` (nested blocks included) that starts after `line`."""
-    return [n for statement in scope for n in ast.walk(statement) if getattr(n, "lineno", 0) > line]
+    return [n for statement in scope for n in walk_nodes(statement) if getattr(n, "lineno", 0) > line]
 
 
 def _initialised(nodes: list[ast.AST], name: str) -> bool | None:
@@ -150,7 +151,7 @@ def _initialised(nodes: list[ast.AST], name: str) -> bool | None:
 def _scopes(tree: ast.Module, line: int) -> tuple[list[ast.stmt], str | None]:
     """The body of the innermost function around `line` (or the module's) and its name."""
     best: ast.AST | None = None
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
             if best is None or node.lineno > best.lineno:
                 best = node
@@ -212,13 +213,13 @@ class ToEmptyWithoutInitialisation(_base._Fsdp2Rule):
             body, function = _scopes(tree, event.line)
             verdicts = [_initialised(_after(body, event.line), name)]
             if function is not None:  # what the callers of the function that holds it do afterwards
-                for outer in ast.walk(tree):
+                for outer in walk_nodes(tree):
                     if isinstance(outer, ast.Call) and _name(outer.func) == function:
                         outer_body, _ = _scopes(tree, outer.lineno)
                         later = _after(outer_body, outer.lineno)
                         verdicts.append(_initialised(later, ""))
                         names = {_head(a) for a in [*outer.args, *(k.value for k in outer.keywords)]}
-                        names |= {_head(t) for a in outer_body for n in ast.walk(a) if isinstance(n, ast.Assign)
+                        names |= {_head(t) for a in outer_body for n in walk_nodes(a) if isinstance(n, ast.Assign)
                                   and n.value is outer for t in n.targets}
                         verdicts.extend(_initialised(later, n) for n in names if n)
             if all(v is False for v in verdicts):
@@ -465,7 +466,7 @@ class ClipGradNormPerPipelineStage(_base._Fsdp2Rule):
 def _parameters_of_function_at(tree: ast.Module, line: int) -> set[str]:
     """The parameter names of the innermost function around `line` (empty at module level)."""
     best = None
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
             if best is None or node.lineno > best.lineno:
                 best = node

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Rule
-from shardshift.user_code import parse as parse_user_code
+from shardshift.user_code import walk as walk_nodes
 
 if TYPE_CHECKING:
     from shardshift.formats.fsdp2 import reader as _reader
@@ -473,12 +473,13 @@ def _deprecated_spans(text: str) -> list[tuple[int, int]]:
     warnings (3.13), the `deprecated` package)."""
     import ast
 
-    try:
-        tree = parse_user_code(text)
-    except (SyntaxError, ValueError):
+    from shardshift.formats.fsdp2.reader import _parse
+
+    tree = _parse(text)  # the reader's shared tree (parsed once per text)
+    if not isinstance(tree, ast.Module):
         return []
     spans = []
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
