@@ -180,3 +180,19 @@ def test_the_first_runs_search_by_git_finds_the_same_facts(tmp_path, cache, monk
     facts = built[0][1]
     assert "g.bin.txt" not in facts and "pkg/m1.py" in facts and "pkg/m2.py" not in facts
     assert {"a.py", "pkg/b.sh", "c.md", "d.py", "e.py", "f.py", "h.py"} <= set(facts)
+
+
+def test_find_answers_the_same_with_and_without_its_index():
+    # the first look-ups scan the listing as one string; many look-ups build an index by file name
+    from shardshift.context.tree import Tree
+
+    paths = sorted(["a/train.py", "b/a/train.py", "xtrain.py", "train.py", "pkg/__init__.py", "pkg/sub/__init__.py",
+                    "q/pkg/x.py", "q/pkg/x.pyc"])
+    queries = ["train.py", "a/train.py", "pkg/__init__.py", "sub/__init__.py", "x.py", "pkg/x.py", "nothing.py"]
+    scanned = Tree("/r", paths=list(paths))
+    first = [scanned.find(q) for q in queries]
+    indexed = Tree("/r", paths=list(paths))
+    for index in range(20):
+        indexed.find(f"other{index}.py")
+    assert [indexed.find(q) for q in queries] == first
+    assert first[0] == ["/r/a/train.py", "/r/b/a/train.py", "/r/train.py"] and first[-1] == []

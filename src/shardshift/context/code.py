@@ -46,8 +46,21 @@ def _imports(index: _Index, root: str, file: str, text: str) -> list[str]:
     return out
 
 
+_CALLS: dict[str, list[tuple[int, bool]]] = {}  # text -> its calls (by content: never stale)
+
+
 def _initialize_calls(file: str, text: str) -> list[tuple[int, bool]]:
-    """(line, passes its own optimizer) of each `deepspeed.initialize(...)` call in `text`."""
+    """(line, passes its own optimizer) of each `deepspeed.initialize(...)` call in `text` (each
+    text parsed once: the configs of one tree follow the same modules)."""
+    found = _CALLS.get(text)
+    if found is None:
+        if len(_CALLS) > 4096:
+            _CALLS.clear()
+        found = _CALLS[text] = _find_initialize_calls(text)
+    return found
+
+
+def _find_initialize_calls(text: str) -> list[tuple[int, bool]]:
     import ast
 
     try:

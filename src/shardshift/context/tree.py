@@ -95,6 +95,7 @@ class Tree:
     _found: dict[str, list[str]] = field(default_factory=dict)
     _set: set[str] | None = None
     _joined: str | None = None
+    _by_base: dict[str, list[str]] | None = None
 
     @property
     def complete(self) -> bool:
@@ -106,6 +107,14 @@ class Tree:
     def find(self, wanted: str) -> list[str]:
         """Files whose path is `wanted` ("pkg/train.py") or ends with "/" + `wanted`, absolute."""
         found = self._found.get(wanted)
+        if found is None and len(self._found) >= 16:  # many look-ups (a code search following imports): an index
+            if self._by_base is None:
+                self._by_base = {}
+                for rel in self.paths:
+                    self._by_base.setdefault(rel.rpartition("/")[2], []).append(rel)
+            tail = "/" + wanted
+            found = self._found[wanted] = [self.full(rel) for rel in self._by_base.get(wanted.rpartition("/")[2], ())
+                                           if rel == wanted or rel.endswith(tail)]
         if found is None:
             if self._joined is None:
                 self._joined = "\0" + "\0".join(self.paths) + "\0"
@@ -156,7 +165,7 @@ class Tree:
         full = self.full(rel)
         exists = text is not None or os.path.isfile(full)
         listed = self._set if self._set is not None else set(self.paths)
-        self._set, self._joined, self._found = listed, None, {}
+        self._set, self._joined, self._found, self._by_base = listed, None, {}, None
         if not exists:
             if rel in listed:
                 listed.discard(rel)
