@@ -196,3 +196,24 @@ def test_find_answers_the_same_with_and_without_its_index():
         indexed.find(f"other{index}.py")
     assert [indexed.find(q) for q in queries] == first
     assert first[0] == ["/r/a/train.py", "/r/b/a/train.py", "/r/train.py"] and first[-1] == []
+
+
+def test_a_repository_without_commits_lists_its_untracked_files(tmp_path, cache):
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    (repo / "configs" / "ds_config.json").write_text(AUTO, encoding="utf-8")
+    (repo / "train.py").write_text("import deepspeed\n", encoding="utf-8")
+    git(repo, "init", "-q")
+    assert no_consumer(repo)
+    (repo / "run.sh").write_text(LAUNCH, encoding="utf-8")
+    assert not no_consumer(repo)
+
+
+def test_a_cache_folder_that_cannot_be_written_is_no_error(tmp_path, monkeypatch):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would be", encoding="utf-8")
+    monkeypatch.setenv("SHARDSHIFT_CACHE_DIR", str(blocked / "shardshift"))
+    repo = make_repo(tmp_path / "repo", {"scripts/train.sh": LAUNCH, "train.py": "import deepspeed\n"})
+    assert not no_consumer(repo)
+    done = run_cli("check", "--isolated", "configs/ds_config.json", cwd=repo)
+    assert "Traceback" not in done.stderr
