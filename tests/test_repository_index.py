@@ -217,3 +217,24 @@ def test_a_cache_folder_that_cannot_be_written_is_no_error(tmp_path, monkeypatch
     assert not no_consumer(repo)
     done = run_cli("check", "--isolated", "configs/ds_config.json", cwd=repo)
     assert "Traceback" not in done.stderr
+
+
+def test_a_symbolic_link_has_no_facts_of_its_own(tmp_path, cache, monkeypatch):
+    # its target is listed itself, or is no file of the repository: git lists the link, not its text
+    outside = tmp_path / "outside.sh"
+    outside.write_text(LAUNCH, encoding="utf-8")
+    repo = make_repo(tmp_path / "repo", {"docs/AGENTS.md": "see configs/ds_config.json\n", "train.py": ""})
+    (repo / "CLAUDE.md").symlink_to("docs/AGENTS.md")
+    (repo / "run.sh").symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "links")
+    from shardshift.context import tree
+
+    for bound in (10**9, 0):
+        monkeypatch.setattr(tree, "GREP_FROM_FILES", bound)
+        monkeypatch.setenv("SHARDSHIFT_CACHE_DIR", str(tmp_path / f"c{bound}"))
+        tree.reset()
+        listing = tree.tree_of(str(repo))
+        assert {"CLAUDE.md", "run.sh", "docs/AGENTS.md"} <= set(listing.paths)
+        assert set(listing.facts) == {"docs/AGENTS.md"}
+    assert no_consumer(repo)  # a launch script outside the repository, linked in, is not read

@@ -135,7 +135,7 @@ class Tree:
             return
         self._read_all = True
         for rel in self.paths:
-            if has_facts(rel):
+            if has_facts(rel) and not os.path.islink(self.full(rel)):
                 text = _read(self.full(rel))
                 found = facts_of(text) if text else NO_FACTS
                 if found != NO_FACTS:
@@ -177,7 +177,7 @@ class Tree:
                 return  # git ignores it (check-ignore answers 0 for an ignored path)
             listed.add(rel)
             bisect.insort(self.paths, rel)
-        if has_facts(rel):
+        if has_facts(rel) and (text is not None or not os.path.islink(full)):
             if text is None:
                 text = _read(full)
             found = facts_of(text) if text else NO_FACTS
@@ -185,6 +185,8 @@ class Tree:
                 self.facts[rel] = found
             else:
                 self.facts.pop(rel, None)
+        else:
+            self.facts.pop(rel, None)
 
     def files(self, suffixes: tuple[str, ...] | None = None) -> list[str]:
         return [self.full(rel) for rel in self.paths if suffixes is None or rel.endswith(suffixes)]
@@ -429,7 +431,8 @@ def _committed(root: str, head: str, state: dict | None, changed: set[str]) -> d
             for meta, path in zip(fields[0::2], fields[1::2]):
                 parts = meta.split()
                 if len(parts) == 5:
-                    entries.append(("D" if parts[4] == "D" else "L" if parts[1] == "160000" else "M", path, parts[3]))
+                    entries.append(("D" if parts[4] == "D" else "L" if parts[1] == "160000" else
+                                    "S" if parts[1] == "120000" else "M", path, parts[3]))
             paths = dict.fromkeys(state["paths"].split("\0") if state["paths"] else ())
             facts = dict(state["facts"])
             modules = set(state["modules"])
@@ -442,7 +445,7 @@ def _committed(root: str, head: str, state: dict | None, changed: set[str]) -> d
             meta, _, path = entry.partition("\t")
             parts = meta.split()
             if len(parts) == 3:
-                entries.append(("L" if parts[1] == "commit" else "M", path, parts[2]))
+                entries.append(("L" if parts[1] == "commit" else "S" if parts[0] == "120000" else "M", path, parts[2]))
     # the first run: git's own search says which committed files can hold a fact (C, threaded),
     # and only those are read
     candidates = _grep_candidates(root) if state is None and len(entries) > GREP_FROM_FILES else None
@@ -462,7 +465,7 @@ def _committed(root: str, head: str, state: dict | None, changed: set[str]) -> d
             continue
         paths[path] = None
         facts.pop(path, None)
-        if has_facts(path) and (candidates is None or path in candidates or path in changed):
+        if kind == "M" and has_facts(path) and (candidates is None or path in candidates or path in changed):
             text = _blob(root, path, blob, changed)
             found = facts_of(text) if text else NO_FACTS
             if found != NO_FACTS:
@@ -471,7 +474,7 @@ def _committed(root: str, head: str, state: dict | None, changed: set[str]) -> d
             "modules": sorted(modules)}
 
 
-GREP_FROM_FILES = 2_000  # a smaller tree is read faster than git is started
+GREP_FROM_FILES = 500  # a smaller tree is read about as fast as git searches it
 
 
 def _grep_terms() -> list[str]:
@@ -541,7 +544,7 @@ def _from_git(root: str, depth: int) -> Tree | None:
             gone.add(rel)
             continue
         added.append(rel)
-        if has_facts(rel):
+        if has_facts(rel) and not os.path.islink(full):  # a link's target is listed itself, or is not ours
             text = _read(full)
             found = facts_of(text) if text else NO_FACTS
             if found != NO_FACTS:
