@@ -222,14 +222,6 @@ def unpin(root: str) -> None:
     _PINNED.pop(os.path.abspath(root), None)
 
 
-def pinned(path: str) -> Tree | None:
-    """The pinned listing that holds `path`, if any."""
-    for root, found in _PINNED.items():
-        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
-            return found
-    return None
-
-
 def reset() -> None:
     """Forget the listings (a new run sees the files as they are now). git's answers started for
     this run (`prefetch`) are kept for it; older ones are dropped."""
@@ -515,13 +507,20 @@ def _blob(root: str, path: str, blob: str, changed: set[str]) -> str | None:
     return out.decode("utf-8", "replace")
 
 
+def _sorted_has(paths: list[str], rel: str) -> bool:
+    at = bisect.bisect_left(paths, rel)
+    return at < len(paths) and paths[at] == rel
+
+
 def _from_git(root: str, depth: int) -> Tree | None:
-    status = _status(root)
+    try:
+        status = _status(root)
+        head = _answer(root, _HEAD) if status is not None else None
+    finally:
+        _drop(root)  # what prefetch started for this root is answered (or no longer wanted)
     if status is None:
         return None
     changed, nested = status
-    head = _answer(root, _HEAD)
-    _PENDING.pop(root, None)
     tree = Tree(root, git=True)
     paths: list[str] = []
     if head:
@@ -550,7 +549,11 @@ def _from_git(root: str, depth: int) -> Tree | None:
             if found != NO_FACTS:
                 tree.facts[rel] = found
     if gone:
-        paths = [rel for rel in paths if rel not in gone]
+        paths = [rel for rel in paths if rel not in gone] if len(gone) >= 64 else paths
+        for rel in gone if len(gone) < 64 else ():
+            at = bisect.bisect_left(paths, rel)
+            if at < len(paths) and paths[at] == rel:
+                del paths[at]
     for folder in nested:  # a checked-out submodule or a repository inside: its own listing
         if depth >= MAX_NESTED or not _own(folder + "/x"):
             continue
@@ -564,8 +567,7 @@ def _from_git(root: str, depth: int) -> Tree | None:
         if inner.stopped is not None:
             tree.stopped = f"{folder}/{inner.stopped}"
     if added:
-        listed = set(paths)
-        fresh = [rel for rel in added if rel not in listed]
+        fresh = [rel for rel in added if not _sorted_has(paths, rel)]
         if len(fresh) < 64:
             for rel in fresh:
                 bisect.insort(paths, rel)
