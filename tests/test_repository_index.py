@@ -238,3 +238,15 @@ def test_a_symbolic_link_has_no_facts_of_its_own(tmp_path, cache, monkeypatch):
         assert {"CLAUDE.md", "run.sh", "docs/AGENTS.md"} <= set(listing.paths)
         assert set(listing.facts) == {"docs/AGENTS.md"}
     assert no_consumer(repo)  # a launch script outside the repository, linked in, is not read
+
+
+def test_a_name_without_a_known_suffix_is_found_in_the_texts(tmp_path, cache):
+    # the facts record names with a config or script suffix; another name is looked for in the texts
+    repo = make_repo(tmp_path / "repo", {"scripts/train.sh": "bash ./launcher --config conf/run\n",
+                                         "README.md": "no mention\n"})
+    from shardshift.context import tree
+
+    tree.reset()
+    listing = tree.tree_of(str(repo))
+    assert listing.naming("launcher") == [str(repo / "scripts" / "train.sh")]
+    assert listing.naming("launcher", exact=True) == []

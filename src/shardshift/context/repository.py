@@ -180,10 +180,6 @@ _SCRIPTS = (".sh", ".bash", ".slurm", ".sbatch", ".md", ".yaml", ".yml", ".toml"
 _PY_WORD = r"(?:-m\s+([A-Za-z_][\w.]*)|([\w./-]+\.py))\b"
 
 
-# A config file's name as code and scripts write it (the part after the last `/`).
-_CONFIG_NAME = r"[\w.-]+\.(?:json|jsonc|hjson|ya?ml|toml|args|cfg|txt)\b"
-
-
 def _mentions(index: _Index, root: str) -> _Index:
     """The index (its maps of mentions are filled on first look-up from the listing's facts)."""
     return index

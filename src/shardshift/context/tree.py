@@ -144,6 +144,9 @@ class Tree:
     def naming(self, name: str, exact: bool = False) -> list[str]:
         """Files that mention the config file name `name` (as the end of a name they mention, or the
         whole name when `exact`), absolute, in listing order."""
+        if not CONFIG_NAME.fullmatch(name):  # a name no fact records (no such suffix): the texts answer
+            return [] if exact else [self.full(rel) for rel in self.paths if has_facts(rel)
+                                     and name in (_read(self.full(rel)) or "")]
         self._ensure_facts()
         out = [rel for rel, (names, _) in self.facts.items()
                if ((name in names) if exact else any(n.endswith(name) for n in names))]
