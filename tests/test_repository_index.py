@@ -250,3 +250,29 @@ def test_a_name_without_a_known_suffix_is_found_in_the_texts(tmp_path, cache):
     listing = tree.tree_of(str(repo))
     assert listing.naming("launcher") == [str(repo / "scripts" / "train.sh")]
     assert listing.naming("launcher", exact=True) == []
+
+
+def test_each_file_is_read_at_most_once_per_run(tmp_path, cache, monkeypatch):
+    # the facts, the consumer search, the readers' and the optimizer builder's searches share one read
+    repo = make_repo(tmp_path / "repo", {
+        "scripts/train.sh": LAUNCH, "train.py": "import deepspeed\nfrom lib import build\n"
+                                                "engine = deepspeed.initialize(model=m, config='configs/ds_config.json')\n",
+        "lib.py": "def build(cfg):\n    return cfg.get('wall_clock_breakdwon')\n"})
+    (repo / "configs" / "ds_config.json").write_text(
+        '{"train_micro_batch_size_per_gpu": 2, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},'
+        ' "wall_clock_breakdwon": true}\n', encoding="utf-8")
+    from shardshift import files
+
+    reads: dict[str, int] = {}
+    real = files.read_text
+
+    def counted(path, *args, **kwargs):
+        reads[str(path)] = reads.get(str(path), 0) + 1
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(files, "read_text", counted)
+    done = run_cli("check", "--isolated", "--no-cache", "--format", "json", "--min-severity", "info",
+                   "configs/ds_config.json", cwd=repo)
+    assert json.loads(done.stdout)["findings"], done.stderr
+    context = {p: n for p, n in reads.items() if p.startswith(str(repo)) and not p.endswith(".toml")}
+    assert context and max(context.values()) == 1, context

@@ -293,9 +293,13 @@ def _git_installs(text: str) -> list[Pin]:
 
 
 def _read(path: str) -> str | None:
+    from shardshift.context.tree import read_text as once
     from shardshift.files import read_text
 
-    return read_text(path, _MAX_BYTES, bom=False)
+    # the run's one read of the file, shared with the context searches (a file past their 1 MB,
+    # up to this module's 2 MB, is read here alone)
+    text = once(path)
+    return text if text is not None else read_text(path, _MAX_BYTES, bom=False)
 
 
 def file_pins(path: str) -> tuple[Pin, ...]:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from shardshift.context.tree import Tree
 from shardshift.files import shown as _shown
 
-MAX_BYTES = 1_000_000  # larger Python files are generated or data, not code that reads a config
 
 # A key read by name: `cfg["key"]` (not an assignment to it), `.get("key"`, `.pop("key"`,
 # `getattr(cfg, "key"`, `hasattr(cfg, "key"`, `"key" in cfg`.
@@ -156,23 +155,14 @@ def reset() -> None:
     tree.reset()
     _INDEX.clear()
     _PROJECTS.clear()
-    _TEXTS.clear()
-
-
-_TEXTS: dict[str, str | None] = {}  # each file read once per run (the searches ask for few files)
-_TEXTS_MAX = 4096
 
 
 def read_text(path: str) -> str | None:
-    """A regular file's text, or None (not regular, larger than MAX_BYTES, unreadable)."""
-    if path in _TEXTS:
-        return _TEXTS[path]
-    from shardshift import files
+    """A regular file's text, or None (not regular, larger than tree.MAX_BYTES, unreadable); each file
+    read once per run (`tree.read_text`)."""
+    from shardshift.context.tree import read_text as once
 
-    text = files.read_text(path, MAX_BYTES, bom=False)
-    if len(_TEXTS) < _TEXTS_MAX:
-        _TEXTS[path] = text
-    return text
+    return once(path)
 
 
 _TESTS = r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_test|conftest)\.py$"

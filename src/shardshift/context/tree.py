@@ -229,6 +229,8 @@ def reset() -> None:
     """Forget the listings (a new run sees the files as they are now). git's answers started for
     this run (`prefetch`) are kept for it; older ones are dropped."""
     _TREES.clear()
+    _TEXTS.clear()
+    _TEXTS_HELD[0] = 0
     for root, (started, fresh) in list(_PENDING.items()):
         if fresh:
             _PENDING[root] = (started, False)
@@ -236,12 +238,30 @@ def reset() -> None:
             _drop(root)
 
 
-def _read(path: str) -> str | None:
-    """A file's text, or None (not regular, too large, unreadable, or binary: a NUL byte where git
-    looks for one, in its first 8,000 bytes)."""
+_TEXTS: dict[str, str | None] = {}  # path -> its text, read once per run (reset)
+_TEXTS_HELD = [0]  # characters held in _TEXTS
+TEXTS_MAX_CHARS = 64_000_000  # past this, texts are read again rather than held (a first run reads all)
+
+
+def read_text(path: str) -> str | None:
+    """A regular file's text (at most MAX_BYTES), read once per run by every context search: the
+    facts, the consumer search, the readers' and builders' searches. None: not regular, larger,
+    unreadable."""
+    if path in _TEXTS:
+        return _TEXTS[path]
     from shardshift import files
 
     text = files.read_text(path, MAX_BYTES, bom=False)
+    if _TEXTS_HELD[0] < TEXTS_MAX_CHARS:
+        _TEXTS[path] = text
+        _TEXTS_HELD[0] += len(text or "")
+    return text
+
+
+def _read(path: str) -> str | None:
+    """A file's text for its facts, or None (as `read_text`, or binary: a NUL byte where git looks
+    for one, in its first 8,000 bytes)."""
+    text = read_text(path)
     return None if text is None or "\0" in text[:8000] else text
 
 

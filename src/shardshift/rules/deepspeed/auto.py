@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -295,16 +294,16 @@ def _references(path: str, document: Document | None, names: tuple[str, ...], ru
     if document is not None:
         text = document.text
     else:
-        try:
-            info = os.stat(path)
-            # a FIFO, socket or device in the repository is not a file that names a config (opening a
-            # FIFO waits for a writer forever)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > (
-                    SCAN_MAX_JSON_BYTES if path.endswith(".json") else SCAN_MAX_BYTES):
+        from shardshift.context.tree import read_text
+
+        try:  # a JSON of training arguments is small: a larger one is data, not read
+            if path.endswith(".json") and os.path.getsize(path) > SCAN_MAX_JSON_BYTES:
                 return []
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
         except OSError:
+            return []
+        # regular files only (a FIFO waits for a writer forever), at most SCAN_MAX_BYTES, each read once per run
+        text = read_text(path)
+        if text is None:
             return []
     named = any(name in text for name in names)
     if path.endswith(".py"):
