@@ -276,3 +276,70 @@ def test_each_file_is_read_at_most_once_per_run(tmp_path, cache, monkeypatch):
     assert json.loads(done.stdout)["findings"], done.stderr
     context = {p: n for p, n in reads.items() if p.startswith(str(repo)) and not p.endswith(".toml")}
     assert context and max(context.values()) == 1, context
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_NAMES = st.sampled_from(["a.py", "b.sh", "c.md", "d.json", "e.txt", "run", "f g.yaml", "ü.py", "h.bin"])
+_FOLDERS = st.sampled_from(["", "x/", "x/y/", "build/", ".hidden/", "z/"])
+_TEXTS = st.sampled_from(["", "see ds_config.json\n", "deepspeed t.py --deepspeed $C\n", "import tomllib\ntomllib.load(f)\n",
+                          "nothing\n", "bin\0ary ds_config.json\n"])
+_FILES = st.dictionaries(st.tuples(_FOLDERS, _NAMES).map("".join), _TEXTS, min_size=1, max_size=8)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(first=_FILES, second=_FILES, committed=_FILES, ignore_x=st.booleans())
+def test_the_listing_is_the_working_copy_whatever_happened_since_the_cache(tmp_path_factory, first, second, committed,
+                                                                          ignore_x):
+    # a cache made at one commit, then another commit, then edits, removals and new files in the
+    # working copy: the listing and its facts are those of the working copy, less what git ignores
+    import os as _os
+    import shutil as _shutil
+
+    from shardshift.context import tree
+
+    repo = tmp_path_factory.mktemp("prop")
+    cache_dir = tmp_path_factory.mktemp("propcache")
+    previous = _os.environ.get("SHARDSHIFT_CACHE_DIR")
+    _os.environ["SHARDSHIFT_CACHE_DIR"] = str(cache_dir)
+    try:
+        def write(files):
+            for rel, text in files.items():
+                (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+                (repo / rel).write_text(text, encoding="utf-8")
+
+        write({**first, ".gitignore": "x/\n" if ignore_x else "*.log\n"})
+        git(repo, "init", "-q")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "one")
+        tree.reset()
+        tree.tree_of(str(repo))  # the cache, at the first commit
+        for rel in list(first)[1::2]:  # removed by the second commit
+            if rel not in committed and (repo / rel).exists():
+                (repo / rel).unlink()
+        write(committed)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--allow-empty", "-m", "two")
+        for rel in list(first)[::2]:  # removed in the working copy
+            if (repo / rel).exists():
+                (repo / rel).unlink()
+        write(second)  # changed and new files
+        tree.reset()
+        listing = tree.tree_of(str(repo))
+        _os.environ["SHARDSHIFT_NO_GIT"] = "1"
+        tree.reset()
+        walked = tree.tree_of(str(repo))
+        walked._ensure_facts()
+        del _os.environ["SHARDSHIFT_NO_GIT"]
+        ignored = {p for p in walked.paths if p.startswith("x/")} if ignore_x else set()
+        expected = sorted(set(walked.paths) - ignored - {".gitignore"} | ({".gitignore"} & set(walked.paths)))
+        assert listing.paths == expected
+        assert listing.facts == {rel: f for rel, f in walked.facts.items() if rel not in ignored}
+    finally:
+        if previous is None:
+            _os.environ.pop("SHARDSHIFT_CACHE_DIR", None)
+        else:
+            _os.environ["SHARDSHIFT_CACHE_DIR"] = previous
+        _os.environ.pop("SHARDSHIFT_NO_GIT", None)
+        _shutil.rmtree(repo, ignore_errors=True)

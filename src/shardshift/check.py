@@ -243,6 +243,9 @@ def run_check(paths: list[str], context: Context, select: set[str] | None = None
     result.findings = check_documents(result.documents, context, select, ignore, per_file_ignores)
     result.unknowns = unknown_values(context)
     judged_by(result, context)
+    listing = sys.modules.get("shardshift.context.tree")
+    if listing is not None:
+        listing.forget_texts()  # the run's one read of each context file is over
     return result
 
 

@@ -46,17 +46,19 @@ def _imports(index: _Index, root: str, file: str, text: str) -> list[str]:
     return out
 
 
-_CALLS: dict[str, list[tuple[int, bool]]] = {}  # text -> its calls (by content: never stale)
+# (file, length, hash of the text) -> its calls: by content, never stale, and holding no texts
+_CALLS: dict[tuple[str, int, int], list[tuple[int, bool]]] = {}
 
 
 def _initialize_calls(file: str, text: str) -> list[tuple[int, bool]]:
     """(line, passes its own optimizer) of each `deepspeed.initialize(...)` call in `text` (each
     text parsed once: the configs of one tree follow the same modules)."""
-    found = _CALLS.get(text)
+    key = (file, len(text), hash(text))
+    found = _CALLS.get(key)
     if found is None:
         if len(_CALLS) > 4096:
             _CALLS.clear()
-        found = _CALLS[text] = _find_initialize_calls(text)
+        found = _CALLS[key] = _find_initialize_calls(text)
     return found
 
 

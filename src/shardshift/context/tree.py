@@ -229,8 +229,7 @@ def reset() -> None:
     """Forget the listings (a new run sees the files as they are now). git's answers started for
     this run (`prefetch`) are kept for it; older ones are dropped."""
     _TREES.clear()
-    _TEXTS.clear()
-    _TEXTS_HELD[0] = 0
+    forget_texts()
     for root, (started, fresh) in list(_PENDING.items()):
         if fresh:
             _PENDING[root] = (started, False)
@@ -256,6 +255,12 @@ def read_text(path: str) -> str | None:
         _TEXTS[path] = text
         _TEXTS_HELD[0] += len(text or "")
     return text
+
+
+def forget_texts() -> None:
+    """Drop the run's texts (a long-lived process, the language server, holds none between runs)."""
+    _TEXTS.clear()
+    _TEXTS_HELD[0] = 0
 
 
 def _read(path: str) -> str | None:
