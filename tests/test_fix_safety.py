@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 
+from test_fix import ORIGINAL, _expected
+
 from shardshift import fix
 
 from conftest import run_cli
-from test_fix import ORIGINAL, _expected
 
 
 def _fixable(folder) -> str:

@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from conftest import ROOT
 from shardshift.cli import main
+
+from conftest import ROOT
 
 PREMISES = ROOT / "fixtures" / "context" / "premises"
 

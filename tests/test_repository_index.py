@@ -343,3 +343,19 @@ def test_the_listing_is_the_working_copy_whatever_happened_since_the_cache(tmp_p
             _os.environ["SHARDSHIFT_CACHE_DIR"] = previous
         _os.environ.pop("SHARDSHIFT_NO_GIT", None)
         _shutil.rmtree(repo, ignore_errors=True)
+
+
+def test_a_cache_entry_of_the_wrong_shape_is_read_again(tmp_path, cache):
+    # a cache file that is valid marshal but not the listing's shape costs a read, never a traceback
+    import marshal
+
+    repo = make_repo(tmp_path / "repo", {"scripts/train.sh": LAUNCH, "train.py": "import deepspeed\n"})
+    assert not no_consumer(repo)
+    (entry,) = cache.glob("tree-*.marshal")
+    from shardshift.context import tree
+
+    good = marshal.loads(entry.read_bytes())
+    for broken in ({**good, "paths": 7}, {**good, "facts": []}, {**good, "tree": None}, [good]):
+        entry.write_bytes(marshal.dumps(broken))
+        assert not no_consumer(repo)
+    assert tree._load(str(entry)) is not None  # the last run wrote a good one again

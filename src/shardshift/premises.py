@@ -233,8 +233,13 @@ class Establisher:
         module a launch imports may add before the name is looked up."""
         if document.format != "torchtitan":
             return None
-        from shardshift.context.repository import (MODULE_GRAFT, MODULE_GRAFT_HINTS, TRAIN_SPEC_HINTS,
-                                                   TRAIN_SPEC_REGISTRATION, first_match)
+        from shardshift.context.repository import (
+            MODULE_GRAFT,
+            MODULE_GRAFT_HINTS,
+            TRAIN_SPEC_HINTS,
+            TRAIN_SPEC_REGISTRATION,
+            first_match,
+        )
 
         found = first_match(document.path, TRAIN_SPEC_REGISTRATION, TRAIN_SPEC_HINTS, self.context.roots) or \
             first_match(document.path, MODULE_GRAFT, MODULE_GRAFT_HINTS, self.context.roots)

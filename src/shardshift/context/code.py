@@ -8,9 +8,18 @@ from __future__ import annotations
 import os
 import re
 
-from shardshift.context.repository import (_TESTS, _Index, _in_project, _index, _mentions, _reader_files, _root,
-                                           _script_files, _shown, project_root, read_text)
-
+from shardshift.context.repository import (
+    _TESTS,
+    _in_project,
+    _Index,
+    _index,
+    _reader_files,
+    _root,
+    _script_files,
+    _shown,
+    project_root,
+    read_text,
+)
 
 # --- who builds the optimizer: the config's block, or the code's own -----------------------------
 
@@ -105,7 +114,7 @@ def optimizer_builder(path: str, tops: tuple[str, ...] = ()) -> tuple[str, str, 
       from a submodule, a variable or another tree; a submodule that is not checked out);
     - ("none", "", files searched): no code that may run with it calls `deepspeed.initialize`."""
     root = _root(path, tops)
-    index = _mentions(_index(path, tops), root)
+    index = _index(path, tops)
     queue = list(_reader_files(path, tops))
     seen = set(queue)
     builds: tuple[str, str, int | str] | None = None

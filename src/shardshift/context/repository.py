@@ -10,9 +10,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from shardshift.context.tree import Tree
+from shardshift.context.tree import HINTS, Tree
 from shardshift.files import shown as _shown
-
 
 # A key read by name: `cfg["key"]` (not an assignment to it), `.get("key"`, `.pop("key"`,
 # `getattr(cfg, "key"`, `hasattr(cfg, "key"`, `"key" in cfg`.
@@ -21,7 +20,6 @@ _READ = (
     r"""|(?:\.get|\.pop|\.setdefault|\bgetattr|\bhasattr)\(\s*(?:[^,()'"]+,\s*)?(['"])([A-Za-z_][\w.\-]*)\3"""
     r"""|(['"])([A-Za-z_][\w.\-]*)\5\s+(?:not\s+)?in\s+[A-Za-z_])""")
 _CLASS = r"(?m)^class\s+(JobConfig|ConfigManager)\b"
-_TOML_LOAD = r"\b(?:tomllib|tomli|toml)\.loads?\("
 
 
 class _Lazy(dict):
@@ -61,10 +59,6 @@ class _Index:
         if self._files is None:
             self._files = self.tree.files((".py",))
         return self._files
-
-    @property
-    def complete(self) -> bool:
-        return self.tree.complete
 
     def find(self, wanted: str) -> list[str]:
         """The Python files whose path is `wanted` or ends with "/" + `wanted`."""
@@ -143,11 +137,6 @@ def _index(path: str, tops: tuple[str, ...]) -> _Index:
     return found
 
 
-def python_files(path: str, tops: tuple[str, ...] = ()) -> list[str]:
-    """The Python files of the repository around `path` (the run's index of it)."""
-    return _index(path, tops).files
-
-
 def reset() -> None:
     """Forget the indexes (a new run sees the files as they are now)."""
     from shardshift.context import tree
@@ -170,17 +159,12 @@ _SCRIPTS = (".sh", ".bash", ".slurm", ".sbatch", ".md", ".yaml", ".yml", ".toml"
 _PY_WORD = r"(?:-m\s+([A-Za-z_][\w.]*)|([\w./-]+\.py))\b"
 
 
-def _mentions(index: _Index, root: str) -> _Index:
-    """The index (its maps of mentions are filled on first look-up from the listing's facts)."""
-    return index
-
-
 def _reader_files(path: str, tops: tuple[str, ...]) -> list[str]:
     """The Python files that may load the config at `path`: those that name it (its file name),
     and those a launch script, README or config that names it also names (`python train.py
     --config x.yaml`, `-m pkg.train`). Tests are no readers of a training run's config."""
     root = _root(path, tops)
-    index = _mentions(_index(path, tops), root)
+    index = _index(path, tops)
     name = os.path.basename(path)
     out = [f for f in index.py_mentions.get(name, ())
            if not re.search(_TESTS, os.path.relpath(f, root).replace(os.sep, "/"))]
@@ -239,7 +223,7 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
             if re.search(_TESTS, os.path.relpath(file, root).replace(os.sep, "/")):
                 continue
             text = read_text(file)
-            load = re.search(_TOML_LOAD, text) if text and "tom" in text else None
+            load = HINTS["toml-load"].search(text) if text and "tom" in text else None
             if load is None:
                 continue
             match = re.search(_CLASS, text)
@@ -254,7 +238,7 @@ def own_config_manager(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int,
             return file, line, what
     for file in _reader_files(path, tops):
         text = read_text(file)
-        load = re.search(_TOML_LOAD, text) if text else None
+        load = HINTS["toml-load"].search(text) if text else None
         if load is not None and "pyproject" not in text:
             return _shown(file), text.count("\n", 0, load.start()) + 1, "a TOML loader"
     return None
@@ -320,8 +304,7 @@ def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | No
     use (`sed "s/CONFIG_GBS/$GBS/" ds_TEMPLATE.json > ds.json`, a pipeline of seds continued over
     lines, or the file's name in a variable that the command reads): it is a template. (file, line
     of the sed command), or None."""
-    root = _root(path, tops)
-    index = _mentions(_index(path, tops), root)
+    index = _index(path, tops)
     name = os.path.basename(path)
     real = os.path.realpath(path)
     for file in index.script_mentions.get(name, ()):
@@ -340,8 +323,7 @@ def template_role(path: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | No
 def copy_names(path: str, folder: str, tops: tuple[str, ...] = ()) -> tuple[str, int] | None:
     """Where the Python code of the vendored copy at `folder` names the file at `path` (its file
     name, in a string), as (file, line), or None."""
-    root = _root(path, tops)
-    index = _mentions(_index(path, tops), root)
+    index = _index(path, tops)
     name = os.path.basename(path)
     top = os.path.abspath(folder)
     for file in index.py_mentions.get(name, ()):

@@ -49,15 +49,15 @@ def inference_role(document, context) -> tuple[str, str, int] | None:
             line, _ = document.position("/" + key, key=True)
             return (f"an inference config: {key!r} is a key of DeepSpeed's inference config "
                     "(deepspeed.init_inference), and it has no training key", _shown(document.path), line)
-    from shardshift.context.repository import _index, _mentions, _root, read_text
+    from shardshift.context.repository import _index, read_text
 
     name = os.path.basename(document.path)
     tops = getattr(context, "roots", ())
-    index = _mentions(_index(document.path, tops), _root(document.path, tops))
+    index = _index(document.path, tops)
     users = [(file, read_text(file) or "") for file in index.py_mentions.get(name, ())]
     if users and all("init_inference(" in text and "initialize(" not in text and "TrainingArguments" not in text
                      for _, text in users):
         file, text = users[0]
-        return (f"an inference config: the code that names it passes a config to deepspeed.init_inference",
+        return ("an inference config: the code that names it passes a config to deepspeed.init_inference",
                 _shown(file), text.count("\n", 0, text.find("init_inference(")) + 1)
     return None

@@ -97,10 +97,6 @@ class Tree:
     _joined: str | None = None
     _by_base: dict[str, list[str]] | None = None
 
-    @property
-    def complete(self) -> bool:
-        return self.stopped is None
-
     def full(self, rel: str) -> str:
         return self.root + "/" + rel if os.sep == "/" else os.path.join(self.root, *rel.split("/"))
 
@@ -329,17 +325,9 @@ def prefetch(paths: list[str]) -> None:
     the files are parsed and checked (`git status` stats every file: in a repository of 100k files
     it takes longer than the check). A timing aid only: a check that needs no listing never reads
     them, and `_from_git` asks git again when none is under way."""
-    roots = set()
-    for path in paths[:64]:
-        folder = os.path.abspath(path)
-        for _ in range(40):
-            if os.path.exists(os.path.join(folder, ".git")):
-                roots.add(folder)
-                break
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
+    from shardshift.context.releases import repository_root
+
+    roots = {repository_root(path) for path in paths[:64]}
     for root in sorted(roots)[:4]:
         try:
             if os.path.getsize(os.path.join(root, ".git", "index")) < PREFETCH_INDEX_BYTES:
@@ -424,7 +412,10 @@ def _load(path: str | None) -> dict | None:
             state = marshal.load(handle)
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    return state if isinstance(state, dict) and state.get("version") == _version() else None
+    shape = {"version": str, "tree": str, "paths": str, "facts": dict, "modules": list}
+    if not isinstance(state, dict) or any(not isinstance(state.get(k), t) for k, t in shape.items()):
+        return None
+    return state if state["version"] == _version() else None
 
 
 def _save(path: str | None, state: dict) -> None:

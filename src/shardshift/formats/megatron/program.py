@@ -437,10 +437,9 @@ def _where_from(script_path: str | None, entry: str) -> str:
 def _by_tail(script_path: str, tail: str) -> str | None:
     """The one Python file of the repository whose path ends with `tail` (folders and file name,
     `pkg/train/pretrain.py` of `${ROOT}/pkg/train/pretrain.py`, the start known only at run time)."""
-    from shardshift.context.repository import python_files
+    from shardshift.context.repository import _index
 
-    wanted = "/" + tail.replace("\\", "/").lstrip("./")
-    found = [f for f in python_files(script_path) if f.replace(os.sep, "/").endswith(wanted)]
+    found = [f for f in _index(script_path, ()).find(tail.replace("\\", "/").lstrip("./")) if f.endswith(".py")]
     return found[0] if len(found) == 1 else None
 
 
