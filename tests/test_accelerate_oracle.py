@@ -198,12 +198,14 @@ def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
             except Exception as error:  # noqa: BLE001
                 outcome.update(stage="plugin", error=oracles._error_text(error))
 
-        def popen(*args, **kwargs):
+        def popen(*args, outcome=outcome, **kwargs):
+            outcome["resolved"]["launcher"] = "one process"  # the simple launcher (and multi-node DeepSpeed)
             with mock.patch.dict(os.environ, kwargs.get("env") or {}):
                 start()
             return mock.Mock(returncode=0, wait=lambda: 0)
 
-        def run(args):
+        def run(args, outcome=outcome):
+            outcome["resolved"]["launcher"] = "torchrun"
             start(args)
 
         os.chdir(os.path.dirname(os.path.abspath(config_file)))
@@ -343,6 +345,18 @@ def test_silent_behaviours_the_rules_report_are_accelerates(outcomes, name):
     outcome = outcomes[_fixture(name)]
     assert outcome["stage"] is None, outcome
     assert outcome["resolved"][key] == value, outcome
+
+
+# AC107: the launcher and mode `distributed_type` chooses, whatever else the file sets
+IGNORED_SETTINGS = {"AC107/bad.yaml": ("one process", None), "AC107/bad_processes.yaml": ("one process", None),
+                    "AC107/bad_multi_gpu.yaml": ("torchrun", None), "AC107/good.yaml": ("torchrun", "fsdp")}
+
+
+@pytest.mark.parametrize("name", sorted(IGNORED_SETTINGS))
+def test_the_launcher_and_mode_distributed_type_chooses(outcomes, name):
+    outcome = outcomes[_fixture(name)]
+    assert outcome["stage"] is None, outcome
+    assert (outcome["resolved"].get("launcher"), outcome["mode"]) == IGNORED_SETTINGS[name], outcome
 
 
 def test_good_fixtures_are_accepted(outcomes):

@@ -41,7 +41,7 @@ CORPUS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # rule code -> the start of the schema's error for its bad fixtures (None: a silent mistake the
 # schema accepts; the rule's docstring says what goes wrong later)
 REJECTS = {
-    "AX001": None, "AX002": None, "AX011": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
+    "AX001": None, "AX002": None, "AX011": None, "AX111": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
     "AX003": "fsdp_config.sharding_strategy is an FSDP1-only option",
     "AX006": "Input should be a valid",
     "AX101": "The top-level `fsdp` list is no longer supported",
@@ -134,6 +134,7 @@ import yaml
 sys.path.append(sys.argv[3])  # tests/, after the packages
 from axolotl_schema import validate_config as schema_validator
 from axolotl.utils.dict import DictDefault
+from axolotl.utils.config import resolve_dtype
 validate_config = schema_validator()  # its classes built once per set of plugins (tests/axolotl_schema.py)
 VALUES = ("micro_batch_size", "gradient_accumulation_steps", "sequence_len", "learning_rate", "weight_decay",
           "max_grad_norm", "optimizer", "lr_scheduler", "warmup_steps", "adam_epsilon", "tensor_parallel_size",
@@ -147,6 +148,9 @@ for name, text in json.load(open(sys.argv[1])).items():
         values[name] = {key: cfg.get(key) for key in VALUES}
         values[name].update({"fsdp_config." + key: fsdp.get(key) for key in ("reshard_after_forward",
                                                                               "offload_params")})
+        resolved = DictDefault(dict(cfg))  # what the run starts with (`resolve_dtype`, off Apple's MPS)
+        resolve_dtype(resolved)
+        values[name].update({"resolved.fp16": resolved.get("fp16"), "resolved.torch_dtype": str(resolved.torch_dtype)})
     except Exception as error:
         message = str(error)
         if "Value error, " in message:
@@ -282,6 +286,13 @@ def _same(plan_value, schema_value) -> bool:
     if isinstance(plan_value, float) or isinstance(schema_value, float):
         return schema_value is not None and float(plan_value) == float(schema_value)
     return plan_value == schema_value or str(plan_value) == str(schema_value)
+
+
+def test_ax111_fp16_is_dropped_when_bf16_is_on(schema):
+    bad, good = (schema["values"][str(RULES / "AX111" / name)] for name in ("bad.yaml", "good.yaml"))
+    assert (bad["fp16"], bad["bf16"]) == (True, True)  # the schema keeps both
+    assert (bad["resolved.fp16"], bad["resolved.torch_dtype"]) == (False, "torch.bfloat16")  # fp16 dropped
+    assert good["resolved.torch_dtype"] == "torch.bfloat16"
 
 
 def test_reader_values_are_the_schemas_values(schema):

@@ -48,6 +48,7 @@ BAD_CASES = [
     ("AX109/bad.yaml", "AX109", "error", "/fsdp_config", "fsdp_config:", None,
      ("expert_parallel_size:", "/expert_parallel_size")),
     ("AX110/bad_warmup.yaml", "AX110", "error", "/warmup_ratio", "warmup_ratio:", None, None),
+    ("AX111/bad.yaml", "AX111", "warning", "/fp16", "fp16:", None, ("bf16:", "/bf16")),
 ]
 
 

@@ -25,7 +25,7 @@ from conftest import FIXTURES, check_json
 from rule_cases import marker_position
 
 RULES = FIXTURES / "deepspeed" / "rules"
-CODES = ("DS435", "DS436", "DS437", "DS438", "DS439")
+CODES = ("DS435", "DS436", "DS437", "DS438", "DS439", "DS449", "DS450")
 
 # (fixture, code, severity, marker, occurrence)
 BAD_CASES = [
@@ -35,6 +35,8 @@ BAD_CASES = [
     ("DS437/bad.py", "DS437", "warning", "bf16_full_eval=True", 1),
     ("DS438/bad.py", "DS438", "warning", "optimizers=(optimizer", 1),
     ("DS439/bad.py", "DS439", "warning", 'optim="sgd"', 1),
+    ("DS449/bad.py", "DS449", "warning", 'lr_scheduler_type="cosine"', 1),
+    ("DS450/bad.py", "DS450", "warning", "def create_optimizer", 1),
 ]
 GOOD_FIXTURES = sorted(p for code in CODES for p in (RULES / code).glob("good*.py"))
 
@@ -143,6 +145,23 @@ class Tiny(PreTrainedModel):
         return {"loss": self.linear(x.to(self.linear.weight.dtype)).float().pow(2).mean()}
 
 
+class Recording(Trainer):
+    """A Trainer subclass that overrides create_optimizer and create_scheduler (DS450): which of
+    them the Trainer calls under DeepSpeed."""
+
+    called = []
+
+    def create_optimizer(self, *args, **kwargs):  # as DS450's fixtures write it
+        Recording.called.append("create_optimizer")
+        if self.optimizer is None:
+            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.5)
+        return self.optimizer
+
+    def create_scheduler(self, *args, **kwargs):
+        Recording.called.append("create_scheduler")
+        return super().create_scheduler(*args, **kwargs)
+
+
 def arguments(path):
     for node in ast.walk(ast.parse(open(path).read())):
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "TrainingArguments":
@@ -163,16 +182,21 @@ for path in json.load(sys.stdin):
                                      deepspeed=config, **keywords)
             stage = "trainer"
             model = Tiny(TinyConfig())
-            custom = (torch.optim.SGD(model.parameters(), lr=0.5), None) if "optimizers=" in open(path).read() \
-                else (None, None)
-            trainer = Trainer(model=model, args=args, train_dataset=[{"x": torch.ones(4)}] * 4, optimizers=custom)
+            source = open(path).read()
+            custom = (torch.optim.SGD(model.parameters(), lr=0.5), None) if "optimizers=" in source else (None, None)
+            Recording.called = []
+            kind = Recording if "def create_" in source else Trainer
+            trainer = kind(model=model, args=args, train_dataset=[{"x": torch.ones(4)}] * 4, optimizers=custom)
             stage = "train"
             trainer.train()
         except Exception as error:
             result.update(stage=stage, error=f"{type(error).__name__}: {error}"[:500])
             continue
         engine = trainer.model_wrapped
-        result.update(optimizer=type(engine.basic_optimizer).__name__, bf16=bool(engine.bfloat16_enabled()),
+        scheduler = engine.lr_scheduler if engine.lr_scheduler is not None else trainer.lr_scheduler
+        result.update(overrides_called=sorted(set(Recording.called)),
+                      scheduler=type(scheduler).__name__ if scheduler is not None else None,
+                      optimizer=type(engine.basic_optimizer).__name__, bf16=bool(engine.bfloat16_enabled()),
                       fp16=bool(engine.fp16_enabled()), dtype=str(next(engine.module.parameters()).dtype),
                       optim_class=Trainer.get_optimizer_cls_and_kwargs(args)[0].__name__)
 
@@ -288,9 +312,74 @@ def test_offload_swaps_the_trainer_optimizer_for_cpu_adam(trainer_runs, findings
 
 
 @pytest.mark.oracle
+def test_lr_scheduler_type_is_ignored_with_a_scheduler_block(trainer_runs, findings):
+    bad, good = _run(trainer_runs, "DS449/bad.py"), _run(trainer_runs, "DS449/good.py")
+    assert bad["error"] is None and good["error"] is None, (bad, good)
+    assert bad["scheduler"] == "WarmupLR"  # the block's scheduler, not the cosine one asked for
+    assert good["scheduler"] == "LambdaLR"  # without the block, transformers' cosine schedule
+    assert "is ignored" in _message(findings, "DS449/bad.py", "DS449")
+
+
+@pytest.mark.oracle
+def test_trainer_overrides_are_skipped_with_a_block(trainer_runs, findings):
+    bad, good = _run(trainer_runs, "DS450/bad.py"), _run(trainer_runs, "DS450/good.py")
+    assert bad["error"] is None and good["error"] is None, (bad, good)
+    # called in both, but with the block self.optimizer is already DeepSpeed's placeholder
+    assert "create_optimizer" in bad["overrides_called"] and "create_optimizer" in good["overrides_called"]
+    assert bad["optimizer"] == "AdamW", bad  # the block's optimizer: the override's SGD is never built
+    assert good["optimizer"] == "SGD", good
+    assert "builds nothing" in _message(findings, "DS450/bad.py", "DS450")
+
+
+@pytest.mark.oracle
 def test_every_good_fixture_runs(trainer_runs):
     for path in GOOD_FIXTURES:
         if path.parent.name == "DS439":
             continue  # not run: ZeRO-Offload builds DeepSpeedCPUAdam
         result = trainer_runs["runs"][str(path)]
         assert result["error"] is None, (path, result)
+
+
+# --- DS449/DS450 through a launch script, and the overrides DS450 leaves alone ----------------
+
+ENTRY = '''import torch
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+
+class HeadTrainer(Trainer):
+    def create_optimizer(self):
+{body}
+
+
+def main():
+    (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+    HeadTrainer(model=None, args=args).train()
+'''
+GUARDED = "        if self.optimizer is None:\n            self.optimizer = torch.optim.SGD([], lr=0.5)\n" \
+          "        return self.optimizer"
+UNGUARDED = "        self.optimizer = torch.optim.SGD([], lr=0.5)\n        return self.optimizer"
+SUPER = "        return super().create_optimizer()"
+
+
+@pytest.mark.parametrize("body,reported", [(GUARDED, True), (SUPER, True), (UNGUARDED, False)],
+                         ids=["guarded", "super", "unguarded"])
+def test_launch_flags_and_the_entry_trainer(tmp_path, body, reported):
+    (tmp_path / "ds.json").write_text(json.dumps({
+        "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2},
+        "optimizer": {"type": "AdamW", "params": {"lr": "auto"}},
+        "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto", "warmup_type": "linear"}}}))
+    (tmp_path / "train.py").write_text(ENTRY.format(body=body))
+    (tmp_path / "train.sh").write_text("deepspeed --num_gpus 2 train.py --deepspeed ds.json --output_dir out "
+                                       "--lr_scheduler_type cosine\n")
+    status, output = check_json(str(tmp_path))
+    found = {(f["code"], os.path.basename(f["file"]), f["column"]) for f in output["findings"]
+             if f["code"] in ("DS449", "DS450", "PL001")}
+    launch = (tmp_path / "train.sh").read_text()
+    expected = {("DS449", "train.sh", launch.index("--lr_scheduler_type") + 1)}
+    if reported:
+        expected.add(("DS450", "train.sh", launch.index("--deepspeed") + 1))
+    assert found == expected  # and no PL001 for --lr_scheduler_type: DS449 says it
+    if reported:
+        (finding,) = [f for f in output["findings"] if f["code"] == "DS450"]
+        assert finding["severity"] == "warning"
+        assert any(r["file"].endswith("train.py") and r["line"] == 6 for r in finding["related"])

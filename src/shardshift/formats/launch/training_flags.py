@@ -448,7 +448,10 @@ def fill_plan(plan: Any, data: Any, path: str) -> None:
         written = getattr(call, "written", {})
         # with an "optimizer" block the run uses the block's optimizer (the ds_config's value wins
         # in the setup) and DS435 says that --optim is ignored: no second finding from the merge
+        # (and DS449 that --lr_scheduler_type is, with a "scheduler" block)
         skip = {"optimizer.name"} if _config_has(call, path, "optimizer") else set()
+        if _config_has(call, path, "scheduler"):
+            skip.add("scheduler.name")
         for dotted, found, name in _fields(call):
             if dotted in skip:
                 continue

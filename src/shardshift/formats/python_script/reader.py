@@ -157,10 +157,37 @@ class TrainerCall:
 
 
 @dataclass(slots=True)
+class TrainerOverride:
+    """A method of a Trainer subclass defined in the file that the Trainer calls only when the
+    ds_config leaves the choice to it (`create_optimizer`, `create_scheduler`)."""
+
+    cls: str
+    method: str
+    line: int
+    column: int
+    # builds only while the Trainer's attribute is still None (`if self.optimizer is None:`, or
+    # through `super().create_optimizer()`), as transformers' own method does
+    guarded: bool = False
+
+
+@dataclass(slots=True)
+class TrainerBuilt:
+    """A call that builds a class defined in the file with Trainer overrides: the class, where the
+    call is, and the position of the `TrainingArguments(...)` call its `args=` is bound to."""
+
+    cls: str
+    line: int
+    column: int
+    arguments_at: tuple[int, int] | None
+
+
+@dataclass(slots=True)
 class ScriptFacts:
     initialize_calls: list[InitializeCall] = field(default_factory=list)
     references: list[ConfigReference] = field(default_factory=list)
     trainers: list[TrainerCall] = field(default_factory=list)
+    overrides: list[TrainerOverride] = field(default_factory=list)
+    built: list[TrainerBuilt] = field(default_factory=list)
 
 
 def looks_like(path: str, text: str) -> bool:
@@ -175,7 +202,8 @@ def _may_hold_facts(text: str) -> bool:
     DeepSpeed named (`deepspeed.initialize`, a `deepspeed=` keyword or field, `--deepspeed`,
     `HfDeepSpeedConfig`, `DeepSpeedPlugin`) or a Trainer's `optimizers=`; the parse is skipped
     for the rest (most of a large tree's code that uses torch.distributed)."""
-    return "deepspeed" in text.lower() or "optimizers" in text or any(marker in text for marker in MARKER_KEYS)
+    return "deepspeed" in text.lower() or "optimizers" in text or "def create_" in text or \
+        any(marker in text for marker in MARKER_KEYS)
 
 
 def read(text: str, path: str = "<string>") -> Document:
@@ -226,6 +254,51 @@ def references(document: Document) -> list[Reference]:
 
 
 # --- the reader -------------------------------------------------------------------------------
+
+
+# Trainer methods whose work DeepSpeed's block takes over: with the block, `deepspeed_init` sets the
+# Trainer's attribute to a placeholder (DummyOptim, DummyScheduler) before the Trainer calls the
+# method, so a method that builds only while the attribute is None builds nothing. The block's name
+# and the attribute for each.
+OVERRIDDEN_BY_BLOCK = {"create_optimizer": "optimizer", "create_scheduler": "scheduler"}
+OVERRIDE_ATTRIBUTE = {"create_optimizer": "optimizer", "create_scheduler": "lr_scheduler"}
+
+
+def _tests_unset(test: ast.AST, attribute: str) -> bool:
+    """`self.<attribute> is None` or `not self.<attribute>` (also inside `and` / `or`)."""
+    if isinstance(test, ast.BoolOp):
+        return any(_tests_unset(value, attribute) for value in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return dotted(test.operand) == f"self.{attribute}"
+    return isinstance(test, ast.Compare) and dotted(test.left) == f"self.{attribute}" and \
+        isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) and \
+        test.comparators[0].value is None
+
+
+def _guarded(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the method builds only while the attribute is None: an `if` that tests it, or a
+    `super().<method>()` call and no assignment of the attribute of its own."""
+    attribute = OVERRIDE_ATTRIBUTE[method.name]
+    nodes = list(ast.walk(method))
+    if any(isinstance(n, (ast.If, ast.IfExp)) and _tests_unset(n.test, attribute) for n in nodes):
+        return True
+    calls_super = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method.name
+                      and isinstance(n.func.value, ast.Call) and dotted(n.func.value.func) == "super"
+                      for n in nodes)
+    assigns = any(isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and
+                  any(dotted(t) == f"self.{attribute}" for t in getattr(n, "targets", [getattr(n, "target", None)]))
+                  for n in nodes)
+    return calls_super and not assigns
+
+
+def _overrides(node: ast.ClassDef) -> list[TrainerOverride]:
+    """The `create_optimizer` / `create_scheduler` methods of a class whose base is named like a
+    Trainer (`Trainer`, `transformers.Trainer`, TRL's `SFTTrainer`, ...)."""
+    if not any((dotted(base) or "").rsplit(".", 1)[-1].endswith("Trainer") for base in node.bases):
+        return []
+    return [TrainerOverride(node.name, item.name, item.lineno, item.col_offset + 1, _guarded(item))
+            for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in OVERRIDDEN_BY_BLOCK]
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -432,6 +505,13 @@ class _Reader(ast.NodeVisitor):
                     facts.trainers.append(trainer)
         for node in self.classes:
             facts.references.extend(self._dataclass_default(node))
+            facts.overrides.extend(_overrides(node))
+        overridden = {o.cls for o in facts.overrides}
+        if overridden:
+            for call, scope in self.calls:
+                if isinstance(call.func, ast.Name) and call.func.id in overridden:
+                    facts.built.append(TrainerBuilt(call.func.id, call.lineno, call.col_offset + 1,
+                                                    self._arguments_at(call, scope)))
         return facts
 
     def _is_initialize(self, func: ast.AST) -> bool:
@@ -574,16 +654,17 @@ class _Reader(ast.NodeVisitor):
         if given is None or not isinstance(given.value, (ast.Tuple, ast.List)) or not given.value.elts:
             return None
         optimizer = self.describe(given.value.elts[0], scope, call.lineno)
-        arguments_at = None
-        args = keywords.get("args")
-        node = args.value if args is not None else None
-        if isinstance(node, ast.Name):
-            found = self._lookup(node.id, scope, call.lineno)
-            node = found[0] if found is not None and found[1] and node.id not in self.mutated else None
-        if isinstance(node, ast.Call):
-            arguments_at = (node.lineno, node.col_offset + 1)
         return TrainerCall(callee.rsplit(".", 1)[-1], call.lineno, call.col_offset + 1, optimizer,
-                           (given.lineno, given.col_offset + 1), arguments_at)
+                           (given.lineno, given.col_offset + 1), self._arguments_at(call, scope))
+
+    def _arguments_at(self, call: ast.Call, scope: str) -> tuple[int, int] | None:
+        """Where the `TrainingArguments(...)`-like call that `args=` is bound to is (None when the
+        source does not say: a runtime value, a name bound more than once or mutated)."""
+        args = next((k.value for k in call.keywords if k.arg == "args"), None)
+        if isinstance(args, ast.Name):
+            found = self._lookup(args.id, scope, call.lineno)
+            args = found[0] if found is not None and found[1] and args.id not in self.mutated else None
+        return (args.lineno, args.col_offset + 1) if isinstance(args, ast.Call) else None
 
     def _keyword(self, node: ast.AST, scope: str, line: int) -> Any:
         """A keyword argument's literal value (a name bound once to a literal counts), else UNKNOWN."""

@@ -643,6 +643,94 @@ class TwoEngines(AccelerateRule):
                                                                            "the mode Accelerate runs")])
 
 
+# block -> the distributed_type that reads it (AC102 reports the DEEPSPEED / FSDP pair)
+BLOCK_READ_BY = {"fsdp_config": "FSDP", "deepspeed_config": "DEEPSPEED", "megatron_lm_config": "MEGATRON_LM"}
+MODE_FLAGS = "--multi_gpu, --use_fsdp, --use_deepspeed"
+
+
+class DistributedTypeIgnoresSettings(AccelerateRule):
+    """Settings the chosen `distributed_type` never reads: one process for `NO`, a block of another mode.
+
+    ## What it does
+    Reports `distributed_type: NO` (or an unquoted `no`, which YAML 1.1 reads as the boolean
+    false) with `num_processes` above 1 or a non-empty `fsdp_config`, `deepspeed_config` or
+    `megatron_lm_config`; and, for the other modes, a non-empty block that only another mode reads
+    (`fsdp_config` under `MULTI_GPU`, say). The pairs DEEPSPEED + `fsdp_config` and FSDP +
+    `deepspeed_config` are deepspeed-and-fsdp-both-configured's.
+
+    `num_processes` above 1 alone is an info (a one-GPU file may keep a count it never used).
+
+    ## Why is this bad
+    `accelerate launch` picks its launcher from `distributed_type` alone, unless a mode flag is
+    given on the command line. For `NO` (and for the boolean false, which the loader keeps as it
+    is and no mode matches) it runs the script once with the simple launcher: one process,
+    whatever `num_processes` says, with no FSDP, DeepSpeed or Megatron-LM. A block is exported
+    to the training processes only under its own mode. Nothing says so: the run trains on one
+    GPU, or without the sharding the block describes.
+
+    ## Example
+    ```yaml
+    distributed_type: no
+    num_processes: 4
+    fsdp_config:
+      fsdp_version: 2
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 4
+    fsdp_config:
+      fsdp_version: 2
+    ```
+    """
+
+    code = "AC107"
+    name = "settings-distributed-type-ignores"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data) or "distributed_type" not in data:
+            return
+        kind = data["distributed_type"]
+        if kind is not False and not (isinstance(kind, str) and kind in DISTRIBUTED_TYPES):
+            return  # an unknown type: AC006
+        unquoted = kind is False
+        shown = "no (unquoted: the boolean false to Accelerate's YAML loader, YAML 1.1)" if unquoted else kind
+        mode = "NO" if unquoted else kind
+        ignored = [block for block, reader in BLOCK_READ_BY.items()
+                   if reader != mode and isinstance(data.get(block), dict) and data[block]
+                   and not {mode, reader} == {"DEEPSPEED", "FSDP"}]
+        related = [self.related(document, f"/{block}", f"{block}, never read", key=True) for block in ignored]
+        if mode == "NO":
+            processes = data.get("num_processes")
+            many = _is_int(processes) and processes > 1
+            if not many and not ignored:
+                return
+            what = [f"num_processes {processes}"] if many else []
+            what += ignored
+            if many:
+                related.insert(0, self.related(document, "/num_processes", "processes that never start", key=True))
+            yield self.finding(document, "/distributed_type",
+                               f"distributed_type is {shown}: accelerate launch runs the script once with the "
+                               f"simple launcher, one process without FSDP, DeepSpeed or Megatron-LM, and ignores "
+                               f"{' and '.join(what)}, without a word (unless the command line gives a mode flag: "
+                               f"{MODE_FLAGS}); set distributed_type to the mode meant"
+                               + (", quoted if it is 'NO'" if unquoted else ""), related=related,
+                               # a count alone may be a leftover of a one-GPU file (the loader keeps it):
+                               # unusual; a block of settings that never apply changes the run
+                               severity=None if ignored else "info")
+            return
+        for block in ignored:
+            yield self.finding(document, f"/{block}",
+                               f"distributed_type is {kind}: accelerate launch exports {block} only under "
+                               f"{BLOCK_READ_BY[block]}, so its settings are ignored without a word (unless the "
+                               f"command line gives that mode's flag); remove the block, or set distributed_type: "
+                               f"{BLOCK_READ_BY[block]}", key=True,
+                               related=[self.related(document, "/distributed_type", "the mode Accelerate runs")])
+
+
 class SyncModuleStatesOff(AccelerateRule):
     """`fsdp_sync_module_states: false` with CPU-RAM-efficient loading on: `accelerate launch` refuses it.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shardshift.rules.accelerate.config import (  # noqa: F401
+    DistributedTypeIgnoresSettings,
     DuplicateFsdpKey,
     Fsdp1KeyUnderFsdp2,
     InvalidValue,

@@ -723,6 +723,49 @@ class GradientCheckpointingTwice(Rule):
                                                  key=True)])
 
 
+class Fp16DroppedByBf16(Rule):
+    """`bf16: true` and `fp16: true` together: Axolotl trains in bf16 and drops fp16 without a word.
+
+    ## What it does
+    Reports `fp16: true` in an Axolotl config that also sets `bf16` to `true` or `full`.
+
+    ## Why is this bad
+    Axolotl's schema accepts the pair. When the run starts, `resolve_dtype` sets `fp16` to false
+    whenever `bf16` is on (off Apple's MPS), the model loads in bfloat16, and the trainer builder
+    passes `fp16=False` to the Trainer: the run trains in bf16, and nothing says that `fp16: true`
+    was dropped. A config copied between GPUs (fp16 on a V100, bf16 on an A100) often ends up with
+    both.
+
+    ## Example
+    ```yaml
+    bf16: true
+    fp16: true
+    ```
+
+    ## Use instead
+    ```yaml
+    bf16: true
+    ```
+    (or `fp16: true` alone, or `bf16: auto` with `fp16` unset to choose by GPU)
+    """
+
+    code = "AX111"
+    name = "fp16-dropped-by-bf16"
+    severity = "warning"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        bf16 = data.get("bf16")
+        if data.get("fp16") is not True or (bf16 is not True and bf16 != "full"):
+            return
+        yield self.finding(document, "/fp16",
+                           f"fp16: true with bf16: {'true' if bf16 is True else bf16}: Axolotl sets fp16 to false "
+                           "when the run starts (resolve_dtype) and trains in bf16, without a word; remove fp16 "
+                           "(or bf16, to train in fp16)", key=True,
+                           related=[self.related(document, "/bf16", "the precision Axolotl trains in", key=True)])
+
+
 class OptimizerRejectedWithDeepspeed(Rule):
     """An optimizer Axolotl refuses to run under DeepSpeed (Muon, the flash_* optimizers).
 

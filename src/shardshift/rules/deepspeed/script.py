@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from shardshift.document import Document
 from shardshift.formats.deepspeed.optimizers import TORCH_OPTIMIZERS, WARMUP_LR_MAX_FOLLOWS_OPTIMIZER_SINCE
 from shardshift.formats.python_script import UNKNOWN, ArgumentsCall, Expr, InitializeCall, ScriptFacts
-from shardshift.rules.base import Context, Finding, Rule
+from shardshift.rules.base import Context, Finding, Related, Rule
 from shardshift.rules.deepspeed.facts import zero_stage
 from shardshift.rules.deepspeed.optimizer import is_number, optimizer_offload
 
@@ -835,3 +835,174 @@ class TrainingArgumentsOptimSwappedByOffload(TrainingArgumentsRule):
                       "AdamW optim, add an \"optimizer\" block, or set \"zero_force_ds_cpu_optimizer\": false "
                       "(a slow torch step on the CPU)",
                       config=config, pointer="/zero_optimization/offload_optimizer", about="the optimizer offload")
+
+
+# lr_scheduler_type values whose schedule DeepSpeed's own scheduler of the same shape gives
+# (a linear decay, a cosine one): naming one of these next to the block repeats it, not overrides it
+SAME_SHAPE = {("linear", "WarmupDecayLR"), ("cosine", "WarmupCosineLR"), ("constant_with_warmup", "WarmupLR")}
+
+
+class TrainingArgumentsSchedulerIgnored(TrainingArgumentsRule):
+    """`TrainingArguments(lr_scheduler_type=...)` with a ds_config that has a `scheduler` block.
+
+    ## What it does
+    Reports a `TrainingArguments(...)` call (or a class built on it, such as TRL's `SFTConfig`)
+    that sets `lr_scheduler_type` literally and names a ds_config with a `scheduler` block; also the
+    same TrainingArguments given as flags of a launch script (`--lr_scheduler_type cosine
+    --deepspeed ds.json`). Not reported when the block's scheduler has the same shape (`linear`
+    with `WarmupDecayLR`, `cosine` with `WarmupCosineLR`, `constant_with_warmup` with `WarmupLR`).
+
+    ## Why is this bad
+    With a `scheduler` block the Hugging Face Trainer does not build a scheduler: it hands
+    DeepSpeed a placeholder (`DummyScheduler`, in `deepspeed_optim_sched`) and DeepSpeed builds the
+    block's scheduler. `lr_scheduler_type="cosine"` is not used and nothing says so: a `WarmupLR`
+    block, for one, keeps the learning rate constant after the warm-up, so the run never decays.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", lr_scheduler_type="cosine", deepspeed="ds_config.json")
+    ```
+    with `"scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}}` in ds_config.json
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", lr_scheduler_type="cosine", deepspeed="ds_config.json")
+    ```
+    with no `"scheduler"` block in ds_config.json (or drop `lr_scheduler_type` and keep the block)
+    """
+
+    code = "DS449"
+    name = "training-arguments-scheduler-ignored"
+    severity = "warning"
+
+    def check_arguments(self, document, call, config, context):
+        wanted = call.keywords.get("lr_scheduler_type")
+        block = config.data.get("scheduler")
+        if not isinstance(wanted, str) or not isinstance(block, dict):
+            return
+        kind = block.get("type")
+        if (wanted, kind) in SAME_SHAPE:
+            return
+        named = f" ({kind})" if isinstance(kind, str) else ""
+        yield self.at(document, call, "lr_scheduler_type",
+                      f"{_given(call, f'{call.callee}(lr_scheduler_type={json.dumps(wanted)})', 'lr_scheduler_type')}"
+                      f" is ignored: {config.name} has a \"scheduler\" block{named}, so the Trainer hands DeepSpeed a "
+                      f"DummyScheduler and DeepSpeed builds the block's scheduler without a word; remove the "
+                      f"\"scheduler\" block to train with {wanted}, or drop {_option(call, 'lr_scheduler_type')}",
+                      config=config, pointer="/scheduler", about="the scheduler DeepSpeed builds instead")
+
+
+class TrainerOverrideSkipped(Rule):
+    """A Trainer subclass's `create_optimizer` / `create_scheduler` that builds nothing under a DeepSpeed block.
+
+    ## What it does
+    Reports a `create_optimizer` (`create_scheduler`) method of a class built on a Trainer
+    (`Trainer`, TRL's `SFTTrainer`, ...) that builds only while `self.optimizer`
+    (`self.lr_scheduler`) is None, as transformers' own method does (an `if self.optimizer is
+    None:`, or `super().create_optimizer()`), when the run trains that class with a ds_config that
+    has an `optimizer` (`scheduler`) block: its `args=` is a `TrainingArguments(...)` call in the
+    same file that names the ds_config, or a launch script runs the file with `--deepspeed ds.json`.
+
+    ## Why is this bad
+    With the block, `deepspeed_init` sets the Trainer's optimizer (scheduler) to a placeholder
+    (`DummyOptim`, `DummyScheduler`, in `deepspeed_optim_sched`) before the Trainer calls the
+    method, and DeepSpeed builds the block's optimizer or scheduler. The method's branch never
+    runs: its per-module learning rates, parameter groups without weight decay or custom schedule
+    are not used, and nothing says so.
+
+    ## Example
+    ```python
+    class HeadTrainer(Trainer):
+        def create_optimizer(self):
+            if self.optimizer is None:
+                self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.5)
+            return self.optimizer
+
+    args = TrainingArguments(output_dir="out", deepspeed="ds_config.json")
+    HeadTrainer(model=model, args=args).train()
+    ```
+    with `"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}` in ds_config.json
+
+    ## Use instead
+    The same code with no `"optimizer"` block in ds_config.json: the Trainer's optimizer is then
+    None when it calls `create_optimizer`, and DeepSpeed steps the optimizer the method builds.
+    """
+
+    code = "DS450"
+    name = "trainer-override-skipped-under-deepspeed"
+    severity = "warning"
+    formats = ("python", "launch")
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        if document.format == "launch":
+            yield from self._launch(document, context)
+            return
+        facts = document.data
+        if not isinstance(facts, ScriptFacts) or not facts.overrides:
+            return
+        by_position = {(r.call.line, r.call.column): r for r in _arguments_calls(document)}
+        for built in facts.built:
+            reference = by_position.get(built.arguments_at) if built.arguments_at else None
+            if reference is None:
+                continue
+            config = config_of(reference.expr, document, context)
+            if config is None:
+                continue
+            for override in facts.overrides:
+                if override.cls == built.cls and override.guarded:
+                    yield from self._report(document, override, config, (override.line, override.column), None,
+                                            getattr(reference.call, "program", None))
+
+    def _launch(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.context.tree import read_text
+        from shardshift.formats import python_script
+        from shardshift.formats.python_script import OVERRIDDEN_BY_BLOCK
+
+        for call in _flag_calls(document):
+            path = call.keywords.get("deepspeed")
+            entry = getattr(call, "entry", None)
+            if not isinstance(path, str) or not path or "deepspeed" not in call.positions or not entry:
+                continue
+            text = read_text(entry)
+            if text is None or not any(f"def {m}" in text for m in OVERRIDDEN_BY_BLOCK):
+                continue
+            facts = python_script.read(text, entry).data
+            built = {b.cls for b in facts.built}
+            line, column = call.positions["deepspeed"]
+            config = config_of(Expr("str", call.written.get("deepspeed", path), line, column, path), document,
+                               context)
+            if config is None:
+                continue
+            for override in facts.overrides:
+                if override.cls in built and override.guarded:
+                    yield from self._report(document, override, config, (line, column), entry,
+                                            getattr(call, "program", None))
+
+    def _report(self, document: Document, override, config: LoadedConfig, position: tuple[int, int],
+                entry: str | None, program) -> Iterable[Finding]:
+        from shardshift.formats.python_script import OVERRIDDEN_BY_BLOCK, OVERRIDE_ATTRIBUTE
+
+        block_name = OVERRIDDEN_BY_BLOCK[override.method]
+        block = config.data.get(block_name)
+        if not isinstance(block, dict):
+            return
+        kind = f" ({block['type']})" if isinstance(block.get("type"), str) else ""
+        related = []
+        if entry is not None:
+            related.append(Related(entry, override.line, override.column, None,
+                                   f"{override.cls}.{override.method}, whose branch never runs"))
+        if config.document is not None:
+            related.append(self.related(config.document, f"/{block_name}",
+                                        f"the {block_name} DeepSpeed builds instead"))
+        where = f" in {os.path.basename(entry)}:{override.line}" if entry else ""
+        article = "an" if block_name == "optimizer" else "a"
+        attribute = OVERRIDE_ATTRIBUTE[override.method]
+        placeholder = "DummyOptim" if block_name == "optimizer" else "DummyScheduler"
+        yield self.finding(
+            document, None,
+            f"{override.cls}.{override.method}(){where} builds nothing under DeepSpeed: {config.name} has "
+            f"{article} \"{block_name}\" block{kind}, so the Trainer has set self.{attribute} to DeepSpeed's "
+            f"placeholder ({placeholder}) before it calls {override.method}, whose branch for a None "
+            f"{attribute} never runs, and DeepSpeed builds the block's {block_name} without a word; remove the "
+            f"\"{block_name}\" block to use {override.method}, or move what it sets into the block",
+            position=position, related=related, unknown_context=program)
