@@ -48,6 +48,7 @@ REFUSED = {
     "AC006/bad_ac_offload_without_ac.yaml": ("plugin", "`activation_checkpointing_offload=True` requires "
                                              "`activation_checkpointing=True`"),
     "AC006/bad_dynamo.yaml": ("launch", "ValueError: Unknown dynamo backend: INDUCTR"),
+    "AC006/bad_gpu_ids.yaml": ("launch", "AttributeError: 'int' object has no attribute 'split'"),
     "AC006/bad_dynamo_cpu.yaml": ("launch", "ValueError: Unknown dynamo backend: TORCH_COMPILE"),
     # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
     "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),
@@ -474,3 +475,46 @@ def test_corpus_refusals_are_shardshift_errors_and_acceptances_are_not(outcomes)
             wrong[path.name] = ("accepted", errors)
     assert wrong == {}
     assert set(NOT_THE_FILE) | set(SAME_CAUSE) == {p.name for p in _corpus() if outcomes[str(p)]["stage"]}
+
+
+# --- AC108: the script's Accelerator(mixed_precision=...) against the launch's precision ------------
+
+PRECISION_CHILD = r"""
+import json, sys
+from accelerate import Accelerator
+from accelerate.state import AcceleratorState
+out = {}
+for name, value in json.loads(sys.argv[1]).items():
+    kwargs = {} if value is None else {"mixed_precision": value}
+    out[name] = Accelerator(cpu=True, **kwargs).mixed_precision
+    AcceleratorState._reset_state(True)
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_ac108_the_script_literal_wins_over_the_launch_precision():
+    """What the training process gets when the launch exports the config file's precision
+    (`ACCELERATE_MIXED_PRECISION`, as `accelerate launch` does) and the fixture's script builds its
+    Accelerator: the literal it passes, or the launch's when it passes none."""
+    import json
+    import subprocess
+    import sys
+
+    from shardshift.rules.accelerate.script import _accelerator_precisions
+
+    oracles.require_installed("accelerate", "torch")
+    folder = RULES / "AC108"
+    import yaml
+
+    launched = yaml.safe_load((folder / "config.yaml").read_text())["mixed_precision"]
+    literals = {name: (_accelerator_precisions(str(folder / name)) or [(None,)])[0][0]
+                for name in ("train_no.py", "train_default.py")}
+    assert literals == {"train_no.py": "no", "train_default.py": None}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCELERATE_", "FSDP_"))}
+    env.update(ACCELERATE_MIXED_PRECISION=launched, CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore")
+    done = subprocess.run([sys.executable, "-c", PRECISION_CHILD, json.dumps(literals)], capture_output=True,
+                          text=True, env=env, timeout=oracles.CHILD_TIMEOUT, stdin=subprocess.DEVNULL)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    used = json.loads(lines[-1][len("RESULT "):])
+    assert launched == "bf16" and used == {"train_no.py": "no", "train_default.py": "bf16"}

@@ -47,9 +47,12 @@ BAD_CASES = [
      [("/distributed_type", "MULTI_GPU", 1)]),
     ("AC107/bad_processes.yaml", "AC107", "info", "/distributed_type", "'NO'", 1, None,
      [("/num_processes", "num_processes", 1)]),
+    ("AC108/bad.sh", "AC108", "warning", None, "accelerate launch", 1, None,
+     [(None, '"no"', 1, "AC108/train_no.py"), ("/mixed_precision", "bf16", 1, "AC108/config.yaml")]),
     ("AC103/bad.yaml", "AC103", "error", "/fsdp_config/fsdp_sync_module_states", "false", 1, "true", []),
     ("AC001/bad_json.json", "AC001", "error", "/num_process", '"num_process"', 1, "num_processes", []),
     ("AC006/bad_dynamo.yaml", "AC006", "error", "/dynamo_config/dynamo_backend", "INDUCTR", 1, "INDUCTOR", []),
+    ("AC006/bad_gpu_ids.yaml", "AC006", "error", "/gpu_ids", "0", 2, "'0'", []),
     ("AC010/bad_total.yaml", "AC010", "error", "/parallelism_config", "parallelism_config:", 1, None,
      [("/num_processes", "8", 1)]),
     ("AC010/bad_cp_backend.yaml", "AC010", "error", "/parallelism_config/parallelism_config_cp_backend", "ring", 1,
@@ -91,7 +94,7 @@ def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, poi
     assert status == (1 if any(f["severity"] == "error" for f in output["findings"]) else 0)
 
 
-GOOD_CASES = sorted(RULES.glob("*/good*.yaml"))
+GOOD_CASES = sorted([*RULES.glob("*/good*.yaml"), *RULES.glob("*/good*.sh")])
 
 
 @pytest.mark.parametrize("path", GOOD_CASES, ids=[f"{p.parent.name}/{p.name}" for p in GOOD_CASES])
@@ -108,7 +111,9 @@ def test_every_rule_has_bad_and_good_fixtures():
     codes = {rule.code for rule in all_rules() if rule.code.startswith("AC")}
     assert codes == {p.name for p in RULES.iterdir() if p.is_dir()}
     for code in codes:
-        assert list((RULES / code).glob("bad*.yaml")) and list((RULES / code).glob("good*.yaml")), code
+        # AC108 judges a launch script (bad*.sh, good*.sh) against its config and entry script
+        assert [*(RULES / code).glob("bad*.yaml"), *(RULES / code).glob("bad*.sh")] and \
+            [*(RULES / code).glob("good*.yaml"), *(RULES / code).glob("good*.sh")], code
     assert {c[1] for c in BAD_CASES} == codes
 
 

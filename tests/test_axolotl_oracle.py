@@ -67,7 +67,8 @@ SAYS = {
     "AX009": 'raises DeprecationWarning("`flash_attn_rms_norm` is no longer supported.")',
     "AX010": "Input should be a valid integer, got a number with a fractional part",
 }
-SAYS_FOR_FIXTURE = {"AX006/bad_none.yaml": "is the string 'None' in YAML"}
+SAYS_FOR_FIXTURE = {"AX006/bad_none.yaml": "is the string 'None' in YAML",
+                    "AX006/bad_date.yaml": "schema rejects a date", "AX006/bad_octal.yaml": "schema rejects a number"}
 # bad fixtures of a rule that mirrors several Axolotl checks (the coverage map's cases): the schema's
 # error for each, and what the finding quotes
 _REMOVED = {"max_packed_sequence_len": "`max_packed_sequence_len` is no longer supported",

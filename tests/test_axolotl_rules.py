@@ -27,6 +27,8 @@ BAD_CASES = [
      None),
     ("AX006/bad.yaml", "AX006", "error", "/save_strategy", "no", "'no'", None),
     ("AX006/bad_none.yaml", "AX006", "error", "/max_steps", "None", "null", None),
+    ("AX006/bad_date.yaml", "AX006", "error", "/hub_revision", "2024-06-01", "'2024-06-01'", None),
+    ("AX006/bad_octal.yaml", "AX006", "error", "/revision_of_model", "0123", "'0123'", None),
     ("AX007/bad.yaml", "AX007", "warning", "/gradient_checkpointing", "offload", None, None),
     ("AX007/bad_unused.yaml", "AX007", "warning", "/ring_attn_func", "ring_attn_func", None, None),
     ("AX008/bad.yaml", "AX008", "error", "/special_tokens", "special_tokens:", None,

@@ -266,15 +266,16 @@ def test_template_gets_its_real_findings_too():
     assert status == 1
 
 
-def test_ss004_is_a_warning_where_the_consumer_opens_the_file_with_json_load():
+def test_ss004_is_an_error_where_the_consumer_opens_the_file_with_json_load():
     """The Trainer (TrainingArguments(deepspeed=...)) opens the ds_config with json.load: the
-    hjson-only key stops it, and the finding names the script as the related place."""
+    hjson-only key always stops it (an error, issue 33), and the finding names the script as the
+    related place."""
     folder = RULES / "SS004" / "trainer"
     status, output = check_json(str(folder))
     (finding,) = findings_with_code(output, "SS004")
-    assert finding["severity"] == "warning" and "unknown_context" not in finding
+    assert finding["severity"] == "error" and "unknown_context" not in finding
     assert finding["related"][0]["file"].endswith("train.py") and "json.load" in finding["related"][0]["message"]
-    assert status == 0
+    assert status == 1
 
 
 def test_hjson_file_without_braces_is_found_and_checked():

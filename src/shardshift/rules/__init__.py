@@ -39,6 +39,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.megatron.layout": ("megatron",),
     "shardshift.rules.megatron.training": ("megatron",),
     "shardshift.rules.accelerate.rules": ("accelerate",),
+    "shardshift.rules.accelerate.script": ("launch",),
     "shardshift.rules.axolotl.rules": ("axolotl",),
     "shardshift.rules.torchtitan.rules": ("torchtitan",),
     "shardshift.rules.torchtitan.startup": ("torchtitan",),

@@ -335,7 +335,8 @@ class InvalidValue(AccelerateRule):
     """A value Accelerate refuses when it loads the file or builds its FSDP plugin.
 
     ## What it does
-    Reports a missing or unknown `distributed_type`, an unknown `compute_environment` or
+    Reports a missing or unknown `distributed_type`, `gpu_ids` that YAML reads as a number
+    (`gpu_ids: 0`, `gpu_ids: 1:2`, the sexagesimal 62), an unknown `compute_environment` or
     `mixed_precision`, `num_processes: -1` (or none), a non-bool `fsdp_reshard_after_forward`
     under `fsdp_version: 2`, `LOCAL_STATE_DICT` under FSDP2, an unknown
     `fsdp_auto_wrap_policy`, `fsdp_state_dict_type` or FSDP1 `fsdp_sharding_strategy`, an
@@ -376,6 +377,16 @@ class InvalidValue(AccelerateRule):
         if environment not in COMPUTE_ENVIRONMENTS:
             yield self.finding(document, "/compute_environment", f"compute_environment {environment!r} is not one "
                                f"of {', '.join(COMPUTE_ENVIRONMENTS)}: Accelerate's loader raises ValueError")
+        ids = data.get("gpu_ids")
+        if not sagemaker and isinstance(ids, (int, float)) and not isinstance(ids, bool):
+            line, column = document.position("/gpu_ids")
+            written = document.text.splitlines()[line - 1][column - 1:].split(" #")[0].strip()
+            plain = written and written[0] not in "'\"!&*"
+            yield self.finding(document, "/gpu_ids", f"gpu_ids: {written} is the number {ids!r} to Accelerate's YAML "
+                               "loader (YAML 1.1), not the text of GPU ids: accelerate launch fails (AttributeError: "
+                               f"'{type(ids).__name__}' object has no attribute 'split') unless the command line gives "
+                               f"--gpu_ids; quote it: '{written}'", fix=f"'{written}'" if plain else None,
+                               fix_kind="replace-value" if plain else None)
         if "distributed_type" not in data:
             yield self.finding(document, None, "no distributed_type: Accelerate's loader raises ValueError (\"A "
                                "`distributed_type` must be specified in the config file.\")", position=(1, 1))

@@ -9,6 +9,7 @@ top level or inside `fsdp_config`, is dropped without a word.
 
 from __future__ import annotations
 
+import datetime
 from typing import Iterable
 
 from shardshift.context import UnknownContext
@@ -410,13 +411,24 @@ def _plain_token(document: Document, pointer: str) -> str | None:
     return None if not token or token[0] in "'\"" else token
 
 
+def _yaml11_non_string(value: object) -> bool:
+    """A date or a number (not a bool: those are the first case) where PyYAML's YAML 1.1 resolver
+    reads a plain scalar: `2024-01-01`, `0123` (octal), `1:30` (base 60), `1e5` is text there."""
+    return isinstance(value, (int, float, datetime.date)) and not isinstance(value, bool)
+
+
+def _shown(value: object) -> str:
+    return value.isoformat() if isinstance(value, datetime.date) else repr(value)
+
+
 class Yaml11Surprise(Rule):
     """A value PyYAML (YAML 1.1) reads differently than it looks: `no` is false, `None` is a string.
 
     ## What it does
     Reports, at the top level of an Axolotl config, a plain `yes` / `no` / `on` / `off` given to
     a key whose schema type is a string (`save_strategy`, `eval_strategy`, `hub_strategy`,
-    `lr_scheduler`, ...), and a plain `None`, which is not YAML's null.
+    `lr_scheduler`, ...), a plain date or number given to such a key (`hub_revision:
+    2024-06-01`, `revision_of_model: 0123`), and a plain `None`, which is not YAML's null.
 
     ## Why is this bad
     Axolotl loads its config with PyYAML, which follows YAML 1.1: `save_strategy: no` is the
@@ -454,6 +466,15 @@ class Yaml11Surprise(Rule):
                     yield self.finding(document, pointer,
                                        f"{key}: {token} is the boolean {str(value).lower()} to PyYAML (YAML 1.1), "
                                        f"and Axolotl's schema rejects a boolean for {key} (\"Input should be a "
+                                       f"valid string\"); quote it: '{token}'", fix=f"'{token}'",
+                                       fix_kind="replace-value")
+            elif key in STRING_KEYS and _yaml11_non_string(value):
+                token = _plain_token(document, pointer)
+                if token is not None:
+                    kind = "date" if isinstance(value, datetime.date) else "number"
+                    yield self.finding(document, pointer,
+                                       f"{key}: {token} is the {kind} {_shown(value)} to PyYAML (YAML 1.1), not "
+                                       f"text, and Axolotl's schema rejects a {kind} for {key} (\"Input should be a "
                                        f"valid string\"); quote it: '{token}'", fix=f"'{token}'",
                                        fix_kind="replace-value")
             elif value == "None" and _plain_token(document, pointer) == "None":

@@ -106,7 +106,7 @@ def model_verdict(document: Document, context: Context) -> tuple[str, list[tuple
         label = consumer.describe().rsplit(" (", 1)[0]
         if consumer.kind in TRAINING_LOOPS:
             plain.append((f"{label} reads this file and trains through the engine's forward, backward and step, "
-                          "which the pipeline engine refuses (\"Only train_batch() is accessible in pipeline mode.\"), "
+                          "which a pipeline engine would refuse (\"Only train_batch() is accessible in pipeline mode.\"), "
                           "so its model is not a PipelineModule",
                           Related(consumer.file, consumer.line, 1, None, f"{label} reads this file")))
             continue

@@ -106,6 +106,9 @@ class HjsonOnlySyntax(Rule):
     silently before this rule existed; a finding on every annotated file would bury the forms
     that change what a value is.
 
+    An error where a consumer that opens the file with `json.load` is found (it always refuses the
+    file); an info when no consumer is found; nothing when only DeepSpeed's own loader reads it.
+
     ## Why is this bad
     DeepSpeed opens a config path with `hjson.load`, so `deepspeed --deepspeed_config ds.json`
     accepts the file. The Hugging Face Trainer (`TrainingArguments(deepspeed="ds.json")`) and
@@ -133,7 +136,7 @@ class HjsonOnlySyntax(Rule):
 
     code = "SS004"
     name = "hjson-only-syntax"
-    severity = "warning"
+    severity = "error"  # where json.load opens the file (the consumer found), it always refuses it
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         forms = document.root.hjson_forms if document.root is not None else None

@@ -333,7 +333,7 @@ DEPRECATED: dict[str, Callable[[Flags, Any], Effect]] = {
     "rampup_batch_size": _ignored(
         "Megatron parses it but no longer uses it (since core_v0.18 the batch-size calculator is built without "
         "it): the global batch size is constant from the first step (a schedule needs no --global-batch-size, which "
-        "Megatron refuses next to it)", "--step-batch-size-schedule"),
+        "Megatron would refuse next to it)", "--step-batch-size-schedule"),
     "use_rotary_position_embeddings": _ignored(
         "validate_args maps it to --position-embedding-type rope", "--position-embedding-type rope"),
     "add_position_embedding": _no_position_embedding,
