@@ -120,6 +120,10 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/fsdp2/rules/FS02[1-8]/*", "FSDP2 catalog rules FS021-FS028"),
     *[NewFile(f"fixtures/fsdp2/rules/{folder}/*", "FSDP2 argument-check rules FS029-FS034 (issue 22's coverage map)")
       for folder in ("FS029", "FS03[0-4]")],
+    NewFile("fixtures/fsdp2/rules/FS03[56]/*", "Issue 33: FS035 (DDP/FSDP1 methods on a fully_shard module) and FS036 "
+            "(a meta module moved with .to)"),
+    NewFile("fixtures/accelerate/rules/AC10[78]/*", "Issue 33: AC107 (settings distributed_type never reads) and "
+            "AC108 (the script's Accelerator(mixed_precision=...) over the launch's)"),
     NewFile("fixtures/fsdp2/rules/FS012/torch27/*", "FS012 on a setup that pins torch 2.7 (the root's explicit "
             "value is ignored there; issue 22's second look at FSDP2-RAF-ROOT)"),
     NewFile("fixtures/fsdp2/rules/FS002/bad_list_group.py", "FS002 with a list group and no root: torch's lazy init "

@@ -47,6 +47,8 @@ RULE_CLAIMS = {
     "FS026": "test_fs026_clip_grad_norm_uses_the_given_parameters_only",
     "FS027": "test_fs027_root_only_is_one_group",
     "FS028": "test_fs028_offloaded_step_runs_on_cpu_tensors",
+    "FS035": "test_fs035_an_fsdp2_module_has_no_wrapper_methods",
+    "FS036": "test_fs036_a_meta_module_cannot_be_copied_with_to",
 }
 # Rules whose messages say which argument check of torch raises: confirmed site by site by the coverage map's
 # oracle, which runs each rule's bad fixtures through torch on a fake process group of the fixture's world
@@ -458,6 +460,40 @@ CHILD = textwrap.dedent(r'''
     def _():
         init_device_mesh("cpu", (2, 2), mesh_dim_names=("replicate", "shard"))
 
+    # --- FS035 wrapper-method-on-fully-shard-module, FS036 meta-module-moved-with-to --------------
+    for method, arguments in (("no_sync", ()), ("clip_grad_norm_", (1.0,))):
+        @case(f"FS035-{method}")
+        def _(method=method, arguments=arguments):
+            model = blocks_then_root(Transformer(tied=False))
+            getattr(model, method)(*arguments)
+
+    @case("FS035-good")
+    def _():
+        model = blocks_then_root(Transformer(tied=False))
+        model.set_requires_gradient_sync(False)
+        model(TOKENS).sum().backward()
+        model.set_requires_gradient_sync(True)
+        return float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)) >= 0
+
+    for sharded in (True, False):
+        for move in ("to", "cpu"):
+            @case(f"FS036-{move}-{'sharded' if sharded else 'plain'}")
+            def _(sharded=sharded, move=move):
+                with torch.device("meta"):
+                    model = Transformer(tied=False)
+                if sharded:
+                    blocks_then_root(model)
+                model.to("cpu") if move == "to" else model.cpu()
+
+    @case("FS036-good")
+    def _():
+        with torch.device("meta"):
+            model = Transformer(tied=False)
+        blocks_then_root(model)
+        model.to_empty(device="cpu")
+        model.to(torch.bfloat16)
+        return sorted({str(p.device) for p in model.parameters()})
+
     out["torch"] = torch.__version__
     dist.destroy_process_group()
     json.dump(out, open(sys.argv[1], "w"))
@@ -612,6 +648,19 @@ def test_fs012_explicit_true_on_the_root_reshards_it_after_forward(ran):
 
 def test_fs013_gradients_are_dtensors(ran):
     assert ran["FS013"] == {"ok": True}
+
+
+def test_fs035_an_fsdp2_module_has_no_wrapper_methods(ran):
+    for method in ("no_sync", "clip_grad_norm_"):
+        raised(ran[f"FS035-{method}"], "AttributeError", "object has no attribute", f"'{method}'", "'FSDPTransformer'")
+    assert ran["FS035-good"] == {"ok": True}
+
+
+def test_fs036_a_meta_module_cannot_be_copied_with_to(ran):
+    for name in ("FS036-to-sharded", "FS036-cpu-sharded", "FS036-to-plain", "FS036-cpu-plain"):
+        raised(ran[name], "NotImplementedError", "Cannot copy out of meta tensor; no data!")
+    assert "Please use torch.nn.Module.to_empty() instead" in ran["FS036-to-sharded"]["text"]
+    assert ran["FS036-good"] == {"ok": ["cpu"]}
 
 
 def test_fs015_forward_leaves_the_root_unsharded(ran):

@@ -20,7 +20,8 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS016": "warning", "FS017": "warning", "FS018": "error", "FS019": "error", "FS020": "warning",
             "FS021": "error", "FS022": "warning", "FS023": "error", "FS024": "warning", "FS025": "warning",
             "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",
-            "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error"}
+            "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error",
+            "FS035": "error", "FS036": "error"}
 
 
 def expected(path):

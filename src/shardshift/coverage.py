@@ -14,7 +14,10 @@ sites.py lists from the pinned release's source) has a line in data/coverage/<fr
   the program passes or the run produces), `internal:` (guards the framework's own state, not
   the configuration).
 
-Coverage is rules over decidable sites (rule + todo). Only the CLI's `rules --coverage` reads this.
+Coverage is rules over decidable sites (rule + todo), among the sites of the files chosen by hand.
+The denominator found by call graph from the entry a run takes (issue 33) is recorded beside the
+maps (data/coverage/callgraph.tsv, written by scripts/coverage/callgraph.py): how many reachable
+sites the map has not judged yet. Only the CLI's `rules --coverage` reads this.
 """
 
 from __future__ import annotations
@@ -86,6 +89,21 @@ def summary() -> dict[str, dict[str, int]]:
     return counts
 
 
+def reached() -> dict[str, tuple[int, int, int, str]]:
+    """Per framework, from the call-graph record (scripts/coverage/callgraph.py --write): the check
+    sites reachable from the entry a run takes, how many of them the map judges, the functions
+    reached and the entries."""
+    path = DATA / "callgraph.tsv"
+    out: dict[str, tuple[int, int, int, str]] = {}
+    if not path.is_file():
+        return out
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        if raw.strip() and not raw.startswith("#"):
+            framework, sites, judged, functions, entries = raw.split("\t")
+            out[framework] = (int(sites), int(judged), int(functions), entries)
+    return out
+
+
 def render(counts: dict[str, dict[str, int]]) -> str:
     lines = [f"{'framework':<13}{'release':<46}{'sites':>6}{'decidable':>10}{'rules':>7}{'coverage':>9}  "
              "not decidable from the files"]
@@ -96,4 +114,14 @@ def render(counts: dict[str, dict[str, int]]) -> str:
         reasons = ", ".join(f"{kind} {by_kind[kind]}" for kind in UNDECIDABLE if by_kind[kind])
         lines.append(f"{framework:<13}{RELEASES[framework]:<46}{sites:>6}{decidable:>10}{by_kind['rule']:>7}"
                      f"{share:>9}  {reasons}")
+    graph = reached()
+    if graph:
+        lines += ["", "The sites above are those of the files and functions chosen by hand (scripts/coverage/"
+                      "scope_<framework>.py), so the coverage is over that denominator only. Found by call graph "
+                      "from the entry a run takes (scripts/coverage/callgraph.py; by name, so an over-approximation):",
+                  f"{'framework':<13}{'reachable':>10}{'judged':>8}{'not yet':>9}  entries"]
+        for framework in counts:
+            if framework in graph:
+                sites, judged, _, entries = graph[framework]
+                lines.append(f"{framework:<13}{sites:>10}{judged:>8}{sites - judged:>9}  {entries}")
     return "\n".join(lines)

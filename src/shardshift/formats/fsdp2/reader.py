@@ -319,6 +319,8 @@ POSITIONAL = {
 }
 POLICIES = {"MixedPrecisionPolicy": "mp", "OffloadPolicy": "offload", "CPUOffloadPolicy": "cpu_offload",
             "MixedPrecision": "fsdp1_mp", "CPUOffload": "fsdp1_offload", "DataParallelMeshDims": "dp_mesh_dims"}
+# methods of DDP and FSDP1's wrappers that an FSDP2 module (`FSDP<Class>`) does not have (FS035)
+WRAPPER_METHODS = ("no_sync", "clip_grad_norm_")
 # FSDPModule methods whose arguments torch checks (FS031): recorded as `fsdp_method` events
 FSDP_METHODS = {"set_reduce_scatter_max_input_buffers": ("max_input_buffers",), "set_all_reduce_hook": ("hook",),
                 "set_modules_to_forward_prefetch": ("modules",), "set_modules_to_backward_prefetch": ("modules",)}
@@ -1034,6 +1036,8 @@ class Interpreter:
             self._argparse(node, args, kwargs)
         elif method in ("to_empty",):
             self._event("to_empty", node, targets=[owner.path], kwargs=dict(kwargs))
+        elif method in WRAPPER_METHODS and not owner.path.endswith("utils"):
+            self._event("wrapper_method", node, name=method, targets=[owner.path])
         elif method in FSDP_METHODS:
             named = dict(kwargs)
             for name, value in zip(FSDP_METHODS[method], args):

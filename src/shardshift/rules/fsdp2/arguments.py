@@ -532,3 +532,68 @@ class ForwardBeforeRootSharded(_base._Fsdp2Rule):
                            f"{_show(_base._target(after))}) at line {after.line}: the first forward through the root "
                            "then raises RuntimeError (FSDP requires running forward through the root module first)",
                            "shard the root before any forward")
+
+
+# what to call instead of each wrapper method an FSDP2 module lacks
+WRAPPER_INSTEAD = {
+    "no_sync": "{m}.set_requires_gradient_sync(False) before the accumulation steps (and True before the last)",
+    "clip_grad_norm_": "torch.nn.utils.clip_grad_norm_({m}.parameters(), max_norm)",
+}
+
+
+class WrapperMethodOnFullyShardModule(_base._Fsdp2Rule):
+    """A method of DDP or FSDP1's wrapper (`no_sync`, `clip_grad_norm_`) called on a `fully_shard` module.
+
+    ## What it does
+    Reports `model.no_sync()` and `model.clip_grad_norm_(...)` after `fully_shard(model)` in
+    the same flow, when nothing wraps the module in DDP or FSDP1 in between (code moved from
+    `FullyShardedDataParallel(model)` or `DistributedDataParallel(model)` to FSDP2).
+
+    ## Why is this bad
+    `fully_shard` changes the module's class to `FSDP<Class>` (an `FSDPModule`), which has
+    neither method: torch raises `AttributeError: 'FSDPTransformer' object has no attribute
+    'no_sync'` at the first step. FSDP2 skips the gradient reduction with
+    `set_requires_gradient_sync(False)`, and clips with `torch.nn.utils.clip_grad_norm_`, which
+    handles the DTensor gradients.
+
+    ## Example
+    ```python
+    fully_shard(model)
+    with model.no_sync():
+        loss.backward()
+    model.clip_grad_norm_(1.0)
+    ```
+
+    ## Use instead
+    ```python
+    fully_shard(model)
+    model.set_requires_gradient_sync(False)
+    loss.backward()
+    model.set_requires_gradient_sync(True)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    ```
+    """
+
+    code = "FS035"
+    name = "wrapper-method-on-fully-shard-module"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            done: dict[str, object] = {}
+            for event in flow:
+                if event.kind == "fully_shard":
+                    for target in event.targets:
+                        done.setdefault(target, event)
+                elif event.kind == "fsdp1":
+                    for target in event.targets:
+                        done.pop(target, None)  # wrapped again: the wrapper has the method
+                elif event.kind == "wrapper_method" and event.targets:
+                    target = event.targets[0]
+                    earlier = done.get(target)
+                    if earlier is None or "?" in target or _base._alternatives(earlier, event):
+                        continue
+                    shown = _show(target)
+                    yield (event, f"{shown}.{event.name}() after fully_shard({shown}) at line {earlier.line}: an "
+                           f"FSDP2 module has no {event.name} (torch raises AttributeError: 'FSDP...' object has no "
+                           f"attribute '{event.name}')", "use " + WRAPPER_INSTEAD[event.name].format(m=shown))

@@ -575,3 +575,128 @@ class CpuOffloadWithGpuOnlyOptimizer(_base._Fsdp2Rule):
                        f"(line {offload.line}) keeps the sharded parameters and gradients on the CPU, where FSDP2 "
                        "runs the optimizer step: the step fails",
                        "use torch.optim.AdamW (fused=True works on CPU tensors), or drop CPUOffloadPolicy")
+
+
+class _At:
+    """A place in the file for a syntactic finding (the judge protocol's event)."""
+
+    def __init__(self, line: int, column: int) -> None:
+        self.line, self.column = line, column
+
+
+def _meta_context(item: ast.withitem) -> bool:
+    """`with torch.device("meta"):` or Accelerate's `with init_empty_weights():`."""
+    call = item.context_expr
+    if not isinstance(call, ast.Call):
+        return False
+    name = _name(call.func)
+    if name == "init_empty_weights":
+        return True
+    return name == "device" and bool(call.args) and isinstance(call.args[0], ast.Constant) and \
+        call.args[0].value == "meta"
+
+
+def _meta_names(body: list[ast.stmt]) -> dict[str, int]:
+    """Names bound to a module built on the meta device in `body` (not in nested functions):
+    inside a meta `with`, or by a call with `device="meta"`; the line where each is bound."""
+    found: dict[str, int] = {}
+    for statement in body:
+        nodes = [statement] if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else []
+        for node in (n for s in nodes for n in walk_nodes(s)):
+            if isinstance(node, (ast.With, ast.AsyncWith)) and any(_meta_context(i) for i in node.items):
+                for inner in (n for s in node.body for n in walk_nodes(s)):
+                    if isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Call):
+                        found.update({t.id: inner.lineno for t in inner.targets if isinstance(t, ast.Name)})
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and any(
+                    k.arg == "device" and isinstance(k.value, ast.Constant) and k.value.value == "meta"
+                    for k in node.value.keywords):
+                found.update({t.id: node.lineno for t in node.targets if isinstance(t, ast.Name)})
+    return found
+
+
+_DTYPE_WORDS = re.compile(r"^(?:b?float\d*|half|double|bfloat16|int\d*|bool|complex\d*)$")
+
+
+def _moves_off_meta(call: ast.Call) -> bool:
+    """`.to(device)` or `.cpu()`: a copy of the data to another device (not `.to(dtype)`, `.to("meta")`)."""
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if method == "cpu":
+        return True
+    if method != "to" or not call.args:
+        return False
+    first = call.args[0]
+    if isinstance(first, ast.Constant):
+        return isinstance(first.value, str) and first.value != "meta"
+    if isinstance(first, ast.Attribute) and _DTYPE_WORDS.match(first.attr):
+        return False  # torch.bfloat16
+    return not (isinstance(first, ast.Name) and "dtype" in first.id.lower())
+
+
+class MetaModuleMovedWithTo(_base._Fsdp2Rule):
+    """A module built on the meta device is moved with `.to(device)` or `.cpu()` instead of `to_empty`.
+
+    ## What it does
+    Reports `model.to(device)` (or `model.cpu()`) on a module built inside `with
+    torch.device("meta"):` (or Accelerate's `init_empty_weights()`, or with `device="meta"`),
+    when no `to_empty`, `load_state_dict(..., assign=True)` or new binding of the name comes
+    between, in the same function. `.to(dtype)` and `.to("meta")` are left alone.
+
+    ## Why is this bad
+    A meta tensor has no data to copy: torch raises `NotImplementedError: Cannot copy out of meta
+    tensor; no data!` (for `.to()` it adds "Please use torch.nn.Module.to_empty() instead"), with
+    or without `fully_shard` in between.
+
+    ## Example
+    ```python
+    with torch.device("meta"):
+        model = Transformer(args)
+    fully_shard(model)
+    model.to("cuda")
+    ```
+
+    ## Use instead
+    ```python
+    with torch.device("meta"):
+        model = Transformer(args)
+    fully_shard(model)
+    model.to_empty(device="cuda")
+    model.init_weights()
+    ```
+    """
+
+    code = "FS036"
+    name = "meta-module-moved-with-to"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        if "meta" not in analysis.text and "init_empty_weights" not in analysis.text:
+            return
+        tree = R._parse(analysis.text)
+        if not isinstance(tree, ast.Module):
+            return
+        bodies = [tree.body, *(n.body for n in walk_nodes(tree) if isinstance(n, (ast.FunctionDef,
+                                                                                  ast.AsyncFunctionDef)))]
+        for body in bodies:
+            for name, bound in _meta_names(body).items():
+                later = sorted((n for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef))
+                                for n in walk_nodes(s) if getattr(n, "lineno", 0) > bound),
+                               key=lambda n: (n.lineno, n.col_offset))
+                for node in later:
+                    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                            for t in node.targets):
+                        break  # bound again
+                    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or \
+                            not isinstance(node.func.value, ast.Name) or node.func.value.id != name:
+                        continue
+                    method = node.func.attr
+                    if method == "to_empty" or (method == "load_state_dict" and any(
+                            k.arg == "assign" for k in node.keywords)):
+                        break
+                    if _moves_off_meta(node):
+                        yield (_At(node.lineno, node.col_offset + 1),
+                               f"{name}.{method}(...) on a module built on the meta device (line {bound}): torch "
+                               "raises NotImplementedError (\"Cannot copy out of meta tensor; no data!\"): a meta "
+                               "tensor has no values to copy",
+                               f"{name}.to_empty(device=...), then initialise or load the weights")
+                        break
