@@ -115,6 +115,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/deepspeed/rules/DS415/bad_[nt]*.json", "DS415 null step counts and a string total_num_steps"),
     NewFile("fixtures/deepspeed/rules/DS4[34][0-9]/*", "DS430-DS432 optimizers passed as callables or built by a "
             "helper; DS435-DS439 TrainingArguments; DS440-DS443 scheduler ranges; DS444-DS447 (issue 14)"),
+    NewFile("fixtures/deepspeed/rules/DS201/bad_null_batch.json", "Issue 33: a batch size written null is unset to "
+            "DeepSpeed, which then asserts (found by bench/mutation_deepspeed.py)"),
     NewFile("fixtures/deepspeed/rules/DS45[0-9]/*", "Issue 33: DS450, a Trainer subclass's create_optimizer that "
             "builds nothing under an optimizer block (DS449's fixtures match the DS4[34][0-9] row)"),
     NewFile("fixtures/fsdp2/rules/FS02[1-8]/*", "FSDP2 catalog rules FS021-FS028"),

@@ -395,6 +395,9 @@ CLAIMS.update({
                                                json_load=True),
     D + "DS201/bad_no_batch.json": P("Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
                                      "DeepSpeed asserts one of them at launch"),
+    # issue 33's mutation measure: a batch size written null is unset to DeepSpeed (config.get gives None)
+    D + "DS201/bad_null_batch.json": P("Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
+                                       "null, which DeepSpeed reads as unset"),
     D + "DS306/bad_allreduce_sum.json": P("gradient_allreduce_op='sum' is not supported with ZeRO stage 3",
                                           "DeepSpeed rejects the config at launch"),
     D + "DS306/bad_fp16_master.json": P("Fp16_master_weights_and_grads is only supported with ZeRO Stage 1, 2, or 3",
@@ -537,7 +540,13 @@ EXEMPT = {
     **{f"MG{n}": "tests/test_rules_megatron_training.py::test_megatron_rejects_a_bad_fixture_where_the_rule_says "
        "(Megatron-LM)" for n in range(201, 230)},
     **{code: "tests/test_training_arguments.py (transformers 5.24's Trainer and TrainingArguments on the CPU)"
-       for code in ("DS435", "DS436", "DS437", "DS438", "DS439")},
+       for code in ("DS435", "DS436", "DS437", "DS438", "DS439", "DS449", "DS450")},
+    "AC107": "tests/test_accelerate_oracle.py::test_the_launcher_and_mode_distributed_type_chooses (Accelerate's "
+             "launch_command: the launcher and the exported mode)",
+    "AC108": "tests/test_accelerate_oracle.py::test_ac108_the_script_literal_wins_over_the_launch_precision (the "
+             "real Accelerator under the launch's ACCELERATE_MIXED_PRECISION)",
+    "AX111": "tests/test_axolotl_oracle.py::test_ax111_fp16_is_dropped_when_bf16_is_on (Axolotl's schema and "
+             "resolve_dtype)",
     "SS004": "tests/test_hjson.py::test_ss004_message_is_what_the_loaders_do (DeepSpeed's loader reads it, "
              "json.load refuses it)",
     "SS005": "about the files shardshift reads, no framework",

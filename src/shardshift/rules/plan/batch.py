@@ -72,15 +72,18 @@ class BatchArithmetic(PlanRule):
             # batch settings would have been merged in above.
             if configs and (setup.referrer is None or setup.referrer.format == "python"):
                 document = configs[0]
-                if isinstance(document.data, dict) and ({"train_batch_size", "train_micro_batch_size_per_gpu"}
-                                                        & document.data.keys()):
+                keys = ("train_batch_size", "train_micro_batch_size_per_gpu")
+                data = document.data if isinstance(document.data, dict) else {}
+                if any(data.get(k) is not None for k in keys):
                     return  # written, but not as a number: DS102 says what DeepSpeed does with it
                 from shardshift.source import Location
 
+                nulls = [k for k in keys if k in data]  # null: unset, as DeepSpeed's config.get reads it
+                said = f" ({' and '.join(nulls)} null, which DeepSpeed reads as unset)" if nulls else ""
                 yield self.finding_at(
                     Location(document.path, 1, 1, ""),
-                    "neither train_batch_size nor train_micro_batch_size_per_gpu is set; DeepSpeed asserts one of "
-                    "them at launch; add train_micro_batch_size_per_gpu")
+                    f"neither train_batch_size nor train_micro_batch_size_per_gpu is set{said}; DeepSpeed asserts one "
+                    "of them at launch; add train_micro_batch_size_per_gpu")
             return
         total, micro, accumulation = (_positive(v) for v in values.values())
         if any(values[n] is not None and v is None for n, v in zip(values, (total, micro, accumulation))):
