@@ -656,7 +656,7 @@ class TwoEngines(AccelerateRule):
 
 # block -> the distributed_type that reads it (AC102 reports the DEEPSPEED / FSDP pair)
 BLOCK_READ_BY = {"fsdp_config": "FSDP", "deepspeed_config": "DEEPSPEED", "megatron_lm_config": "MEGATRON_LM"}
-MODE_FLAGS = "--multi_gpu, --use_fsdp, --use_deepspeed"
+MODE_FLAGS = "such as --multi_gpu, --use_fsdp or --use_deepspeed"
 
 
 class DistributedTypeIgnoresSettings(AccelerateRule):
@@ -726,7 +726,7 @@ class DistributedTypeIgnoresSettings(AccelerateRule):
             yield self.finding(document, "/distributed_type",
                                f"distributed_type is {shown}: accelerate launch runs the script once with the "
                                f"simple launcher, one process without FSDP, DeepSpeed or Megatron-LM, and ignores "
-                               f"{' and '.join(what)}, without a word (unless the command line gives a mode flag: "
+                               f"{' and '.join(what)}, without a word (unless the command line gives a mode flag "
                                f"{MODE_FLAGS}); set distributed_type to the mode meant"
                                + (", quoted if it is 'NO'" if unquoted else ""), related=related,
                                # a count alone may be a leftover of a one-GPU file (the loader keeps it):
