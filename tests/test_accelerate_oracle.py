@@ -49,6 +49,13 @@ REFUSED = {
                                              "`activation_checkpointing=True`"),
     "AC006/bad_dynamo.yaml": ("launch", "ValueError: Unknown dynamo backend: INDUCTR"),
     "AC006/bad_gpu_ids.yaml": ("launch", "AttributeError: 'int' object has no attribute 'split'"),
+    "AC006/bad_gpu_ids_no.yaml": ("launch", "AttributeError: 'bool' object has no attribute 'split'"),
+    # AC012: found by mutation (bench/mutation_accelerate.py), no `raise` of Accelerate's own names them
+    "AC012/bad_machines_string.yaml": ("launch", "TypeError: '>' not supported between instances of 'str' and 'int'"),
+    "AC012/bad_processes_float.yaml": ("launch", "ValueError: invalid literal for int()"),
+    "AC012/bad_port_string.yaml": ("launch", "TypeError"),
+    "AC012/bad_offload_null.yaml": ("plugin", "ValueError: invalid truth value none"),
+    "AC012/bad_prefetch_no.yaml": ("plugin", "KeyError: 'FALSE'"),
     "AC006/bad_dynamo_cpu.yaml": ("launch", "ValueError: Unknown dynamo backend: TORCH_COMPILE"),
     # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
     "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),

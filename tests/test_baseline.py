@@ -124,6 +124,8 @@ EXPECTED: list[Change | NewFile] = [
       for folder in ("FS029", "FS03[0-4]")],
     NewFile("fixtures/fsdp2/rules/FS03[56]/*", "Issue 33: FS035 (DDP/FSDP1 methods on a fully_shard module) and FS036 "
             "(a meta module moved with .to)"),
+    NewFile("fixtures/accelerate/rules/AC012/*", "Issue 33: AC012, values of a type Accelerate cannot compute with "
+            "(found by bench/mutation_accelerate.py)"),
     NewFile("fixtures/accelerate/rules/AC10[78]/*", "Issue 33: AC107 (settings distributed_type never reads) and "
             "AC108 (the script's Accelerator(mixed_precision=...) over the launch's)"),
     NewFile("fixtures/fsdp2/rules/FS012/torch27/*", "FS012 on a setup that pins torch 2.7 (the root's explicit "

@@ -378,11 +378,12 @@ class InvalidValue(AccelerateRule):
             yield self.finding(document, "/compute_environment", f"compute_environment {environment!r} is not one "
                                f"of {', '.join(COMPUTE_ENVIRONMENTS)}: Accelerate's loader raises ValueError")
         ids = data.get("gpu_ids")
-        if not sagemaker and isinstance(ids, (int, float)) and not isinstance(ids, bool):
+        if not sagemaker and isinstance(ids, (bool, int, float)):
             line, column = document.position("/gpu_ids")
             written = document.text.splitlines()[line - 1][column - 1:].split(" #")[0].strip()
             plain = written and written[0] not in "'\"!&*"
-            yield self.finding(document, "/gpu_ids", f"gpu_ids: {written} is the number {ids!r} to Accelerate's YAML "
+            what = "boolean" if isinstance(ids, bool) else "number"
+            yield self.finding(document, "/gpu_ids", f"gpu_ids: {written} is the {what} {ids!r} to Accelerate's YAML "
                                "loader (YAML 1.1), not the text of GPU ids: accelerate launch fails (AttributeError: "
                                f"'{type(ids).__name__}' object has no attribute 'split') unless the command line gives "
                                f"--gpu_ids; quote it: '{written}'", fix=f"'{written}'" if plain else None,
@@ -564,6 +565,122 @@ class UnquotedNo(AccelerateRule):
                            f"{data['mixed_precision']} to Accelerate's YAML loader (YAML 1.1), not a precision: "
                            "accelerate launch fails (AttributeError: 'bool' object has no attribute 'lower'); "
                            "quote it", fix=fix)
+
+
+# fsdp_config booleans the FSDP plugin reads with str_to_bool, by FSDP version (FSDP2 ignores the rest)
+FSDP_BOOLEANS = {"fsdp_offload_params": (1, 2), "fsdp_cpu_ram_efficient_loading": (1, 2),
+                 "fsdp_activation_checkpointing": (1, 2), "fsdp_sync_module_states": (1,),
+                 "fsdp_forward_prefetch": (1,), "fsdp_use_orig_params": (1,)}
+BACKWARD_PREFETCH = ("BACKWARD_PRE", "BACKWARD_POST", "NO_PREFETCH")
+TORCHRUN_MODES = ("MULTI_GPU", "FSDP")  # the launches checked by the oracle (multi_gpu_launcher)
+
+
+def _kind_of(value: Any) -> str:
+    return "null" if value is None else "a boolean" if isinstance(value, bool) else \
+        "a string" if isinstance(value, str) else f"a {type(value).__name__}"
+
+
+class ValueOfWrongType(AccelerateRule):
+    """A value of a type the launcher or the FSDP plugin cannot compute with: the run fails at start.
+
+    ## What it does
+    Reports, in an Accelerate config file:
+    - `num_machines` that is a string or null (every mode), or a number with a fraction part or
+      written as a float, and `num_processes` null or a float (under `MULTI_GPU` and `FSDP`);
+    - `main_process_port` that is not an integer from 0 to 65535 (under `MULTI_GPU` and `FSDP`);
+    - under `FSDP`, an `fsdp_config` boolean that Accelerate's `str_to_bool` cannot read (null,
+      `bogus`, `2`): `fsdp_offload_params`, `fsdp_cpu_ram_efficient_loading`,
+      `fsdp_activation_checkpointing`, and under FSDP1 also `fsdp_sync_module_states`,
+      `fsdp_forward_prefetch`, `fsdp_use_orig_params`;
+    - under `FSDP`, an `fsdp_backward_prefetch` that is not BACKWARD_PRE, BACKWARD_POST or
+      NO_PREFETCH (an unquoted `no` is the boolean false).
+
+    These were found by mutating real configs and running Accelerate on each
+    (bench/mutation_accelerate.py): no `raise` in Accelerate's code names them.
+
+    ## Why is this bad
+    `accelerate launch` compares and divides these values (`num_machines > 1`,
+    `int(str(num_processes // num_machines))`, a socket check of the port) and exports the FSDP
+    settings as environment variables that the plugin reads back with `str_to_bool` or as an enum
+    name. A value of another type fails there, with a TypeError, ValueError, OverflowError or
+    KeyError that does not name the key: at launch, or in every training process when the FSDP
+    plugin is built.
+
+    ## Example
+    ```yaml
+    distributed_type: FSDP
+    num_machines: "1"
+    fsdp_config:
+      fsdp_offload_params: null
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: FSDP
+    num_machines: 1
+    fsdp_config:
+      fsdp_offload_params: false
+    ```
+    """
+
+    code = "AC012"
+    name = "value-of-wrong-type"
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or _sagemaker(data):
+            return
+        kind = data.get("distributed_type")
+        machines = data.get("num_machines", 1)
+        if "num_machines" in data and (machines is None or isinstance(machines, str)):
+            yield self.finding(document, "/num_machines", f"num_machines is {_kind_of(machines)}, not an integer: "
+                               "accelerate launch fails with TypeError ('>' not supported between instances of "
+                               f"'{type(machines).__name__}' and 'int'); write the number unquoted")
+        if kind not in TORCHRUN_MODES:
+            return
+        if isinstance(machines, float):
+            yield self.finding(document, "/num_machines", f"num_machines is the float {machines!r}: accelerate "
+                               "launch fails with ValueError (invalid literal for int(): it divides num_processes by "
+                               "it and reads the result back as an integer); write a whole number without a point")
+        processes = data.get("num_processes", -1)
+        if "num_processes" in data and (processes is None or isinstance(processes, float)):
+            yield self.finding(document, "/num_processes", f"num_processes is {_kind_of(processes)}"
+                               f"{f' ({processes!r})' if processes is not None else ''}: accelerate launch fails with "
+                               "ValueError (invalid literal for int()) when it computes the processes per machine; "
+                               "write a whole number without a point")
+        port = data.get("main_process_port")
+        if "main_process_port" in data and port is not None:
+            if isinstance(port, (str, float)) and not isinstance(port, bool):
+                yield self.finding(document, "/main_process_port", f"main_process_port is {_kind_of(port)} "
+                                   f"({port!r}), not an integer: accelerate launch fails with TypeError when it "
+                                   "checks whether the port is in use; write the port as a whole number")
+            elif _is_int(port) and not 0 <= port <= 65535:
+                yield self.finding(document, "/main_process_port", f"main_process_port {port} is not a port (0-65535): "
+                                   "accelerate launch fails with OverflowError when it checks whether the port is in "
+                                   "use")
+        if kind != "FSDP":
+            return
+        settings = fsdp_settings(data)
+        version = fsdp_version(data)
+        for name, versions in FSDP_BOOLEANS.items():
+            if name not in settings or version not in versions:
+                continue
+            pointer, value = settings[name]
+            if truthy(value) is None:
+                yield self.finding(document, pointer, f"{name} is {_kind_of(value)} ({value!r}), which Accelerate's "
+                                   f"str_to_bool cannot read: building the FSDP plugin fails in every training process "
+                                   f"with ValueError (invalid truth value {str(value).lower()}); write true or false")
+        if "fsdp_backward_prefetch" in settings:
+            pointer, value = settings["fsdp_backward_prefetch"]
+            if value is not None and not (isinstance(value, str) and value.upper() in BACKWARD_PREFETCH):
+                error = "ValueError" if _is_int(value) else f"KeyError: '{str(value).upper()}'"
+                yield self.finding(document, pointer, f"fsdp_backward_prefetch is {_kind_of(value)} ({value!r}), not "
+                                   f"one of {', '.join(BACKWARD_PREFETCH)}: building the FSDP plugin fails in every "
+                                   f"training process ({error})" + (" (an unquoted no is the boolean false)"
+                                                                     if value is False else ""),
+                                   fix=clear_match(str(value).upper(), BACKWARD_PREFETCH) if isinstance(value, str)
+                                   else None)
 
 
 class ProcessesNotMultipleOfMachines(AccelerateRule):

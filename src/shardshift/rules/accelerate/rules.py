@@ -16,6 +16,7 @@ from shardshift.rules.accelerate.config import (  # noqa: F401
     UnknownNestedKey,
     UnknownTopLevelKey,
     UnquotedNo,
+    ValueOfWrongType,
 )
 from shardshift.rules.accelerate.launch import (  # noqa: F401
     DeepSpeedConfigWithoutZero,
