@@ -6,7 +6,9 @@ Every Accelerate config the oracle accepts (the Accelerate rule fixtures and, wh
 becomes each of its neighbours: 0, -1, a fraction, a numeric string, null, the other bool, an
 unknown word, and the YAML 1.1 words `no` / `on` written unquoted). Each mutant goes through what
 `accelerate launch --config_file FILE train.py` does (tests/test_accelerate_oracle.py's child:
-loader, launcher, the plugins under the exported environment) and through `shardshift check`.
+loader, launcher, the plugins under the exported environment) and through `shardshift check` of
+its folder, with the launch script that runs it (`accelerate launch --config_file config.yaml
+train.py`, no flag: the values are the file's, as in the oracle's launch).
 Refused mutants are explicit when Accelerate raises ValueError / AssertionError, implicit
 otherwise (AttributeError, TypeError, KeyError: code computing with the value).
 
@@ -107,6 +109,10 @@ def main(argv=None):
                     folder.mkdir()
                     target = folder / "config.yaml"
                     target.write_text(text, encoding="utf-8")
+                    # the launch that runs it, leaving every value to the file (as the oracle's launch does):
+                    # the premise of the findings that a command-line flag would override
+                    (folder / "run.sh").write_text("accelerate launch --config_file config.yaml train.py\n",
+                                                   encoding="utf-8")
                     shown = "unquoted no" if mutant_value == "NO_WORD" else type(mutant_value).__name__
                     mutants.append((str(target), pointer, shown, ""))
         counts["mutants"] = len(mutants)
@@ -118,7 +124,7 @@ def main(argv=None):
             kind = (outcome["error"] or "").split(":", 1)[0]
             which = "explicit" if kind in EXPLICIT else "implicit"
             counts[f"refused {which}"] += 1
-            result = api.check([target], isolated=True, min_severity="info")
+            result = api.check([str(Path(target).parent)], isolated=True, min_severity="info")
             severities = {f.severity for f in result.findings}
             verdict = "error" if "error" in severities else "warning only" if "warning" in severities else \
                 "info or nothing"

@@ -4,6 +4,8 @@ tests/test_accelerate_oracle.py confirms with Accelerate's own code what each me
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from conftest import FIXTURES, check_json, shown
@@ -41,11 +43,11 @@ BAD_CASES = [
     ("AC101/bad.yaml", "AC101", "warning", "/num_processes", "9", 2, None, [("/num_machines", "2", 2)]),
     ("AC102/bad.yaml", "AC102", "warning", "/fsdp_config", "fsdp_config", 1, None,
      [("/distributed_type", "DEEPSPEED", 1)]),
-    ("AC012/bad_machines_string.yaml", "AC012", "error", "/num_machines", '"1"', 1, None, []),
-    ("AC012/bad_processes_float.yaml", "AC012", "error", "/num_processes", "4.0", 1, None, []),
-    ("AC012/bad_port_string.yaml", "AC012", "error", "/main_process_port", '"29500"', 1, None, []),
-    ("AC012/bad_offload_null.yaml", "AC012", "error", "/fsdp_config/fsdp_offload_params", "null", 1, None, []),
-    ("AC012/bad_prefetch_no.yaml", "AC012", "error", "/fsdp_config/fsdp_backward_prefetch", "no", 1, None, []),
+    ("AC012/bad_machines_string.yaml", "AC012", "info", "/num_machines", '"1"', 1, None, []),
+    ("AC012/bad_processes_float.yaml", "AC012", "info", "/num_processes", "4.0", 1, None, []),
+    ("AC012/bad_port_string.yaml", "AC012", "info", "/main_process_port", '"29500"', 1, None, []),
+    ("AC012/bad_offload_null.yaml", "AC012", "info", "/fsdp_config/fsdp_offload_params", "null", 1, None, []),
+    ("AC012/bad_prefetch_no.yaml", "AC012", "info", "/fsdp_config/fsdp_backward_prefetch", "no", 1, None, []),
     ("AC107/bad.yaml", "AC107", "warning", "/distributed_type", "no", 1, None,
      [("/num_processes", "num_processes", 1), ("/fsdp_config", "fsdp_config", 1)]),
     ("AC107/bad_multi_gpu.yaml", "AC107", "warning", "/fsdp_config", "fsdp_config", 1, None,
@@ -57,8 +59,9 @@ BAD_CASES = [
     ("AC103/bad.yaml", "AC103", "error", "/fsdp_config/fsdp_sync_module_states", "false", 1, "true", []),
     ("AC001/bad_json.json", "AC001", "error", "/num_process", '"num_process"', 1, "num_processes", []),
     ("AC006/bad_dynamo.yaml", "AC006", "error", "/dynamo_config/dynamo_backend", "INDUCTR", 1, "INDUCTOR", []),
-    ("AC006/bad_gpu_ids.yaml", "AC006", "error", "/gpu_ids", "0", 2, "'0'", []),
-    ("AC006/bad_gpu_ids_no.yaml", "AC006", "error", "/gpu_ids", "no", 1, "'no'", []),
+    # checked alone, no launch says whether the command line gives --gpu_ids (an info; see below)
+    ("AC006/bad_gpu_ids.yaml", "AC006", "info", "/gpu_ids", "0", 2, "'0'", []),
+    ("AC006/bad_gpu_ids_no.yaml", "AC006", "info", "/gpu_ids", "no", 1, "'no'", []),
     ("AC010/bad_total.yaml", "AC010", "error", "/parallelism_config", "parallelism_config:", 1, None,
      [("/num_processes", "8", 1)]),
     ("AC010/bad_cp_backend.yaml", "AC010", "error", "/parallelism_config/parallelism_config_cp_backend", "ring", 1,
@@ -73,6 +76,22 @@ BAD_CASES = [
     ("AC106/bad.yaml", "AC106", "error", "/deepspeed_config/deepspeed_config_file", "ds_config_no_zero.json", 1, None,
      [("", "{", 1, "AC106/ds_config_no_zero.json")]),
 ]
+
+
+def test_ac012_rests_on_the_launches_that_run_the_file():
+    """A flag on the command line wins over the file's value: with the launch scripts beside them,
+    each bad fixture is an error that names the launch leaving the value to it, and a launch that
+    gives the flag (run_given.sh: --num_machines) leaves nothing to report."""
+    folder = RULES / "AC012"
+    status, output = check_json(str(folder))
+    found = {os.path.basename(f["file"]): f for f in output["findings"] if f["code"] == "AC012"}
+    bad = {p.name for p in folder.glob("bad*.yaml")}
+    assert set(found) == bad
+    for name, finding in found.items():
+        assert finding["severity"] == "error", finding
+        launch = name.replace("bad_", "run_").replace(".yaml", ".sh")
+        assert [r["file"] for r in finding["related"]] == [shown(folder / launch)]
+    assert status == 1
 
 
 def _skip_header(path, marker, occurrence):

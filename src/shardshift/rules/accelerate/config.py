@@ -32,7 +32,7 @@ from shardshift.formats.accelerate.keys import (
     truthy,
 )
 from shardshift.formats.accelerate.reader import fsdp_settings, fsdp_version
-from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
+from shardshift.rules.base import Context, Finding, Related, Rule, clear_match, did_you_mean
 
 
 def _data(document: Document) -> dict | None:
@@ -383,11 +383,11 @@ class InvalidValue(AccelerateRule):
             written = document.text.splitlines()[line - 1][column - 1:].split(" #")[0].strip()
             plain = written and written[0] not in "'\"!&*"
             what = "boolean" if isinstance(ids, bool) else "number"
-            yield self.finding(document, "/gpu_ids", f"gpu_ids: {written} is the {what} {ids!r} to Accelerate's YAML "
-                               "loader (YAML 1.1), not the text of GPU ids: accelerate launch fails (AttributeError: "
-                               f"'{type(ids).__name__}' object has no attribute 'split') unless the command line gives "
-                               f"--gpu_ids; quote it: '{written}'", fix=f"'{written}'" if plain else None,
-                               fix_kind="replace-value" if plain else None)
+            yield from _premised(self, document, context, "/gpu_ids", "gpu_ids",
+                                 f"gpu_ids: {written} is the {what} {ids!r} to Accelerate's YAML loader (YAML 1.1), not "
+                                 "the text of GPU ids: accelerate launch fails (AttributeError: "
+                                 f"'{type(ids).__name__}' object has no attribute 'split'); quote it: '{written}'",
+                                 fix=f"'{written}'" if plain else None, fix_kind="replace-value" if plain else None)
         if "distributed_type" not in data:
             yield self.finding(document, None, "no distributed_type: Accelerate's loader raises ValueError (\"A "
                                "`distributed_type` must be specified in the config file.\")", position=(1, 1))
@@ -580,13 +580,58 @@ def _kind_of(value: Any) -> str:
         "a string" if isinstance(value, str) else f"a {type(value).__name__}"
 
 
+def launch_premise(document: Document, context: Context, flag: str) -> tuple[str, object]:
+    """Whether the `accelerate launch` lines that run this file leave `--flag` to it: a flag given on
+    the command line wins over the file's value (`_validate_launch_command` copies a file value only
+    where the flag is not given). ("given", None) when a launch of the checked setups gives it,
+    ("left", Related) when the launches found all leave it to the file, ("unknown", UnknownContext)
+    when no launch in the checked tree runs the file."""
+    import os
+
+    from shardshift.context import UnknownContext
+
+    real = os.path.realpath(document.path)
+    launches = []
+    for setup in context.setups:
+        first = setup.documents[0]
+        if first.format != "launch" or not any(os.path.realpath(d.path) == real for d in setup.documents[1:]):
+            continue
+        launch = getattr(first.data, "launch", None)
+        if launch is not None and getattr(launch, "launcher", None) == "accelerate launch":
+            launches.append((first, launch))
+    if any(flag in (launch.options or {}) for _, launch in launches):
+        return "given", None
+    if launches:
+        first, launch = launches[0]
+        return "left", Related(first.path, launch.line, launch.column, None,
+                               f"accelerate launch runs this file without --{flag}")
+    return "unknown", UnknownContext(
+        "consumer", f"no accelerate launch in the checked tree runs {document.path}, so whether its command line "
+        f"gives --{flag} (which wins over the file's value) is not known",
+        "check the config together with the launch script that runs it")
+
+
+def _premised(rule: Rule, document: Document, context: Context, pointer: str, flag: str, message: str,
+              **kwargs) -> Iterable[Finding]:
+    """The finding, as the launches that run the file decide (launch_premise): none where the command
+    line gives the flag, an info where no launch is found."""
+    state, extra = launch_premise(document, context, flag)
+    if state == "given":
+        return
+    if state == "left":
+        kwargs["related"] = [*kwargs.get("related", []), extra]
+    else:
+        kwargs["unknown_context"] = extra
+    yield rule.finding(document, pointer, message, **kwargs)
+
+
 class ValueOfWrongType(AccelerateRule):
     """A value of a type the launcher or the FSDP plugin cannot compute with: the run fails at start.
 
     ## What it does
     Reports, in an Accelerate config file:
-    - `num_machines` that is a string or null (every mode), or a number with a fraction part or
-      written as a float, and `num_processes` null or a float (under `MULTI_GPU` and `FSDP`);
+    - `num_machines` that is a string or null (every mode) or a float, and `num_processes` null
+      or a float (under `MULTI_GPU` and `FSDP`);
     - `main_process_port` that is not an integer from 0 to 65535 (under `MULTI_GPU` and `FSDP`);
     - under `FSDP`, an `fsdp_config` boolean that Accelerate's `str_to_bool` cannot read (null,
       `bogus`, `2`): `fsdp_offload_params`, `fsdp_cpu_ram_efficient_loading`,
@@ -597,6 +642,11 @@ class ValueOfWrongType(AccelerateRule):
 
     These were found by mutating real configs and running Accelerate on each
     (bench/mutation_accelerate.py): no `raise` in Accelerate's code names them.
+
+    A flag on the `accelerate launch` command line wins over the file's value, so the verdict rests
+    on the launches that run the file: an error where the launch scripts of the checked tree that
+    run it leave the value to it, nothing where one gives the flag, an info where none is found
+    (a null `num_machines` is often left to the command line on purpose).
 
     ## Why is this bad
     `accelerate launch` compares and divides these values (`num_machines > 1`,
@@ -633,32 +683,37 @@ class ValueOfWrongType(AccelerateRule):
             return
         kind = data.get("distributed_type")
         machines = data.get("num_machines", 1)
+        # null leaves the value to the command line: an error only where the launches found give none
         if "num_machines" in data and (machines is None or isinstance(machines, str)):
-            yield self.finding(document, "/num_machines", f"num_machines is {_kind_of(machines)}, not an integer: "
-                               "accelerate launch fails with TypeError ('>' not supported between instances of "
-                               f"'{type(machines).__name__}' and 'int'); write the number unquoted")
+            yield from _premised(self, document, context, "/num_machines", "num_machines",
+                                 f"num_machines is {_kind_of(machines)}, not an integer: accelerate launch fails with "
+                                 "TypeError ('>' not supported between instances of "
+                                 f"'{type(machines).__name__}' and 'int'); write the number unquoted")
         if kind not in TORCHRUN_MODES:
             return
         if isinstance(machines, float):
-            yield self.finding(document, "/num_machines", f"num_machines is the float {machines!r}: accelerate "
-                               "launch fails with ValueError (invalid literal for int(): it divides num_processes by "
-                               "it and reads the result back as an integer); write a whole number without a point")
+            yield from _premised(self, document, context, "/num_machines", "num_machines",
+                                 f"num_machines is the float {machines!r}: accelerate launch fails with ValueError "
+                                 "(invalid literal for int(): it divides num_processes by it and reads the result "
+                                 "back as an integer); write a whole number without a point")
         processes = data.get("num_processes", -1)
         if "num_processes" in data and (processes is None or isinstance(processes, float)):
-            yield self.finding(document, "/num_processes", f"num_processes is {_kind_of(processes)}"
-                               f"{f' ({processes!r})' if processes is not None else ''}: accelerate launch fails with "
-                               "ValueError (invalid literal for int()) when it computes the processes per machine; "
-                               "write a whole number without a point")
+            shown = "null" if processes is None else f"a float ({processes!r})"
+            yield from _premised(self, document, context, "/num_processes", "num_processes",
+                                 f"num_processes is {shown}: accelerate launch fails with ValueError (invalid literal "
+                                 "for int()) when it computes the processes per machine; write a whole number without "
+                                 "a point")
         port = data.get("main_process_port")
         if "main_process_port" in data and port is not None:
             if isinstance(port, (str, float)) and not isinstance(port, bool):
-                yield self.finding(document, "/main_process_port", f"main_process_port is {_kind_of(port)} "
-                                   f"({port!r}), not an integer: accelerate launch fails with TypeError when it "
-                                   "checks whether the port is in use; write the port as a whole number")
+                yield from _premised(self, document, context, "/main_process_port", "main_process_port",
+                                     f"main_process_port is {_kind_of(port)} ({port!r}), not an integer: accelerate "
+                                     "launch fails with TypeError when it checks whether the port is in use; write "
+                                     "the port as a whole number")
             elif _is_int(port) and not 0 <= port <= 65535:
-                yield self.finding(document, "/main_process_port", f"main_process_port {port} is not a port (0-65535): "
-                                   "accelerate launch fails with OverflowError when it checks whether the port is in "
-                                   "use")
+                yield from _premised(self, document, context, "/main_process_port", "main_process_port",
+                                     f"main_process_port {port} is not a port (0-65535): accelerate launch fails with "
+                                     "OverflowError when it checks whether the port is in use")
         if kind != "FSDP":
             return
         settings = fsdp_settings(data)
@@ -668,19 +723,21 @@ class ValueOfWrongType(AccelerateRule):
                 continue
             pointer, value = settings[name]
             if truthy(value) is None:
-                yield self.finding(document, pointer, f"{name} is {_kind_of(value)} ({value!r}), which Accelerate's "
-                                   f"str_to_bool cannot read: building the FSDP plugin fails in every training process "
-                                   f"with ValueError (invalid truth value {str(value).lower()}); write true or false")
+                yield from _premised(self, document, context, pointer, name,
+                                     f"{name} is {_kind_of(value)} ({value!r}), which Accelerate's str_to_bool cannot "
+                                     "read: building the FSDP plugin fails in every training process with ValueError "
+                                     f"(invalid truth value {str(value).lower()}); write true or false")
         if "fsdp_backward_prefetch" in settings:
             pointer, value = settings["fsdp_backward_prefetch"]
             if value is not None and not (isinstance(value, str) and value.upper() in BACKWARD_PREFETCH):
                 error = "ValueError" if _is_int(value) else f"KeyError: '{str(value).upper()}'"
-                yield self.finding(document, pointer, f"fsdp_backward_prefetch is {_kind_of(value)} ({value!r}), not "
-                                   f"one of {', '.join(BACKWARD_PREFETCH)}: building the FSDP plugin fails in every "
-                                   f"training process ({error})" + (" (an unquoted no is the boolean false)"
-                                                                     if value is False else ""),
-                                   fix=clear_match(str(value).upper(), BACKWARD_PREFETCH) if isinstance(value, str)
-                                   else None)
+                yield from _premised(self, document, context, pointer, "fsdp_backward_prefetch",
+                                     f"fsdp_backward_prefetch is {_kind_of(value)} ({value!r}), not one of "
+                                     f"{', '.join(BACKWARD_PREFETCH)}: building the FSDP plugin fails in every "
+                                     f"training process ({error})" + (" (an unquoted no is the boolean false)"
+                                                                       if value is False else ""),
+                                     fix=clear_match(str(value).upper(), BACKWARD_PREFETCH) if isinstance(value, str)
+                                     else None)
 
 
 class ProcessesNotMultipleOfMachines(AccelerateRule):
