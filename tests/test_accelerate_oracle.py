@@ -56,6 +56,9 @@ REFUSED = {
     "AC012/bad_port_string.yaml": ("launch", "TypeError"),
     "AC012/bad_offload_null.yaml": ("plugin", "ValueError: invalid truth value none"),
     "AC012/bad_prefetch_no.yaml": ("plugin", "KeyError: 'FALSE'"),
+    "AC012/bad_zero_stage_float.yaml": ("plugin", "ValueError: invalid literal for int() with base 10: '2.0'"),
+    "AC012/bad_init_flag.yaml": ("plugin", "ValueError: invalid truth value sometimes"),
+    "AC012/bad_processes_float_deepspeed.yaml": ("launch", "ValueError: invalid literal for int()"),
     "AC006/bad_dynamo_cpu.yaml": ("launch", "ValueError: Unknown dynamo backend: TORCH_COMPILE"),
     # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
     "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),

@@ -122,6 +122,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/fsdp2/rules/FS02[1-8]/*", "FSDP2 catalog rules FS021-FS028"),
     *[NewFile(f"fixtures/fsdp2/rules/{folder}/*", "FSDP2 argument-check rules FS029-FS034 (issue 22's coverage map)")
       for folder in ("FS029", "FS03[0-4]")],
+    Change("fixtures/fsdp2/rules/FS001/bad.py", "FS001", "added", "Issue 33: an optimizer over parameters listed "
+           "before fully_shard (the list keeps the originals)", line=20),
     NewFile("fixtures/fsdp2/rules/FS03[56]/*", "Issue 33: FS035 (DDP/FSDP1 methods on a fully_shard module) and FS036 "
             "(a meta module moved with .to)"),
     NewFile("fixtures/accelerate/rules/AC012/*", "Issue 33: AC012, values of a type Accelerate cannot compute with "

@@ -346,6 +346,28 @@ CHILD = textwrap.dedent(r'''
         return {"shares_any": any(p is q for p in model.parameters() for q in held),
                 "model_changed": not torch.equal(before, model.layers[0].weight.full_tensor())}
 
+    @case("FS001-copied")
+    def _():
+        model = Transformer(tied=False)
+        params = list(model.parameters())
+        blocks_then_root(model)
+        optimizer = torch.optim.SGD(params, lr=1.0)
+        before = model.layers[0].weight.full_tensor().clone()
+        model(TOKENS).sum().backward()
+        optimizer.step()
+        held = [q for g in optimizer.param_groups for q in g["params"]]
+        return {"shares_any": any(p is q for p in model.parameters() for q in held),
+                "model_changed": not torch.equal(before, model.layers[0].weight.full_tensor())}
+
+    @case("FS001-generator")  # a generator made before sharding reads the module's parameters when consumed
+    def _():
+        model = Transformer(tied=False)
+        params = model.parameters()
+        blocks_then_root(model)
+        optimizer = torch.optim.SGD(params, lr=1.0)
+        held = [q for g in optimizer.param_groups for q in g["params"]]
+        return {"all_dtensors": all(isinstance(q, DTensor) for q in held)}
+
     @case("FS002")
     def _():
         model = Transformer(tied=False)
@@ -603,6 +625,8 @@ def test_fs030_dp_mesh_dims_needs_dtensor_parameters(ran):
 
 def test_fs001_optimizer_built_before_keeps_the_original_parameters(ran):
     assert ran["FS001"]["ok"] == {"shares_any": False, "model_changed": False}
+    assert ran["FS001-copied"]["ok"] == {"shares_any": False, "model_changed": False}  # a list made before
+    assert ran["FS001-generator"]["ok"] == {"all_dtensors": True}  # not reported: read when consumed
 
 
 def test_fs002_parameters_outside_every_group_stay_plain_tensors(ran):

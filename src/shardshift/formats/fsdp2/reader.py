@@ -188,9 +188,12 @@ class ListVal:
 
 @dataclass(frozen=True)
 class ParamsOf:
-    """model.parameters(): the parameters of a module path."""
+    """model.parameters(): the parameters of a module path. `copied`: (flow, seq, line) where
+    `list(...)` / `tuple(...)` took them into a container (the parameters of that moment; a
+    generator reads the module's parameters only when it is consumed)."""
 
     path: str
+    copied: tuple[int, int, int] | None = None
 
 
 @dataclass
@@ -1133,6 +1136,8 @@ class Interpreter:
         if last == "dict" and bare:
             return DictVal(dict(kwargs), len(self.conds))
         if last in ("list", "tuple", "reversed", "sorted") and bare and args:
+            if last in ("list", "tuple") and isinstance(args[0], ParamsOf) and args[0].copied is None:
+                return ParamsOf(args[0].path, (self.flow, self.seq, node.lineno))
             return args[0]
         if _is_scheduler(last, qualified, args):
             named = dict(kwargs)

@@ -572,7 +572,10 @@ FSDP_BOOLEANS = {"fsdp_offload_params": (1, 2), "fsdp_cpu_ram_efficient_loading"
                  "fsdp_activation_checkpointing": (1, 2), "fsdp_sync_module_states": (1,),
                  "fsdp_forward_prefetch": (1,), "fsdp_use_orig_params": (1,)}
 BACKWARD_PREFETCH = ("BACKWARD_PRE", "BACKWARD_POST", "NO_PREFETCH")
-TORCHRUN_MODES = ("MULTI_GPU", "FSDP")  # the launches checked by the oracle (multi_gpu_launcher)
+# the modes whose launches the oracle checked for the processes per machine (multi_gpu_launcher, and
+# deepspeed_launcher on one machine) and the port
+TORCHRUN_MODES = ("MULTI_GPU", "FSDP")
+PER_MACHINE_MODES = ("MULTI_GPU", "FSDP", "DEEPSPEED")
 
 
 def _kind_of(value: Any) -> str:
@@ -631,12 +634,14 @@ class ValueOfWrongType(AccelerateRule):
     ## What it does
     Reports, in an Accelerate config file:
     - `num_machines` that is a string or null (every mode) or a float, and `num_processes` null
-      or a float (under `MULTI_GPU` and `FSDP`);
+      or a float (under `MULTI_GPU`, `FSDP` and `DEEPSPEED`);
     - `main_process_port` that is not an integer from 0 to 65535 (under `MULTI_GPU` and `FSDP`);
     - under `FSDP`, an `fsdp_config` boolean that Accelerate's `str_to_bool` cannot read (null,
       `bogus`, `2`): `fsdp_offload_params`, `fsdp_cpu_ram_efficient_loading`,
       `fsdp_activation_checkpointing`, and under FSDP1 also `fsdp_sync_module_states`,
       `fsdp_forward_prefetch`, `fsdp_use_orig_params`;
+    - under `DEEPSPEED`, a float `deepspeed_config.zero_stage` and a `zero3_init_flag` that
+      `str_to_bool` cannot read;
     - under `FSDP`, an `fsdp_backward_prefetch` that is not BACKWARD_PRE, BACKWARD_POST or
       NO_PREFETCH (an unquoted `no` is the boolean false).
 
@@ -689,7 +694,9 @@ class ValueOfWrongType(AccelerateRule):
                                  f"num_machines is {_kind_of(machines)}, not an integer: accelerate launch fails with "
                                  "TypeError ('>' not supported between instances of "
                                  f"'{type(machines).__name__}' and 'int'); write the number unquoted")
-        if kind not in TORCHRUN_MODES:
+        if kind == "DEEPSPEED":
+            yield from self._deepspeed(document, data, context)
+        if kind not in PER_MACHINE_MODES:
             return
         if isinstance(machines, float):
             yield from _premised(self, document, context, "/num_machines", "num_machines",
@@ -704,7 +711,7 @@ class ValueOfWrongType(AccelerateRule):
                                  "for int()) when it computes the processes per machine; write a whole number without "
                                  "a point")
         port = data.get("main_process_port")
-        if "main_process_port" in data and port is not None:
+        if kind in TORCHRUN_MODES and "main_process_port" in data and port is not None:
             if isinstance(port, (str, float)) and not isinstance(port, bool):
                 yield from _premised(self, document, context, "/main_process_port", "main_process_port",
                                      f"main_process_port is {_kind_of(port)} ({port!r}), not an integer: accelerate "
@@ -738,6 +745,24 @@ class ValueOfWrongType(AccelerateRule):
                                                                        if value is False else ""),
                                      fix=clear_match(str(value).upper(), BACKWARD_PREFETCH) if isinstance(value, str)
                                      else None)
+
+
+    def _deepspeed(self, document: Document, data: dict, context: Context) -> Iterable[Finding]:
+        """`deepspeed_config` values the DeepSpeed plugin reads with int() or str_to_bool."""
+        block = data.get("deepspeed_config")
+        if not isinstance(block, dict):
+            return
+        stage = block.get("zero_stage")
+        if isinstance(stage, float):
+            yield from _premised(self, document, context, "/deepspeed_config/zero_stage", "zero_stage",
+                                 f"zero_stage is a float ({stage!r}): building the DeepSpeed plugin fails in every "
+                                 "training process with ValueError (invalid literal for int()); write 0, 1, 2 or 3")
+        flag = block.get("zero3_init_flag")
+        if "zero3_init_flag" in block and flag is not None and truthy(flag) is None:
+            yield from _premised(self, document, context, "/deepspeed_config/zero3_init_flag", "zero3_init_flag",
+                                 f"zero3_init_flag is {_kind_of(flag)} ({flag!r}), which Accelerate's str_to_bool "
+                                 "cannot read: building the DeepSpeed plugin fails in every training process with "
+                                 f"ValueError (invalid truth value {str(flag).lower()}); write true or false")
 
 
 class ProcessesNotMultipleOfMachines(AccelerateRule):

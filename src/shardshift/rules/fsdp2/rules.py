@@ -89,7 +89,9 @@ class OptimizerBeforeFullyShard(_Fsdp2Rule):
     ## What it does
     Reports an optimizer constructed (over `model.parameters()`, or over parameters the reader
     cannot trace) before a later `fully_shard` call on the same model or one of its submodules,
-    in the same flow of the script (helper functions are followed).
+    in the same flow of the script (helper functions are followed); and an optimizer built after
+    it over `list(model.parameters())` (or `tuple(...)`) taken before it. A generator
+    (`params = model.parameters()`) is read only when the optimizer consumes it, and is left alone.
 
     ## Why is this bad
     `fully_shard` replaces every parameter with a sharded `DTensor`. An optimizer built earlier
@@ -130,6 +132,21 @@ class OptimizerBeforeFullyShard(_Fsdp2Rule):
                            f"fully_shard({_show(_target(shard))}) at line {shard.line}: it keeps the original "
                            "parameters, not the sharded DTensors, so its steps never reach the model",
                            "build the optimizer after the last fully_shard call, over model.parameters()")
+                    continue
+                # the parameters copied into a list before sharding: the list keeps the originals
+                params = event.kwargs.get("params")
+                copied = params.copied if isinstance(params, R.ParamsOf) else None
+                if copied is None or copied[0] != event.flow:
+                    continue
+                between = [e for e in flow[:index] if e.kind == "fully_shard" and e.seq > copied[1]
+                           and any(_related(t, params.path) for t in e.targets)]
+                if between:
+                    shard = between[-1]
+                    yield (event, f"the {event.name} optimizer gets the parameters copied into a list at line "
+                           f"{copied[2]}, before fully_shard({_show(_target(shard))}) at line {shard.line} replaced "
+                           "them: the list keeps the original parameters, not the sharded DTensors, so its steps "
+                           "never reach the model",
+                           "pass model.parameters() (or list it) after the last fully_shard call")
 
 
 def _base(path: str) -> str | None:
