@@ -41,7 +41,7 @@ CORPUS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # rule code -> the start of the schema's error for its bad fixtures (None: a silent mistake the
 # schema accepts; the rule's docstring says what goes wrong later)
 REJECTS = {
-    "AX001": None, "AX002": None, "AX011": None, "AX111": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
+    "AX001": None, "AX002": None, "AX011": None, "AX111": None, "AX012": None, "AX004": None, "AX005": None, "AX007": None, "AX104": None,
     "AX003": "fsdp_config.sharding_strategy is an FSDP1-only option",
     "AX006": "Input should be a valid",
     "AX101": "The top-level `fsdp` list is no longer supported",
@@ -139,7 +139,8 @@ from axolotl.utils.config import resolve_dtype
 validate_config = schema_validator()  # its classes built once per set of plugins (tests/axolotl_schema.py)
 VALUES = ("micro_batch_size", "gradient_accumulation_steps", "sequence_len", "learning_rate", "weight_decay",
           "max_grad_norm", "optimizer", "lr_scheduler", "warmup_steps", "adam_epsilon", "tensor_parallel_size",
-          "context_parallel_size", "dp_shard_size", "dp_replicate_size", "gradient_checkpointing", "bf16", "fp16")
+          "context_parallel_size", "dp_shard_size", "dp_replicate_size", "gradient_checkpointing", "bf16", "fp16",
+          "save_steps")
 out, values = {}, {}
 for name, text in json.load(open(sys.argv[1])).items():
     try:
@@ -294,6 +295,11 @@ def test_ax111_fp16_is_dropped_when_bf16_is_on(schema):
     assert (bad["fp16"], bad["bf16"]) == (True, True)  # the schema keeps both
     assert (bad["resolved.fp16"], bad["resolved.torch_dtype"]) == (False, "torch.bfloat16")  # fp16 dropped
     assert good["resolved.torch_dtype"] == "torch.bfloat16"
+
+
+def test_ax012_the_schema_receives_the_octal_number(schema):
+    bad, good = (schema["values"][str(RULES / "AX012" / name)] for name in ("bad.yaml", "good.yaml"))
+    assert (bad["save_steps"], good["save_steps"]) == (64, 100)  # `0100` is 64 to PyYAML, and Axolotl keeps it
 
 
 def test_reader_values_are_the_schemas_values(schema):

@@ -51,6 +51,7 @@ BAD_CASES = [
      ("expert_parallel_size:", "/expert_parallel_size")),
     ("AX110/bad_warmup.yaml", "AX110", "error", "/warmup_ratio", "warmup_ratio:", None, None),
     ("AX111/bad.yaml", "AX111", "warning", "/fp16", "fp16:", None, ("bf16:", "/bf16")),
+    ("AX012/bad.yaml", "AX012", "warning", "/save_steps", "0100", None, None),
 ]
 
 
@@ -166,3 +167,20 @@ def test_ax110_without_a_pin_is_an_info_with_the_release_unknown(tmp_path):
     (finding,) = findings_with_code(output, "AX110")
     assert finding["severity"] == "info" and finding["unknown_context"]["kind"] == "release"
     assert "warmup_steps and warmup_ratio are mutually exclusive" in finding["message"]
+
+
+@pytest.mark.parametrize("token,surprise", [
+    ("0100", "the octal number 64"), ("010", "the octal number 8"), ("-010", "the octal number -8"),
+    ("1:30", "the base-60 number 90"), ("07", None), ("00", None), ("100", None), ("0", None), ("0x10", None),
+    ("2e-5", None), ("1_000", None),
+])
+def test_number_surprise_is_what_pyyaml_reads(token, surprise):
+    """AX012's reading of a plain number, against PyYAML's own safe_load (the loader Axolotl uses)."""
+    import yaml
+
+    from shardshift.yaml11 import number_surprise
+
+    value = yaml.safe_load(f"k: {token}")["k"]
+    assert number_surprise(token, value) == surprise
+    if surprise is not None:
+        assert surprise.endswith(str(value))

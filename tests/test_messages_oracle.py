@@ -547,6 +547,8 @@ EXEMPT = {
              "real Accelerator under the launch's ACCELERATE_MIXED_PRECISION)",
     "AX111": "tests/test_axolotl_oracle.py::test_ax111_fp16_is_dropped_when_bf16_is_on (Axolotl's schema and "
              "resolve_dtype)",
+    "AX012": "tests/test_axolotl_oracle.py::test_ax012_the_schema_receives_the_octal_number (PyYAML and Axolotl's "
+             "schema)",
     "SS004": "tests/test_hjson.py::test_ss004_message_is_what_the_loaders_do (DeepSpeed's loader reads it, "
              "json.load refuses it)",
     "SS005": "about the files shardshift reads, no framework",

@@ -85,6 +85,31 @@ def load(text: str) -> Node | None:
         raise YamlProblem("nesting too deep to read") from None
 
 
+def plain_token(text: str, line: int, column: int) -> str | None:
+    """The scalar at a 1-based position as written, when it is plain (not quoted) and on one line."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    token = lines[line - 1][column - 1:].split(" #", 1)[0].strip()
+    return None if not token or token[0] in "'\"" else token
+
+
+_OCTAL = re.compile(r"^[-+]?0[0-7_]+$")
+
+
+def number_surprise(token: str, value: Any) -> str | None:
+    """What a plain number is to PyYAML when YAML 1.2 (and a reader's eye) would read another one:
+    "the octal number 8" for `010`, "the base-60 number 90" for `1:30`; None otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    digits = token.replace("_", "")
+    if _OCTAL.match(token) and isinstance(value, int) and int(digits, 10) != value:
+        return f"the octal number {value}"
+    if ":" in token and digits.replace(":", "").lstrip("+-").replace(".", "", 1).isdigit():
+        return f"the base-60 number {value}"
+    return None
+
+
 def _position(mark: Any) -> tuple[int, int]:
     if mark is None:
         return 1, 1

@@ -403,12 +403,9 @@ _BOOL_WORDS = {"yes", "no", "on", "off", "y", "n"}
 
 def _plain_token(document: Document, pointer: str) -> str | None:
     """The scalar at `pointer` as written, when it is written plain (not quoted) on its line."""
-    line, column = document.position(pointer)
-    lines = document.text.splitlines()
-    if not 1 <= line <= len(lines):
-        return None
-    token = lines[line - 1][column - 1:].split(" #", 1)[0].strip()
-    return None if not token or token[0] in "'\"" else token
+    from shardshift.yaml11 import plain_token
+
+    return plain_token(document.text, *document.position(pointer))
 
 
 def _yaml11_non_string(value: object) -> bool:
@@ -742,6 +739,50 @@ class GradientCheckpointingTwice(Rule):
                            "keep FSDP's activation_checkpointing and remove gradient_checkpointing", key=True,
                            related=[self.related(document, f"/fsdp_config/{key}", "FSDP's activation checkpointing",
                                                  key=True)])
+
+
+class Yaml11Number(Rule):
+    """A number PyYAML (YAML 1.1) reads as another number: `010` is 8, `1:30` is 90.
+
+    ## What it does
+    Reports, at the top level of an Axolotl config, a plain number that YAML 1.1 reads in another
+    base than it looks: a leading zero makes it octal (`010`, `0100`), colons make it base 60
+    (`1:30`). Numbers a leading zero does not change (`07`) are left alone.
+
+    ## Why is this bad
+    Axolotl loads its config with PyYAML, which follows YAML 1.1: `save_steps: 0100` is 64 and
+    `warmup_steps: 1:30` is 90, and the schema accepts both. YAML 1.2 readers (and most editors'
+    highlighting) read 100 and a string. Nothing says which number the run used.
+
+    ## Example
+    ```yaml
+    save_steps: 0100
+    ```
+
+    ## Use instead
+    ```yaml
+    save_steps: 100
+    ```
+    """
+
+    code = "AX012"
+    name = "yaml11-number"
+    severity = "warning"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.yaml11 import number_surprise
+
+        for key, value in document.data.items():
+            if not isinstance(key, str) or key in STRING_KEYS or key not in SCHEMA_KEYS:
+                continue
+            token = _plain_token(document, f"/{key}")
+            surprise = number_surprise(token, value) if token is not None else None
+            if surprise is not None:
+                yield self.finding(document, f"/{key}",
+                                   f"{key}: {token} is {surprise} to PyYAML (YAML 1.1), which Axolotl loads the file "
+                                   f"with: Axolotl receives {value}, not the number it looks like; write {value} "
+                                   "(or the number meant, without a leading zero or colon)")
 
 
 class Fp16DroppedByBf16(Rule):
