@@ -26,15 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 
+from mutation_deepspeed import leaves, print_totals, put, verdict  # noqa: E402 - the same mutation and measure
+
 EXPLICIT = ("ValueError", "AssertionError")
-
-
-def leaves(value, pointer=""):
-    if isinstance(value, dict):
-        for key, child in value.items():
-            yield from leaves(child, f"{pointer}/{key}")
-    elif not isinstance(value, list):
-        yield pointer, value
 
 
 def neighbours(value):
@@ -47,18 +41,6 @@ def neighbours(value):
     if isinstance(value, str):
         return ["bogus", 0, None, "NO_WORD"]
     return []
-
-
-def put(config, pointer, value):
-    import copy
-
-    out = copy.deepcopy(config)
-    parts = pointer.strip("/").split("/")
-    node = out
-    for part in parts[:-1]:
-        node = node[part]
-    node[parts[-1]] = value
-    return out
 
 
 def dump(config) -> str:
@@ -99,7 +81,7 @@ def main(argv=None):
             if not isinstance(config, dict):
                 continue
             counts["sources"] += 1
-            for pointer, value in leaves(config):
+            for pointer, value in leaves(config, lists=False):
                 for mutant_value in neighbours(value):
                     text = dump(put(config, pointer, mutant_value))
                     if text in seen:
@@ -125,18 +107,11 @@ def main(argv=None):
             which = "explicit" if kind in EXPLICIT else "implicit"
             counts[f"refused {which}"] += 1
             result = api.check([str(Path(target).parent)], isolated=True, min_severity="info")
-            severities = {f.severity for f in result.findings}
-            verdict = "error" if "error" in severities else "warning only" if "warning" in severities else \
-                "info or nothing"
-            counts[f"refused {which}, shardshift {verdict}"] += 1
-            if verdict != "error":
+            reported = verdict(result.findings)
+            counts[f"refused {which}, shardshift {reported}"] += 1
+            if reported != "error":
                 missed[(which, outcome["stage"], kind, pointer, shown)] += 1
-    for name in sorted(counts):
-        print(f"{name:<48}{counts[name]:>7}")
-    refused = counts["refused explicit"] + counts["refused implicit"]
-    caught = counts["refused explicit, shardshift error"] + counts["refused implicit, shardshift error"]
-    if refused:
-        print(f"{'refused mutants reported as errors':<48}{caught:>7} of {refused} ({100 * caught / refused:.1f}%)")
+    print_totals(counts)
     print("\nmissed (kind, stage, exception, key, mutant): count")
     for (which, stage, kind, pointer, shown), number in missed.most_common(args.show):
         print(f"  {which:<9}{stage:<8}{kind:<22}{pointer:<52}{shown:<12}{number:>4}")

@@ -32,13 +32,15 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 EXPLICIT = ("ValueError", "AssertionError", "ValidationError", "DeepSpeedConfigError")
 
 
-def leaves(value, pointer=""):
+def leaves(value, pointer="", lists=True):
+    """(JSON pointer, value) of every scalar; the items of lists too when `lists`."""
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from leaves(child, f"{pointer}/{key}")
+            yield from leaves(child, f"{pointer}/{key}", lists)
     elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from leaves(child, f"{pointer}/{index}")
+        if lists:
+            for index, child in enumerate(value):
+                yield from leaves(child, f"{pointer}/{index}", lists)
     else:
         yield pointer, value
 
@@ -67,6 +69,21 @@ def put(config, pointer, value):
     else:
         node[last] = value
     return out
+
+
+def verdict(findings) -> str:
+    """What shardshift made of a mutant: "error", "warning only" or "info or nothing"."""
+    severities = {f.severity for f in findings}
+    return "error" if "error" in severities else "warning only" if "warning" in severities else "info or nothing"
+
+
+def print_totals(counts) -> None:
+    for name in sorted(counts):
+        print(f"{name:<48}{counts[name]:>7}")
+    refused = counts["refused explicit"] + counts["refused implicit"]
+    caught = counts["refused explicit, shardshift error"] + counts["refused implicit, shardshift error"]
+    if refused:
+        print(f"{'refused mutants reported as errors':<48}{caught:>7} of {refused} ({100 * caught / refused:.1f}%)")
 
 
 def sources(limit):
@@ -124,22 +141,12 @@ def main(argv=None):
                     target.write_text(json.dumps(mutant, indent=2), encoding="utf-8")
                     result = api.check([str(target)], world_size=world, deepspeed_version="0.19.8", isolated=True,
                                        min_severity="info")
-                    severities = {f.severity for f in result.findings}
-                    if "error" in severities:
-                        counts[f"refused {which}, shardshift error"] += 1
-                    elif "warning" in severities:
-                        counts[f"refused {which}, shardshift warning only"] += 1
-                    else:
-                        counts[f"refused {which}, shardshift info or nothing"] += 1
-                    if "error" not in severities:
+                    reported = verdict(result.findings)
+                    counts[f"refused {which}, shardshift {reported}"] += 1
+                    if reported != "error":
                         generic = "/".join("N" if part.isdigit() else part for part in pointer.split("/"))
                         missed[(which, kind, generic, type(mutant_value).__name__)] += 1
-    for name in sorted(counts):
-        print(f"{name:<48}{counts[name]:>7}")
-    refused = counts["refused explicit"] + counts["refused implicit"]
-    caught = counts["refused explicit, shardshift error"] + counts["refused implicit, shardshift error"]
-    if refused:
-        print(f"{'refused mutants reported as errors':<48}{caught:>7} of {refused} ({100 * caught / refused:.1f}%)")
+    print_totals(counts)
     print("\nmissed (kind, exception, key, mutant type): count")
     for (which, kind, pointer, typename), number in missed.most_common(args.show):
         print(f"  {which:<9}{kind:<24}{pointer:<60}{typename:<6}{number:>4}")

@@ -81,6 +81,20 @@ BAD_CASES = [
 ]
 
 
+def test_gpu_ids_number_in_a_json_config_is_told_to_be_a_string(tmp_path):
+    """json.load gives a number too (the same failure), but a JSON file is not fixed by YAML quoting."""
+    import json
+
+    config = json.loads((RULES / "AC001" / "good_json.json").read_text())
+    config.update(gpu_ids=0, distributed_type="MULTI_GPU", num_processes=2)
+    path = tmp_path / "default_config.json"
+    path.write_text(json.dumps(config, indent=2))
+    status, output = check_json(str(path))
+    (finding,) = findings_with_code(output, "AC006")
+    assert "JSON number 0" in finding["message"] and "'int' object has no attribute 'split'" in finding["message"]
+    assert finding["fix"] is None and finding["pointer"] == "/gpu_ids"
+
+
 def test_ac012_rests_on_the_launches_that_run_the_file():
     """A flag on the command line wins over the file's value: with the launch scripts beside them,
     each bad fixture is an error that names the launch leaving the value to it, and a launch that

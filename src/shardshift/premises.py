@@ -295,12 +295,11 @@ class Establisher:
     def _launch_of(self, document: Document) -> tuple[str, str | None] | None:
         """A launch script of the run's setups that names this file (the setup's referring file),
         with the entry it runs as written."""
-        real = os.path.realpath(document.path)
-        for setup in self.context.setups:
-            first = setup.documents[0]
-            if first.format == "launch" and any(os.path.realpath(d.path) == real for d in setup.documents[1:]):
-                entry = getattr(first.data, "entry", None)
-                return first.path, entry if isinstance(entry, str) else None
+        from shardshift.setup import launches_of
+
+        for first in launches_of(document, self.context.setups):
+            entry = getattr(first.data, "entry", None)
+            return first.path, entry if isinstance(entry, str) else None
         return None
 
     # role ------------------------------------------------------------------------------------

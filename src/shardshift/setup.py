@@ -88,6 +88,15 @@ class Setup:
         return [d for d in self.documents if d.format == name]
 
 
+def launches_of(document: Document, setups: list[Setup]) -> list[Document]:
+    """The launch scripts among the setups' referring files that link `document` (by real path)."""
+    import os
+
+    real = os.path.realpath(document.path)
+    return [setup.documents[0] for setup in setups if setup.documents[0].format == "launch"
+            and any(os.path.realpath(d.path) == real for d in setup.documents[1:])]
+
+
 def build_setups(documents: list[Document], load: Callable[[str], Document | None]) -> list[Setup]:
     """One setup per referring file (with the files it refers to, loaded with `load` when they
     were not given), and one per remaining file. Files without a Plan take part only as links."""

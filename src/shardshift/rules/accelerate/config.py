@@ -379,15 +379,7 @@ class InvalidValue(AccelerateRule):
                                f"of {', '.join(COMPUTE_ENVIRONMENTS)}: Accelerate's loader raises ValueError")
         ids = data.get("gpu_ids")
         if not sagemaker and isinstance(ids, (bool, int, float)):
-            line, column = document.position("/gpu_ids")
-            written = document.text.splitlines()[line - 1][column - 1:].split(" #")[0].strip()
-            plain = written and written[0] not in "'\"!&*"
-            what = "boolean" if isinstance(ids, bool) else "number"
-            yield from _premised(self, document, context, "/gpu_ids", "gpu_ids",
-                                 f"gpu_ids: {written} is the {what} {ids!r} to Accelerate's YAML loader (YAML 1.1), not "
-                                 "the text of GPU ids: accelerate launch fails (AttributeError: "
-                                 f"'{type(ids).__name__}' object has no attribute 'split'); quote it: '{written}'",
-                                 fix=f"'{written}'" if plain else None, fix_kind="replace-value" if plain else None)
+            yield from self._gpu_ids(document, context, ids)
         if "distributed_type" not in data:
             yield self.finding(document, None, "no distributed_type: Accelerate's loader raises ValueError (\"A "
                                "`distributed_type` must be specified in the config file.\")", position=(1, 1))
@@ -417,6 +409,30 @@ class InvalidValue(AccelerateRule):
                                severity="warning")
         if kind == "FSDP":
             yield from self._fsdp(document, data)
+
+    def _gpu_ids(self, document: Document, context: Context, ids: bool | int | float) -> Iterable[Finding]:
+        """gpu_ids that the loader gives as a number or a boolean: `.split` fails on it. A YAML file
+        (PyYAML reads a plain `0` or `no` so) is fixed by quoting the text as written; a JSON one
+        is told to write a string."""
+        import json
+
+        from shardshift.yaml11 import plain_token
+
+        what = "boolean" if isinstance(ids, bool) else "number"
+        failure = (f"accelerate launch fails (AttributeError: '{type(ids).__name__}' object has no attribute "
+                   "'split')")
+        if document.path.endswith(".json"):
+            yield from _premised(self, document, context, "/gpu_ids", "gpu_ids",
+                                 f"gpu_ids is the JSON {what} {json.dumps(ids)}, not the text of GPU ids: {failure}; "
+                                 "write a string such as \"0,1\" or \"all\"")
+            return
+        written = plain_token(document.text, *document.position("/gpu_ids"))
+        shown = written if written is not None else json.dumps(ids)
+        plain = written is not None and written[0] not in "!&*"  # not a tag, an anchor or an alias
+        yield from _premised(self, document, context, "/gpu_ids", "gpu_ids",
+                             f"gpu_ids: {shown} is the {what} {ids!r} to Accelerate's YAML loader (YAML 1.1), not the "
+                             f"text of GPU ids: {failure}; quote it: '{shown}'",
+                             fix=f"'{written}'" if plain else None, fix_kind="replace-value" if plain else None)
 
     def _dynamo(self, document: Document, data: dict, kind: str) -> Iterable[Finding]:
         """The dynamo backend the simple and multi-GPU launchers check (`DynamoBackend(value.upper())`;
@@ -589,19 +605,11 @@ def launch_premise(document: Document, context: Context, flag: str) -> tuple[str
     where the flag is not given). ("given", None) when a launch of the checked setups gives it,
     ("left", Related) when the launches found all leave it to the file, ("unknown", UnknownContext)
     when no launch in the checked tree runs the file."""
-    import os
-
     from shardshift.context import UnknownContext
+    from shardshift.setup import launches_of
 
-    real = os.path.realpath(document.path)
-    launches = []
-    for setup in context.setups:
-        first = setup.documents[0]
-        if first.format != "launch" or not any(os.path.realpath(d.path) == real for d in setup.documents[1:]):
-            continue
-        launch = getattr(first.data, "launch", None)
-        if launch is not None and getattr(launch, "launcher", None) == "accelerate launch":
-            launches.append((first, launch))
+    launches = [(first, first.data.launch) for first in launches_of(document, context.setups)
+                if getattr(getattr(first.data, "launch", None), "launcher", None) == "accelerate launch"]
     if any(flag in (launch.options or {}) for _, launch in launches):
         return "given", None
     if launches:

@@ -438,6 +438,25 @@ class FullyShardAppliedTwice(_base._Fsdp2Rule):
                     done.setdefault(target, event)
 
 
+def _after_fully_shard(analysis, kind: str, unwrapped_by: str | None = None):
+    """(event, the fully_shard event before it) for each `kind` event on a module sharded earlier in
+    the same flow (not on the other branch of an `if`); an `unwrapped_by` event on the module
+    forgets that it was sharded."""
+    for flow in analysis.flows():
+        done: dict[str, object] = {}
+        for event in flow:
+            if event.kind == "fully_shard":
+                for target in event.targets:
+                    done.setdefault(target, event)
+            elif event.kind == unwrapped_by:
+                for target in event.targets:
+                    done.pop(target, None)
+            elif event.kind == kind and event.targets:
+                earlier = next((done[t] for t in event.targets if t in done), None)
+                if earlier is not None and not _base._alternatives(earlier, event):
+                    yield event, earlier
+
+
 class DeepcopyOfShardedModule(_base._Fsdp2Rule):
     """`copy.deepcopy` is called on a module after `fully_shard`.
 
@@ -467,18 +486,10 @@ class DeepcopyOfShardedModule(_base._Fsdp2Rule):
     severity = "error"
 
     def judge(self, analysis, context):
-        for flow in analysis.flows():
-            done: dict[str, object] = {}
-            for event in flow:
-                if event.kind == "fully_shard":
-                    for target in event.targets:
-                        done.setdefault(target, event)
-                elif event.kind == "deepcopy":
-                    earlier = next((done[t] for t in event.targets if t in done), None)
-                    if earlier is not None and not _base._alternatives(earlier, event):
-                        yield (event, f"copy.deepcopy({_show(event.targets[0])}) after fully_shard at line "
-                               f"{earlier.line}: torch raises AssertionError (FSDP does not support deepcopy)",
-                               "copy before fully_shard, or build the copy from a state dict")
+        for event, earlier in _after_fully_shard(analysis, "deepcopy"):
+            yield (event, f"copy.deepcopy({_show(event.targets[0])}) after fully_shard at line "
+                   f"{earlier.line}: torch raises AssertionError (FSDP does not support deepcopy)",
+                   "copy before fully_shard, or build the copy from a state dict")
 
 
 class ForwardBeforeRootSharded(_base._Fsdp2Rule):
@@ -579,21 +590,12 @@ class WrapperMethodOnFullyShardModule(_base._Fsdp2Rule):
     severity = "error"
 
     def judge(self, analysis, context):
-        for flow in analysis.flows():
-            done: dict[str, object] = {}
-            for event in flow:
-                if event.kind == "fully_shard":
-                    for target in event.targets:
-                        done.setdefault(target, event)
-                elif event.kind == "fsdp1":
-                    for target in event.targets:
-                        done.pop(target, None)  # wrapped again: the wrapper has the method
-                elif event.kind == "wrapper_method" and event.targets:
-                    target = event.targets[0]
-                    earlier = done.get(target)
-                    if earlier is None or "?" in target or _base._alternatives(earlier, event):
-                        continue
-                    shown = _show(target)
-                    yield (event, f"{shown}.{event.name}() after fully_shard({shown}) at line {earlier.line}: an "
-                           f"FSDP2 module has no {event.name} (torch raises AttributeError: 'FSDP...' object has no "
-                           f"attribute '{event.name}')", "use " + WRAPPER_INSTEAD[event.name].format(m=shown))
+        # wrapped again in DDP or FSDP1 (`fsdp1`): the wrapper has the method
+        for event, earlier in _after_fully_shard(analysis, "wrapper_method", unwrapped_by="fsdp1"):
+            target = event.targets[0]
+            if "?" in target:
+                continue
+            shown = _show(target)
+            yield (event, f"{shown}.{event.name}() after fully_shard({shown}) at line {earlier.line}: an "
+                   f"FSDP2 module has no {event.name} (torch raises AttributeError: 'FSDP...' object has no "
+                   f"attribute '{event.name}')", "use " + WRAPPER_INSTEAD[event.name].format(m=shown))
