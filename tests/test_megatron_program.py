@@ -282,3 +282,23 @@ def test_a_fork_whose_validate_args_still_tests_the_world_keeps_the_error(tmp_pa
     (tmp_path / "megatron" / "arguments.py").write_text(clamped, encoding="utf-8")
     [found] = [f for f in findings(script) if f["code"] == "PL101"]
     assert found["severity"] == "info" and "vendored Megatron" in found["unknown_context"]["what"]
+
+
+def test_close_to_answers_by_the_parsers_flags_not_by_the_table_object():
+    """The "did you mean" of an unknown flag is remembered per parser's flags (a tree's entries
+    share a few parsers in tables of their own), so two tables with other flags never share it."""
+    from shardshift.formats.megatron.flags import FlagTable, table
+
+    model = next(f for f in table().flags if f.spellings == ["--hidden-size"])
+
+    def flag(spelling: str) -> dict:
+        entry = {s: getattr(model, s) for s in model.__slots__}
+        return {**entry, "spellings": [spelling], "dest": spelling[2:].replace("-", "_")}
+
+    first = FlagTable({"flags": [flag("--hidden-size"), flag("--num-layers")]})
+    same = FlagTable({"flags": [flag("--hidden-size"), flag("--num-layers")]})
+    other = FlagTable({"flags": [flag("--hidden-dropout"), flag("--num-layers")]})
+    assert first.close_to("--hiden-size") == "--hidden-size"
+    assert same.close_to("--hiden-size") == "--hidden-size"
+    assert other.close_to("--hiden-size") is None
+    assert other.close_to("--hidden-dropot") == "--hidden-dropout"

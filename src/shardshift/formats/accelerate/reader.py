@@ -64,6 +64,8 @@ def looks_like(path: str, text: str) -> bool:
     """A .yaml / .yml file with `compute_environment:` or `distributed_type:` at the top level, or
     a .json file with one of those keys on a line of its own (a ds_config is claimed before)."""
     lowered = path.lower()
+    if "distributed_type" not in text and "compute_environment" not in text:
+        return False  # a plain search first: the patterns scan every line of large data files
     if lowered.endswith((".yaml", ".yml")):
         return _MARKER.search(text) is not None
     return lowered.endswith(".json") and JSON_MARKER.search(text) is not None

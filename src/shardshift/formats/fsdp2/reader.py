@@ -1079,10 +1079,13 @@ class Interpreter:
         for name, value in zip(POSITIONAL.get(last, ()), args):
             named.setdefault(name, value)
         given = frozenset(kwargs) | frozenset(POSITIONAL.get(last, ())[:len(args)])
-        texts = {**self.spread_texts.get(id(node), {}), **_argument_texts(node, POSITIONAL.get(last, ()))}
+
+        def texts() -> dict[str, str]:  # the arguments' source, unparsed only for the calls that keep it
+            return {**self.spread_texts.get(id(node), {}), **_argument_texts(node, POSITIONAL.get(last, ()))}
+
         if last == "fully_shard" and (qualified in TORCH_FULLY_SHARD or (bare and receiver is None)):
             targets = _paths(named.get("module", UNKNOWN))
-            self._event("fully_shard", node, targets=targets, kwargs=named, given=given, texts=texts)
+            self._event("fully_shard", node, targets=targets, kwargs=named, given=given, texts=texts())
             return named.get("module", UNKNOWN)
         if last == "fully_shard":  # another library's fully_shard (or a method of that name) is not torch's
             return NOT_KNOWN
@@ -1093,7 +1096,7 @@ class Interpreter:
         if last == "init_device_mesh":
             return self._mesh(node, named)
         if last == "DeviceMesh" and qualified.startswith("torch."):
-            self._event("device_mesh", node, kwargs=named, given=given, texts=texts)
+            self._event("device_mesh", node, kwargs=named, given=given, texts=texts())
             return UNKNOWN
         if last == "deepcopy" and qualified == "copy.deepcopy":
             self._event("deepcopy", node, targets=_paths(args[0] if args else UNKNOWN))
@@ -1102,8 +1105,9 @@ class Interpreter:
             self._event("share_comm_ctx", node, kwargs={"modules": args[0] if args else kwargs.get("modules", UNKNOWN)})
             return UNKNOWN
         if last in POLICIES:
-            self._event("policy", node, name=POLICIES[last], kwargs=named, given=given, texts=texts)
-            return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1, texts, tuple(self.conds), self.file,
+            shown = texts()
+            self._event("policy", node, name=POLICIES[last], kwargs=named, given=given, texts=shown)
+            return Policy(POLICIES[last], named, node.lineno, node.col_offset + 1, shown, tuple(self.conds), self.file,
                           self.site)
         if last in ("GradScaler", "ShardedGradScaler"):
             kind = "sharded_grad_scaler" if last == "ShardedGradScaler" or "sharded_grad_scaler" in qualified else "grad_scaler"
@@ -1115,7 +1119,7 @@ class Interpreter:
         if last == "clip_grad_norm_":
             if receiver is not None and not receiver.path.endswith("utils"):  # FSDP1 module.clip_grad_norm_(max_norm)
                 named = {"max_norm": args[0] if args else kwargs.get("max_norm", UNKNOWN)}
-            self._event("clip", node, name=qualified, kwargs=named, given=given, texts=texts)
+            self._event("clip", node, name=qualified, kwargs=named, given=given, texts=texts())
             return UNKNOWN
         if qualified.startswith(PIPELINING) and not bare:  # a pipeline stage or schedule: the job runs PP
             self._event("pipeline", node, name=last)
@@ -1127,7 +1131,7 @@ class Interpreter:
             self._event("process_group", node, kwargs=named, given=given)
             return UNKNOWN
         if last == "DataLoader":
-            self._event("dataloader", node, kwargs=named, given=given, texts=texts)
+            self._event("dataloader", node, kwargs=named, given=given, texts=texts())
             return UNKNOWN
         if last == "getattr" and len(args) >= 2 and isinstance(args[0], Qual) and args[0].name == "torch":
             if isinstance(args[1], Const) and args[1].value in DTYPES:
@@ -1187,7 +1191,12 @@ class Interpreter:
 
 
 def _called_names(tree: ast.Module) -> set[str]:
-    """Names of functions and methods some code in the file calls (or passes as a callback)."""
+    """Names of functions and methods some code in the file calls (or passes as a callback).
+    Kept on the shared tree (a file is read alone and again with the files it imports): never
+    modify the set."""
+    found = tree.__dict__.get("_shardshift_called")
+    if found is not None:
+        return found
     called: set[str] = set()
     for node in walk_nodes(tree):
         if isinstance(node, ast.Call):
@@ -1199,6 +1208,7 @@ def _called_names(tree: ast.Module) -> set[str]:
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 if isinstance(argument, ast.Name):
                     called.add(argument.id)
+    tree._shardshift_called = called  # type: ignore[attr-defined]
     return called
 
 
@@ -1355,11 +1365,15 @@ def _argument_texts(node: ast.Call, positional: tuple[str, ...]) -> dict[str, st
 def _text(node: ast.AST | None) -> str:
     if node is None:
         return ""
+    found = node.__dict__.get("_shardshift_text")  # kept on the shared tree: a condition is met once per call followed
+    if found is not None:
+        return found
     try:
         text = ast.unparse(node)
     except Exception:  # noqa: BLE001 - an odd tree still reads
-        return "?"
-    return text if len(text) <= 80 else text[:77] + "..."
+        text = "?"
+    found = node._shardshift_text = text if len(text) <= 80 else text[:77] + "..."  # type: ignore[attr-defined]
+    return found
 
 
 def _equivalent(a: Any, b: Any) -> bool:

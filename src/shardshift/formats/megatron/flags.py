@@ -72,6 +72,9 @@ class Flag:
         return self.deprecation[0].partition(": ")[2] if self.deprecation else "deprecated"
 
 
+_CLOSE: dict[tuple[frozenset[str], str], str | None] = {}  # (a parser's long spellings, flag) -> close_to
+
+
 class FlagTable:
     def __init__(self, data: dict) -> None:
         self.commit: str = data.get("megatron_commit", "")
@@ -79,8 +82,8 @@ class FlagTable:
         self.flags = [Flag(entry) for entry in data["flags"]]
         self.by_spelling: dict[str, Flag] = {s: f for f in self.flags for s in f.spellings}
         self.by_dest: dict[str, list[Flag]] = {}
-        self._close: dict[str, str | None] = {}  # spelling -> close_to's answer
-        self._long: tuple[str, ...] | None = None
+        self._long: frozenset[str] | None = None
+        self._long_listed: tuple[str, ...] = ()
         for flag in self.flags:
             self.by_dest.setdefault(flag.dest, []).append(flag)
 
@@ -95,13 +98,17 @@ class FlagTable:
         dashed = "--" + spelling[2:].replace("_", "-")
         if dashed in self.by_spelling:
             return dashed
-        if dashed not in self._close:  # a tree's launch scripts repeat the same few unknown flags
+        if self._long is None:
+            self._long_listed = tuple(s for s in self.by_spelling if s.startswith("--"))
+            self._long = frozenset(self._long_listed)
+        key = (self._long, dashed)
+        if key not in _CLOSE:
+            # a tree's launch scripts repeat the same few unknown flags, and its entries share a
+            # few parsers (the same flags in tables of their own): asked once per parser and flag
             from shardshift.rules.base import did_you_mean
 
-            if self._long is None:
-                self._long = tuple(s for s in self.by_spelling if s.startswith("--"))
-            self._close[dashed] = did_you_mean(dashed, self._long)
-        return self._close[dashed]
+            _CLOSE[key] = did_you_mean(dashed, self._long_listed)  # its answer does not depend on the order
+        return _CLOSE[key]
 
     @property
     def described(self) -> str:

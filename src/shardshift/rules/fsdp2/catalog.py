@@ -669,8 +669,9 @@ class MetaModuleMovedWithTo(_base._Fsdp2Rule):
     severity = "error"
 
     def judge(self, analysis, context):
-        if "meta" not in analysis.text and "init_empty_weights" not in analysis.text:
-            return
+        text = analysis.text
+        if '"meta"' not in text and "'meta'" not in text and "init_empty_weights" not in text:
+            return  # _meta_names knows only the literal "meta" and init_empty_weights
         tree = R._parse(analysis.text)
         if not isinstance(tree, ast.Module):
             return
