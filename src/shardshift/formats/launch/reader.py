@@ -37,6 +37,7 @@ import re
 from typing import Any
 
 from shardshift.document import Document, Reference, SyntaxProblem, resolve_reference
+from shardshift.formats.launch import markdown
 from shardshift.plan import Unknown
 from shardshift.source import Location
 
@@ -78,9 +79,12 @@ class LaunchData:
 
 
 def looks_like(path: str, text: str) -> bool:
-    """A shell script (by its suffix, a shell shebang, or no suffix at all) with a launcher line."""
+    """A shell script (by its suffix, a shell shebang, or no suffix at all) with a launcher line, or
+    a README whose code blocks may hold one (formats/launch/markdown.py)."""
     lower = path.lower()
     name = lower.rsplit("/", 1)[-1]
+    if lower.endswith(markdown.SUFFIXES):
+        return markdown.is_readme(path) and markdown.may_quote_commands(text) and _LAUNCHER.search(text) is not None
     if not (lower.endswith(_SUFFIXES) or _SHEBANG.match(text) is not None or "." not in name):
         return False
     return _LAUNCHER.search(text) is not None
@@ -92,6 +96,12 @@ def is_config(document: Document) -> bool:
     data = document.data
     if not isinstance(data, LaunchData) or data.launch is None:
         return False
+    if document.path.lower().endswith(markdown.SUFFIXES):
+        # a README quotes commands of other setups too (a tool's usage, a config to write first):
+        # it launches this repository's training only when it names a file that is here
+        return any(r.role in READ_ROLES and r.resolved for r in document.references) or (
+            bool(data.training_arguments) and isinstance(data.launch.script, str) and
+            resolve_reference(document.path, data.launch.script)[0] is not None)
     if any(r.role in READ_ROLES for r in document.references):
         return True
     return bool(data.training_arguments)
@@ -102,6 +112,12 @@ def not_config_reason(document: Document) -> str | None:
     data = document.data
     if not isinstance(data, LaunchData):
         return None
+    if document.path.lower().endswith(markdown.SUFFIXES):
+        if data.launch is not None:
+            return (f"it is a README whose command `{data.launch.launcher} {data.entry}` names no configuration or "
+                    "entry script that is in the repository (an example of another setup)")
+        return ("it is a README, and none of its shell code blocks that read as a script starts a training "
+                "(a block with placeholders such as <path> is not read)")
     if data.launch is None:
         return "it is a shell script, but no launcher line starting a training was found in it"
     shown = f"`{data.launch.launcher} {data.entry}`" if data.entry else f"`{data.launch.launcher}`"
@@ -121,11 +137,12 @@ def read(text: str, path: str = "<string>") -> Document:
     from shardshift.formats.megatron import shell
 
     document = Document(path=path, format=FORMAT, text=text)
-    script = shell.read_launch_script(text, path)
+    quoted = path.lower().endswith(markdown.SUFFIXES)
+    script = shell.read_launch_script(_readme_script(text, path) if quoted else text, path)
     candidates = [(launch, *classify(launch)) for launch in script.launches]
     chosen = _choose(candidates, path)
     if chosen is None:
-        if script.problems and not script.launches:
+        if script.problems and not script.launches and not quoted:  # a README is no script of its own
             message, line, column = script.problems[0]
             document.syntax = SyntaxProblem(message, line, column)
         document.data = LaunchData(script, None, None, None)
@@ -138,6 +155,17 @@ def read(text: str, path: str = "<string>") -> Document:
     _assumptions(document, launch)
     document.defer_plan(lambda: build_plan(data, document.references, path))
     return document
+
+
+def _readme_script(text: str, path: str) -> str:
+    """The README's shell blocks that read as a script on their own, as one script at the README's
+    own lines and columns (a block of prose or placeholders is left out)."""
+    from shardshift.formats.megatron import shell
+
+    blocks = markdown.shell_blocks(text)
+    kept = [block for block in blocks
+            if not shell.read_launch_script(markdown.script_text(text, [block]), path).problems]
+    return markdown.script_text(text, kept)
 
 
 def _assumptions(document: Document, launch: Any) -> None:
