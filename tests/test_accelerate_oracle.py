@@ -45,6 +45,7 @@ REFUSED = {
     "AC006/bad_precision_deepspeed.yaml": ("launch", "ValueError: Unknown mixed_precision mode: bf32"),
     "AC006/bad_no_type.yaml": ("load", "A `distributed_type` must be specified in the config file."),
     "AC006/bad_no_processes.yaml": ("launch", "You need to manually pass in `--num_processes`"),
+    "AC006/bad_processes_default.yaml": ("launch", "You need to manually pass in `--num_processes`"),
     "AC006/bad_ac_offload_without_ac.yaml": ("plugin", "`activation_checkpointing_offload=True` requires "
                                              "`activation_checkpointing=True`"),
     "AC006/bad_dynamo.yaml": ("launch", "ValueError: Unknown dynamo backend: INDUCTR"),
@@ -81,6 +82,7 @@ SILENT = {
     "AC007/bad.yaml": ("mixed_precision", "fp16"),          # fp16: true became mixed_precision fp16
     "AC101/bad.yaml": ("nproc_per_node", 4),                # 9 processes over 2 machines: 4 each
     "AC102/bad.yaml": ("offload_param_device", "none"),     # fsdp_offload_params ignored under DEEPSPEED
+    "AC013/bad.yaml": ("nproc_per_node", 8),                # num_processes: 010 is the octal 8
 }
 
 
@@ -528,3 +530,35 @@ def test_ac108_the_script_literal_wins_over_the_launch_precision():
     assert done.returncode == 0 and lines, done.stderr[-3000:]
     used = json.loads(lines[-1][len("RESULT "):])
     assert launched == "bf16" and used == {"train_no.py": "no", "train_default.py": "bf16"}
+
+
+def test_ac013_accelerate_loads_the_number_the_message_says():
+    """What Accelerate's own loader (`load_config_from_file`, PyYAML's safe_load) gives for each
+    AC013 bad fixture is the number AC013's message says the run uses."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    from conftest import check_json
+
+    oracles.require_installed("accelerate")
+    folder = RULES / "AC013"
+    said = {}
+    for finding in check_json(str(folder))[1]["findings"]:
+        if finding["code"] == "AC013":
+            said[(os.path.basename(finding["file"]), finding["pointer"])] = \
+                int(re.search(r"it uses (\d+)", finding["message"]).group(1))
+    assert set(said) == {("bad.yaml", "/num_processes"), ("bad_nested.yaml", "/fsdp_config/fsdp_min_num_params")}
+    child = ("import json, sys\nfrom accelerate.commands.config.config_args import load_config_from_file\n"
+             "out = {}\nfor path in sys.argv[1:]:\n    config = load_config_from_file(path)\n"
+             "    out[path] = [config.num_processes, (config.fsdp_config or {}).get('fsdp_min_num_params')]\n"
+             "print('RESULT ' + json.dumps(out))\n")
+    paths = [str(folder / name) for name in ("bad.yaml", "bad_nested.yaml")]
+    done = subprocess.run([sys.executable, "-c", child, *paths], capture_output=True, text=True,
+                          timeout=oracles.CHILD_TIMEOUT, stdin=subprocess.DEVNULL)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    loaded = json.loads(lines[-1][len("RESULT "):])
+    assert loaded[paths[0]][0] == said[("bad.yaml", "/num_processes")] == 8
+    assert loaded[paths[1]][1] == said[("bad_nested.yaml", "/fsdp_config/fsdp_min_num_params")] == 60

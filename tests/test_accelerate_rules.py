@@ -43,6 +43,8 @@ BAD_CASES = [
     ("AC101/bad.yaml", "AC101", "warning", "/num_processes", "9", 2, None, [("/num_machines", "2", 2)]),
     ("AC102/bad.yaml", "AC102", "warning", "/fsdp_config", "fsdp_config", 1, None,
      [("/distributed_type", "DEEPSPEED", 1)]),
+    ("AC013/bad.yaml", "AC013", "warning", "/num_processes", "010", 1, None, []),
+    ("AC013/bad_nested.yaml", "AC013", "warning", "/fsdp_config/fsdp_min_num_params", "1:00", 1, None, []),
     ("AC012/bad_machines_string.yaml", "AC012", "info", "/num_machines", '"1"', 1, None, []),
     ("AC012/bad_processes_float.yaml", "AC012", "info", "/num_processes", "4.0", 1, None, []),
     ("AC012/bad_port_string.yaml", "AC012", "info", "/main_process_port", '"29500"', 1, None, []),
@@ -201,3 +203,19 @@ def test_a_distributed_type_of_another_type_is_a_finding_not_a_traceback(tmp_pat
     status, output = check_json(str(path))
     assert status == 1
     assert [f["pointer"] for f in output["findings"] if "is not one of" in f["message"]] == ["/distributed_type"]
+
+
+def test_ac006_num_processes_rests_on_the_launches_that_run_the_file():
+    """num_processes -1 fails in accelerate launch in every mode unless --num_processes is given:
+    an error where the launch beside the file leaves it (run_processes_default.sh), nothing where
+    one gives it (run_processes_given.sh), an info where no launch runs the file."""
+    folder = RULES / "AC006"
+    status, output = check_json(str(folder))
+    found = {os.path.basename(f["file"]): f for f in output["findings"]
+             if f["code"] == "AC006" and "num_processes" in f["message"]}
+    assert set(found) == {"bad_processes_default.yaml", "bad_no_processes.yaml"}
+    assert found["bad_processes_default.yaml"]["severity"] == "error"
+    assert [r["file"] for r in found["bad_processes_default.yaml"]["related"]] == [
+        shown(folder / "run_processes_default.sh")]
+    assert found["bad_no_processes.yaml"]["severity"] == "info"
+    assert found["bad_no_processes.yaml"]["unknown_context"]["kind"] == "consumer"

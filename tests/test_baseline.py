@@ -126,6 +126,12 @@ EXPECTED: list[Change | NewFile] = [
            "before fully_shard (the list keeps the originals)", line=20),
     NewFile("fixtures/fsdp2/rules/FS03[56]/*", "Issue 33: FS035 (DDP/FSDP1 methods on a fully_shard module) and FS036 "
             "(a meta module moved with .to)"),
+    NewFile("fixtures/accelerate/rules/AC006/*_processes_*", "Issue 33: AC006's num_processes -1 beside the launch "
+            "scripts that leave it to the file (an error) or give --num_processes (nothing)"),
+    NewFile("fixtures/accelerate/rules/AC006/run_processes_*.sh", "Issue 33: the launch scripts of AC006's "
+            "num_processes fixtures"),
+    NewFile("fixtures/launch/readme/*", "Issue 33: a README whose shell block launches the setup"),
+    NewFile("fixtures/accelerate/rules/AC013/*", "Issue 33: AC013, numbers PyYAML reads in another base"),
     NewFile("fixtures/accelerate/rules/AC012/*", "Issue 33: AC012, values of a type Accelerate cannot compute with "
             "(found by bench/mutation_accelerate.py)"),
     NewFile("fixtures/accelerate/rules/AC10[78]/*", "Issue 33: AC107 (settings distributed_type never reads) and "

@@ -549,6 +549,8 @@ EXEMPT = {
              "resolve_dtype)",
     "AX012": "tests/test_axolotl_oracle.py::test_ax012_the_schema_receives_the_octal_number (PyYAML and Axolotl's "
              "schema)",
+    "AC013": "tests/test_accelerate_oracle.py::test_ac013_accelerate_loads_the_number_the_message_says (Accelerate's "
+             "load_config_from_file)",
     "SS004": "tests/test_hjson.py::test_ss004_message_is_what_the_loaders_do (DeepSpeed's loader reads it, "
              "json.load refuses it)",
     "SS005": "about the files shardshift reads, no framework",

@@ -337,7 +337,8 @@ class InvalidValue(AccelerateRule):
     ## What it does
     Reports a missing or unknown `distributed_type`, `gpu_ids` that YAML reads as a number
     (`gpu_ids: 0`, `gpu_ids: 1:2`, the sexagesimal 62), an unknown `compute_environment` or
-    `mixed_precision`, `num_processes: -1` (or none), a non-bool `fsdp_reshard_after_forward`
+    `mixed_precision`, `num_processes: -1` (or none: an error where the launch scripts that run
+    the file leave `--num_processes` to it, an info where no launch is found), a non-bool `fsdp_reshard_after_forward`
     under `fsdp_version: 2`, `LOCAL_STATE_DICT` under FSDP2, an unknown
     `fsdp_auto_wrap_policy`, `fsdp_state_dict_type` or FSDP1 `fsdp_sharding_strategy`, an
     `fsdp_version` other than 1 or 2, and the FSDP2-only `fsdp_activation_checkpointing_offload`
@@ -385,28 +386,31 @@ class InvalidValue(AccelerateRule):
                                "`distributed_type` must be specified in the config file.\")", position=(1, 1))
             return
         kind = data.get("distributed_type")
-        if kind is False:  # an unquoted NO: the loader skips the enum check, and no mode is chosen (as NO)
-            return
         allowed = SAGEMAKER_TYPES if sagemaker else DISTRIBUTED_TYPES
-        if kind not in allowed:
+        # an unquoted NO (False): the loader skips the enum check, and no mode is chosen (as NO)
+        if kind is not False and kind not in allowed:
             yield self.finding(document, "/distributed_type", f"distributed_type {kind!r} is not one of "
                                f"{', '.join(allowed)}: Accelerate's loader raises ValueError",
                                fix=clear_match(str(kind), allowed))
             return
         precision = data.get("mixed_precision")
-        if precision is not None and precision not in MIXED_PRECISIONS and not isinstance(precision, bool):
+        if kind is not False and precision is not None and precision not in MIXED_PRECISIONS and \
+                not isinstance(precision, bool):
             yield self.finding(document, "/mixed_precision", f"mixed_precision {precision!r} is not one of "
                                f"{', '.join(MIXED_PRECISIONS)}: accelerate launch raises ValueError")
         if sagemaker:
             return
-        yield from self._dynamo(document, data, kind)
+        if kind is not False:
+            yield from self._dynamo(document, data, kind)
         processes = data.get("num_processes", -1)
-        if kind != "NO" and processes == -1:
+        if isinstance(processes, int) and not isinstance(processes, bool) and processes == -1:
+            # in every mode (NO too): _validate_launch_command raises after merging the file into the
+            # command line, where --num_processes wins
             where = "/num_processes" if "num_processes" in data else None
-            yield self.finding(document, where, "num_processes is -1 (its default): accelerate launch raises "
-                               "ValueError (\"You need to manually pass in `--num_processes` using this config "
-                               "yaml.\") unless --num_processes is given", position=None if where else (1, 1),
-                               severity="warning")
+            yield from _premised(self, document, context, where, "num_processes",
+                                 f"num_processes is -1{'' if where else ' (its default: the file has none)'}: "
+                                 "accelerate launch raises ValueError (\"You need to manually pass in "
+                                 "`--num_processes` using this config yaml.\")", position=None if where else (1, 1))
         if kind == "FSDP":
             yield from self._fsdp(document, data)
 
@@ -771,6 +775,64 @@ class ValueOfWrongType(AccelerateRule):
                                  f"zero3_init_flag is {_kind_of(flag)} ({flag!r}), which Accelerate's str_to_bool "
                                  "cannot read: building the DeepSpeed plugin fails in every training process with "
                                  f"ValueError (invalid truth value {str(flag).lower()}); write true or false")
+
+
+class Yaml11Number(AccelerateRule):
+    """A number PyYAML (YAML 1.1) reads as another number: `010` is 8, `1:30` is 90.
+
+    ## What it does
+    Reports, anywhere in an Accelerate config file, a plain number that YAML 1.1 reads in another
+    base than it looks: a leading zero makes it octal (`num_processes: 010`, `machine_rank: 01`
+    stays 1 and is left alone), colons make it base 60 (`fsdp_min_num_params: 1:00`). `gpu_ids`
+    is AC006's.
+
+    ## Why is this bad
+    `accelerate launch` loads the file with PyYAML's `safe_load`, which follows YAML 1.1:
+    `num_processes: 010` starts 8 processes. YAML 1.2 readers (and most editors' highlighting)
+    read 10. The value is valid, so nothing says which number the run used.
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_GPU
+    num_processes: 010
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: MULTI_GPU
+    num_processes: 10
+    ```
+    """
+
+    code = "AC013"
+    name = "yaml11-number"
+    severity = "warning"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = _data(document)
+        if data is None or not document.path.lower().endswith((".yaml", ".yml")):
+            return  # a JSON config is read by json.load: 010 is no number there (the reader says so)
+        from shardshift.source import join_pointer
+        from shardshift.yaml11 import number_surprise, plain_token
+
+        pending: list[tuple[str, Any]] = [("", data)]
+        while pending:
+            pointer, node = pending.pop()
+            items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+            for key, value in items:
+                at = join_pointer(pointer, key)
+                if isinstance(value, (dict, list)):
+                    pending.append((at, value))
+                    continue
+                if at == "/gpu_ids" or not isinstance(value, (int, float)) or isinstance(value, bool):
+                    continue
+                token = plain_token(document.text, *document.position(at))
+                surprise = number_surprise(token, value) if token is not None else None
+                if surprise is not None:
+                    yield self.finding(document, at, f"{at.lstrip('/')}: {token} is {surprise} to PyYAML (YAML 1.1), "
+                                       f"which accelerate launch loads the file with: it uses {value}, not the number "
+                                       f"it looks like; write {value} (or the number meant, without a leading zero or "
+                                       "colon)")
 
 
 class ProcessesNotMultipleOfMachines(AccelerateRule):

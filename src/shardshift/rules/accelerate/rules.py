@@ -17,6 +17,7 @@ from shardshift.rules.accelerate.config import (  # noqa: F401
     UnknownTopLevelKey,
     UnquotedNo,
     ValueOfWrongType,
+    Yaml11Number,
 )
 from shardshift.rules.accelerate.launch import (  # noqa: F401
     DeepSpeedConfigWithoutZero,
