@@ -562,3 +562,45 @@ def test_ac013_accelerate_loads_the_number_the_message_says():
     loaded = json.loads(lines[-1][len("RESULT "):])
     assert loaded[paths[0]][0] == said[("bad.yaml", "/num_processes")] == 8
     assert loaded[paths[1]][1] == said[("bad_nested.yaml", "/fsdp_config/fsdp_min_num_params")] == 60
+
+
+NUM_PROCESSES_CASES = {
+    "quoted_no_absent.yaml": "distributed_type: 'NO'\n",
+    "quoted_no_minus_one.yaml": "distributed_type: 'NO'\nnum_processes: -1\n",
+    "unquoted_no_absent.yaml": "distributed_type: NO\n",
+    "multi_gpu_absent.yaml": "distributed_type: MULTI_GPU\n",
+    "fsdp_minus_one.yaml": "distributed_type: FSDP\nnum_processes: -1\n",
+    "multi_gpu_two.yaml": "distributed_type: MULTI_GPU\nnum_processes: 2\n",
+}
+
+
+def test_ac006_num_processes_is_reported_where_accelerate_launch_refuses(tmp_path):
+    """AC006's num_processes finding, for each way of leaving it out or at -1, against what
+    `_validate_launch_command` does with the file and no --num_processes (the loader gives a
+    quoted "NO" without the key one process; an unquoted no is False there)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import check_json
+
+    oracles.require_installed("accelerate")
+    for name, body in NUM_PROCESSES_CASES.items():
+        (tmp_path / name).write_text("compute_environment: LOCAL_MACHINE\n" + body)
+    reported = {os.path.basename(f["file"]) for f in check_json(str(tmp_path))[1]["findings"]
+                if f["code"] == "AC006" and "num_processes is -1" in f["message"]}
+    child = ("import json, sys\nfrom accelerate.commands.launch import launch_command_parser, "
+             "_validate_launch_command\nout = {}\nfor path in sys.argv[1:]:\n"
+             "    args = launch_command_parser().parse_args(['--config_file', path, 'train.py'])\n"
+             "    try:\n        _validate_launch_command(args)\n        out[path] = None\n"
+             "    except Exception as error:\n        out[path] = str(error)\nprint('RESULT ' + json.dumps(out))\n")
+    paths = [str(tmp_path / name) for name in NUM_PROCESSES_CASES]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCELERATE_", "FSDP_"))}
+    done = subprocess.run([sys.executable, "-c", child, *paths], capture_output=True, text=True, env=env,
+                          timeout=oracles.CHILD_TIMEOUT, stdin=subprocess.DEVNULL)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    refused = {os.path.basename(path) for path, error in json.loads(lines[-1][len("RESULT "):]).items()
+               if error and "manually pass in `--num_processes`" in error}
+    assert refused == reported == {"quoted_no_minus_one.yaml", "unquoted_no_absent.yaml", "multi_gpu_absent.yaml",
+                                   "fsdp_minus_one.yaml"}

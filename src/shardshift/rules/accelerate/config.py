@@ -402,10 +402,11 @@ class InvalidValue(AccelerateRule):
             return
         if kind is not False:
             yield from self._dynamo(document, data, kind)
-        processes = data.get("num_processes", -1)
+        # the loader gives a file of distributed_type "NO" without num_processes 1 (not an unquoted no,
+        # which is False there); any other -1 makes _validate_launch_command raise after it merges the
+        # file into the command line, where --num_processes wins
+        processes = data.get("num_processes", 1 if kind == "NO" else -1)
         if isinstance(processes, int) and not isinstance(processes, bool) and processes == -1:
-            # in every mode (NO too): _validate_launch_command raises after merging the file into the
-            # command line, where --num_processes wins
             where = "/num_processes" if "num_processes" in data else None
             yield from _premised(self, document, context, where, "num_processes",
                                  f"num_processes is -1{'' if where else ' (its default: the file has none)'}: "
