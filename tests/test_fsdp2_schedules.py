@@ -123,3 +123,38 @@ def test_formula_matches_deepspeed_far_into_the_schedule(name, tmp_path):
         if kind == "WarmupCosineLR":
             value = base * value
         assert close(value, optimizer.param_groups[0]["lr"]), (iteration, value, optimizer.param_groups[0]["lr"])
+
+
+NO_SCHEDULER = {"adamw": {"train_micro_batch_size_per_gpu": 1, "optimizer": ADAMW},
+                "sgd": {"train_micro_batch_size_per_gpu": 1, "optimizer": SGD},
+                **{name: config for name, config in migration_cases()[0] if "scheduler" not in config}}
+
+
+@pytest.mark.parametrize("name", sorted(NO_SCHEDULER))
+def test_no_scheduler_block_keeps_the_learning_rate_constant(name, tmp_path):
+    """Without a scheduler block DeepSpeed builds no scheduler and the learning rate stays the
+    optimizer's from the first step. `shardshift convert --to fsdp2` (the source resolved with
+    DeepSpeed's defaults: "constant") built a WarmupLR from 0 over 1,000 steps instead, and its
+    report listed the invented warm-up values as exact (issue 34)."""
+    import shardshift
+
+    config = NO_SCHEDULER[name]
+    source = tmp_path / "ds_config.json"
+    source.write_text(json.dumps(config))
+    migration = shardshift.convert(str(source), to="fsdp2")
+    path = tmp_path / "fsdp2_setup.py"
+    path.write_text(migration.text)
+    spec = importlib.util.spec_from_file_location(f"fsdp2_setup_{abs(hash(migration.text))}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    parameter = torch.nn.Parameter(torch.zeros(2))
+    optimizer = module.build_optimizer([parameter])
+    assert module.build_scheduler(optimizer) is None
+    expected, _ = deepspeed_lrs(config, 30)
+    got = [optimizer.param_groups[0]["lr"]]
+    for _ in range(30):
+        optimizer.step()
+        got.append(optimizer.param_groups[0]["lr"])
+    assert all(close(a, b) for a, b in zip(got, expected)), (got[:3], expected[:3])
+    invented = [e for e in migration.entries if e.source.startswith("/scheduler")]
+    assert invented == [], invented

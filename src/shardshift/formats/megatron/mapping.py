@@ -93,7 +93,13 @@ def to_deepspeed(plan: Plan) -> tuple[Plan, dict[str, tuple[str, str]]]:
         name = known(scheduler.name)
         lr = known(plan.optimizer.lr) if plan.optimizer is not None else None
         min_lr = known(scheduler.min_lr)
-        if name in _SCHEDULES:
+        if name == "constant" and not known(scheduler.warmup_steps) and not any("warmup" in k for k in scheduler.params):
+            # no warm-up: the learning rate is constant from the first step, which is what DeepSpeed
+            # does without a scheduler block (a WarmupLR would start at 0 and ramp up)
+            out.scheduler = None
+            status["scheduler.name"] = ("exact", "a constant learning rate: no scheduler, which DeepSpeed keeps "
+                                                 "constant")
+        elif name in _SCHEDULES:
             target, reason = _SCHEDULES[name]
             scheduler.name = target
             scheduler.warmup_type = "linear"
