@@ -131,6 +131,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/accelerate/rules/AC006/run_processes_*.sh", "Issue 33: the launch scripts of AC006's "
             "num_processes fixtures"),
     NewFile("fixtures/launch/readme/*", "Issue 33: a README whose shell block launches the setup"),
+    NewFile("fixtures/deepspeed/rules/DS307/megatron_deepspeed/*", "Issue 33: DS307 under a Megatron-DeepSpeed "
+            "launch whose entry builds a PipelineModule without --no-pipeline-parallel (a fork tree, its launch)"),
     NewFile("fixtures/accelerate/rules/AC013/*", "Issue 33: AC013, numbers PyYAML reads in another base"),
     NewFile("fixtures/accelerate/rules/AC012/*", "Issue 33: AC012, values of a type Accelerate cannot compute with "
             "(found by bench/mutation_accelerate.py)"),

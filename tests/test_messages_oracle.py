@@ -195,6 +195,12 @@ CLAIMS: dict[str, Claim | tuple[Claim, ...]] = {
           "DeepSpeed's pipeline engine asserts stage < 2 at start-up", extra={"pipeline": True}, steps=0),
         R("without a PipelineModule the pipeline section is not read at all",
           lambda e, c: e["zero_stage"] == 2 and e["wrapper"] == ZERO_1_2)),
+    # Megatron-DeepSpeed's entry builds a PipelineModule without --no-pipeline-parallel: checked with its launch
+    "deepspeed/rules/DS307/megatron_deepspeed/bad/ds_config.json": I(
+        "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
+        'pipeline engine asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism" at start-up',
+        extra={"pipeline": True}, steps=0,
+        args=(str(FIXTURES / "deepspeed/rules/DS307/megatron_deepspeed/bad/run.sh"),), code="DS307"),
     "deepspeed/rules/DS308/bad.json": R(
         "save_16bit_model and the Hugging Face save_model write no usable weights",
         lambda e, c: e["save_16bit"]["returned"] is False and e["save_16bit"]["files"] == [],

@@ -174,3 +174,43 @@ def test_ds406_with_auto_weight_decay_is_an_unknown_consumer_info(tmp_path):
     _, found = check_json("--min-severity", "info", str(path))
     ds406 = [f for f in found["findings"] if f["code"] == "DS406"]
     assert [(f["severity"], f["unknown_context"]["kind"], f["fix"]) for f in ds406] == [("info", "consumer", '"AdamW"')]
+
+
+# --- DS307 under Megatron-DeepSpeed: the entry builds a PipelineModule without --no-pipeline-parallel --
+
+MEGATRON_DEEPSPEED = FIXTURES / "deepspeed" / "rules" / "DS307" / "megatron_deepspeed"
+
+
+def _ds307(folder) -> list[dict]:
+    _, found = check_json("--min-severity", "info", str(folder))
+    return [f for f in found["findings"] if f["code"] == "DS307"]
+
+
+def test_ds307_megatron_deepspeed_launch_without_no_pipeline_parallel():
+    (finding,) = _ds307(MEGATRON_DEEPSPEED / "bad")
+    assert finding["severity"] == "error" and finding["pointer"] == "/zero_optimization/stage"
+    assert [(r["file"].rsplit("/", 1)[-1], r["line"]) for r in finding["related"]] == [
+        ("run.sh", 4), ("pretrain_gpt.py", 10)]
+    assert _ds307(MEGATRON_DEEPSPEED / "good") == []
+
+
+def test_ds307_megatron_deepspeed_rests_on_the_entry_and_the_arguments(tmp_path):
+    """Without the entry script in the tree (or with one that builds no pipeline model), or with
+    arguments decided at run time that may hold --no-pipeline-parallel, the finding is an info."""
+    missing = tmp_path / "missing"
+    shutil.copytree(MEGATRON_DEEPSPEED / "bad", missing)
+    (missing / "pretrain_gpt.py").unlink()
+    (finding,) = _ds307(missing)
+    assert finding["severity"] == "info" and finding["unknown_context"]["kind"] == "program"
+    plain = tmp_path / "plain"
+    shutil.copytree(MEGATRON_DEEPSPEED / "bad", plain)
+    entry = plain / "pretrain_gpt.py"
+    entry.write_text(entry.read_text().replace("GPTModelPipe(config", "GPTModel(config"))
+    (finding,) = _ds307(plain)
+    assert finding["severity"] == "info"
+    spliced = tmp_path / "spliced"
+    shutil.copytree(MEGATRON_DEEPSPEED / "bad", spliced)
+    script = spliced / "run.sh"
+    script.write_text(script.read_text().replace("--bf16 \\", "--bf16 $EXTRA_ARGS \\"))
+    (finding,) = _ds307(spliced)
+    assert finding["severity"] == "info" and "decided at run time" in finding["unknown_context"]["what"]

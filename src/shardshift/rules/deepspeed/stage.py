@@ -4,12 +4,14 @@ later, pipeline parallelism with ZeRO-2/3, and what ZeRO-3 saves (DS301-DS309)."
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from shardshift.document import Document
 from shardshift.formats.deepspeed.keys import KEYS
-from shardshift.rules.base import Context, Finding, Rule
+from shardshift.rules.base import Context, Finding, Related, Rule
 from shardshift.rules.deepspeed.facts import (
     MISSING,
     OO,
@@ -450,6 +452,12 @@ class PipelineWithZero2Or3(Rule):
     the consumer shows that (the Hugging Face Trainer, Accelerate, a `from_pretrained` model),
     pipeline-section-without-pipeline-module (DS423) reports the section instead.
 
+    Also reports ZeRO stage 2 or 3 in a config that a Megatron-DeepSpeed launch runs (`--deepspeed
+    --deepspeed_config`) without `--no-pipeline-parallel`: Megatron-DeepSpeed's entry builds its
+    model as a PipelineModule (`GPTModelPipe`) unless that flag is given, at any pipeline size.
+    This is an error where the entry script in the tree shows that branch; an info where it is
+    not in the tree or the launch passes arguments decided at run time.
+
     ## Why is this bad
     Either the run stops at `deepspeed.initialize`, or the pipeline settings do nothing and the
     model is not pipelined at all. (The number of stages and the partition method come from
@@ -475,7 +483,10 @@ class PipelineWithZero2Or3(Rule):
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         data = document.data
         stage = zero_stage(data)
-        if stage not in (2, 3) or not isinstance(data.get("pipeline"), dict):
+        if stage not in (2, 3):
+            return
+        if not isinstance(data.get("pipeline"), dict):
+            yield from self._megatron_deepspeed(document, context, stage)
             return
         from shardshift.rules.deepspeed.pipeline import model_verdict
 
@@ -486,6 +497,80 @@ class PipelineWithZero2Or3(Rule):
             f"ZeRO stage {stage} with a pipeline section: DeepSpeed's pipeline engine asserts stage < 2 at start-up, "
             "and without a PipelineModule the pipeline section is not read at all; use stage 1 (or 0) with pipeline "
             "parallelism, or remove the pipeline section", fix="1")
+
+
+    def _megatron_deepspeed(self, document: Document, context: Context, stage: int) -> Iterable[Finding]:
+        """A Megatron-DeepSpeed launch that runs this file: its entry builds a PipelineModule (GPTModelPipe)
+        whenever --deepspeed is given without --no-pipeline-parallel, at any pipeline size, and the
+        pipeline engine asserts on ZeRO-2 and ZeRO-3."""
+        from shardshift.context import UnknownContext
+
+        for launch in megatron_deepspeed_launches(document, context):
+            # imported only with such a launch: a ds_config checked alone loads no Megatron rule
+            from shardshift.rules.megatron.base import Flags
+
+            flags = Flags(launch)
+            if flags.given("no_pipeline_parallel") and not flags.undecided("no_pipeline_parallel"):
+                continue
+            line = flags.arguments.launch.line if flags.arguments.launch is not None else 1
+            related = [Related(launch.path, line, 1, None, "the Megatron-DeepSpeed launch without --no-pipeline-parallel")]
+            program = flags.program
+            builds = pipeline_unless_flag(program.path if program is not None else None)
+            message = (f"ZeRO stage {stage} under a Megatron-DeepSpeed launch without --no-pipeline-parallel: its entry "
+                       "builds the model as a PipelineModule (GPTModelPipe) unless that flag is given, and DeepSpeed's "
+                       "pipeline engine asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\" at "
+                       "start-up; add --no-pipeline-parallel to the launch, or use stage 1 (or 0)")
+            unknown = None
+            if flags.spliced:
+                unknown = UnknownContext("program", f"{os.path.basename(launch.path)} passes arguments decided at run "
+                                         "time, which may hold --no-pipeline-parallel", "check the script with --env "
+                                         "set to the values the job uses")
+            elif builds is None:
+                entry = program.entry if program is not None else "the entry script"
+                unknown = UnknownContext("program", f"{entry} is not in the checked tree, or does not show that it "
+                                         "builds a PipelineModule unless --no-pipeline-parallel (Megatron-DeepSpeed's "
+                                         "pretrain_gpt.py does)", "check the tree with the entry script the launch runs")
+            else:
+                related.append(Related(program.path, builds, 1, None, "builds a PipelineModule unless "
+                                       "--no-pipeline-parallel"))
+            yield self.finding(document, stage_pointer(document.data), message, related=related,
+                               unknown_context=unknown, fix="1")
+
+
+_PIPE_UNLESS = re.compile(r"\bnot\s+args\.no_pipeline_parallel\b")
+_PIPE_MODEL = re.compile(r"\b(?:\w+Pipe|PipelineModule)\s*\(")
+
+
+def megatron_deepspeed_launches(document: Document, context: Context) -> list[Document]:
+    """The Megatron-DeepSpeed launch scripts (megatron documents that pass --deepspeed) of the
+    checked setups that run this ds_config."""
+    real = os.path.realpath(document.path)
+    found = []
+    for setup in context.setups:
+        first = setup.documents[0]
+        if first.format != "megatron" or getattr(first.data, "dialect", None) != "megatron-deepspeed":
+            continue
+        if any(os.path.realpath(d.path) == real for d in setup.documents[1:]):
+            found.append(first)
+    return found
+
+
+def pipeline_unless_flag(entry: str | None) -> int | None:
+    """The line where the entry script builds a pipeline model under `not args.no_pipeline_parallel`
+    (Megatron-DeepSpeed's pretrain_gpt.py: `if args.deepspeed and not args.no_pipeline_parallel:
+    model = GPTModelPipe(...)`), or None when the script is not at hand or shows no such thing."""
+    from shardshift.files import read_text
+
+    text = read_text(entry, 2_000_000, bom=False) if entry else None
+    if not text:
+        return None
+    test = _PIPE_UNLESS.search(text)
+    if test is None:
+        return None
+    built = _PIPE_MODEL.search(text, test.end())
+    if built is None or text.count("\n", test.end(), built.start()) > 12:  # the model built in that branch
+        return None
+    return text.count("\n", 0, built.start()) + 1
 
 
 GATHER_SPELLINGS = (Z + "/stage3_gather_16bit_weights_on_model_save", Z + "/gather_16bit_weights_on_model_save",
