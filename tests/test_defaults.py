@@ -384,8 +384,35 @@ def test_launch_of_an_hf_script_with_a_ds_config():
     out = resolve(plan, "launch", launch.path, entry="hf")
     assert (out.batch.micro, out.batch.accumulation, out.batch.global_) == (4, 2, 64)
     assert out.precision.param_dtype == "bf16" and out.sharding.stage == 2
-    assert out.scheduler.name == "linear" and out.optimizer.name == "adamw_torch_fused" and out.optimizer.lr == 5e-5
+    assert out.scheduler.name == "linear" and out.optimizer.lr == 5e-5
+    # the newest release's optim depends on the torch the Trainer runs with: not guessed
+    assert isinstance(out.optimizer.name, Unknown) and "torch_greater_or_equal_than_2_8" in out.optimizer.name.reason
+    assert [a.value for a in out.optimizer.name.alternatives] == ["adamw_torch", "adamw_torch_fused"]
     assert out.provenance["scheduler.name"].pointer.startswith("default of transformers ")
+
+
+@pytest.mark.parametrize("version, optim", [((4, 30, 2), "adamw_hf"), ((4, 48, 0), "adamw_torch"),
+                                            ((4, 33, 3), "adamw_torch")])
+def test_the_trainer_defaults_are_those_of_the_release(version, optim):
+    """Each release's own TrainingArguments defaults (data/defaults/transformers.json, read from its
+    training_args.py), not the newest one's: transformers 4.30.2's optim was adamw_hf."""
+    from shardshift.formats.python_script.trainer_defaults import release_defaults
+
+    assert release_defaults(version)["optim"] == optim
+    launch, plan = _merged("launch/hf/good_precision/run.sh", "launch/hf/good_precision/ds_zero2.json")
+    out = resolve(plan, "launch", launch.path, version, entry="hf")
+    assert out.optimizer.name == optim
+    assert out.provenance["optimizer.name"].pointer.endswith(".".join(map(str, version)))
+
+
+def test_a_release_the_trainer_table_does_not_hold_is_unknown():
+    from shardshift.formats.python_script.trainer_defaults import release_defaults
+
+    assert release_defaults((4, 29, 2)) is None
+    launch, plan = _merged("launch/hf/good_precision/run.sh", "launch/hf/good_precision/ds_zero2.json")
+    out = resolve(plan, "launch", launch.path, (4, 29, 2), entry="hf")
+    assert isinstance(out.optimizer.name, Unknown) and "not in shardshift's table" in out.optimizer.name.reason
+    assert isinstance(out.scheduler.name, Unknown)
 
 
 def test_launch_of_an_hf_script_not_in_the_tree_has_no_defaults():

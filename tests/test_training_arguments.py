@@ -383,3 +383,51 @@ def test_launch_flags_and_the_entry_trainer(tmp_path, body, reported):
         (finding,) = [f for f in output["findings"] if f["code"] == "DS450"]
         assert finding["severity"] == "warning"
         assert any(r["file"].endswith("train.py") and r["line"] == 6 for r in finding["related"])
+
+
+def test_the_defaults_table_is_the_installed_trainers(tmp_path):
+    """data/defaults/transformers.json for the installed transformers release equals what its own
+    TrainingArguments holds when a field is left out; a default the table leaves to the environment
+    (optim from 4.55: by the torch version) is one of the table's alternatives."""
+    import enum
+
+    import transformers
+    from transformers import TrainingArguments
+
+    from shardshift.formats.python_script.trainer_defaults import release_defaults
+    from shardshift.plan import Unknown
+
+    version = tuple(int(p) for p in transformers.__version__.split(".")[:3])
+    row = release_defaults(version)
+    assert row is not None, f"transformers {transformers.__version__} is not in the table: regenerate it"
+    arguments = TrainingArguments(output_dir=str(tmp_path))
+    for name, value in row.items():
+        actual = getattr(arguments, name)
+        actual = actual.value if isinstance(actual, enum.Enum) else actual
+        if isinstance(value, Unknown):
+            assert actual in [a.value for a in value.alternatives], (name, actual, value)
+        else:
+            assert actual == value, (name, actual, value)
+
+
+def test_the_table_row_is_what_the_generator_reads_from_the_installed_source():
+    """scripts/defaults/transformers_defaults.py, run on the installed release's training_args.py,
+    gives the row (values and cited lines) the checked-in table holds for it."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    import transformers
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("transformers_defaults",
+                                                  ROOT / "scripts" / "defaults" / "transformers_defaults.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    read = generator.read_defaults((Path(transformers.__file__).parent / "training_args.py").read_text("utf-8"))
+    table = json.loads((ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers.json").read_text())
+    index, lines = table["releases"][transformers.__version__]
+    assert {name: {k: v for k, v in record.items() if k != "line"} for name, record in read.items()} == \
+        table["variants"][index]
+    assert {name: record["line"] for name, record in read.items()} == lines
