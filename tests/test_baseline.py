@@ -133,6 +133,12 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/launch/readme/*", "Issue 33: a README whose shell block launches the setup"),
     NewFile("fixtures/deepspeed/rules/DS307/megatron_deepspeed/*", "Issue 33: DS307 under a Megatron-DeepSpeed "
             "launch whose entry builds a PipelineModule without --no-pipeline-parallel (a fork tree, its launch)"),
+    NewFile("fixtures/deepspeed/rules/DS451/*", "Issue 33: DS451, a torch scheduler class over DeepSpeed's "
+            "wrapped optimizer (found by training the migration fixtures under DeepSpeed)"),
+    Change("fixtures/fsdp2/migrate/zero*_torch_scheduler.json", "DS451", "added", "Issue 33: a torch scheduler over "
+           "ZeRO's optimizer wrapper, which deepspeed.initialize refuses (tests/test_migration_training.py)"),
+    Change("fixtures/fsdp2/migrate/zero2_adagrad_step_lr.json", "DS451", "added", "Issue 33: StepLR over ZeRO-2's "
+           "optimizer wrapper, which deepspeed.initialize refuses (tests/test_migration_training.py)"),
     NewFile("fixtures/accelerate/rules/AC013/*", "Issue 33: AC013, numbers PyYAML reads in another base"),
     NewFile("fixtures/accelerate/rules/AC012/*", "Issue 33: AC012, values of a type Accelerate cannot compute with "
             "(found by bench/mutation_accelerate.py)"),

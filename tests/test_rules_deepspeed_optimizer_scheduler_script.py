@@ -49,6 +49,8 @@ BAD_CASES = [
     ("DS407/bad.json", "newest", "DS407", "error", '"SGD"', 1, "/optimizer/type", None, None),
     ("DS410/bad.json", "newest", "DS410", "error", '"WarmUpLR"', 1, "/scheduler/type", '"WarmupLR"', "replace-value"),
     ("DS410/bad_no_type.json", "newest", "DS410", "error", '"scheduler"', 1, "/scheduler", None, None),
+    ("DS451/bad.json", "newest", "DS451", "error", '"StepLR"', 1, "/scheduler/type", None, None),
+    ("DS451/bad_bf16.json", "newest", "DS451", "error", '"CosineAnnealingLR"', 1, "/scheduler/type", None, None),
     ("DS411/bad.json", "newest", "DS411", "error", '"warmup_steps"', 1, "/scheduler/params/warmup_steps",
      "warmup_num_steps", None),
     ("DS412/bad.json", "newest", "DS412", "error", '"params"', 2, "/scheduler/params", None, None),

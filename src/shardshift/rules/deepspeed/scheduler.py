@@ -585,3 +585,69 @@ from shardshift.rules.deepspeed.schedule_ranges import (  # noqa: E402,F401
     SchedulerNegativeLr,
     SchedulerRatioOutOfRange,
 )
+
+
+class TorchSchedulerOverWrappedOptimizer(Rule):
+    """A torch scheduler class in the config while DeepSpeed wraps the optimizer: initialize fails.
+
+    ## What it does
+    Reports a `scheduler.type` that is a `torch.optim.lr_scheduler` class (`StepLR`,
+    `CosineAnnealingLR`, ...) in a config where DeepSpeed wraps the optimizer it builds or is given:
+    ZeRO stage 1, 2 or 3, or fp16 or bf16 training.
+
+    ## Why is this bad
+    DeepSpeed builds the config's scheduler over its own optimizer object
+    (`_scheduler_from_config(self.optimizer)`), which under ZeRO is `DeepSpeedZeroOptimizer` (or
+    `..._Stage3`) and under fp16/bf16 without ZeRO `FP16_Optimizer`. None of them is a
+    `torch.optim.Optimizer`, and torch's schedulers check that: `deepspeed.initialize` fails with
+    `TypeError: DeepSpeedZeroOptimizer is not an Optimizer`. DeepSpeed's own schedules take any
+    optimizer-like object. Without ZeRO in fp32 the optimizer is not wrapped and a torch scheduler
+    works.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 2}, "scheduler": {"type": "StepLR", "params": {"step_size": 100}}}
+    ```
+
+    ## Use instead
+    A DeepSpeed schedule (`WarmupLR`, `WarmupDecayLR`, `WarmupCosineLR`, `OneCycle`,
+    `LRRangeTest`), or no `scheduler` block and a callable passed as
+    `deepspeed.initialize(lr_scheduler=lambda optimizer: torch.optim.lr_scheduler.StepLR(optimizer, 100))`
+    (DeepSpeed calls it with the optimizer it wraps, a torch optimizer).
+    """
+
+    code = "DS451"
+    name = "torch-scheduler-over-wrapped-optimizer"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        from shardshift.rules.deepspeed.facts import zero_stage
+
+        found = scheduler_block(document)
+        if found is None or found[1] not in TORCH_SCHEDULERS or found[1] in DEEPSPEED_SCHEDULERS:
+            return
+        data = document.data
+        stage = zero_stage(data)
+        enabled = {name: block.get("enabled") for name in ("fp16", "bf16", "bfloat16")
+                   if isinstance(block := data.get(name), dict)}
+        if stage is None or any(value not in (True, False, None) for value in enabled.values()):
+            return  # "auto" or a value DeepSpeed rejects: the wrapper is not known from the file
+        half = next((name for name, value in enabled.items() if value is True), None)
+        if stage >= 1:
+            wrapper, why = ("DeepSpeedZeroOptimizer_Stage3" if stage == 3 else "DeepSpeedZeroOptimizer",
+                            f"ZeRO stage {stage}")
+        elif half is not None:
+            # FP16_Optimizer in DeepSpeed 0.19.8 on the CPU for bf16; named generically (the class may differ)
+            wrapper, why = None, f"its {'bf16' if half != 'fp16' else 'fp16'} optimizer wrapper without ZeRO"
+        else:
+            return
+        what = f"{wrapper} under {why}" if wrapper else why
+        error = f"\"{wrapper} is not an Optimizer\"" if wrapper else "\"... is not an Optimizer\""
+        yield self.finding(
+            document, "/scheduler/type",
+            f"scheduler {found[1]} is a torch.optim.lr_scheduler class, which DeepSpeed builds over its own optimizer "
+            f"object ({what}), not a torch Optimizer: deepspeed.initialize fails with TypeError "
+            f"({error}); use a DeepSpeed schedule (WarmupLR, WarmupDecayLR, WarmupCosineLR, "
+            "OneCycle, LRRangeTest), or drop the block and pass deepspeed.initialize(lr_scheduler=...) a callable that "
+            "builds the torch scheduler from the optimizer it is given")
