@@ -27,6 +27,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model import TinyTransformer, batch  # noqa: E402
 
 
+def _grad_norm(model: torch.nn.Module) -> float:
+    squares = torch.zeros((), dtype=torch.float64)
+    for parameter in model.parameters():
+        grad = parameter.grad
+        if grad is None:
+            continue
+        if hasattr(grad, "full_tensor"):
+            grad = grad.full_tensor()
+        squares += grad.detach().double().pow(2).sum()
+    return float(squares.sqrt())
+
+
 def run_one(job: dict) -> dict:
     started = time.perf_counter()
     spec = importlib.util.spec_from_file_location(f"emitted_{job['name']}", job["module"])
@@ -39,13 +51,15 @@ def run_one(job: dict) -> dict:
         engine = module.setup(model)
     rank = dist.get_rank()
     accumulation = engine.gradient_accumulation_steps
-    losses, lrs, applied, betas = [], [], [], []
+    losses, lrs, applied, betas, norms = [], [], [], [], []
     micro = 0
     for _ in range(job["optimizer_steps"]):
         total = 0.0
-        for _ in range(accumulation):
+        for index in range(accumulation):
             loss = engine(batch(rank, micro))
             engine.backward(loss)
+            if index == accumulation - 1:  # the whole gradient, before clipping: DeepSpeed's global norm
+                norms.append(_grad_norm(engine.model))
             engine.step()
             total += float(loss.detach())
             micro += 1
@@ -55,7 +69,8 @@ def run_one(job: dict) -> dict:
         betas.append([float(b) for b in group["betas"]] if "betas" in group else None)
         applied.append(engine.global_steps - engine.skipped_steps)
     finite = all(math.isfinite(x) for x in losses)
-    return {"losses": losses, "lrs": lrs, "betas": betas, "applied": applied, "accumulation": accumulation,
+    return {"losses": losses, "lrs": lrs, "betas": betas, "applied": applied, "norms": norms,
+            "accumulation": accumulation,
             "finite": finite, "error": None, "seconds": round(time.perf_counter() - started, 3)}
 
 

@@ -486,6 +486,13 @@ def deepspeed_schedule(plan: Plan):  # -> Scheduler | None
     scheduler = plan.scheduler
     if scheduler is None or not isinstance(scheduler.name, str):
         return scheduler
+    from shardshift.resolve import DEFAULT_MARK, is_default
+
+    where = plan.provenance.get("scheduler.name")
+    if scheduler.name == "constant" and is_default(where) and (where.pointer or "").startswith(f"{DEFAULT_MARK}deepspeed"):
+        # DeepSpeed's own default: a scheduler block without a type builds no scheduler, whatever
+        # params it holds (engine._configure_lr_scheduler)
+        return None
     from shardshift.formats.megatron.mapping import _SCHEDULES, to_deepspeed
 
     if scheduler.name not in _SCHEDULES:
