@@ -312,8 +312,12 @@ def test_transformers_table_is_training_arguments():
         truth["per_device_train_batch_size"] * truth["gradient_accumulation_steps"] * 4)
     assert not truth["bf16"] and not truth["fp16"] and out.precision.param_dtype == "fp32"
     assert truth["fsdp"] == [] and out.sharding.stage == 0
-    assert (out.optimizer.name, out.optimizer.lr, out.optimizer.eps, out.optimizer.weight_decay) == (
-        truth["optim"], truth["learning_rate"], truth["adam_epsilon"], truth["weight_decay"])
+    assert (out.optimizer.lr, out.optimizer.eps, out.optimizer.weight_decay) == (
+        truth["learning_rate"], truth["adam_epsilon"], truth["weight_decay"])
+    # optim is decided by the torch the Trainer runs with (transformers 4.55 and later): the table says
+    # so, and the installed torch's choice is one of its alternatives
+    name = out.optimizer.name
+    assert name == truth["optim"] or (isinstance(name, Unknown) and truth["optim"] in [a.value for a in name.alternatives])
     assert out.optimizer.betas == [truth["adam_beta1"], truth["adam_beta2"]]
     assert out.gradient_clipping == truth["max_grad_norm"]
     assert (out.scheduler.name, out.scheduler.warmup_steps) == (truth["lr_scheduler_type"], truth["warmup_steps"])

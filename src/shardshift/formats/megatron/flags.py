@@ -107,6 +107,8 @@ class FlagTable:
             # few parsers (the same flags in tables of their own): asked once per parser and flag
             from shardshift.rules.base import did_you_mean
 
+            if len(_CLOSE) > 20_000:  # the editor's server runs for days: bounded
+                _CLOSE.clear()
             _CLOSE[key] = did_you_mean(dashed, self._long_listed)  # its answer does not depend on the order
         return _CLOSE[key]
 
