@@ -53,6 +53,7 @@ BAD_CASES = [
     ("AC012/bad_zero_stage_float.yaml", "AC012", "info", "/deepspeed_config/zero_stage", "2.0", 1, None, []),
     ("AC012/bad_init_flag.yaml", "AC012", "info", "/deepspeed_config/zero3_init_flag", "sometimes", 1, None, []),
     ("AC012/bad_processes_float_deepspeed.yaml", "AC012", "info", "/num_processes", "2.0", 1, None, []),
+    ("AC012/bad_processes_string.yaml", "AC012", "info", "/num_processes", "'4'", 1, None, []),
     ("AC107/bad.yaml", "AC107", "warning", "/distributed_type", "no", 1, None,
      [("/num_processes", "num_processes", 1), ("/fsdp_config", "fsdp_config", 1)]),
     ("AC107/bad_multi_gpu.yaml", "AC107", "warning", "/fsdp_config", "fsdp_config", 1, None,

@@ -647,7 +647,8 @@ class ValueOfWrongType(AccelerateRule):
     ## What it does
     Reports, in an Accelerate config file:
     - `num_machines` that is a string or null (every mode) or a float, and `num_processes` null
-      or a float (under `MULTI_GPU`, `FSDP` and `DEEPSPEED`);
+      or a float (under `MULTI_GPU`, `FSDP` and `DEEPSPEED`) or a string (under `NO` and
+      `MULTI_CPU`, which compare it with a number before any conversion);
     - `main_process_port` that is not an integer from 0 to 65535 (under `MULTI_GPU` and `FSDP`);
     - under `FSDP`, an `fsdp_config` boolean that Accelerate's `str_to_bool` cannot read (null,
       `bogus`, `2`): `fsdp_offload_params`, `fsdp_cpu_ram_efficient_loading`,
@@ -709,6 +710,13 @@ class ValueOfWrongType(AccelerateRule):
                                  f"'{type(machines).__name__}' and 'int'); write the number unquoted")
         if kind == "DEEPSPEED":
             yield from self._deepspeed(document, data, context)
+        processes = data.get("num_processes")
+        if kind in (False, "NO", "MULTI_CPU") and isinstance(processes, str):
+            # the other modes convert it on the way to torchrun; these compare it with a number first
+            yield from _premised(self, document, context, "/num_processes", "num_processes",
+                                 f"num_processes is a string ({processes!r}), not an integer: accelerate launch fails "
+                                 "with TypeError ('>' not supported between instances of 'str' and 'int') when it "
+                                 "chooses the launcher; write the number unquoted")
         if kind not in PER_MACHINE_MODES:
             return
         if isinstance(machines, float):
