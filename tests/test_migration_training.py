@@ -24,7 +24,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import CORPUS, ROOT
 from fsdp2_harness.configs import fit_to_world, migration_cases
 
 pytestmark = pytest.mark.oracle
@@ -43,7 +43,23 @@ def _fp32(config: dict) -> bool:
                    for k in ("fp16", "bf16", "bfloat16"))
 
 
+def _bf16(config: dict) -> bool:
+    return isinstance(config.get("bf16"), dict) and config["bf16"].get("enabled") is True and not _fp16(config)
+
+
+def _fp16(config: dict) -> bool:
+    return isinstance(config.get("fp16"), dict) and config["fp16"].get("enabled") in (True, "true")
+
+
 CASES = [(name, fit_to_world(config, 1)) for name, config in migration_cases()[0] if _fp32(config)]
+# bf16: the same runs, compared on the loss to a stated tolerance (both frameworks round bf16 on the
+# CPU at other places: the largest difference measured over 20 steps was 5.1e-3) and the learning rate
+BF16_CASES = [(name, fit_to_world(config, 1)) for name, config in migration_cases()[0] if _bf16(config)]
+BF16_LOSS_RTOL = 1e-2
+# a setting the migration reports as dropped, which changes the training: ZenFlow's selective updates
+# (the module steps every parameter; 7.5e-2 apart after 20 steps)
+DROPPED_CHANGES_TRAINING = {"corpus/deepspeed/deepspeedai__DeepSpeedExamples__training__DeepSpeed-ZenFlow__finetuning__"
+                            "zf_config.json": "/zero_optimization/zenflow/topk_ratio"}
 
 
 def _port() -> str:
@@ -62,7 +78,7 @@ def runs(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("side_by_side")
     deepspeed_jobs, fsdp2_jobs = [], []
-    for name, config in CASES:
+    for name, config in CASES + BF16_CASES:
         source = folder / f"{_name(name)}.json"
         source.write_text(json.dumps(config))
         module = folder / f"{_name(name)}.py"
@@ -72,10 +88,12 @@ def runs(tmp_path_factory):
     (folder / "deepspeed_jobs.json").write_text(json.dumps(deepspeed_jobs))
     (folder / "fsdp2_jobs.json").write_text(json.dumps(fsdp2_jobs))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", "MASTER_PORT": _port()}
-    done = subprocess.run([sys.executable, str(HARNESS / "deepspeed_driver.py"), str(folder / "deepspeed_jobs.json"),
-                           str(folder / "deepspeed.json")], capture_output=True, text=True, timeout=1500, env=env,
-                          stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
+    # output to a file, not a pipe: a process DeepSpeed starts (ZenFlow's step worker) may outlive the driver
+    with open(folder / "deepspeed.log", "w") as log:
+        done = subprocess.run([sys.executable, str(HARNESS / "deepspeed_driver.py"),
+                               str(folder / "deepspeed_jobs.json"), str(folder / "deepspeed.json")], stdout=log,
+                              stderr=subprocess.STDOUT, timeout=1500, env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, (folder / "deepspeed.log").read_text()[-3000:]
     torchrun = shutil.which("torchrun")
     prefix = [torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]
     env.pop("MASTER_PORT")
@@ -91,8 +109,32 @@ def _relative(a: float, b: float) -> float:
 
 
 def test_the_cases_cover_every_stage():
-    stages = {(config.get("zero_optimization") or {}).get("stage", 0) for _, config in CASES}
-    assert stages == {0, 1, 2, 3} and len(CASES) >= 50
+    for cases in (CASES, BF16_CASES):
+        stages = {(config.get("zero_optimization") or {}).get("stage", 0) for _, config in cases}
+        assert stages == {0, 1, 2, 3} and len(cases) >= 50
+
+
+@pytest.mark.parametrize("name", [name for name, _ in BF16_CASES])
+def test_the_migrated_module_trains_like_deepspeed_in_bf16(runs, name):
+    """bf16: the loss to BF16_LOSS_RTOL and the learning rate at each step (the gradient norm is not
+    compared: DeepSpeed keeps none without ZeRO in bf16). A config DeepSpeed refuses at initialize
+    on the CPU here (some only because the client optimizer given to a config without an optimizer
+    block meets its offload settings) has nothing to compare."""
+    deepspeed_run, fsdp2_run = (run[name] for run in runs)
+    if deepspeed_run["error"] is not None:
+        assert deepspeed_run["stage"] == "initialize", deepspeed_run
+        return
+    assert fsdp2_run.get("error") is None, fsdp2_run["error"]
+    if name in DROPPED_CHANGES_TRAINING:
+        import shardshift
+
+        entries = shardshift.convert(str(CORPUS / name.removeprefix("corpus/")), to="fsdp2").entries
+        assert any(e.source == DROPPED_CHANGES_TRAINING[name] and e.status == "dropped" for e in entries)
+        return
+    for step in range(STEPS):
+        assert _relative(deepspeed_run["lrs"][step], fsdp2_run["lrs"][step]) <= LR_RTOL, step
+        assert _relative(deepspeed_run["losses"][step], fsdp2_run["losses"][step]) <= BF16_LOSS_RTOL, (
+            step, deepspeed_run["losses"][:step + 1], fsdp2_run["losses"][:step + 1])
 
 
 # configs DeepSpeed itself refuses (no training to compare): the stage and DeepSpeed's words; on each,

@@ -95,9 +95,16 @@ def main() -> None:
     for job in jobs:
         try:
             results[job["name"]] = run_one(job)
+            import gc
+
+            gc.collect()
         except Exception:  # noqa: BLE001 - recorded, then the next config runs
             results[job["name"]] = {"error": traceback.format_exc(limit=6), "stage": "train"}
     Path(sys.argv[2]).write_text(json.dumps(results, indent=1))
+    import multiprocessing
+
+    for child in multiprocessing.active_children():  # ZenFlow's optimizer-step worker, for one
+        child.kill()
     sys.stdout.flush()
     os._exit(0)  # as driver.py: no interpreter finalization with gloo threads about
 
