@@ -88,12 +88,13 @@ class Setup:
         return [d for d in self.documents if d.format == name]
 
 
-def launches_of(document: Document, setups: list[Setup]) -> list[Document]:
-    """The launch scripts among the setups' referring files that link `document` (by real path)."""
+def launches_of(document: Document, setups: list[Setup], format_name: str = "launch") -> list[Document]:
+    """The referring files of the setups, of `format_name` (launch scripts; "megatron" for Megatron
+    launch scripts), that link `document` (by real path)."""
     import os
 
     real = os.path.realpath(document.path)
-    return [setup.documents[0] for setup in setups if setup.documents[0].format == "launch"
+    return [setup.documents[0] for setup in setups if setup.documents[0].format == format_name
             and any(os.path.realpath(d.path) == real for d in setup.documents[1:])]
 
 

@@ -18,6 +18,7 @@ import binascii
 import datetime
 import re
 import warnings
+from functools import lru_cache
 from typing import Any
 
 from shardshift.source import Member, Node, join_pointer
@@ -85,9 +86,14 @@ def load(text: str) -> Node | None:
         raise YamlProblem("nesting too deep to read") from None
 
 
+@lru_cache(maxsize=4)
+def _lines(text: str) -> list[str]:
+    return text.splitlines()  # once per file: a rule asks for the token of every number in it
+
+
 def plain_token(text: str, line: int, column: int) -> str | None:
     """The scalar at a 1-based position as written, when it is plain (not quoted) and on one line."""
-    lines = text.splitlines()
+    lines = _lines(text)
     if not 1 <= line <= len(lines):
         return None
     token = lines[line - 1][column - 1:].split(" #", 1)[0].strip()
@@ -108,6 +114,14 @@ def number_surprise(token: str, value: Any) -> str | None:
     if ":" in token and digits.replace(":", "").lstrip("+-").replace(".", "", 1).isdigit():
         return f"the base-60 number {value}"
     return None
+
+
+def surprising_number(text: str, line: int, column: int, value: Any) -> tuple[str, str] | None:
+    """(the token as written, what PyYAML reads it as) for a plain number at a 1-based position that
+    YAML 1.1 reads in another base than it looks (number_surprise); None otherwise."""
+    token = plain_token(text, line, column)
+    surprise = number_surprise(token, value) if token is not None else None
+    return (token, surprise) if surprise is not None else None
 
 
 def _position(mark: Any) -> tuple[int, int]:

@@ -338,8 +338,8 @@ class InvalidValue(AccelerateRule):
     Reports a missing or unknown `distributed_type`, `gpu_ids` that YAML reads as a number
     (`gpu_ids: 0`, `gpu_ids: 1:2`, the sexagesimal 62), an unknown `compute_environment` or
     `mixed_precision`, `num_processes: -1` (or none: an error where the launch scripts that run
-    the file leave `--num_processes` to it, an info where no launch is found), a non-bool `fsdp_reshard_after_forward`
-    under `fsdp_version: 2`, `LOCAL_STATE_DICT` under FSDP2, an unknown
+    the file leave `--num_processes` to it, an info where no launch is found), a non-bool
+    `fsdp_reshard_after_forward` under `fsdp_version: 2`, `LOCAL_STATE_DICT` under FSDP2, an unknown
     `fsdp_auto_wrap_policy`, `fsdp_state_dict_type` or FSDP1 `fsdp_sharding_strategy`, an
     `fsdp_version` other than 1 or 2, and the FSDP2-only `fsdp_activation_checkpointing_offload`
     under version 1 (or without `fsdp_activation_checkpointing`).
@@ -724,7 +724,6 @@ class ValueOfWrongType(AccelerateRule):
                                  f"num_machines is the float {machines!r}: accelerate launch fails with ValueError "
                                  "(invalid literal for int(): it divides num_processes by it and reads the result "
                                  "back as an integer); write a whole number without a point")
-        processes = data.get("num_processes", -1)
         if "num_processes" in data and (processes is None or isinstance(processes, float)):
             shown = "null" if processes is None else f"a float ({processes!r})"
             yield from _premised(self, document, context, "/num_processes", "num_processes",
@@ -766,7 +765,6 @@ class ValueOfWrongType(AccelerateRule):
                                                                        if value is False else ""),
                                      fix=clear_match(str(value).upper(), BACKWARD_PREFETCH) if isinstance(value, str)
                                      else None)
-
 
     def _deepspeed(self, document: Document, data: dict, context: Context) -> Iterable[Finding]:
         """`deepspeed_config` values the DeepSpeed plugin reads with int() or str_to_bool."""
@@ -821,27 +819,18 @@ class Yaml11Number(AccelerateRule):
         data = _data(document)
         if data is None or not document.path.lower().endswith((".yaml", ".yml")):
             return  # a JSON config is read by json.load: 010 is no number there (the reader says so)
-        from shardshift.source import join_pointer
-        from shardshift.yaml11 import number_surprise, plain_token
+        from shardshift.yaml11 import surprising_number
 
-        pending: list[tuple[str, Any]] = [("", data)]
-        while pending:
-            pointer, node = pending.pop()
-            items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-            for key, value in items:
-                at = join_pointer(pointer, key)
-                if isinstance(value, (dict, list)):
-                    pending.append((at, value))
-                    continue
-                if at == "/gpu_ids" or not isinstance(value, (int, float)) or isinstance(value, bool):
-                    continue
-                token = plain_token(document.text, *document.position(at))
-                surprise = number_surprise(token, value) if token is not None else None
-                if surprise is not None:
-                    yield self.finding(document, at, f"{at.lstrip('/')}: {token} is {surprise} to PyYAML (YAML 1.1), "
-                                       f"which accelerate launch loads the file with: it uses {value}, not the number "
-                                       f"it looks like; write {value} (or the number meant, without a leading zero or "
-                                       "colon)")
+        for node in document.root.walk():
+            if node.kind != "number" or node.pointer == "/gpu_ids":
+                continue
+            found = surprising_number(document.text, node.line, node.column, node.value)
+            if found is not None:
+                token, surprise = found
+                yield self.finding(document, node.pointer, f"{node.pointer.lstrip('/')}: {token} is {surprise} to "
+                                   "PyYAML (YAML 1.1), which accelerate launch loads the file with: it uses "
+                                   f"{node.value}, not the number it looks like; write {node.value} (or the number "
+                                   "meant, without a leading zero or colon)")
 
 
 class ProcessesNotMultipleOfMachines(AccelerateRule):

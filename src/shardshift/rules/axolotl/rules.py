@@ -771,14 +771,14 @@ class Yaml11Number(Rule):
     formats = FORMATS
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        from shardshift.yaml11 import number_surprise
+        from shardshift.yaml11 import surprising_number
 
         for key, value in document.data.items():
             if not isinstance(key, str) or key in STRING_KEYS or key not in SCHEMA_KEYS:
                 continue
-            token = _plain_token(document, f"/{key}")
-            surprise = number_surprise(token, value) if token is not None else None
-            if surprise is not None:
+            found = surprising_number(document.text, *document.position(f"/{key}"), value)
+            if found is not None:
+                token, surprise = found
                 yield self.finding(document, f"/{key}",
                                    f"{key}: {token} is {surprise} to PyYAML (YAML 1.1), which Axolotl loads the file "
                                    f"with: Axolotl receives {value}, not the number it looks like; write {value} "

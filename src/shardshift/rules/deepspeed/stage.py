@@ -521,7 +521,7 @@ class PipelineWithZero2Or3(Rule):
                        "pipeline engine asserts \"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\" at "
                        "start-up; add --no-pipeline-parallel to the launch, or use stage 1 (or 0)")
             unknown = None
-            if flags.spliced:
+            if flags.spliced or flags.undecided("no_pipeline_parallel"):
                 unknown = UnknownContext("program", f"{os.path.basename(launch.path)} passes arguments decided at run "
                                          "time, which may hold --no-pipeline-parallel", "check the script with --env "
                                          "set to the values the job uses")
@@ -544,15 +544,10 @@ _PIPE_MODEL = re.compile(r"\b(?:\w+Pipe|PipelineModule)\s*\(")
 def megatron_deepspeed_launches(document: Document, context: Context) -> list[Document]:
     """The Megatron-DeepSpeed launch scripts (megatron documents that pass --deepspeed) of the
     checked setups that run this ds_config."""
-    real = os.path.realpath(document.path)
-    found = []
-    for setup in context.setups:
-        first = setup.documents[0]
-        if first.format != "megatron" or getattr(first.data, "dialect", None) != "megatron-deepspeed":
-            continue
-        if any(os.path.realpath(d.path) == real for d in setup.documents[1:]):
-            found.append(first)
-    return found
+    from shardshift.setup import launches_of
+
+    return [launch for launch in launches_of(document, context.setups, "megatron")
+            if getattr(launch.data, "dialect", None) == "megatron-deepspeed"]
 
 
 def pipeline_unless_flag(entry: str | None) -> int | None:
