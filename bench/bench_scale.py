@@ -130,6 +130,8 @@ def main() -> None:
                         help="the shardshift sources to time (another commit's: `git archive REF src | tar -x -C DIR`)")
     parser.add_argument("--ignored", action="store_true",
                         help="the unrelated files sit in a folder .gitignore excludes (data, not source)")
+    parser.add_argument("--pre-commit", action="store_true",
+                        help="run as pre-commit runs a hook (PRE_COMMIT=1: the commit's tracked files are the repository)")
     args = parser.parse_args()
     where = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shardshift-scale-"))
     try:
@@ -138,6 +140,8 @@ def main() -> None:
         build(large, args.files, args.ignored)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPATH"] = args.src
+        if args.pre_commit:
+            env["PRE_COMMIT"] = "1"
         env["PYTHONPYCACHEPREFIX"] = str(where / "pycache")
         env["XDG_CACHE_HOME"] = str(where / "cache")  # shardshift's own cache starts empty
         shutil.rmtree(where / "cache", ignore_errors=True)

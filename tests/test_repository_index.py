@@ -48,6 +48,7 @@ def no_consumer(repo: Path) -> bool:
 def cache(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "cache"
     monkeypatch.setenv("SHARDSHIFT_CACHE_DIR", str(folder))
+    monkeypatch.delenv("PRE_COMMIT", raising=False)  # these tests run the check as CI does; a hook's run is below
     return folder
 
 
@@ -80,6 +81,41 @@ def test_the_working_copy_wins_over_the_cache(tmp_path, cache):
     # ... unless .gitignore excludes it: an ignored file is no part of the repository
     (repo / ".gitignore").write_text("run.sh\n", encoding="utf-8")
     assert no_consumer(repo)
+
+
+def test_under_pre_commit_the_repository_is_the_commit_being_made(tmp_path, cache, monkeypatch):
+    # pre-commit (PRE_COMMIT=1) stashes unstaged edits before a hook runs: the index is what is
+    # committed. A staged consumer counts, an untracked one is no part of the commit; git compares
+    # the index with HEAD instead of statting every file (issue 32: cost independent of the tree)
+    repo = make_repo(tmp_path / "repo", {"README.md": "# a project\n", "train.py": "import deepspeed\n"})
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    assert no_consumer(repo)
+    (repo / "run.sh").write_text(LAUNCH, encoding="utf-8")
+    assert no_consumer(repo)  # untracked: not in the commit
+    monkeypatch.delenv("PRE_COMMIT")
+    assert not no_consumer(repo)  # as CI or a user runs it: the working copy, new files included
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    git(repo, "add", "run.sh")
+    assert not no_consumer(repo)  # staged: part of the commit
+    git(repo, "commit", "-q", "-m", "launch")
+    git(repo, "rm", "-q", "run.sh")  # staged removal
+    assert no_consumer(repo)
+    git(repo, "reset", "-q", "HEAD", "run.sh")
+    git(repo, "checkout", "-q", "--", "run.sh")
+    assert not no_consumer(repo)
+
+
+def test_under_pre_commit_a_repository_without_commits_is_its_working_copy(tmp_path, cache, monkeypatch):
+    # no HEAD to compare the index with (the first commit): git's full status, as outside pre-commit
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    (repo / "configs" / "ds_config.json").write_text(AUTO, encoding="utf-8")
+    (repo / "train.py").write_text("import deepspeed\n", encoding="utf-8")
+    (repo / "run.sh").write_text(LAUNCH, encoding="utf-8")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    assert not no_consumer(repo)
 
 
 def test_commits_since_the_cache_are_read(tmp_path, cache):

@@ -6,7 +6,7 @@ In a git checkout the listing is git's own (tracked files, and untracked ones th
 does not exclude) and the facts of the committed files are kept between runs in shardshift's
 cache, keyed by the commit's tree: a later run asks git which files differ from it (`git status`)
 and reads only those, so its cost does not grow with the repository (ruff and pre-commit cache the
-same way). A checked-out submodule, or a repository cloned inside another, is a tree of its own.
+same way). Under pre-commit the index is the repository (see `_STAGED`). A checked-out submodule, or a repository cloned inside another, is a tree of its own.
 Elsewhere (no git, or git refuses the folder) the folder is walked, bounded by `MAX_WALK_FILES`;
 a search of a walk that stopped says where (`Tree.stopped`).
 
@@ -308,6 +308,17 @@ def _git_run(root: str, *args: str) -> tuple[int, bytes] | None:
 
 
 _STATUS = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+# Under pre-commit the repository judged is the commit being made: the index. pre-commit stashes
+# the unstaged edits of tracked files before a hook runs, so each tracked file's working copy is
+# what the index holds, and an untracked file is no part of the commit. git then compares the
+# index with HEAD (no file is statted: 10 ms at 100k files, against 150 ms of CPU for `status`).
+_STAGED = ("diff-index", "--cached", "--name-only", "-z", "--no-renames", "--ignore-submodules=all", "HEAD")
+
+
+def _status_args() -> tuple[str, ...]:
+    return _STAGED if os.environ.get("PRE_COMMIT") == "1" else _STATUS
+
+
 _HEAD = ("rev-parse", "-q", "--verify", "HEAD^{tree}")
 PREFETCH_INDEX_BYTES = 1_000_000  # a git index this large (about 10k files): ask git early
 _PENDING: dict[str, tuple[list, bool]] = {}  # root -> (git's answers under way, fresh)
@@ -337,7 +348,7 @@ def prefetch(paths: list[str]) -> None:
         import subprocess
 
         started = []
-        for args in (_STATUS, _HEAD):
+        for args in (_status_args(), _HEAD):
             command, env = _git_command(root, args)
             try:
                 started.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -362,7 +373,7 @@ def _answer(root: str, args: tuple[str, ...]) -> bytes | None:
     if pending is not None:
         import subprocess
 
-        process = pending[0][(_STATUS, _HEAD).index(args)]
+        process = pending[0][1 if args == _HEAD else 0]
         try:
             out, _ = process.communicate(timeout=60)
         except subprocess.SubprocessError:
@@ -377,7 +388,12 @@ def _answer(root: str, args: tuple[str, ...]) -> bytes | None:
 def _status(root: str) -> tuple[set[str], list[str]] | None:
     """The paths whose working copy differs from HEAD (changed, added, removed, untracked and not
     ignored), and the folders git lists as untracked repositories of their own."""
-    out = _answer(root, _STATUS)
+    args = _status_args()
+    out = _answer(root, args)
+    if out is None and args is _STAGED:  # no HEAD yet (the first commit): the working copy
+        out = _git(root, *_STATUS)
+    elif args is _STAGED:
+        return set(out.decode("utf-8", "surrogateescape").split("\0")) - {""}, []
     if out is None:
         return None
     changed, nested = set(), []
