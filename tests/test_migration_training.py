@@ -87,20 +87,27 @@ def runs(tmp_path_factory):
         fsdp2_jobs.append({"name": name, "module": str(module), "optimizer_steps": STEPS})
     (folder / "deepspeed_jobs.json").write_text(json.dumps(deepspeed_jobs))
     (folder / "fsdp2_jobs.json").write_text(json.dumps(fsdp2_jobs))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore", "MASTER_PORT": _port()}
-    # output to a file, not a pipe: a process DeepSpeed starts (ZenFlow's step worker) may outlive the driver
-    with open(folder / "deepspeed.log", "w") as log:
-        done = subprocess.run([sys.executable, str(HARNESS / "deepspeed_driver.py"),
-                               str(folder / "deepspeed_jobs.json"), str(folder / "deepspeed.json")], stdout=log,
-                              stderr=subprocess.STDOUT, timeout=1500, env=env, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, (folder / "deepspeed.log").read_text()[-3000:]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     torchrun = shutil.which("torchrun")
     prefix = [torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]
-    env.pop("MASTER_PORT")
-    done = subprocess.run([*prefix, "--standalone", "--nproc-per-node=1", str(HARNESS / "driver.py"),
-                           str(folder / "fsdp2_jobs.json"), str(folder / "fsdp2.json")], capture_output=True,
-                          text=True, timeout=1500, env=env, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
+    # the two frameworks train at the same time, one process each (one core each on CI's two);
+    # output to files, not pipes: a process DeepSpeed starts (ZenFlow's step worker) may outlive the driver
+    with open(folder / "deepspeed.log", "w") as deepspeed_log, open(folder / "fsdp2.log", "w") as fsdp2_log:
+        deepspeed_side = subprocess.Popen([sys.executable, str(HARNESS / "deepspeed_driver.py"),
+                                           str(folder / "deepspeed_jobs.json"), str(folder / "deepspeed.json")],
+                                          stdout=deepspeed_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          env={**env, "MASTER_PORT": _port()})
+        fsdp2_side = subprocess.Popen([*prefix, "--standalone", "--nproc-per-node=1", str(HARNESS / "driver.py"),
+                                       str(folder / "fsdp2_jobs.json"), str(folder / "fsdp2.json")],
+                                      stdout=fsdp2_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        try:
+            codes = (deepspeed_side.wait(timeout=1500), fsdp2_side.wait(timeout=1500))
+        finally:
+            for side in (deepspeed_side, fsdp2_side):
+                if side.poll() is None:
+                    side.kill()
+    assert codes[0] == 0, (folder / "deepspeed.log").read_text()[-3000:]
+    assert codes[1] == 0, (folder / "fsdp2.log").read_text()[-3000:]
     return (json.loads((folder / "deepspeed.json").read_text()), json.loads((folder / "fsdp2.json").read_text()))
 
 

@@ -87,7 +87,19 @@ def _grad_norm(model: torch.nn.Module) -> float:
     return float(squares.sqrt())
 
 
+def _cpu_info_once() -> None:
+    """DeepSpeed asks py-cpuinfo for the CPU's flags each time it loads a CPU op (FusedAdam,
+    CPUAdam: once per engine here), and py-cpuinfo starts a process for it each time (about 1 s).
+    The answer cannot change within the run: ask once."""
+    import functools
+
+    import cpuinfo
+
+    cpuinfo.get_cpu_info = functools.cache(cpuinfo.get_cpu_info)
+
+
 def main() -> None:
+    _cpu_info_once()
     logger.setLevel(logging.ERROR)
     deepspeed.init_distributed(dist_backend="gloo")
     jobs = json.loads(Path(sys.argv[1]).read_text())
