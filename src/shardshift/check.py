@@ -8,12 +8,15 @@ import re
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from shardshift.context import Release
 from shardshift.context.tree import SKIP_DIRS  # one list of the folders that are no repository's own source
 from shardshift.document import Document, SyntaxProblem
 from shardshift.rules.base import SEVERITY_RANK, Context, Finding
+
+if TYPE_CHECKING:
+    from shardshift.options import CheckOptions
 
 MAX_BYTES = 5_000_000
 # Unsaved editor text (`shardshift lsp`): real path -> the text an editor holds for that file,
@@ -592,15 +595,33 @@ def _chosen(code: str, select: set[str] | None, ignore: set[str] | None) -> bool
     return not _matches(code, ignore)
 
 
+def run(paths: Iterable[str], options: CheckOptions) -> CheckResult:
+    """Check `paths` with resolved options; every finding, paths as the readers saw them."""
+    from shardshift.options import ShardshiftError
+
+    paths = list(paths)
+    missing = [p for p in paths if not os.path.exists(p)]
+    if missing:
+        raise ShardshiftError(f"no such file or directory: {', '.join(missing)}", usage=True)
+    from shardshift.context.environment import given
+
+    with given(options.env):
+        result = run_check(paths, options.context, options.select, options.ignore, options.per_file_ignores,
+                           skip_unrecognised=options.skip_unrecognised)
+    result.docs_url = options.docs_url
+    return result
+
+
 class _CallableModule(types.ModuleType):
     """`shardshift.check(paths, **options)` is the API's check (shardshift.api.check). Importing this
     module sets the package's attribute `check` to the module, so the module is callable as that
     function: whichever of the two a caller reaches, the call does the same."""
 
     def __call__(self, paths, **options):
-        from shardshift.api import check
+        from shardshift.options import present, resolve_options
 
-        return check(paths, **options)
+        resolved = resolve_options(**options)
+        return present(run([paths] if isinstance(paths, str) else paths, resolved), resolved.min_severity)
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -56,3 +56,22 @@ def read_text(path: str, limit: int = MAX_BYTES, errors: str = "replace", bom: b
         return raw.decode("utf-8-sig" if bom else "utf-8", errors)
     except UnicodeDecodeError:
         return None
+
+
+def repository_root(path: str, tops: tuple[str, ...] = ()) -> str:
+    """The directory the walk from `path` stops at: the nearest holding `.git`, else the nearest
+    top of a tree given to check, else the current directory when `path` is under it, else the
+    file's own directory."""
+    start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    stops = {os.path.abspath(t) for t in tops} | {os.path.realpath(t) for t in tops}
+    cwd = os.getcwd()
+    directory = start
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")) or directory in stops:
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    inside = start == cwd or start.startswith(cwd.rstrip(os.sep) + os.sep)
+    return cwd if inside else start

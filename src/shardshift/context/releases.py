@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from shardshift.context import FRAMEWORKS, Release, Version
+from shardshift.files import repository_root  # noqa: F401 - callers find it here too
 from shardshift.user_code import parse as parse_user_code
 
 # The releases shardshift knows, oldest first, up to the newest one its tables describe
@@ -651,25 +652,6 @@ def _is_dependency_file(name: str) -> bool:
                         "conda-lock.yaml")
             or (lower.startswith("environment") and lower.endswith((".yml", ".yaml")))
             or name.startswith("Dockerfile") or lower.endswith(".dockerfile") or lower.endswith(".sh"))
-
-
-def repository_root(path: str, tops: tuple[str, ...] = ()) -> str:
-    """The directory the walk from `path` stops at: the nearest holding `.git`, else the nearest
-    top of a tree given to check, else the current directory when `path` is under it, else the
-    file's own directory."""
-    start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-    stops = {os.path.abspath(t) for t in tops} | {os.path.realpath(t) for t in tops}
-    cwd = os.getcwd()
-    directory = start
-    while True:
-        if os.path.exists(os.path.join(directory, ".git")) or directory in stops:
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    inside = start == cwd or start.startswith(cwd.rstrip(os.sep) + os.sep)
-    return cwd if inside else start
 
 
 def detect(framework: str, path: str, tops: tuple[str, ...] = ()) -> Release:

@@ -336,7 +336,7 @@ def prefetch(paths: list[str]) -> None:
     the files are parsed and checked (`git status` stats every file: in a repository of 100k files
     it takes longer than the check). A timing aid only: a check that needs no listing never reads
     them, and `_from_git` asks git again when none is under way."""
-    from shardshift.context.releases import repository_root
+    from shardshift.files import repository_root
 
     roots = {repository_root(path) for path in paths[:64]}
     for root in sorted(roots)[:4]:

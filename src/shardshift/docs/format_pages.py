@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from shardshift.docs import cell, code
+from shardshift.docs.markdown import cell, code
 
 TITLES = {"deepspeed": "DeepSpeed ds_config", "fsdp2": "FSDP2 code", "python": "Python training scripts",
           "plan": "Plan YAML", "accelerate": "Accelerate config YAML", "axolotl": "Axolotl YAML",

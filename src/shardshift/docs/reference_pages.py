@@ -12,7 +12,7 @@ import os
 import pkgutil
 from pathlib import Path
 
-from shardshift.docs import cell, fence
+from shardshift.docs.markdown import cell, fence
 
 CONTRACT = ("The command line is a contract that CI relies on: options, rule codes, exit codes, the JSON "
             "shape and SARIF fields only ever grow. Nothing is renamed or removed; a new field, option or code "
@@ -83,11 +83,10 @@ def _signature(name: str, value) -> str:
 
 
 def public_functions() -> list[str]:
-    """The public functions of shardshift.api (defined there, not starting with `_`)."""
+    """The public functions of shardshift.api (its `__all__`, in that order)."""
     from shardshift import api
 
-    return [name for name, value in vars(api).items()
-            if inspect.isfunction(value) and value.__module__ == api.__name__ and not name.startswith("_")]
+    return [name for name in api.__all__ if inspect.isfunction(getattr(api, name))]
 
 
 def api() -> str:
@@ -97,8 +96,7 @@ def api() -> str:
     lines = ["# Python API", "", inspect.cleandoc(module.__doc__ or ""), "",
              "`import shardshift` exports " + ", ".join(f"`{n}`" for n in shardshift.__all__) + "; everything "
              "below is importable from `shardshift.api`.", ""]
-    classes = [n for n, v in vars(module).items()
-               if inspect.isclass(v) and v.__module__ == module.__name__ and not n.startswith("_")]
+    classes = [n for n in module.__all__ if inspect.isclass(getattr(module, n))]
     for name in [*public_functions(), *classes]:
         value = getattr(module, name)
         kind = "class" if inspect.isclass(value) else "def"

@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from shardshift.docs import cell, fence
+from shardshift.docs.markdown import cell, fence
 
 MAX_LINES = 60  # a longer fixture is cut here (the page says so)
 LANGUAGES = {".json": "json", ".jsonc": "json", ".hjson": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml",

@@ -133,9 +133,7 @@ def _megatron_explanations(document: Document) -> list[MappingEntry]:
     """megatron/mapping.py's reason for every flag (why TP has no ds_config counterpart ...)."""
     from shardshift.formats.megatron import mapping
 
-    explain = getattr(mapping, "explain", None)
-    result = explain(document, "deepspeed") if explain is not None else mapping.convert(document, "deepspeed")
-    return list(getattr(result, "entries", result))
+    return mapping.explain(document, "deepspeed")
 
 
 # --- a ds_config that means what another framework's (resolved) Plan means ---------------------

@@ -568,7 +568,7 @@ def _removed(pointer: str) -> str | None:
 
 
 def _normalised(document: Document) -> dict:
-    from shardshift.formats.deepspeed import _normalise
+    from shardshift.formats.deepspeed.reader import _normalise
 
     data = document.data if isinstance(document.data, dict) else {}
     return _normalise(data)[0]
@@ -685,6 +685,4 @@ def _megatron_explanations(document: Document) -> list[MappingEntry]:
     """megatron/mapping.py's reason for every flag (why TP has no FSDP2 counterpart ...)."""
     from shardshift.formats.megatron import mapping
 
-    explain = getattr(mapping, "explain", None)
-    result = explain(document, "fsdp2") if explain is not None else mapping.convert(document, "fsdp2")
-    return list(getattr(result, "entries", result))
+    return mapping.explain(document, "fsdp2")

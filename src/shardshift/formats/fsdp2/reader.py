@@ -1900,7 +1900,7 @@ class _Facts:
             self.set("optimizer.params", params, where)
 
     def _scheduler(self) -> None:
-        from shardshift.formats.deepspeed import SCHEDULER_FIELDS
+        from shardshift.formats.deepspeed.reader import SCHEDULER_FIELDS
 
         events = self.analysis.of("scheduler")
         if not events:

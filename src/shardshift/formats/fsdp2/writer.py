@@ -442,7 +442,7 @@ def _check_types(kwargs: dict[str, Any], s: Fsdp2Settings, defaults: dict[str, A
 
 
 def _resolve_scheduler(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
-    from shardshift.formats.deepspeed import SCHEDULER_FIELDS
+    from shardshift.formats.deepspeed.reader import SCHEDULER_FIELDS
 
     scheduler = deepspeed_schedule(plan)
     if scheduler is None or scheduler.name is None:
@@ -1054,9 +1054,3 @@ def write(plan: Plan) -> str:
     """The FSDP2 setup module for `plan`."""
     return render(settings_from_plan(plan))
 
-
-def convert(document):  # -> Conversion
-    """The module for `document` plus what happened to every source setting."""
-    from shardshift.formats.fsdp2.mapping import convert as convert_with_report
-
-    return convert_with_report(document)

@@ -7,14 +7,11 @@ DeepSpeed schedule may import), what becomes of the model shape, the world and t
 optimizer. The writers write the resolved Plan themselves; a report's status comes from reading
 their output back (migration), and these reasons explain it.
 
-`convert(document, target)` is the older path kept until the DeepSpeed and FSDP2 writers write from
-the resolved Plan: the Megatron Plan is first translated into the Plan a ds_config would give (`to_deepspeed`): the
-model-parallel degrees leave (a ds_config has none: tensor and pipeline parallelism live in the
-model code, DeepSpeed gets them from the `mpu` passed to `initialize`; plain FSDP2 has no pipeline
-either), Megatron's LR schedule becomes the DeepSpeed schedule of the same shape, and the
-distributed optimizer becomes ZeRO-1. The DeepSpeed writer writes that Plan; for FSDP2, the
-DeepSpeed -> FSDP2 mapping then judges the ds_config so written, and each flag gets the less exact
-of the two steps, with both reasons.
+`to_deepspeed(plan)` is the Plan a ds_config would give for a Megatron Plan: the model-parallel
+degrees leave (a ds_config has none: tensor and pipeline parallelism live in the model code,
+DeepSpeed gets them from the `mpu` passed to `initialize`; plain FSDP2 has no pipeline either),
+Megatron's LR schedule becomes the DeepSpeed schedule of the same shape, and the distributed
+optimizer becomes ZeRO-1. The DeepSpeed writer writes from it; `explain` gives its reasons.
 """
 
 from __future__ import annotations
@@ -22,14 +19,12 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from shardshift.document import Conversion, MappingEntry
+from shardshift.document import MappingEntry
 from shardshift.plan import Unknown, known
 
 if TYPE_CHECKING:
     from shardshift.document import Document
     from shardshift.plan import Plan
-
-RANK = {"exact": 0, "approximate": 1, "unknown": 2, "dropped": 3}
 
 _PARALLEL = {
     "parallelism.tensor": "tensor parallelism is not a ds_config setting: DeepSpeed takes it from the model code "
@@ -192,62 +187,6 @@ def _explained(item, fields: list[str], status: dict, pointer_of: dict, plan: Pl
                 return MappingEntry(item.spelling, item.line, item.column, state,
                                     pointer_of.get(dotted) if written else None, reason)
     return None
-
-
-def convert(document: Document, target: str) -> Conversion:
-    """A Megatron document as a ds_config (target "deepspeed") or an FSDP2 module ("fsdp2"), with an
-    entry per flag. Kept for the DeepSpeed and FSDP2 writers until they write the resolved Plan
-    themselves; `explain` gives the same reasons without the text."""
-    from shardshift.formats.deepspeed import writer as deepspeed_writer
-
-    plan = document.plan
-    translated, status = to_deepspeed(plan)
-    text = deepspeed_writer.write(translated)
-    pointer_of = _pointers(plan)
-    second: dict[str, MappingEntry] = {}
-    if target == "fsdp2":
-        from shardshift.formats.deepspeed import read as read_deepspeed
-        from shardshift.formats.fsdp2.mapping import convert as fsdp2_convert
-
-        ds_document = read_deepspeed(text, "ds_config.json")
-        module = fsdp2_convert(ds_document)
-        second = {e.source: e for e in module.entries}
-        text = module.text
-    entries = []
-    for item in document.data.given:
-        fields = [d for d, w in plan.provenance.items() if w.pointer == item.spelling and w.file == document.path]
-        entry = _entry(item, fields, status, pointer_of, plan, target)
-        if target == "fsdp2" and entry.status in ("exact", "approximate") and entry.target in second:
-            after = second[entry.target]
-            if RANK[after.status] > RANK[entry.status] or after.status != "exact":
-                reason = "; ".join(r for r in (entry.reason if entry.status != "exact" else "", after.reason) if r)
-                entry = MappingEntry(entry.source, entry.line, entry.column,
-                                     max(entry.status, after.status, key=RANK.__getitem__), after.target, reason)
-            else:
-                entry = MappingEntry(entry.source, entry.line, entry.column, entry.status, after.target, entry.reason)
-        entries.append(entry)
-    return Conversion(text, entries)
-
-
-def _entry(item, fields: list[str], status: dict, pointer_of: dict, plan: Plan, target: str) -> MappingEntry:
-    line, column = item.line, item.column
-    for dotted in fields:
-        value = plan.get(dotted)
-        if isinstance(value, Unknown):
-            return MappingEntry(item.spelling, line, column, "unknown", None, value.reason)
-        for prefix in _prefixes(dotted):
-            if prefix in status:
-                state, reason = status[prefix]
-                written = state != "dropped" and prefix not in _PARALLEL  # a default degree writes nothing
-                return MappingEntry(item.spelling, line, column, state, pointer_of.get(dotted) if written else None,
-                                    reason)
-        if dotted in pointer_of:
-            return MappingEntry(item.spelling, line, column, "exact", pointer_of[dotted], "the same setting")
-    if fields:
-        return MappingEntry(item.spelling, line, column, "dropped", None,
-                            f"no {target} counterpart for {fields[0]}")
-    return MappingEntry(item.spelling, line, column, "dropped", None,
-                        f"a Megatron flag with no {'ds_config' if target == 'deepspeed' else 'FSDP2'} counterpart")
 
 
 def _prefixes(dotted: str) -> list[str]:
