@@ -111,6 +111,20 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--strict", action="store_true",
                          help="exit 1 when the report drops any setting (the output is still written)")
 
+    migrate = commands.add_parser("migrate", help="move a whole setup (launch script and configs) to another "
+                                                  "framework, as a patch with a report")
+    migrate.add_argument("source", metavar="SETUP", help="a launch script, or a folder of them")
+    migrate.add_argument("--to", required=True, dest="target", help="target: trainer-fsdp2 (the Hugging Face "
+                                                                      "Trainer's own FSDP2)")
+    migrate.add_argument("--env", action="append", metavar="NAME=VALUE",
+                         help="a variable of the job's environment for the launch script (repeatable)")
+    migrate.add_argument("--transformers-version", metavar="X.Y.Z",
+                         help="the transformers release the migrated run will use, when the repository pins an "
+                              "older one (the Trainer's FSDP2 needs 5.0 or later)")
+    migrate.add_argument("--apply", action="store_true", help="write the changes (default: print them as a "
+                                                               "unified diff)")
+    migrate.add_argument("--report", help="also write the report as JSON to this file")
+
     schema = commands.add_parser("schema", help="print a JSON Schema for editors (deepspeed, accelerate, plan)")
     schema.add_argument("name", choices=SCHEMA_NAMES, metavar="NAME", help=", ".join(SCHEMA_NAMES))
 
@@ -141,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     import gc
 
     gc.set_threshold(10_000, 10, 10)
-    handler = {"check": _check, "convert": _convert, "rules": _rules, "explain": _explain,
+    handler = {"check": _check, "convert": _convert, "migrate": _migrate, "rules": _rules, "explain": _explain,
                "schema": _schema, "plan": _plan, "diff": _diff, "lsp": _lsp}[args.command]
     try:
         return handler(args, parser)
@@ -274,6 +288,49 @@ def _convert(args, parser) -> int:
         print(f"shardshift: --strict: {counts['dropped']} setting(s) dropped, {counts['unknown']} unknown",
               file=sys.stderr)
         return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _migrate(args, parser) -> int:
+    from shardshift import api, setup_migration
+
+    try:
+        migrations = setup_migration.migrate(args.source, args.target, env=args.env,
+                                             transformers_version=args.transformers_version)
+        written = [setup_migration.apply(m) for m in migrations] if args.apply else []
+    except api.ShardshiftError as error:
+        if error.usage:
+            parser.error(error.message)
+        print(f"shardshift: {printable(error.message)}", file=sys.stderr)
+        return EXIT_FINDINGS
+    except OSError as error:
+        print(f"shardshift: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    for migration in migrations:
+        if not args.apply:
+            sys.stdout.write(migration.diff())
+            sys.stdout.flush()  # the patch before the report, on a terminal that shows both
+            root = "." if os.path.abspath(migration.root) == os.getcwd() else api.display_path(migration.root)
+            print(f"the patch's paths are relative to {root} (`git apply` there, or run again with --apply)",
+                  file=sys.stderr)
+        for entry in migration.entries:
+            target = f" -> {entry.target}" if entry.target else ""
+            where = api.display_path(entry.file or migration.source)
+            print(f"{where}:{entry.line}:{entry.column}: {entry.status:<11} {entry.source}{target}: {entry.reason}",
+                  file=sys.stderr)
+        counts = migration.summary
+        print(f"{api.display_path(migration.source)}: {counts['exact']} exact, {counts['approximate']} approximate, "
+              f"{counts['dropped']} dropped, {counts['unknown']} unknown", file=sys.stderr)
+    for paths in written:
+        print("written: " + ", ".join(api.display_path(p) for p in paths), file=sys.stderr)
+    if args.report:
+        try:
+            with open(args.report, "w", encoding="utf-8") as handle:
+                json.dump([m.to_json() for m in migrations], handle, indent=2)
+                handle.write("\n")
+        except OSError as error:
+            print(f"shardshift: cannot write {args.report}: {error.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     return EXIT_OK
 
 

@@ -1,0 +1,723 @@
+"""`shardshift migrate`: a whole setup moved to another framework, as a patch (issue 34).
+
+`convert` translates one file. A real DeepSpeed setup is a launch script that runs a Hugging Face
+Trainer script (`deepspeed --num_gpus=4 train.py --deepspeed ds.json --learning_rate 2e-5 ...`)
+with the ds_config it names. Target `trainer-fsdp2` moves it to the Trainer's own FSDP2:
+
+- the launch: the deepspeed launcher becomes torchrun with the same processes per node
+  (`--num_gpus N` -> `--nproc_per_node=N`; every GPU of the node -> `gpu`; `--include
+  localhost:1` -> `env CUDA_VISIBLE_DEVICES=1 torchrun --nproc_per_node=1`), `--master_port`,
+  `--master_addr` and `--module` carry over; torchrun and `python -m torch.distributed.run` stay;
+- `--deepspeed X` becomes `--fsdp "full_shard auto_wrap"` (`shard_grad_op` below ZeRO-3) and
+  `--fsdp_config Y`, a new JSON beside X that transformers' TrainingArguments (5.0 and later: the
+  release is checked) turns into Accelerate's FSDP2 plugin;
+- what the ds_config decided and the Trainer's own flags decide without it: a literal batch size,
+  clipping, learning rate or precision becomes the Trainer flag of the same meaning (under DeepSpeed
+  the Trainer requires the two to agree, so the value is the run's); its `optimizer` and
+  `scheduler` blocks, which replace `--optim` and `--lr_scheduler_type` under DeepSpeed, become
+  those flags; an "auto" value was filled from the Trainer's own flag, which still applies;
+- every other flag of the script stays, and the report says so.
+
+The result is a list of file changes shown as a unified diff, and a report with an entry per
+setting of every file. Nothing is written unless asked (`apply`), and then never over a file that
+exists with other content than the patch expects. Nothing of the user's is imported or run: the
+script is read with the launch-script grammar, the entry script's text is only searched."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from shardshift.document import MAPPING_STATUSES, Document, MappingEntry
+from shardshift.options import ShardshiftError
+
+TARGETS = ("trainer-fsdp2",)
+# transformers reads `fsdp_config["version"] == 2` (Accelerate's FSDP2 plugin) from 5.0.0 on; before,
+# its TrainingArguments builds FSDP1 from `--fsdp` (training_args.py of each release, read from the wheels)
+FIRST_TRAINER_FSDP2 = (5, 0, 0)
+FSDP_CONFIG_SUFFIX = "_fsdp2.json"
+
+# deepspeed launcher options that take a value (deepspeed/launcher/runner.py parse_args)
+_DEEPSPEED_VALUED = {"num_gpus", "num_nodes", "hostfile", "H", "include", "i", "exclude", "e", "master_port",
+                     "master_addr", "launcher", "launcher_args", "node_rank", "ssh_port", "min_elastic_nodes",
+                     "max_elastic_nodes", "autotuning", "comment", "venv_script", "bind_core_list"}
+# ds_config values the Trainer fills from (or, given literally, requires to equal) its own arguments
+# (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process): the flag
+# that sets the same value without DeepSpeed
+_TRAINER_FLAGS = {
+    "/train_micro_batch_size_per_gpu": "--per_device_train_batch_size",
+    "/gradient_accumulation_steps": "--gradient_accumulation_steps",
+    "/gradient_clipping": "--max_grad_norm",
+    "/optimizer/params/lr": "--learning_rate",
+    "/optimizer/params/weight_decay": "--weight_decay",
+    "/optimizer/params/eps": "--adam_epsilon",
+    "/scheduler/params/warmup_max_lr": "--learning_rate",
+    "/scheduler/params/warmup_num_steps": "--warmup_steps",
+    "/bf16/enabled": "--bf16",
+    "/fp16/enabled": "--fp16",
+}
+# filled from the Trainer's arguments too, with no flag of their own to write
+_DERIVED = {
+    "/train_batch_size": "the Trainer's per-device batch × gradient accumulation × processes",
+    "/optimizer/params/betas": "--adam_beta1 and --adam_beta2",
+    "/scheduler/params/total_num_steps": "the Trainer's number of training steps (--max_steps or the epochs)",
+    "/scheduler/params/warmup_min_lr": "0, where the Trainer's warm-up starts",
+}
+# DeepSpeed's optimizer types (lower case; Adam is AdamW by default: adam_w_mode) -> the Trainer's --optim
+_OPTIMIZERS = {"adamw": "adamw_torch", "adam": "adamw_torch", "adagrad": "adagrad"}
+# DeepSpeed's schedules -> the Trainer's --lr_scheduler_type of the same shape
+_SCHEDULES = {"WarmupLR": "constant_with_warmup", "WarmupDecayLR": "linear", "WarmupCosineLR": "cosine"}
+_LAUNCHER_KEPT = ("torchrun", "python -m torch.distributed.run", "python -m torch.distributed.launch")
+
+
+@dataclass(slots=True)
+class FileChange:
+    """One file the migration writes: `before` is its text now (None: a new file)."""
+
+    path: str
+    before: str | None
+    after: str
+
+    def diff(self, root: str) -> str:
+        """The change as a unified diff, its paths relative to `root` (the repository: `git apply` there)."""
+        import difflib
+
+        shown = os.path.relpath(os.path.abspath(self.path), os.path.abspath(root)).replace(os.sep, "/")
+        lines = difflib.unified_diff((self.before or "").splitlines(keepends=True), self.after.splitlines(keepends=True),
+                                     "/dev/null" if self.before is None else f"a/{shown}", f"b/{shown}")
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+@dataclass(slots=True)
+class SetupMigration:
+    """A setup migrated: the launch script it starts from, the file changes, and an entry per setting."""
+
+    source: str
+    target: str
+    root: str  # the repository the patch applies to: its paths are relative to it
+    changes: list[FileChange] = field(default_factory=list)
+    entries: list[MappingEntry] = field(default_factory=list)
+
+    def diff(self) -> str:
+        return "".join(change.diff(self.root) for change in self.changes)
+
+    @property
+    def summary(self) -> dict[str, int]:
+        return {s: sum(e.status == s for e in self.entries) for s in MAPPING_STATUSES}
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "target_format": self.target, "root": self.root,
+                "files": [{"path": c.path, "new": c.before is None} for c in self.changes],
+                "entries": [e.to_json() for e in self.entries], "summary": self.summary}
+
+
+def migrate(path: str, to: str, env: Mapping[str, str] | Iterable[str] | None = None, *,
+            transformers_version: str | None = None) -> list[SetupMigration]:
+    """Migrate the setup a launch script starts (or each one under a folder) to `to`.
+    `transformers_version`: the release the migrated run will use, when it is not the one the
+    repository pins (the Trainer's FSDP2 needs 5.0 or later: a migration is also an upgrade)."""
+    from shardshift.context.environment import given
+    from shardshift.options import environment
+
+    if to not in TARGETS:
+        raise ShardshiftError(f"unknown migration target {to!r}; choose from {', '.join(TARGETS)} "
+                              "(`shardshift convert` translates single files to the other formats)", usage=True)
+    if not os.path.exists(path):
+        raise ShardshiftError(f"no such file or directory: {path}", usage=True)
+    release = None
+    if transformers_version is not None:
+        from shardshift.context import Release
+
+        try:
+            version = tuple(int(part) for part in transformers_version.split("."))
+        except ValueError:
+            raise ShardshiftError(f"{transformers_version!r} is not a version like 5.24.0", usage=True) from None
+        release = Release("transformers", version, "--transformers-version", transformers_version)
+    with given(environment(env)):
+        if os.path.isdir(path):
+            scripts = _trainer_launches(path)
+            if not scripts:
+                raise ShardshiftError(f"{path}: no launch script here passes --deepspeed with a ds_config to a "
+                                      "training script")
+            return [_trainer_fsdp2(script, release) for script in scripts]
+        return [_trainer_fsdp2(path, release)]
+
+
+def apply(migration: SetupMigration) -> list[str]:
+    """Write the changes (each file first to a temporary beside it, then renamed over it, keeping
+    its mode). Refuses, writing nothing, when a file's content is no longer what the patch was
+    made from, or a new file already exists with other content. The paths written."""
+    for change in migration.changes:
+        now = _read(change.path)
+        if change.before is None and now is not None and now != change.after:
+            raise ShardshiftError(f"{change.path} exists already with other content: not written over")
+        if change.before is not None and now != change.before:
+            raise ShardshiftError(f"{change.path} changed since it was read: nothing written")
+    written = []
+    for change in migration.changes:
+        mode = os.stat(change.path).st_mode & 0o7777 if os.path.exists(change.path) else None
+        temporary = f"{change.path}.shardshift-{os.getpid()}"
+        with open(temporary, "w", encoding="utf-8", newline="") as handle:
+            handle.write(change.after)
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, change.path)
+        written.append(change.path)
+    return written
+
+
+# --- which scripts -----------------------------------------------------------------------------------
+
+
+def _trainer_launches(folder: str) -> list[str]:
+    from shardshift.check import discover, load
+
+    found = []
+    for path, _ in discover([folder]):
+        document = load(path, explicit=False)
+        if document is not None and document.format == "launch" and _deepspeed_arg(document) is not None:
+            found.append(path)
+    return found
+
+
+def _deepspeed_arg(document: Document) -> Any:
+    data = document.data
+    launch = getattr(data, "launch", None)
+    if launch is None or getattr(data, "framework", None) != "hf":
+        return None
+    return next((a for a in launch.args if a.flag == "--deepspeed" and isinstance(a.value, str)), None)
+
+
+# --- the Trainer's FSDP2 ------------------------------------------------------------------------------
+
+
+def _trainer_fsdp2(path: str, chosen=None) -> SetupMigration:
+    from shardshift import api
+    from shardshift.context.releases import detect
+
+    try:
+        setup = api.load(path)
+    except ShardshiftError as error:
+        raise ShardshiftError(f"{path}: no launch in it passes --deepspeed with a ds_config to a training script "
+                              f"({error.message})") from None
+    script = setup.documents[0]
+    flag = _deepspeed_arg(script) if script.format == "launch" else None
+    if flag is None:
+        raise ShardshiftError(f"{path}: no launch in it passes --deepspeed with a ds_config to a training script "
+                              "(give the launch script of a Hugging Face Trainer run)")
+    configs = setup.of_format("deepspeed")
+    if not configs:
+        raise ShardshiftError(f"{path}:{flag.line}:{flag.column}: the ds_config {flag.value!r} is not found")
+    ds = configs[0]
+    if not isinstance(ds.data, dict) or ds.syntax is not None:
+        raise ShardshiftError(f"{ds.path}: the ds_config cannot be read; `shardshift check {ds.path}` says why")
+    pinned = detect("transformers", path)
+    release = chosen or pinned
+    if release.version is not None and tuple(release.version) < FIRST_TRAINER_FSDP2:
+        raise ShardshiftError(f"transformers {'.'.join(map(str, release.version))} ({release.source}) builds FSDP1 "
+                              "from --fsdp: its TrainingArguments reads FSDP2 (fsdp_config version 2) from 5.0.0 on. "
+                              "Upgrade transformers and say so with --transformers-version 5.x, or convert the "
+                              "ds_config with `shardshift convert --to accelerate-fsdp2` and start the script with "
+                              "accelerate launch")
+    from shardshift.files import repository_root
+
+    root = os.path.abspath(repository_root(path))
+    entry_notes = _entry_note(script, root)
+    migration = SetupMigration(path, "trainer-fsdp2", root)
+    rewrite = _ScriptRewrite(script, flag)
+    config, config_entries = _fsdp_config(ds, rewrite)
+    config_path = os.path.abspath(_config_path(ds.path))
+    rewrite.entries.extend(config_entries)
+    rewrite.finish(config_path)
+    migration.changes.append(FileChange(os.path.abspath(path), script.text, rewrite.text))
+    migration.changes.append(FileChange(config_path, None, json.dumps(config, indent=2) + "\n"))
+    if os.path.exists(config_path) and _read(config_path) != migration.changes[-1].after:
+        raise ShardshiftError(f"{config_path} exists already: the migration would write its fsdp_config there "
+                              "(move that file, or the ds_config)")
+    migration.entries = rewrite.entries + _release_note(release, pinned) + entry_notes
+    return migration
+
+
+def _config_path(ds_path: str) -> str:
+    stem = re.sub(r"\.(?:jsonc?|hjson)$", "", os.path.basename(ds_path))
+    return os.path.join(os.path.dirname(ds_path), stem + FSDP_CONFIG_SUFFIX)
+
+
+def _release_note(release, pinned) -> list[MappingEntry]:
+    if release is not pinned and pinned.version is not None and tuple(pinned.version) < FIRST_TRAINER_FSDP2:
+        place, _, line = pinned.source.rpartition(":")
+        return [MappingEntry("transformers", int(line) if line.isdigit() else 1, 1, "unknown", None,
+                             f"{pinned.source} pins transformers {'.'.join(map(str, pinned.version))}, whose Trainer "
+                             f"builds FSDP1 from these flags: the patch is for {release.detail or release.source} "
+                             "(--transformers-version); raise the pin", place if line.isdigit() else None)]
+    if release.version is not None:
+        return []
+    return [MappingEntry("", 1, 1, "unknown", None,
+                         "no transformers pin found for this script: the flags and the fsdp_config are those of "
+                         "transformers 5.0 and later (checked with TrainingArguments of 5.24); a 4.x release "
+                         "builds FSDP1 from them instead")]
+
+
+def _entry_note(script: Document, root: str) -> list[MappingEntry]:
+    """Whether the entry script reads --fsdp into TrainingArguments: its text is searched, never run."""
+    launch = script.data.launch
+    entry = launch.script if isinstance(launch.script, str) else None
+    if entry is None:
+        return [MappingEntry("", launch.line, launch.column, "unknown", None,
+                             "the entry script is known only when the job runs: that it reads --fsdp and "
+                             "--fsdp_config into TrainingArguments is not shown")]
+    if launch.options.get("module") is True or launch.options.get("m"):
+        candidates = [entry.replace(".", os.sep) + ".py", os.path.join(entry.replace(".", os.sep), "__main__.py")]
+    else:
+        candidates = [entry]
+    base = os.path.dirname(os.path.abspath(script.path))
+    text = None
+    for candidate in candidates:
+        for folder in (base, root, os.getcwd()):
+            text = _read(os.path.join(folder, candidate))
+            if text is not None:
+                break
+        if text is not None:
+            break
+    if text is None:
+        return [MappingEntry("", launch.line, launch.column, "unknown", None,
+                             f"the entry {entry} is not in the repository: that it reads --fsdp and --fsdp_config "
+                             "into TrainingArguments is not shown")]
+    if not re.search(r"\b(?:Seq2Seq)?TrainingArguments\b|\bHfArgumentParser\b|\bTrainer\b|\bSFTConfig\b", text):
+        raise ShardshiftError(f"{entry}: the entry builds no TrainingArguments (searched its text): it would not "
+                              "read --fsdp; this target is for Hugging Face Trainer scripts")
+    return []
+
+
+# --- the ds_config as fsdp_config and Trainer flags ----------------------------------------------
+
+
+def _fsdp_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[dict, list[MappingEntry]]:
+    data: dict = ds.data
+    zero = data.get("zero_optimization") if isinstance(data.get("zero_optimization"), dict) else {}
+    stage = zero.get("stage", 0)
+    entries: list[MappingEntry] = []
+    handled: set[str] = set()
+    where = {pointer: (line, column) for pointer, line, column in ds.settings()}
+
+    def entry(pointer: str, status: str, target: str | None, reason: str) -> None:
+        handled.add(pointer)
+        line, column = where.get(pointer, (1, 1))
+        entries.append(MappingEntry(pointer, line, column, status, target, reason, ds.path))
+
+    config_name = os.path.basename(_config_path(ds.path))
+    if not isinstance(stage, int) or isinstance(stage, bool) or stage not in (0, 1, 2, 3):
+        raise ShardshiftError(f"{ds.path}: zero_optimization.stage {stage!r} is no ZeRO stage "
+                              "(`shardshift check` reports it)")
+    full = stage == 3
+    rewrite.fsdp = "full_shard auto_wrap" if full else "shard_grad_op auto_wrap"
+    config: dict[str, Any] = {"fsdp_version": 2, "reshard_after_forward": full,
+                              "auto_wrap_policy": "TRANSFORMER_BASED_WRAP"}
+    stage_reason = {3: "parameters, gradients and optimizer state sharded, parameters freed after forward: "
+                       "FSDP2 with reshard_after_forward",
+                    2: "gradients and optimizer state sharded, parameters kept after forward: FSDP2 without "
+                       "reshard_after_forward also shards the parameters between steps (same math, less memory)",
+                    1: "optimizer state sharded: FSDP2 without reshard_after_forward also shards gradients and "
+                       "parameters (same math, less memory)",
+                    0: "no sharding: FSDP2 without reshard_after_forward shards parameters, gradients and optimizer "
+                       "state (same math, less memory)"}[stage]
+    entry("/zero_optimization/stage", "exact" if full else "approximate",
+          f"--fsdp \"{rewrite.fsdp}\", {config_name}: reshard_after_forward", stage_reason)
+    if "/zero_optimization/stage" not in where:
+        entries[-1].line = entries[-1].column = 1
+    devices = {name: (zero.get(name) or {}).get("device") for name in ("offload_optimizer", "offload_param")
+               if isinstance(zero.get(name), dict)}
+    offloaded = {name: device for name, device in devices.items() if device not in (None, "none")}
+    for name, device in devices.items():
+        pointer = f"/zero_optimization/{name}/device"
+        if device == "cpu":
+            config["cpu_offload"] = True
+            entry(pointer, "exact" if set(offloaded) == {"offload_optimizer", "offload_param"} else "approximate",
+                  f"{config_name}: cpu_offload",
+                  "FSDP2's CPUOffloadPolicy keeps parameters, gradients and the optimizer step on the CPU"
+                  + ("" if set(offloaded) == {"offload_optimizer", "offload_param"}
+                     else f"; the ds_config offloads only {name.split('_', 1)[1]}s"))
+        elif device in (None, "none"):
+            entry(pointer, "exact", f"{config_name}: cpu_offload", "no offload in either")
+        else:
+            entry(pointer, "dropped", None, f"FSDP2 offloads to the CPU only, not to {device!r}")
+    gather = any(zero.get(k) is True for k in ("stage3_gather_16bit_weights_on_model_save",
+                                                "gather_16bit_weights_on_model_save"))
+    config["state_dict_type"] = "SHARDED_STATE_DICT" if full and not gather else "FULL_STATE_DICT"
+    for key in ("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save"):
+        if f"/zero_optimization/{key}" in where:
+            entry(f"/zero_optimization/{key}", "approximate", f"{config_name}: state_dict_type",
+                  "the Trainer saves the whole model (FULL_STATE_DICT, in the parameters' dtype)" if gather else
+                  "the Trainer saves each rank's shard (SHARDED_STATE_DICT), as ZeRO-3 saves no whole model "
+                  "without this setting")
+    if full:
+        # ZeRO-3 builds the Trainer's model already partitioned (zero.Init in from_pretrained); with this,
+        # rank 0 reads the checkpoint and the others receive their shards instead of each reading it whole
+        config["cpu_ram_efficient_loading"] = True
+        entries[0].reason += ("; cpu_ram_efficient_loading: rank 0 reads the checkpoint and sends the shards, where "
+                              "ZeRO-3 built the model partitioned (zero.Init)")
+    _precision(data, rewrite, entry)
+    _optimizer_and_schedule(data, rewrite, entry)
+    for pointer, flag_name in _TRAINER_FLAGS.items():
+        if pointer in where and pointer not in handled:
+            _trainer_value(pointer, _value(data, pointer), flag_name, rewrite, entry)
+    for pointer, reason in _DERIVED.items():
+        if pointer in where and pointer not in handled:
+            value = _value(data, pointer)
+            entry(pointer, "exact", None, (f'"auto": filled from {reason}, as it is without DeepSpeed'
+                                           if value == "auto" else f"the Trainer sets it from {reason}, as it "
+                                           "does under DeepSpeed (where it requires the two to agree)"))
+    # everything else DeepSpeed's own: the reason the FSDP2 mapping gives for it
+    for pointer, line, column in ds.settings():
+        if pointer not in handled and not any(pointer.startswith(p + "/") for p in handled):
+            entries.append(MappingEntry(pointer, line, column, *_deepspeed_only(pointer, _value(data, pointer)),
+                                        ds.path))
+    return config, entries
+
+
+def _precision(data: dict, rewrite: _ScriptRewrite, entry) -> None:
+    for name in ("bf16", "fp16"):
+        block = data.get(name)
+        if not isinstance(block, dict) or "enabled" not in block:
+            continue
+        pointer, value = f"/{name}/enabled", block["enabled"]
+        if value == "auto":
+            entry(pointer, "exact", f"--{name}", f'"auto": filled from the script\'s --{name} (or its default), '
+                  "which the Trainer applies under FSDP2 too")
+        elif value is True or value == "true":
+            rewrite.ensure(f"--{name}", "True", entry, pointer,
+                           "Accelerate's FSDP2 mixed precision: parameters sharded in fp32, computed in "
+                           f"{name}" if name == "bf16" else "fp16 autocast with a gradient scaler")
+        else:
+            entry(pointer, "exact", None, f"{name} off in both")
+
+
+def _optimizer_and_schedule(data: dict, rewrite: _ScriptRewrite, entry) -> None:
+    optimizer = data.get("optimizer")
+    if isinstance(optimizer, dict):
+        kind = optimizer.get("type")
+        params = optimizer.get("params") if isinstance(optimizer.get("params"), dict) else {}
+        lowered = kind.lower() if isinstance(kind, str) else None
+        if lowered == "adam" and params.get("adam_w_mode", True) is not True:
+            lowered = None  # Adam with L2 decay: no --optim of the Trainer is it
+        choice = _OPTIMIZERS.get(lowered) if lowered is not None else None
+        if choice is not None:
+            rewrite.ensure("--optim", choice, entry, "/optimizer/type",
+                           f"DeepSpeed's {kind} block replaced the Trainer's optimizer; the Trainer builds torch's "
+                           f"{'AdamW' if choice == 'adamw_torch' else 'Adagrad'} instead (the same update, another "
+                           "kernel)", status="approximate", replace=True)
+        else:
+            entry("/optimizer/type", "unknown", "--optim",
+                  f"the Trainer has no optimizer like DeepSpeed's {kind!r}: choose --optim (under DeepSpeed this "
+                  "block replaced it)")
+        if "/optimizer/params/betas" not in rewrite.entry_sources and isinstance(params.get("betas"), list) \
+                and len(params["betas"]) == 2 and all(isinstance(b, (int, float)) for b in params["betas"]):
+            rewrite.ensure("--adam_beta1", repr(params["betas"][0]), None, None, "")
+            rewrite.ensure("--adam_beta2", repr(params["betas"][1]), entry, "/optimizer/params/betas",
+                           "the Trainer's --adam_beta1 and --adam_beta2")
+    scheduler = data.get("scheduler")
+    if isinstance(scheduler, dict) and scheduler.get("type") is not None:
+        kind = scheduler.get("type")
+        params = scheduler.get("params") if isinstance(scheduler.get("params"), dict) else {}
+        shape = _SCHEDULES.get(kind) if isinstance(kind, str) else None
+        if shape is None:
+            entry("/scheduler/type", "unknown", "--lr_scheduler_type",
+                  f"the Trainer has no schedule like {kind!r}: choose --lr_scheduler_type (under DeepSpeed this "
+                  "block replaced it)")
+            return
+        warm = params.get("warmup_type", "log")
+        why = (f"DeepSpeed's {kind} replaced --lr_scheduler_type; the Trainer's {shape} has its shape"
+               + ("" if warm == "linear" else f", with a linear warm-up where {kind}'s is {warm!r}"))
+        if kind == "WarmupCosineLR" and isinstance(params.get("cos_min_ratio"), (int, float)) \
+                and params["cos_min_ratio"] > 0:
+            shape = "cosine_with_min_lr"
+            rewrite.ensure("--lr_scheduler_kwargs", "'" + json.dumps({"min_lr_rate": params["cos_min_ratio"]}) + "'",
+                           entry, "/scheduler/params/cos_min_ratio", "min_lr_rate = cos_min_ratio",
+                           status="exact", replace=True)
+        rewrite.ensure("--lr_scheduler_type", shape, entry, "/scheduler/type", why,
+                       status="exact" if warm == "linear" and kind != "WarmupCosineLR" else "approximate",
+                       replace=True)
+
+
+def _trainer_value(pointer: str, value: Any, flag_name: str, rewrite: _ScriptRewrite, entry) -> None:
+    if value == "auto":
+        entry(pointer, "exact", flag_name, f'"auto": filled from the script\'s {flag_name} (or its default), which '
+              "the Trainer applies under FSDP2 too")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        rewrite.ensure(flag_name, _number(value), entry, pointer,
+                       "the Trainer's own argument, which it reads without DeepSpeed")
+    else:
+        entry(pointer, "unknown", flag_name, f"{value!r} is not a value the Trainer's {flag_name} takes")
+
+
+def _deepspeed_only(pointer: str, value: Any) -> tuple[str, str | None, str]:
+    """A setting of DeepSpeed's own (buckets, overlap, logging, ...): FSDP2's reason (fsdp2/mapping.py)."""
+    from shardshift.formats.deepspeed.keys import key_index
+    from shardshift.formats.fsdp2.mapping import row_for
+
+    key = key_index().get(pointer)
+    if key is not None and key.inert:
+        return "exact", None, f"DeepSpeed ignores it ({key.doc or 'inert'}), and so does the Trainer's FSDP2"
+    row = row_for(key.renamed_to if key is not None and key.renamed_to else pointer)
+    if row is None:
+        return "dropped", None, "not a DeepSpeed key: DeepSpeed ignores it (see DS101)"
+    if value in row.off and not (isinstance(value, bool) and not any(isinstance(o, bool) for o in row.off)):
+        return "exact", None, "off in both"
+    return "dropped", None, row.reason or "DeepSpeed's own setting: the Trainer's FSDP2 has no counterpart"
+
+
+def _value(data: dict, pointer: str) -> Any:
+    from shardshift.source import MISSING, value_at
+
+    found = value_at(data, pointer)
+    return None if found is MISSING else found
+
+
+def _number(value: int | float) -> str:
+    return repr(value) if isinstance(value, int) else f"{value:g}" if abs(value) >= 1e-4 or value == 0 else repr(value)
+
+
+# --- the script ---------------------------------------------------------------------------------------
+
+
+class _ScriptRewrite:
+    """The launch line of one script, rewritten word by word at the places the grammar found."""
+
+    def __init__(self, script: Document, flag) -> None:
+        from shardshift.formats.megatron.shell_lexer import _Lexer
+
+        self.script, self.text = script, script.text
+        self.launch = script.data.launch
+        self.entries: list[MappingEntry] = []
+        self.entry_sources: set[str] = set()
+        self.fsdp = "full_shard auto_wrap"
+        lexer = _Lexer(script.text)
+        lexer.run()
+        start = _offset(script.text, self.launch.line, self.launch.column)
+        self.words = _command_words(lexer.tokens, start)
+        if not self.words:
+            raise ShardshiftError(f"{script.path}:{self.launch.line}:{self.launch.column}: the launch is built in a "
+                                  "string or a variable at run time: its words cannot be rewritten in place")
+        self.edits: list[tuple[int, int, str]] = []
+        self.added: list[str] = []
+        self.flag = flag
+
+    # the Trainer flags of the launch, as words: flag -> (index of the flag word, index of its value or None)
+    def _flag_words(self, name: str) -> tuple[int, int | None] | None:
+        for index, (_, _, raw) in enumerate(self.words):
+            if raw == name:
+                following = self.words[index + 1][2] if index + 1 < len(self.words) else None
+                return index, (index + 1 if following is not None and not following.startswith("--") else None)
+            if raw.startswith(name + "="):
+                return index, index
+        return None
+
+    def ensure(self, name: str, value: str, entry, pointer: str | None, reason: str, *, status: str = "exact",
+               replace: bool = False) -> None:
+        """The Trainer flag `name` set to `value`: kept when the script gives the same, its value replaced
+        (`replace`: a value DeepSpeed overrode), else added after --fsdp_config."""
+        found = self._flag_words(name)
+        shown = f"{name} {value}"
+        if found is not None:
+            flag_index, value_index = found
+            raw = self.words[value_index][2] if value_index is not None else ""
+            # a switch given alone (`--bf16`) is True, as HfArgumentParser reads it
+            given = raw.split("=", 1)[1] if value_index == flag_index else raw if value_index is not None else "True"
+            if _same_value(given, value):
+                if entry is not None:
+                    entry(pointer, "exact" if status == "exact" else status, name,
+                          f"the script's {name} {given}, kept: {reason}" if reason else f"the script's {name}, kept")
+                self.entry_sources.add(pointer or "")
+                return
+            if replace and value_index is not None:
+                start, end, _ = self.words[value_index]
+                text = f"{name}={value}" if value_index == flag_index else value
+                self.edits.append((start, end, text))
+                if entry is not None:
+                    entry(pointer, status, name, f"{reason}; the script's {name} {given} becomes {value} "
+                                                 "(under DeepSpeed it was not used)")
+                self.entry_sources.add(pointer or "")
+                return
+            if entry is not None:
+                entry(pointer, "approximate", name, f"the script's {name} {given} applies; the ds_config's {value} "
+                                                    "disagreed, which the Trainer refuses under DeepSpeed")
+            self.entry_sources.add(pointer or "")
+            return
+        self.added.append(shown)
+        if entry is not None:
+            entry(pointer, status, name, f"{reason}: {shown} added" if reason else f"{shown} added")
+        self.entry_sources.add(pointer or "")
+
+    def finish(self, config_path: str) -> None:
+        launch = self.launch
+        self._launcher()
+        found = self._flag_words("--deepspeed")
+        if found is None:
+            raise ShardshiftError(f"{self.script.path}:{self.flag.line}:{self.flag.column}: --deepspeed is built at "
+                                  "run time: it cannot be rewritten in place")
+        flag_index, value_index = found
+        raw = self.words[value_index][2] if value_index is not None else ""
+        raw_value = raw.split("=", 1)[1] if value_index == flag_index else raw
+        written = _config_word(raw_value, self.flag.value, config_path)
+        end_index = value_index if value_index is not None else flag_index
+        replacement = " ".join([f'--fsdp "{self.fsdp}"', f"--fsdp_config {written}", *self.added])
+        self.edits.append((self.words[flag_index][0], self.words[end_index][1], replacement))
+        self.entries.insert(0, MappingEntry(self.flag.flag, self.flag.line, self.flag.column, "exact",
+                                            f"--fsdp_config {written}",
+                                            f"the ds_config's settings move to {os.path.basename(config_path)} and "
+                                            "the Trainer's flags (each reported)"))
+        for arg in launch.args:  # every other flag the script gives the Trainer
+            if arg.flag and arg.flag != "--deepspeed" and not any(e.target == arg.flag and e.file is None
+                                                                     for e in self.entries):
+                replaced = any(start == self.words[i][0] for start, _, _ in self.edits
+                               for i, (_, _, w) in enumerate(self.words) if w == arg.flag)
+                if not replaced:
+                    self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "exact", arg.flag,
+                                                     "kept in the script: the Trainer reads it under FSDP2 as it "
+                                                     "did under DeepSpeed"))
+        text = self.text
+        for start, end, new in sorted(self.edits, reverse=True):
+            text = text[:start] + new + text[end:]
+        self.text = text
+
+    def _launcher(self) -> None:
+        launch = self.launch
+        if launch.launcher in _LAUNCHER_KEPT:
+            self.entries.append(MappingEntry(launch.launcher, launch.line, launch.column, "exact", launch.launcher,
+                                             "kept: the Trainer runs FSDP2 under torchrun"))
+            return
+        if launch.launcher != "deepspeed":
+            self.entries.append(MappingEntry(launch.launcher, launch.line, launch.column, "unknown", None,
+                                             f"the script starts the training with {launch.launcher}; FSDP2 needs "
+                                             "one process per GPU (torchrun): the launch is left as it is"))
+            return
+        options, index = {}, 1
+        while index < len(self.words):
+            raw = self.words[index][2]
+            if not raw.startswith("-"):
+                break
+            name = raw.lstrip("-").split("=", 1)[0]
+            if "=" in raw:
+                options[name] = (raw.split("=", 1)[1], index)
+                index += 1
+            elif name in _DEEPSPEED_VALUED and index + 1 < len(self.words):
+                options[name] = (self.words[index + 1][2], index)
+                index += 2
+            else:
+                options[name] = (True, index)
+                index += 1
+        if index >= len(self.words):
+            raise ShardshiftError(f"{self.script.path}:{launch.line}:{launch.column}: no entry script after the "
+                                  "deepspeed launcher's options")
+        words = ["torchrun"]
+        prefix = ""
+        status, why = "exact", []
+        line, column = launch.line, launch.column
+        gpus = options.pop("num_gpus", None) or options.pop("num_gpus_per_node", None)
+        include = options.pop("include", None) or options.pop("i", None)
+        if include is not None:
+            hosts = str(include[0]).strip("'\"").split("@")
+            host, _, devices = hosts[0].partition(":")
+            if len(hosts) == 1 and host in ("localhost", "127.0.0.1") and re.fullmatch(r"\d+(,\d+)*", devices):
+                prefix = f"env CUDA_VISIBLE_DEVICES={devices} "
+                words.append(f"--nproc_per_node={len(devices.split(','))}")
+                why.append(f"--include {include[0]}: the same GPUs through CUDA_VISIBLE_DEVICES")
+            else:
+                words.append("--nproc_per_node=FILL_IN")
+                status = "unknown"
+                why.append(f"--include {include[0]}: hosts or devices torchrun cannot select: fill in the processes")
+        elif gpus is not None:
+            words.append(f"--nproc_per_node={gpus[0]}")
+            why.append(f"--num_gpus {gpus[0]} processes per node")
+        else:
+            words.append("--nproc_per_node=gpu")
+            why.append("every GPU of the node, as the deepspeed launcher starts without --num_gpus")
+        nodes = options.pop("num_nodes", None)
+        hostfile = options.pop("hostfile", None) or options.pop("H", None)
+        if nodes is not None and nodes[0] != "1" or hostfile is not None:
+            count = nodes[0] if nodes is not None else "FILL_IN"
+            words += [f"--nnodes={count}", "--node_rank=FILL_IN", "--master_addr=FILL_IN"]
+            status = "unknown"
+            why.append("several nodes: the deepspeed launcher starts the others over ssh from its hostfile, torchrun "
+                       "runs once on each node: fill in each node's rank and the first node's address")
+        elif nodes is not None:
+            why.append("--num_nodes 1: one node")
+        for name in ("master_port", "master_addr"):
+            given = options.pop(name, None)
+            if given is not None:
+                words.append(f"--{name}={given[0]}")
+        if options.pop("module", None) or options.pop("m", None):
+            words.append("--module")
+        for name, (value, at) in options.items():
+            line_at, column_at = _position(self.text, self.words[at][0])
+            self.entries.append(MappingEntry(f"--{name}", line_at, column_at, "dropped", None,
+                                             "a deepspeed launcher option with no torchrun counterpart"))
+        self.edits.append((self.words[0][0], self.words[index - 1][1] if index > 1 else self.words[0][1],
+                           prefix + " ".join(words)))
+        self.entries.append(MappingEntry("deepspeed", line, column, status, prefix + " ".join(words),
+                                         "; ".join(why)))
+        self.words = self.words  # positions of the words after the launcher are unchanged
+
+
+def _same_value(given: str, value: str) -> bool:
+    given, value = given.strip("'\""), value.strip("'\"")
+    if given == value:
+        return True
+    try:
+        return float(given) == float(value)
+    except ValueError:
+        return given.lower() in ("true", "1", "yes") and value.lower() in ("true", "1", "yes")
+
+
+def _config_word(raw: str, expanded: str, config_path: str) -> str:
+    """The --fsdp_config word, written as --deepspeed's was: the same folder and quotes, the new name."""
+    quote = raw[0] if raw[:1] in ("'", '"') and raw.endswith(raw[0]) and len(raw) > 1 else ""
+    inner = raw[1:-1] if quote else raw
+    head, _, tail = inner.rpartition("/")
+    name = os.path.basename(config_path)
+    if "$" not in tail and "`" not in tail and "\\" not in tail:
+        return f"{quote}{head + '/' if head or inner.startswith('/') else ''}{name}{quote}"
+    # the file name comes from a variable: the path it expands to, written out
+    folder = os.path.dirname(expanded)
+    return _quoted(os.path.join(folder, name) if folder else name)
+
+
+def _quoted(text: str) -> str:
+    return text if re.fullmatch(r"[\w./@%+=:,-]+", text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    if not 1 <= line <= len(starts):
+        return -1
+    return starts[line - 1] + column - 1
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _command_words(tokens: list, start: int) -> list[tuple[int, int, str]]:
+    """The words of the simple command whose first word (after assignments) starts at `start`:
+    (start, end, raw text), up to the first operator or newline."""
+    for index, token in enumerate(tokens):
+        if token[0] == "WORD" and token[2] == start:
+            words = []
+            for kind, raw, offset in tokens[index:]:
+                if kind != "WORD":
+                    break
+                words.append((offset, offset + len(raw), raw))
+            return words
+    return []
+
+
+def _read(path: str) -> str | None:
+    from shardshift.files import read_text
+
+    return read_text(path, errors="strict") if os.path.isfile(path) else None
+
