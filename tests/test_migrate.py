@@ -252,3 +252,23 @@ def test_any_launch_reads_back_as_torchrun_with_the_same_trainer_flags(tmp_path_
     expected = [(f.split()[0], f.split()[1] if " " in f else None) for f in flags]
     assert [f for f in given_flags if not f[0].startswith("--fsdp")] == expected
     assert ("--fsdp_config", "configs/ds_fsdp2.json") in given_flags
+
+
+_NOISE = st.lists(st.sampled_from(list("\"'`$(){}[];&|\\ \n\t=-#x1") + ["${A:-b}", "$(x)", "--deepspeed",
+                                                                         " \\\n", "deepspeed ", "<<EOF\n"]),
+                  max_size=30).map("".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(prefix=_NOISE, middle=_NOISE, suffix=_NOISE)
+def test_a_hostile_script_is_migrated_or_refused_never_a_traceback(tmp_path_factory, prefix, middle, suffix):
+    launch = f"{prefix}\ndeepspeed --num_gpus 2 train.py {middle} --deepspeed configs/ds.json {suffix}\n"
+    repo = make(tmp_path_factory.mktemp("hostile"), launch, git=False)
+    try:
+        migration = one(repo)
+    except ShardshiftError:
+        return
+    script = migration.changes[0]
+    assert script.before == launch and "--fsdp_config" in script.after
+    # only the launch's own words changed: the text around them is kept as written
+    assert script.after.startswith(prefix)

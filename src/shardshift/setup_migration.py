@@ -494,6 +494,7 @@ class _ScriptRewrite:
         self.launch = script.data.launch
         self.entries: list[MappingEntry] = []
         self.entry_sources: set[str] = set()
+        self.replaced: dict[str, tuple[str, str, str | None]] = {}  # flag -> (as given, new value, ds pointer)
         self.fsdp = "full_shard auto_wrap"
         lexer = _Lexer(script.text)
         lexer.run()
@@ -537,6 +538,7 @@ class _ScriptRewrite:
                 start, end, _ = self.words[value_index]
                 text = f"{name}={value}" if value_index == flag_index else value
                 self.edits.append((start, end, text))
+                self.replaced[name] = (given, value, pointer)
                 if entry is not None:
                     entry(pointer, status, name, f"{reason}; the script's {name} {given} becomes {value} "
                                                  "(under DeepSpeed it was not used)")
@@ -571,14 +573,22 @@ class _ScriptRewrite:
                                             f"the ds_config's settings move to {os.path.basename(config_path)} and "
                                             "the Trainer's flags (each reported)"))
         for arg in launch.args:  # every other flag the script gives the Trainer
-            if arg.flag and arg.flag != "--deepspeed" and not any(e.target == arg.flag and e.file is None
-                                                                     for e in self.entries):
-                replaced = any(start == self.words[i][0] for start, _, _ in self.edits
-                               for i, (_, _, w) in enumerate(self.words) if w == arg.flag)
-                if not replaced:
-                    self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "exact", arg.flag,
-                                                     "kept in the script: the Trainer reads it under FSDP2 as it "
-                                                     "did under DeepSpeed"))
+            if not arg.flag or arg.flag == "--deepspeed":
+                continue
+            if arg.flag in self.replaced:
+                given, value, pointer = self.replaced[arg.flag]
+                self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "approximate", arg.flag,
+                                                 f"{given} becomes {value}: under DeepSpeed the ds_config's {pointer} "
+                                                 f"decided it, not this flag"))
+            else:
+                self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "exact", arg.flag,
+                                                 "kept in the script: the Trainer reads it under FSDP2 as it did under "
+                                                 "DeepSpeed"))
+        for other in self.script.data.launches:  # another launch of the script that also runs DeepSpeed
+            if other is not launch and any(a.flag in ("--deepspeed", "--deepspeed_config") for a in other.args):
+                self.entries.append(MappingEntry(other.launcher, other.line, other.column, "unknown", None,
+                                                 "another launch in this script also runs DeepSpeed: only the launch "
+                                                 f"at line {launch.line} is migrated"))
         text = self.text
         for start, end, new in sorted(self.edits, reverse=True):
             text = text[:start] + new + text[end:]
