@@ -454,3 +454,33 @@ def test_deepspeed_auto_precision_is_not_fp32():
 def test_deepspeed_fp16_block_without_enabled_is_fp32():
     plan = resolved("deepspeed", '{"train_batch_size": 8, "fp16": {"loss_scale": 0}}', "ds_config.json")
     assert plan.precision.param_dtype == "fp32"
+
+
+@pytest.mark.parametrize("name", FRAMEWORK_FORMATS)
+def test_a_release_outside_the_checked_ones_has_unknown_defaults(name):
+    """Issue 34: a pinned release the table was not read from resolves to Unknown (with why), never
+    to the values of the releases it was read from; inside their range, and with no pin, the values
+    stand, labelled with a release the table was read from."""
+    from shardshift.plan import Optimizer
+
+    table = defaults_table(name)
+    checked = table.CHECKED_RELEASES
+    plan = Plan()
+    if name == "fsdp2":  # FSDP2 code's defaults follow what it builds: a sharded model and an optimizer
+        plan.set("sharding.stage", 3)
+        plan.optimizer = Optimizer(name="AdamW")
+    before = tuple(max(0, p - 1) if i == 0 and p else p for i, p in enumerate(min(checked)))
+    before = (0, 0, 1) if before >= min(checked) else before
+    after = (max(checked)[0] + 1, 0, 0)
+    for outside in (before, after):
+        filled = resolve(plan, name, "/nowhere/x", outside)
+        values = defaulted(filled)
+        assert values and all(isinstance(v, Unknown) for v in values.values()), (name, outside)
+        reason = next(iter(values.values())).reason
+        assert "read from the source of" in reason and f"--{table.FRAMEWORK}-version" in reason
+    for inside in (min(checked), max(checked), None):
+        values = defaulted(resolve(plan, name, "/nowhere/x", inside))
+        assert any(not isinstance(v, Unknown) for v in values.values()), (name, inside)
+    where = resolve(plan, name, "/nowhere/x", None)
+    label = next(w.pointer for d, w in where.provenance.items() if is_default(w))
+    assert label == f"default of {table.FRAMEWORK} {'.'.join(map(str, max(checked)))}"

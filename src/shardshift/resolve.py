@@ -27,15 +27,19 @@ import copy
 import importlib
 from typing import Any
 
-from shardshift.plan import Plan
+from shardshift.plan import Plan, Unknown
 from shardshift.source import Location
 
 DEFAULT_MARK = "default of "
 
 
-def default_location(path: str, framework: str, version: tuple[int, ...] | None) -> Location:
+def default_location(path: str, framework: str, version: tuple[int, ...] | None,
+                     checked: tuple[tuple[int, ...], ...] = ()) -> Location:
     """The provenance of a value the framework chose: line 0 (no place in the file). No release
-    found: the newest shardshift knows, whose defaults the tables hold."""
+    found: the newest whose source the table was checked against (`checked`), else the newest
+    shardshift knows."""
+    if not version and checked:
+        version = max(checked)
     if not version:
         from shardshift.context.releases import known_releases
 
@@ -81,12 +85,28 @@ def resolve(plan: Plan, format_name: str, path: str, version: tuple[int, ...] | 
     framework = table.FRAMEWORK
     if version is None:
         version = _version(framework, path, release_of)
-    where = default_location(path, framework, version)
+    checked = tuple(getattr(table, "CHECKED_RELEASES", ()))
+    where = default_location(path, framework, version, checked)
+    unchecked = unchecked_release(framework, version, checked)
     for dotted, value in table.defaults(resolved, version):
         if value is None or resolved.get(dotted) is not None:
             continue
+        if unchecked is not None:
+            value = Unknown(unchecked, where)  # a release the table was not read from: never its values
         resolved.set(dotted, value, where)
     return resolved
+
+
+def unchecked_release(framework: str, version: tuple[int, ...] | None,
+                      checked: tuple[tuple[int, ...], ...]) -> str | None:
+    """Why the defaults of `version` are not known, when it lies outside the releases whose source
+    the table was checked against (their range, first to last); None when it does not."""
+    if version is None or not checked or min(checked) <= tuple(version) <= max(checked):
+        return None
+    shown = ".".join(map(str, version))
+    span = ".".join(map(str, min(checked))) + ("" if len(checked) == 1 else "–" + ".".join(map(str, max(checked))))
+    return (f"{framework} {shown}'s default: shardshift's table of {framework} defaults was read from the source of "
+            f"{span} only (say the release with --{framework}-version if the pin is not the one that runs)")
 
 
 def resolve_document(document, plan: Plan | None = None) -> Plan | None:

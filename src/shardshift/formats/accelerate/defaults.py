@@ -14,6 +14,9 @@ from shardshift.formats.defaults_util import merged_ds_config
 from shardshift.plan import Plan, Unknown
 
 FRAMEWORK = "accelerate"
+# The releases whose source was read and found to give this table's values (tests/test_defaults_releases.py);
+# a pinned release outside their range resolves to Unknown (shardshift.resolve), never to these values.
+CHECKED_RELEASES = ((1, 2, 0), (1, 6, 0), (1, 15, 0))
 
 DS_FILE_STAGE = ("the ZeRO stage is the one of the ds_config named by deepspeed_config_file, which is not read "
                  "here (DeepSpeed's default 0 when it has no zero_optimization)")

@@ -12,6 +12,9 @@ from shardshift.formats.defaults_util import data_parallel, integer, merged_ds_c
 from shardshift.plan import Alternative, Plan, Unknown
 
 FRAMEWORK = "axolotl"
+# The releases whose source was read and found to give this table's values (tests/test_defaults_releases.py);
+# a pinned release outside their range resolves to Unknown (shardshift.resolve), never to these values.
+CHECKED_RELEASES = ((0, 8, 0), (0, 12, 0), (0, 19, 0), (0, 21, 0))
 
 BF16_AUTO = ("Axolotl's default bf16: auto depends on the GPU (utils/config resolve_dtype): bf16 where "
              "torch reports bf16 support, else {other}")

@@ -10,6 +10,9 @@ from shardshift.formats.defaults_util import data_parallel, exact_div, has_auto,
 from shardshift.plan import Plan
 
 FRAMEWORK = "deepspeed"
+# The releases whose source was read and found to give this table's values (tests/test_defaults_releases.py);
+# a pinned release outside their range resolves to Unknown (shardshift.resolve), never to these values.
+CHECKED_RELEASES = ((0, 16, 0), (0, 18, 0), (0, 19, 2), (0, 19, 8))
 
 # deepspeed/runtime/constants.py: GRADIENT_CLIPPING_DEFAULT = 1.0 from 0.19.3 (0.0, no clipping, before)
 CLIPPING_CHANGED = (0, 19, 3)

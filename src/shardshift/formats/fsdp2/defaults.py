@@ -14,6 +14,10 @@ from typing import Any
 from shardshift.plan import Alternative, Plan, Unknown
 
 FRAMEWORK = "torch"
+# The releases whose source was read and found to give this table's values; a pinned release outside
+# them resolves to Unknown (shardshift.resolve), never to these values.
+CHECKED_RELEASES = ((2, 13, 0),)
+WHY_ONE_RELEASE = ("torch is published on the package index only as wheels of several hundred MB: the one release read is the installed oracle, torch 2.13.0.")
 
 # torch/optim/{adamw,adam,sgd}.py: the constructors' defaults (torch 2.13)
 OPTIMIZERS: dict[str, tuple[tuple[str, Any], ...]] = {

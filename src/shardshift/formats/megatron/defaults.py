@@ -12,6 +12,10 @@ from shardshift.formats.defaults_util import data_parallel, exact_div, integer, 
 from shardshift.plan import Plan
 
 FRAMEWORK = "megatron-core"
+# The releases whose source was read and found to give this table's values; a pinned release outside
+# them resolves to Unknown (shardshift.resolve), never to these values.
+CHECKED_RELEASES = ((0, 20, 0),)
+WHY_ONE_RELEASE = ("Megatron-LM's training arguments (arguments.py, where these defaults live) are published with no release on the package index: the megatron-core wheels hold megatron/core only. The one release read is the Megatron-LM source of ../shared/oracles/megatron-lm (megatron-core 0.20.0).")
 
 # arguments.py _add_mixed_precision_args: --initial-loss-scale 2**32, --min-loss-scale 1.0,
 # --loss-scale-window 1000, --hysteresis 2; --loss-scale None = dynamic scaling

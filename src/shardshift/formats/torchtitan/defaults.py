@@ -12,6 +12,9 @@ from shardshift.formats.defaults_util import data_parallel, degree, exact_div, i
 from shardshift.plan import Alternative, Plan, Unknown
 
 FRAMEWORK = "torchtitan"
+# The releases whose source was read and found to give this table's values (tests/test_defaults_releases.py);
+# a pinned release outside their range resolves to Unknown (shardshift.resolve), never to these values.
+CHECKED_RELEASES = ((0, 2, 0), (0, 2, 2))
 
 SHARD_REST = ("torchtitan's default data_parallel_shard_degree -1 gives the shard degree the ranks left over, "
               "world size // (replicate × context × tensor × pipeline), and this file does not give the world size")
