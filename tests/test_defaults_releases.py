@@ -36,6 +36,8 @@ def _literal(node: ast.AST):
             if keyword.arg == "default":
                 return _literal(keyword.value)
         return _literal(node.args[0]) if node.args else MISSING
+    if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(node.value, ast.Attribute):
+        node = node.value  # OptimizerNames.ADAMW_HF.value
     if isinstance(node, ast.Attribute) and node.attr.isupper():
         return node.attr.lower()
     try:
