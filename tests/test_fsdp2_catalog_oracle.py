@@ -49,6 +49,7 @@ RULE_CLAIMS = {
     "FS028": "test_fs028_offloaded_step_runs_on_cpu_tensors",
     "FS035": "test_fs035_an_fsdp2_module_has_no_wrapper_methods",
     "FS036": "test_fs036_a_meta_module_cannot_be_copied_with_to",
+    "FS037": "test_fs037_an_averaged_model_needs_its_copy_sharded",
 }
 # Rules whose messages say which argument check of torch raises: confirmed site by site by the coverage map's
 # oracle, which runs each rule's bad fixtures through torch on a fake process group of the fixture's world
@@ -516,6 +517,33 @@ CHILD = textwrap.dedent(r'''
         model.to(torch.bfloat16)
         return sorted({str(p.device) for p in model.parameters()})
 
+    # --- FS037 averaged-model-of-sharded-module ---------------------------------------------------
+    from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+    @case("FS037-before")
+    def _():
+        model = Transformer(tied=False)
+        ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.999))
+        blocks_then_root(model)
+        model(TOKENS).sum().backward()
+        ema.update_parameters(model)
+
+    @case("FS037-after")
+    def _():
+        model = blocks_then_root(Transformer(tied=False))
+        AveragedModel(model)
+
+    @case("FS037-good")
+    def _():
+        model = Transformer(tied=False)
+        ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.999))
+        blocks_then_root(model)
+        blocks_then_root(ema.module)
+        for _ in range(2):
+            model(TOKENS).sum().backward()
+            ema.update_parameters(model)
+        return sorted({type(p).__name__ for p in ema.parameters()})
+
     out["torch"] = torch.__version__
     dist.destroy_process_group()
     json.dump(out, open(sys.argv[1], "w"))
@@ -685,6 +713,12 @@ def test_fs036_a_meta_module_cannot_be_copied_with_to(ran):
         raised(ran[name], "NotImplementedError", "Cannot copy out of meta tensor; no data!")
     assert "Please use torch.nn.Module.to_empty() instead" in ran["FS036-to-sharded"]["text"]
     assert ran["FS036-good"] == {"ok": ["cpu"]}
+
+
+def test_fs037_an_averaged_model_needs_its_copy_sharded(ran):
+    raised(ran["FS037-before"], "RuntimeError", "got mixed torch.Tensor and DTensor")
+    raised(ran["FS037-after"], "AssertionError", "FSDP does not support deepcopy")
+    assert ran["FS037-good"] == {"ok": ["DTensor"]}
 
 
 def test_fs015_forward_leaves_the_root_unsharded(ran):

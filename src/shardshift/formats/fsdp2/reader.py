@@ -1033,6 +1033,10 @@ class Interpreter:
             self._event("set_reshard_after_forward", node, targets=[owner.path], kwargs={"value": value})
         elif method in ("forward", "generate"):
             self._event("direct_forward", node, name=method, targets=[owner.path])
+        elif method == "update_parameters" and (args or "model" in kwargs):
+            # an AveragedModel's update from the model it averages: targets [the averaged model, the model]
+            model = args[0] if args else kwargs["model"]
+            self._event("averaged_update", node, targets=[owner.path, *_paths(model)])
         elif method == "gradient_checkpointing_enable":
             self._event("hf_checkpointing", node, targets=[owner.path])
         elif method == "add_argument":
@@ -1101,6 +1105,10 @@ class Interpreter:
         if last == "deepcopy" and qualified == "copy.deepcopy":
             self._event("deepcopy", node, targets=_paths(args[0] if args else UNKNOWN))
             return UNKNOWN
+        if last == "AveragedModel" and qualified.endswith("swa_utils.AveragedModel"):
+            # torch.optim.swa_utils.AveragedModel(model): a deep copy of the module, averaged by update_parameters
+            self._event("averaged_model", node, targets=_paths(named.get("model", args[0] if args else UNKNOWN)))
+            return NOT_KNOWN  # bound as a module of its own (`ema.module` is its copy)
         if last == "share_comm_ctx" and qualified.startswith("torch."):
             self._event("share_comm_ctx", node, kwargs={"modules": args[0] if args else kwargs.get("modules", UNKNOWN)})
             return UNKNOWN

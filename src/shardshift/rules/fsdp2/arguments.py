@@ -492,6 +492,74 @@ class DeepcopyOfShardedModule(_base._Fsdp2Rule):
                    "copy before fully_shard, or build the copy from a state dict")
 
 
+class AveragedModelOfShardedModule(_base._Fsdp2Rule):
+    """An `AveragedModel` (EMA or SWA) of a module that `fully_shard` shards, its copy left unsharded.
+
+    ## What it does
+    Reports `torch.optim.swa_utils.AveragedModel(m)` built after `fully_shard` sharded `m`, and
+    `averaged.update_parameters(m)` after `fully_shard(m)` when the AveragedModel was built before
+    it and its copy (`averaged.module`) was never sharded, in the same flow of the script.
+
+    ## Why is this bad
+    `AveragedModel` deep-copies the module. After `fully_shard` that copy fails: torch raises
+    `AssertionError: FSDP does not support deepcopy`. Built before, the copy keeps plain tensors
+    while the model's parameters become sharded `DTensor`s, and the first `update_parameters(m)`
+    raises `RuntimeError: aten.copy_.default: got mixed torch.Tensor and DTensor`. Checked with
+    torch 2.13 on the CPU.
+
+    ## Example
+    ```python
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.999))
+    fully_shard(model)
+    ...
+    ema.update_parameters(model)
+    ```
+
+    ## Use instead
+    ```python
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.999))
+    fully_shard(model)
+    fully_shard(ema.module)  # the copy sharded the same way: its parameters are DTensors too
+    ...
+    ema.update_parameters(model)
+    ```
+    """
+
+    code = "FS037"
+    name = "averaged-model-of-sharded-module"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event, earlier in _after_fully_shard(analysis, "averaged_model"):
+            yield (event, f"AveragedModel({_show(event.targets[0])}) after fully_shard at line {earlier.line}: it "
+                   "deep-copies the module, and torch raises AssertionError (FSDP does not support deepcopy)",
+                   "build the AveragedModel before fully_shard, then fully_shard its copy (averaged.module) too")
+        for flow in analysis.flows():
+            for index, built in enumerate(flow):
+                if built.kind != "averaged_model" or not built.targets:
+                    continue
+                model = built.targets[0]
+                later = flow[index + 1:]
+                shard = next((e for e in later if e.kind == "fully_shard" and not _base._alternatives(built, e)
+                              and any(_base._related(t, model) for t in e.targets)), None)
+                if shard is None:
+                    continue
+                for position, update in enumerate(later):
+                    if update.kind != "averaged_update" or update.seq < shard.seq or len(update.targets) < 2 \
+                            or not any(_base._related(m, model) for m in update.targets[1:]):
+                        continue
+                    owner = update.targets[0]
+                    if any(e.kind == "fully_shard" and any(t == owner or t.startswith(owner + ".module")
+                                                           for t in e.targets) for e in later[:position]):
+                        break  # the copy is sharded too
+                    yield (update, f"{owner}.update_parameters({_show(update.targets[1])}): the AveragedModel built "
+                           f"at line {built.line} copied {_show(model)} before fully_shard at line {shard.line}, and "
+                           "its copy was never sharded: torch raises RuntimeError (mixed torch.Tensor and DTensor) "
+                           "at the first update",
+                           f"fully_shard({owner}.module) after sharding {_show(model)}, the same way")
+                    break
+
+
 class ForwardBeforeRootSharded(_base._Fsdp2Rule):
     """A forward runs through sharded blocks before the root is sharded.
 
