@@ -272,3 +272,10 @@ def test_a_hostile_script_is_migrated_or_refused_never_a_traceback(tmp_path_fact
     assert script.before == launch and "--fsdp_config" in script.after
     # only the launch's own words changed: the text around them is kept as written
     assert script.after.startswith(prefix)
+
+
+def test_several_nodes_keep_a_given_master_address(tmp_path):
+    launch = "deepspeed --num_nodes 2 --num_gpus 8 --master_addr node0 train.py --deepspeed configs/ds.json\n"
+    after = one(make(tmp_path, launch)).changes[0].after
+    assert after.startswith("torchrun --nproc_per_node=8 --nnodes=2 --node_rank=FILL_IN --master_addr=node0 train.py")
+    assert after.count("--master_addr") == 1

@@ -41,10 +41,6 @@ TARGETS = ("trainer-fsdp2",)
 FIRST_TRAINER_FSDP2 = (5, 0, 0)
 FSDP_CONFIG_SUFFIX = "_fsdp2.json"
 
-# deepspeed launcher options that take a value (deepspeed/launcher/runner.py parse_args)
-_DEEPSPEED_VALUED = {"num_gpus", "num_nodes", "hostfile", "H", "include", "i", "exclude", "e", "master_port",
-                     "master_addr", "launcher", "launcher_args", "node_rank", "ssh_port", "min_elastic_nodes",
-                     "max_elastic_nodes", "autotuning", "comment", "venv_script", "bind_core_list"}
 # ds_config values the Trainer fills from (or, given literally, requires to equal) its own arguments
 # (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process): the flag
 # that sets the same value without DeepSpeed
@@ -595,6 +591,8 @@ class _ScriptRewrite:
         self.text = text
 
     def _launcher(self) -> None:
+        from shardshift.formats.megatron.shell_launch import DEEPSPEED_VALUED
+
         launch = self.launch
         if launch.launcher in _LAUNCHER_KEPT:
             self.entries.append(MappingEntry(launch.launcher, launch.line, launch.column, "exact", launch.launcher,
@@ -614,7 +612,7 @@ class _ScriptRewrite:
             if "=" in raw:
                 options[name] = (raw.split("=", 1)[1], index)
                 index += 1
-            elif name in _DEEPSPEED_VALUED and index + 1 < len(self.words):
+            elif name in DEEPSPEED_VALUED and index + 1 < len(self.words):
                 options[name] = (self.words[index + 1][2], index)
                 index += 2
             else:
@@ -626,7 +624,6 @@ class _ScriptRewrite:
         words = ["torchrun"]
         prefix = ""
         status, why = "exact", []
-        line, column = launch.line, launch.column
         gpus = options.pop("num_gpus", None) or options.pop("num_gpus_per_node", None)
         include = options.pop("include", None) or options.pop("i", None)
         if include is not None:
@@ -650,7 +647,9 @@ class _ScriptRewrite:
         hostfile = options.pop("hostfile", None) or options.pop("H", None)
         if nodes is not None and nodes[0] != "1" or hostfile is not None:
             count = nodes[0] if nodes is not None else "FILL_IN"
-            words += [f"--nnodes={count}", "--node_rank=FILL_IN", "--master_addr=FILL_IN"]
+            words += [f"--nnodes={count}", "--node_rank=FILL_IN"]
+            if "master_addr" not in options:
+                words.append("--master_addr=FILL_IN")
             status = "unknown"
             why.append("several nodes: the deepspeed launcher starts the others over ssh from its hostfile, torchrun "
                        "runs once on each node: fill in each node's rank and the first node's address")
@@ -668,9 +667,8 @@ class _ScriptRewrite:
                                              "a deepspeed launcher option with no torchrun counterpart"))
         self.edits.append((self.words[0][0], self.words[index - 1][1] if index > 1 else self.words[0][1],
                            prefix + " ".join(words)))
-        self.entries.append(MappingEntry("deepspeed", line, column, status, prefix + " ".join(words),
+        self.entries.append(MappingEntry("deepspeed", launch.line, launch.column, status, prefix + " ".join(words),
                                          "; ".join(why)))
-        self.words = self.words  # positions of the words after the launcher are unchanged
 
 
 def _same_value(given: str, value: str) -> bool:

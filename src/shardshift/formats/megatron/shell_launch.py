@@ -95,7 +95,8 @@ class Branches(NamedTuple):
 _TORCHRUN_VALUED = {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_id", "rdzv_backend",
                     "rdzv_endpoint", "rdzv_conf", "max_restarts", "monitor_interval", "start_method", "role",
                     "log_dir", "redirects", "tee", "local_addr", "local_rank", "logs_specs", "local_ranks_filter"}
-_DEEPSPEED_VALUED = {"num_gpus", "num_nodes", "hostfile", "H", "include", "i", "exclude", "e", "master_port",
+# the deepspeed launcher's options that take a value (deepspeed/launcher/runner.py parse_args)
+_DEEPSPEED_VALUED = DEEPSPEED_VALUED = {"num_gpus", "num_nodes", "hostfile", "H", "include", "i", "exclude", "e", "master_port",
                      "master_addr", "launcher", "launcher_args", "node_rank", "ssh_port", "min_elastic_nodes",
                      "max_elastic_nodes", "autotuning", "comment", "venv_script", "bind_core_list"}
 _SRUN_VALUED = {"N", "n", "p", "A", "t", "J", "o", "e", "c", "w", "x", "G", "nodes", "ntasks", "ntasks-per-node",
