@@ -96,16 +96,22 @@ def loaded(tmp_path_factory):
         target.write_text(text, encoding="utf-8")
         paths.append(str(target))
     dims = [_degrees(read(p.read_text(), str(p)).plan, WORLD) for p in DIMS_FIXTURES]
-    done = subprocess.run([sys.executable, str(CHILD)], input=json.dumps({"files": paths, "dims": dims}),
+    batches = [{"path": str(p), "world_size": WORLD} for p in BATCH_FIXTURES]
+    done = subprocess.run([sys.executable, str(CHILD)], input=json.dumps({"files": paths, "dims": dims,
+                                                                        "batches": batches}),
                           capture_output=True, text=True, timeout=600, cwd=folder)
     assert done.returncode == 0, done.stderr[-3000:]
     answer = json.loads(done.stdout)
     files = {name: (source, text, path, result)
              for (name, (source, text)), path, result in zip(emitted.items(), paths, answer["files"])}
+    BATCHES.update(zip(BATCH_FIXTURES, answer["batches"]))
     return files, dict(zip(DIMS_FIXTURES, answer["dims"]))
 
 
 WORLD = 8
+# TT105: torchtitan's own batch check of Trainer.__init__ on each fixture, on WORLD processes
+BATCH_FIXTURES = sorted((FIXTURES / "torchtitan" / "rules" / "TT105").glob("*.toml"))
+BATCHES: dict = {}
 DIMS_FIXTURES = sorted(p for code in ("TT101", "TT102", "TT103", "PL101")
                        for p in (FIXTURES / "torchtitan" / "rules" / code).glob("*.toml"))
 
@@ -155,6 +161,19 @@ def _judged(loaded, prefix):
         if name.startswith(prefix) and result.get("error") != MISSING_MODULE:
             out[name] = (source, text, path, result)
     return out
+
+
+def test_torchtitan_stops_at_its_batch_check_exactly_where_tt105_reports(loaded):
+    """The fixtures write their data-parallel degrees (replicate × shard = 8 = WORLD) or a global batch of
+    0: TT105 needs no world size there, and torchtitan's Trainer asserts on exactly those."""
+    assert len(BATCHES) == len(BATCH_FIXTURES) >= 3
+    _, output = check_json(*(str(p) for p in BATCH_FIXTURES))
+    reported = {os.path.basename(f["file"]) for f in output["findings"] if f["code"] == "TT105"}
+    stopped = {p.name for p, result in BATCHES.items() if result.get("error") == "AssertionError"}
+    assert reported == stopped and stopped >= {"bad.toml", "bad_degree.toml"}, (reported, BATCHES)
+    assert any("global batch size must be multiple of local batch size times data-parallel degree"
+               in r.get("message", "") for r in BATCHES.values())
+    assert BATCHES[FIXTURES / "torchtitan" / "rules" / "TT105" / "good.toml"] == {"accumulation": 2}
 
 
 def test_round_trips_are_the_source_text(loaded):

@@ -51,6 +51,52 @@ def _dims(case: dict) -> dict:
     return {"dp_shard": dims.dp_shard, "amp": mode}
 
 
+def _batch_check():
+    """torchtitan's own "verify batch sizes" statements of Trainer.__init__ (train.py), read from the
+    installed source and compiled as they are: from `global_batch_size = ...` to the assertion on the
+    accumulation steps (importing train.py would import the model code and triton)."""
+    import ast
+
+    path = sys.modules["torchtitan"].__path__[0] + "/train.py"  # the package _config_manager set up
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "Trainer"
+                for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    body = init.body
+    first = next(i for i, s in enumerate(body) if isinstance(s, ast.Assign)
+                 and ast.unparse(s.value) == "job_config.training.global_batch_size")
+    last = next(i for i, s in enumerate(body) if isinstance(s, ast.Assert)
+                and "gradient_accumulation_steps" in ast.unparse(s.test) and i > first)
+    module = ast.Module(body=body[first:last + 1], type_ignores=[])
+    return compile(module, path, "exec")
+
+
+def _batch(check, manager, case: dict) -> dict:
+    """The batch check of torchtitan's Trainer on a TOML, with the batch degree of its "batch" mesh
+    (train.py: batch_mesh.size() when dp_enabled, else 1; parallel_dims.py: dp_replicate * dp_shard)."""
+    import types
+
+    from torchtitan.distributed.parallel_dims import ParallelDims
+
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        config = manager().parse_args(["--job.config_file", case["path"]])
+    p = config.parallelism
+    try:
+        dims = ParallelDims(dp_replicate=p.data_parallel_replicate_degree, dp_shard=p.data_parallel_shard_degree,
+                            cp=p.context_parallel_degree, tp=p.tensor_parallel_degree, pp=p.pipeline_parallel_degree,
+                            ep=p.expert_parallel_degree, etp=p.expert_tensor_parallel_degree,
+                            world_size=case["world_size"])
+    except BaseException as error:  # noqa: BLE001
+        return {"error": type(error).__name__, "message": "ParallelDims: " + str(error)}
+    degree = dims.dp_replicate * dims.dp_shard if dims.dp_enabled else 1
+    scope = {"job_config": config, "batch_degree": degree, "self": types.SimpleNamespace()}
+    try:
+        exec(check, scope)  # noqa: S102 - torchtitan's own statements, from its installed source
+    except BaseException as error:  # noqa: BLE001
+        return {"error": type(error).__name__, "message": str(error)}
+    return {"accumulation": scope["self"].gradient_accumulation_steps}
+
+
 def main() -> None:
     manager = _config_manager()
     request = json.load(sys.stdin)
@@ -65,7 +111,9 @@ def main() -> None:
         except BaseException as error:  # noqa: BLE001  # SystemExit from tyro included
             out.append({"error": type(error).__name__, "message": str(error)[:2000]})
     dims = [_dims(case) for case in request.get("dims", [])]
-    json.dump({"files": out, "dims": dims}, sys.stdout, default=repr)
+    check = _batch_check() if request.get("batches") else None
+    batches = [_batch(check, manager, case) for case in request.get("batches", [])]
+    json.dump({"files": out, "dims": dims, "batches": batches}, sys.stdout, default=repr)
 
 
 if __name__ == "__main__":

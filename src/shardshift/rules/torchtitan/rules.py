@@ -712,3 +712,80 @@ class MixedPrecisionWithoutFsdp(_TitanRule):
         if shard_where is not None and pointer != shard_where.pointer:
             related.append(self.related(document, shard_where.pointer, "data_parallel_shard_degree is set here"))
         yield self.finding(document, pointer, message, related=related)
+
+
+class GlobalBatchNotMultiple(_TitanRule):
+    """A global batch size of 0, or one the written data-parallel degrees do not divide into local batches.
+
+    ## What it does
+    Reports `training.global_batch_size = 0`, and a `global_batch_size` (not -1) that is not a
+    multiple of `training.local_batch_size` × `data_parallel_replicate_degree` ×
+    `data_parallel_shard_degree` when both degrees are written (torchtitan's batch degree, so no
+    world size is needed). With the world size known, or a global batch that the local batch size
+    does not divide, DS201 judges the batch (it also covers the other formats).
+
+    ## Why is this bad
+    torchtitan's `Trainer.__init__` (train.py, "verify batch sizes") asserts `global_batch_size > 0`
+    and `global_batch_size % (local_batch_size * batch_degree) == 0` ("global batch size must be
+    multiple of local batch size times data-parallel degree"), with `batch_degree` the size of its
+    "batch" mesh, dp_replicate × dp_shard. It runs once the processes have started and the model
+    is built: the job stops before its first step.
+
+    ## Example
+    ```toml
+    [training]
+    local_batch_size = 8
+    global_batch_size = 48
+    [parallelism]
+    data_parallel_replicate_degree = 2
+    data_parallel_shard_degree = 4
+    ```
+
+    ## Use instead
+    A global batch that is the local batch × the batch degree × the accumulation steps you want
+    (64 or 128 here), or -1 (one accumulation step).
+    """
+
+    code = "TT105"
+    name = "global-batch-not-multiple"
+    severity = "error"
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        plan = document.plan
+        data = document.data
+        if plan is None or not isinstance(data, dict) or _legacy(plan):
+            return
+        training = data.get("training") if isinstance(data.get("training"), dict) else {}
+        total, local = training.get("global_batch_size"), known(plan.batch.micro)
+        if not isinstance(total, int) or isinstance(total, bool) or total < 0:
+            return  # -1 (one accumulation step), absent, or a value TT002 reports
+        pointer = "/training/global_batch_size"
+        if total == 0:
+            yield self.finding(document, pointer, "global_batch_size = 0: torchtitan's Trainer asserts "
+                               "global_batch_size > 0 at start-up and stops",
+                               fix="-1 (one accumulation step), or a multiple of local_batch_size × the "
+                                   "data-parallel degree")
+            return
+        if "local_batch_size" not in training or not isinstance(local, int) or local < 1 or total % local:
+            return  # the local size as written only; a global batch it does not divide is DS201's
+        if context.world_size is not None or launched(document, context) is not None:
+            return  # with the world size DS201 divides by the data-parallel size
+        replicate_where = plan.provenance.get("parallelism.data_parallel_replicate")
+        shard_where = plan.provenance.get("parallelism.data_parallel_shard")
+        replicate = _degree(plan, "parallelism.data_parallel_replicate") if replicate_where is not None else 1
+        shard = _degree(plan, "parallelism.data_parallel_shard") if shard_where is not None else None
+        if replicate is None or shard is None or replicate < 1 or shard < 1:
+            return  # a shard degree of -1 (written or the default) needs the world size
+        degree = replicate * shard
+        if total % (local * degree) == 0:
+            return
+        related = [self.related(document, "/training/local_batch_size", "local_batch_size is set here"),
+                   _place(self, document, shard_where, "data_parallel_shard_degree is set here")]
+        if replicate_where is not None:
+            related.append(_place(self, document, replicate_where, "data_parallel_replicate_degree is set here"))
+        yield self.finding(document, pointer,
+                           f"global_batch_size {total} is not a multiple of local_batch_size {local} × the batch degree "
+                           f"{degree} (data_parallel_replicate_degree {replicate} × data_parallel_shard_degree {shard}) "
+                           f"= {local * degree}: torchtitan's Trainer asserts \"global batch size must be multiple of "
+                           "local batch size times data-parallel degree\" at start-up and stops",
+                           fix=f"a multiple of {local * degree}, or -1", related=related)
