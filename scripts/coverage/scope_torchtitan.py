@@ -18,15 +18,15 @@ Included, in the order `torchtitan.train` meets them at start-up:
   `ParallelDims`; their `__init__`s check the `[quantize]` settings against `[compile]` and
   `[parallelism]` (and the GPU and torchao, which no file decides);
 - `train.py` `main`: the entry point's own asserts on the job config (a seed checkpoint is made
-  by one process, with checkpointing enabled).
+  by one process, with checkpointing enabled); `Trainer.__init__`: its batch-size asserts
+  (`global_batch_size % (local_batch_size * dp) == 0`) and its other checks of the config (the
+  coverage loader runs the batch statements from train.py itself, with the batch degree of
+  `ParallelDims`: the rest of `__init__` builds the tokenizer, the data and the model).
 
 Left out: the model builders and `parallelize_*` functions of each model (they check the model's
 code and args together with the config), the dataloader, tokenizer and dataset code (data),
 checkpoint, optimizer and lr-scheduler builders (run after the model is built, mostly guarding
-their own state), and `Trainer.__init__`'s own asserts: its batch-size asserts
-(`global_batch_size % (local_batch_size * dp) == 0`) run only after the trainer has built the
-tokenizer, the dataloader (which opens the dataset) and the model on the meta device, so no
-CPU oracle reaches them without a model, a tokenizer and a dataset; they are a follow-up.
+their own state).
 `torchtitan/experiments/` is not part of the release's supported surface.
 """
 
@@ -41,5 +41,5 @@ FILES = {
     "torchtitan/components/quantization/__init__.py": None,
     "torchtitan/components/quantization/float8.py": None,
     "torchtitan/components/quantization/mx.py": None,
-    "torchtitan/train.py": ["main"],
+    "torchtitan/train.py": ["main", "Trainer.__init__"],
 }

@@ -16,7 +16,10 @@ data or builds the model, in the trainer's order (torchtitan/train.py `main` and
 5. `build_model_converters(job_config, parallel_dims)`: the `[quantize]` converter checks;
 6. `maybe_enable_amp(parallel_dims, mixed_precision_param, "cpu")`;
 7. `torchtitan.train.main(trainer_class)` with the command line and WORLD_SIZE a torchrun launch of the file
-   gives it and a trainer class that builds nothing: main's own checks of the config (the seed checkpoint).
+   gives it and a trainer class that builds nothing but runs the "verify batch sizes" statements of
+   `Trainer.__init__`, compiled from torchtitan/train.py itself (its file and lines), with the batch
+   degree of the "batch" mesh (dp_replicate × dp_shard when data parallelism is on, else 1): main's own
+   checks of the config (the seed checkpoint), then the trainer's batch checks.
 
 It raises what torchtitan raises. What the machine lacks is stood in for, never torchtitan's
 code: `triton` (a GPU compiler, imported at module level by torchtitan's MoE kernels, which the
@@ -206,15 +209,20 @@ def load(path: Path, world: str | None = None, gpu: str | None = None) -> None:
         finally:
             _gpu(None)
         t["maybe_enable_amp"](dims, config.training.mixed_precision_param, "cpu")
+        t["dims"] = dims
         _main(path, dims.world_size)
 
 
 class _Trainer:
     """The trainer class `torchtitan.train.main` is given (Trainer, FluxTrainer, ...): this one builds nothing,
-    so what main itself checks on the config runs without a GPU, a model or data."""
+    so what main itself checks on the config runs without a GPU, a model or data; of the real
+    `Trainer.__init__` it runs the batch checks (they need the config and the batch degree only)."""
 
     def __init__(self, job_config):
         self.checkpointer = self
+        dims = _torchtitan["dims"]
+        degree = dims.dp_replicate * dims.dp_shard if dims.dp_enabled else 1
+        exec(_batch_check(), {"job_config": job_config, "batch_degree": degree, "self": self})  # noqa: S102
 
     def save(self, **_):
         pass
@@ -224,6 +232,26 @@ class _Trainer:
 
     def close(self):
         pass
+
+
+def _batch_check():
+    """The statements of torchtitan's `Trainer.__init__` from `global_batch_size = ...` to the assertion on
+    the accumulation steps, compiled from train.py as they stand there (a trace sees train.py's lines)."""
+    code = _torchtitan.get("batch_check")
+    if code is None:
+        import ast
+
+        path = _torchtitan["main"].__code__.co_filename
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "Trainer"
+                    for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        first = next(i for i, s in enumerate(init.body) if isinstance(s, ast.Assign)
+                     and ast.unparse(s.value) == "job_config.training.global_batch_size")
+        last = next(i for i, s in enumerate(init.body) if i > first and isinstance(s, ast.Assert)
+                    and "gradient_accumulation_steps" in ast.unparse(s.test))
+        code = _torchtitan["batch_check"] = compile(ast.Module(body=init.body[first:last + 1], type_ignores=[]),
+                                                    path, "exec")
+    return code
 
 
 def _main(path: Path, world: int) -> None:
