@@ -304,3 +304,36 @@ def _compare(plan, config, name):
     for mine, theirs in pairs:
         if mine is not None:
             assert mine == theirs, (name, mine, theirs)
+
+
+SPEC_CHILD = r'''
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("loader", sys.argv[1])
+loader = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loader)
+loader.prepare()
+out = {}
+for name in json.loads(sys.argv[2]):
+    try:
+        train_spec = loader._torchtitan["get_train_spec"](name)
+        out[name] = {"pipelining": train_spec.pipelining_fn is not None,
+                     "validator": train_spec.build_validator_fn is not None}
+    except Exception as error:  # noqa: BLE001
+        out[name] = {"error": f"{type(error).__name__}: {error}"}
+print(json.dumps(out))
+'''
+
+
+def test_the_train_spec_tables_of_tt106_tt107_are_torchtitans():
+    """NO_PIPELINING and NO_VALIDATOR hold what torchtitan 0.2.2's get_train_spec gives for each model."""
+    _require()
+    from shardshift.rules.torchtitan.startup import MODELS, NO_PIPELINING, NO_VALIDATOR
+
+    loader = Path(__file__).parent / "coverage_loaders" / "torchtitan.py"
+    done = subprocess.run([sys.executable, "-c", SPEC_CHILD, str(loader), json.dumps(list(MODELS))],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    specs = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all("error" not in spec for spec in specs.values()), specs
+    assert {name for name, spec in specs.items() if not spec["pipelining"]} == NO_PIPELINING
+    assert {name for name, spec in specs.items() if not spec["validator"]} == NO_VALIDATOR

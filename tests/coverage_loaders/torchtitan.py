@@ -18,8 +18,9 @@ data or builds the model, in the trainer's order (torchtitan/train.py `main` and
 7. `torchtitan.train.main(trainer_class)` with the command line and WORLD_SIZE a torchrun launch of the file
    gives it and a trainer class that builds nothing but runs the "verify batch sizes" statements of
    `Trainer.__init__`, compiled from torchtitan/train.py itself (its file and lines), with the batch
-   degree of the "batch" mesh (dp_replicate × dp_shard when data parallelism is on, else 1): main's own
-   checks of the config (the seed checkpoint), then the trainer's batch checks.
+   degree of the "batch" mesh (dp_replicate × dp_shard when data parallelism is on, else 1), and its
+   checks against the train spec (pipelining, the validator builder), compiled the same way: main's
+   own checks of the config (the seed checkpoint), then the trainer's.
 
 It raises what torchtitan raises. What the machine lacks is stood in for, never torchtitan's
 code: `triton` (a GPU compiler, imported at module level by torchtitan's MoE kernels, which the
@@ -199,8 +200,9 @@ def load(path: Path, world: str | None = None, gpu: str | None = None) -> None:
                 t["set_determinism"](dims, torch.device("cpu"), debug, distinct_seed_mesh_dims=["pp"])
             except NoProcessGroup:
                 pass
+        t["spec"] = None
         try:
-            t["get_train_spec"](config.model.name)
+            t["spec"] = t["get_train_spec"](config.model.name)
         except ModuleNotFoundError:
             pass  # a registered model whose module needs a package not installed here (datasets): not a refusal
         _gpu(gpu)
@@ -222,7 +224,12 @@ class _Trainer:
         self.checkpointer = self
         dims = _torchtitan["dims"]
         degree = dims.dp_replicate * dims.dp_shard if dims.dp_enabled else 1
-        exec(_batch_check(), {"job_config": job_config, "batch_degree": degree, "self": self})  # noqa: S102
+        scope = {"job_config": job_config, "batch_degree": degree, "self": self, "parallel_dims": dims}
+        exec(_batch_check(), scope)  # noqa: S102 - torchtitan's own statements
+        self.train_spec = _torchtitan["spec"]
+        if self.train_spec is not None:
+            for code in _spec_checks():
+                exec(code, scope)  # noqa: S102
 
     def save(self, **_):
         pass
@@ -252,6 +259,29 @@ def _batch_check():
         code = _torchtitan["batch_check"] = compile(ast.Module(body=init.body[first:last + 1], type_ignores=[]),
                                                     path, "exec")
     return code
+
+
+def _spec_checks() -> list:
+    """The checks of `Trainer.__init__` against the train spec, compiled from train.py as they stand there
+    (their own lines): `if parallel_dims.pp_enabled:` with its first statement (no pipelining function:
+    RuntimeError), and `if job_config.validation.enable:` with its first (the validator builder's
+    assert); what follows them in train.py builds the pipeline or the validator, which needs a model."""
+    codes = _torchtitan.get("spec_checks")
+    if codes is None:
+        import ast
+
+        path = _torchtitan["main"].__code__.co_filename
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "Trainer"
+                    for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        codes = []
+        for test in ("parallel_dims.pp_enabled", "job_config.validation.enable"):
+            block = next(s for s in init.body if isinstance(s, ast.If) and ast.unparse(s.test) == test)
+            check = ast.If(test=block.test, body=block.body[:1], orelse=[])
+            ast.copy_location(check, block)
+            codes.append(compile(ast.Module(body=[check], type_ignores=[]), path, "exec"))
+        _torchtitan["spec_checks"] = codes
+    return codes
 
 
 def _main(path: Path, world: int) -> None:

@@ -363,3 +363,105 @@ class SeedCheckpointOnManyProcesses(_TitanRule):
             message += f"; {os.path.basename(script.file)} starts the {world} processes"
             related.append(_place(self, document, script, f"the launch script starts {world} processes here"))
         yield self.finding(document, "/checkpoint/create_seed_checkpoint", message, related=related)
+
+
+# What torchtitan v0.2.2's own train specs hold (torchtitan/models/<name>/__init__.py get_train_spec;
+# TrainSpec.build_validator_fn defaults to None): the models without a pipelining function, and those
+# without a validator builder. Checked against get_train_spec by tests/test_torchtitan_oracle.py.
+NO_PIPELINING = frozenset({"flux", "gpt_oss", "qwen3"})
+NO_VALIDATOR = frozenset({"deepseek_v3", "gpt_oss"})
+
+
+def _spec_model(document, context: Context) -> str | None:
+    """The model.name of a file torchtitan's own code judges, when its train spec is one of torchtitan's
+    (no custom import that may register others)."""
+    data = document.data
+    if not isinstance(data, dict) or not _upstream(document, context):
+        return None
+    if _section(data, "experimental").get("custom_import"):
+        return None
+    name = _section(data, "model").get("name", "llama3")
+    return name if isinstance(name, str) and name in MODELS else None
+
+
+class ModelWithoutPipelining(_TitanRule):
+    """Pipeline parallelism for a model whose train spec has no pipelining function.
+
+    ## What it does
+    Reports `pipeline_parallel_degree` > 1 when `model.name` is one of torchtitan v0.2.2's models
+    whose train spec has no `pipelining_fn`: `flux`, `gpt_oss`, `qwen3`.
+
+    ## Why is this bad
+    `Trainer.__init__` checks it before it applies any parallelism and stops: `RuntimeError:
+    Pipeline Parallel is enabled but qwen3 does not support pipelining`.
+
+    ## Example
+    ```toml
+    [model]
+    name = "qwen3"
+    [parallelism]
+    pipeline_parallel_degree = 2
+    ```
+
+    ## Use instead
+    Another parallelism for this model (data-parallel sharding, tensor or context parallel), or a
+    model torchtitan can pipeline (`llama3`, `llama4`, `deepseek_v3`).
+    """
+
+    code = "TT106"
+    name = "model-without-pipelining"
+    severity = "error"
+    premises = ("reader", "release", "extension")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        name = _spec_model(document, context)
+        if name not in NO_PIPELINING:
+            return
+        pipeline = _int(_section(document.data, "parallelism").get("pipeline_parallel_degree"))
+        if pipeline is None or pipeline <= 1:
+            return
+        yield self.finding(document, "/parallelism/pipeline_parallel_degree",
+                           f"pipeline_parallel_degree {pipeline} with model.name = \"{name}\": its train spec has no "
+                           f"pipelining function, and torchtitan's Trainer stops (RuntimeError: Pipeline Parallel is "
+                           f"enabled but {name} does not support pipelining)",
+                           fix="pipeline_parallel_degree = 1, with another parallelism for this model")
+
+
+class ValidationWithoutValidator(_TitanRule):
+    """Validation enabled for a model whose train spec builds no validator.
+
+    ## What it does
+    Reports `validation.enable = true` when `model.name` is one of torchtitan v0.2.2's models whose
+    train spec has no `build_validator_fn`: `deepseek_v3`, `gpt_oss`.
+
+    ## Why is this bad
+    `Trainer.__init__` asserts `self.train_spec.build_validator_fn is not None` when validation is
+    enabled, after it has built the model and applied the parallelisms: `AssertionError`, with no
+    message, and the job stops before its first step.
+
+    ## Example
+    ```toml
+    [model]
+    name = "deepseek_v3"
+    [validation]
+    enable = true
+    ```
+
+    ## Use instead
+    Validate outside the training job (or with a model whose train spec builds a validator:
+    `llama3`, `llama4`, `qwen3`, `flux`).
+    """
+
+    code = "TT107"
+    name = "validation-without-validator"
+    severity = "error"
+    premises = ("reader", "release", "extension")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        name = _spec_model(document, context)
+        if name not in NO_VALIDATOR or _section(document.data, "validation").get("enable") is not True:
+            return
+        yield self.finding(document, "/validation/enable",
+                           f"validation.enable with model.name = \"{name}\": its train spec builds no validator, and "
+                           "torchtitan's Trainer asserts build_validator_fn is not None (AssertionError) before the "
+                           "first step", fix="validation.enable = false")
