@@ -6,7 +6,8 @@ In a git checkout the listing is git's own (tracked files, and untracked ones th
 does not exclude) and the facts of the committed files are kept between runs in shardshift's
 cache, keyed by the commit's tree: a later run asks git which files differ from it (`git status`)
 and reads only those, so its cost does not grow with the repository (ruff and pre-commit cache the
-same way). Under pre-commit the index is the repository (see `_STAGED`). A checked-out submodule, or a repository cloned inside another, is a tree of its own.
+same way). Under pre-commit the index is the repository (see `_STAGED`). A checked-out submodule,
+or a repository cloned inside another, is a tree of its own.
 Elsewhere (no git, or git refuses the folder) the folder is walked, bounded by `MAX_WALK_FILES`;
 a search of a walk that stopped says where (`Tree.stopped`).
 
@@ -387,7 +388,8 @@ def _answer(root: str, args: tuple[str, ...]) -> bytes | None:
 
 def _status(root: str) -> tuple[set[str], list[str]] | None:
     """The paths whose working copy differs from HEAD (changed, added, removed, untracked and not
-    ignored), and the folders git lists as untracked repositories of their own."""
+    ignored), and the folders git lists as untracked repositories of their own. Under pre-commit:
+    the paths whose index entry differs from HEAD, and no untracked folder."""
     args = _status_args()
     out = _answer(root, args)
     if out is None and args is _STAGED:  # no HEAD yet (the first commit): the working copy
