@@ -126,6 +126,8 @@ EXPECTED: list[Change | NewFile] = [
            "before fully_shard (the list keeps the originals)", line=20),
     NewFile("fixtures/fsdp2/rules/FS03[56]/*", "Issue 33: FS035 (DDP/FSDP1 methods on a fully_shard module) and FS036 "
             "(a meta module moved with .to)"),
+    NewFile("fixtures/torchtitan/rules/TT108/*", "Issue 33: TT108, keep_latest_k = 1 with checkpointing on "
+            "(torchtitan's CheckpointManager refuses it)"),
     NewFile("fixtures/torchtitan/rules/TT10[67]/*", "Issue 33: TT106 (pipelining for a model that cannot) and TT107 "
             "(validation for a model without a validator), torchtitan's Trainer.__init__ checks against its train spec"),
     NewFile("fixtures/torchtitan/rules/TT105/*", "Issue 33: TT105, torchtitan's batch check of Trainer.__init__ (a "

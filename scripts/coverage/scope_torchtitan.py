@@ -21,12 +21,14 @@ Included, in the order `torchtitan.train` meets them at start-up:
   by one process, with checkpointing enabled); `Trainer.__init__`: its batch-size asserts
   (`global_batch_size % (local_batch_size * dp) == 0`) and its other checks of the config (the
   coverage loader runs the batch statements from train.py itself, with the batch degree of
-  `ParallelDims`: the rest of `__init__` builds the tokenizer, the data and the model).
+  `ParallelDims`: the rest of `__init__` builds the tokenizer, the data and the model);
+- `components/checkpoint.py` `CheckpointManager.__init__`: the `[checkpoint]` checks the trainer
+  meets when it builds the manager (the loader runs them compiled from the file's own statements).
 
 Left out: the model builders and `parallelize_*` functions of each model (they check the model's
 code and args together with the config), the dataloader, tokenizer and dataset code (data),
-checkpoint, optimizer and lr-scheduler builders (run after the model is built, mostly guarding
-their own state).
+the checkpoint manager's save and load methods, optimizer and lr-scheduler builders (run after
+the model is built, mostly guarding their own state).
 `torchtitan/experiments/` is not part of the release's supported surface.
 """
 
@@ -42,4 +44,5 @@ FILES = {
     "torchtitan/components/quantization/float8.py": None,
     "torchtitan/components/quantization/mx.py": None,
     "torchtitan/train.py": ["main", "Trainer.__init__"],
+    "torchtitan/components/checkpoint.py": ["CheckpointManager.__init__"],
 }

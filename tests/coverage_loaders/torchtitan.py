@@ -230,6 +230,7 @@ class _Trainer:
         if self.train_spec is not None:
             for code in _spec_checks():
                 exec(code, scope)  # noqa: S102
+        _checkpoint_checks()(types.SimpleNamespace(), job_config.checkpoint, sd_adapter=object(), ft_manager=None)
 
     def save(self, **_):
         pass
@@ -282,6 +283,49 @@ def _spec_checks() -> list:
             codes.append(compile(ast.Module(body=[check], type_ignores=[]), path, "exec"))
         _torchtitan["spec_checks"] = codes
     return codes
+
+
+def _checkpoint_checks():
+    """The config checks of torchtitan's `CheckpointManager.__init__` (components/checkpoint.py), as a
+    function of (self, checkpoint_config, sd_adapter, ft_manager) compiled from its own statements and
+    lines: `self.enable`, the fault-tolerance fields, the early return when checkpointing is off, the
+    HF-save adapter assert, `keep_latest_k` with its first check (the purge thread it then starts is
+    left out), and the async mode's choice. The loader gives an adapter (every model torchtitan
+    registers has one) and no fault tolerance."""
+    function = _torchtitan.get("checkpoint_checks")
+    if function is None:
+        import ast
+
+        import torchtitan.components.checkpoint as checkpoint
+
+        path = checkpoint.__file__
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "CheckpointManager"
+                    for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        kept = []
+        for statement in init.body:
+            text = ast.unparse(statement)
+            if text.startswith(("self.enable = ", "self.ft_manager = ", "self.enable_ft_dataloader_checkpoints = ",
+                                "if not self.enable and not self.enable_ft_dataloader_checkpoints:",
+                                "self.last_save_in_hf = ", "if self.last_save_in_hf:", "self.keep_latest_k = ",
+                                "async_mode = ")):
+                kept.append(statement)
+            elif text.startswith("if self.keep_latest_k > 0:"):
+                first = ast.If(test=statement.test, body=statement.body[:1], orelse=[])
+                kept.append(ast.copy_location(first, statement))
+            elif text.startswith("if async_mode == AsyncMode.DISABLED:"):
+                kept.append(statement)
+        arguments = ast.arguments(posonlyargs=[], args=[ast.arg("self"), ast.arg("checkpoint_config"),
+                                                        ast.arg("sd_adapter"), ast.arg("ft_manager")],
+                                  kwonlyargs=[], kw_defaults=[], defaults=[])
+        definition = ast.FunctionDef(name="checkpoint_checks", args=arguments, body=kept, decorator_list=[],
+                                     returns=None, type_params=[])
+        ast.copy_location(definition, init)
+        ast.fix_missing_locations(definition)
+        namespace = dict(vars(checkpoint))
+        exec(compile(ast.Module(body=[definition], type_ignores=[]), path, "exec"), namespace)  # noqa: S102
+        function = _torchtitan["checkpoint_checks"] = namespace["checkpoint_checks"]
+    return function
 
 
 def _main(path: Path, world: int) -> None:

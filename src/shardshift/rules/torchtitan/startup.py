@@ -465,3 +465,48 @@ class ValidationWithoutValidator(_TitanRule):
                            f"validation.enable with model.name = \"{name}\": its train spec builds no validator, and "
                            "torchtitan's Trainer asserts build_validator_fn is not None (AssertionError) before the "
                            "first step", fix="validation.enable = false")
+
+
+class KeepOnlyLatestCheckpoint(_TitanRule):
+    """`checkpoint.keep_latest_k = 1` with checkpointing on.
+
+    ## What it does
+    Reports `keep_latest_k = 1` in `[checkpoint]` when `checkpoint.enable` is true.
+
+    ## Why is this bad
+    torchtitan v0.2.2's `CheckpointManager` refuses it when the trainer builds it, before the first
+    step: `ValueError: We need to maintain at least 2 checkpoint replicas, as the last one may be in
+    the process of being saved.` (0 keeps every checkpoint.)
+
+    ## Example
+    ```toml
+    [checkpoint]
+    enable = true
+    keep_latest_k = 1
+    ```
+
+    ## Use instead
+    ```toml
+    [checkpoint]
+    enable = true
+    keep_latest_k = 2
+    ```
+    """
+
+    code = "TT108"
+    name = "keep-only-latest-checkpoint"
+    severity = "error"
+    premises = ("reader", "release")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        checkpoint = _section(data, "checkpoint")
+        if checkpoint.get("enable") is not True or _int(checkpoint.get("keep_latest_k")) != 1:
+            return
+        yield self.finding(document, "/checkpoint/keep_latest_k",
+                           "keep_latest_k = 1 with checkpointing on: torchtitan's CheckpointManager refuses it before "
+                           "the first step (ValueError: We need to maintain at least 2 checkpoint replicas, as the "
+                           "last one may be in the process of being saved)",
+                           fix="keep_latest_k = 2 or more (0 keeps every checkpoint)")
