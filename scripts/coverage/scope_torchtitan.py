@@ -43,6 +43,7 @@ FILES = {
     "torchtitan/components/quantization/__init__.py": None,
     "torchtitan/components/quantization/float8.py": None,
     "torchtitan/components/quantization/mx.py": None,
-    "torchtitan/train.py": ["main", "Trainer.__init__"],
+    "torchtitan/train.py": ["main", "Trainer.__init__", "Trainer.batch_generator", "Trainer.post_dataloading_process",
+                            "Trainer.forward_backward_step", "Trainer.train"],
     "torchtitan/components/checkpoint.py": ["CheckpointManager.__init__"],
 }
