@@ -65,8 +65,6 @@ _DERIVED = {
 }
 # DeepSpeed's optimizer types (lower case; Adam is AdamW by default: adam_w_mode) -> the Trainer's --optim
 _OPTIMIZERS = {"adamw": "adamw_torch", "adam": "adamw_torch", "adagrad": "adagrad"}
-# DeepSpeed's schedules -> the Trainer's --lr_scheduler_type of the same shape
-_SCHEDULES = {"WarmupLR": "constant_with_warmup", "WarmupDecayLR": "linear", "WarmupCosineLR": "cosine"}
 _LAUNCHER_KEPT = ("torchrun", "python -m torch.distributed.run", "python -m torch.distributed.launch")
 
 
@@ -181,6 +179,10 @@ def _trainer_launches(folder: str) -> list[str]:
 
 
 def _deepspeed_arg(document: Document) -> Any:
+    from shardshift.formats.launch.markdown import SUFFIXES
+
+    if document.path.lower().endswith(SUFFIXES):
+        return None  # a README's command documents a launch script; that script is what is migrated
     data = document.data
     launch = getattr(data, "launch", None)
     if launch is None or getattr(data, "framework", None) != "hf":
@@ -203,6 +205,11 @@ def _trainer_fsdp2(path: str, chosen=None) -> SetupMigration:
     script = setup.documents[0]
     flag = _deepspeed_arg(script) if script.format == "launch" else None
     if flag is None:
+        from shardshift.formats.launch.markdown import SUFFIXES
+
+        if path.lower().endswith(SUFFIXES):
+            raise ShardshiftError(f"{path}: a README's commands are not migrated: give the launch script they run "
+                                  "(or rewrite the README's command as the migrated script's)")
         raise ShardshiftError(f"{path}: no launch in it passes --deepspeed with a ds_config to a training script "
                               "(give the launch script of a Hugging Face Trainer run)")
     configs = setup.of_format("deepspeed")
@@ -419,7 +426,13 @@ def _optimizer_and_schedule(data: dict, rewrite: _ScriptRewrite, entry) -> None:
     if isinstance(scheduler, dict) and scheduler.get("type") is not None:
         kind = scheduler.get("type")
         params = scheduler.get("params") if isinstance(scheduler.get("params"), dict) else {}
-        shape = _SCHEDULES.get(kind) if isinstance(kind, str) else None
+        # DeepSpeed's own schedule types, as transformers names the schedule of the same shape
+        # (the table the Axolotl writer uses: Axolotl's lr_scheduler is the Trainer's)
+        from shardshift.formats.axolotl.writer import SCHEDULERS
+        from shardshift.formats.deepspeed.reader import SCHEDULER_FIELDS
+
+        shape = SCHEDULERS[kind][0] if isinstance(kind, str) and kind in SCHEDULER_FIELDS and kind in SCHEDULERS \
+            else None
         if shape is None:
             entry("/scheduler/type", "unknown", "--lr_scheduler_type",
                   f"the Trainer has no schedule like {kind!r}: choose --lr_scheduler_type (under DeepSpeed this "
@@ -492,9 +505,10 @@ class _ScriptRewrite:
         self.entry_sources: set[str] = set()
         self.replaced: dict[str, tuple[str, str, str | None]] = {}  # flag -> (as given, new value, ds pointer)
         self.fsdp = "full_shard auto_wrap"
-        lexer = _Lexer(script.text)
+        self.lexer = lexer = _Lexer(script.text)
         lexer.run()
-        start = _offset(script.text, self.launch.line, self.launch.column)
+        line, column = self.launch.line, self.launch.column
+        start = lexer.starts[line - 1] + column - 1 if 1 <= line <= len(lexer.starts) else -1
         self.words = _command_words(lexer.tokens, start)
         if not self.words:
             raise ShardshiftError(f"{script.path}:{self.launch.line}:{self.launch.column}: the launch is built in a "
@@ -662,7 +676,7 @@ class _ScriptRewrite:
         if options.pop("module", None) or options.pop("m", None):
             words.append("--module")
         for name, (value, at) in options.items():
-            line_at, column_at = _position(self.text, self.words[at][0])
+            line_at, column_at = self.lexer.pos(self.words[at][0])
             self.entries.append(MappingEntry(f"--{name}", line_at, column_at, "dropped", None,
                                              "a deepspeed launcher option with no torchrun counterpart"))
         self.edits.append((self.words[0][0], self.words[index - 1][1] if index > 1 else self.words[0][1],
@@ -696,18 +710,6 @@ def _config_word(raw: str, expanded: str, config_path: str) -> str:
 
 def _quoted(text: str) -> str:
     return text if re.fullmatch(r"[\w./@%+=:,-]+", text) else "'" + text.replace("'", "'\\''") + "'"
-
-
-def _offset(text: str, line: int, column: int) -> int:
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    if not 1 <= line <= len(starts):
-        return -1
-    return starts[line - 1] + column - 1
-
-
-def _position(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def _command_words(tokens: list, start: int) -> list[tuple[int, int, str]]:
