@@ -52,22 +52,16 @@ def _dims(case: dict) -> dict:
 
 
 def _batch_check():
-    """torchtitan's own "verify batch sizes" statements of Trainer.__init__ (train.py), read from the
-    installed source and compiled as they are: from `global_batch_size = ...` to the assertion on the
-    accumulation steps (importing train.py would import the model code and triton)."""
-    import ast
+    """torchtitan's own "verify batch sizes" statements of Trainer.__init__, compiled from the installed
+    train.py by the coverage loader's `batch_check_code` (importing train.py would import the model
+    code and triton)."""
+    import importlib.util as util
+    from pathlib import Path
 
-    path = sys.modules["torchtitan"].__path__[0] + "/train.py"  # the package _config_manager set up
-    tree = ast.parse(open(path, encoding="utf-8").read())
-    init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "Trainer"
-                for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-    body = init.body
-    first = next(i for i, s in enumerate(body) if isinstance(s, ast.Assign)
-                 and ast.unparse(s.value) == "job_config.training.global_batch_size")
-    last = next(i for i, s in enumerate(body) if isinstance(s, ast.Assert)
-                and "gradient_accumulation_steps" in ast.unparse(s.test) and i > first)
-    module = ast.Module(body=body[first:last + 1], type_ignores=[])
-    return compile(module, path, "exec")
+    spec = util.spec_from_file_location("torchtitan_loader", Path(__file__).parent / "coverage_loaders" / "torchtitan.py")
+    loader = util.module_from_spec(spec)
+    spec.loader.exec_module(loader)
+    return loader.batch_check_code(sys.modules["torchtitan"].__path__[0] + "/train.py")
 
 
 def _batch(check, manager, case: dict) -> dict:

@@ -242,23 +242,34 @@ class _Trainer:
         pass
 
 
+def method_body(path: str, class_name: str, method: str) -> list:
+    """The statements of `class_name.method` in the source file at `path`, as `ast` reads them (their
+    own lines: code compiled from them runs as that file's)."""
+    import ast
+
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    return next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == class_name
+                for n in c.body if isinstance(n, ast.FunctionDef) and n.name == method).body
+
+
+def batch_check_code(train_path: str):
+    """The statements of torchtitan's `Trainer.__init__` (train.py at `train_path`) from
+    `global_batch_size = ...` to the assertion on the accumulation steps, compiled as they stand there
+    (a trace sees train.py's lines). Run with `job_config`, `batch_degree` and `self`."""
+    import ast
+
+    body = method_body(train_path, "Trainer", "__init__")
+    first = next(i for i, s in enumerate(body) if isinstance(s, ast.Assign)
+                 and ast.unparse(s.value) == "job_config.training.global_batch_size")
+    last = next(i for i, s in enumerate(body) if i > first and isinstance(s, ast.Assert)
+                and "gradient_accumulation_steps" in ast.unparse(s.test))
+    return compile(ast.Module(body=body[first:last + 1], type_ignores=[]), train_path, "exec")
+
+
 def _batch_check():
-    """The statements of torchtitan's `Trainer.__init__` from `global_batch_size = ...` to the assertion on
-    the accumulation steps, compiled from train.py as they stand there (a trace sees train.py's lines)."""
     code = _torchtitan.get("batch_check")
     if code is None:
-        import ast
-
-        path = _torchtitan["main"].__code__.co_filename
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-        init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "Trainer"
-                    for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-        first = next(i for i, s in enumerate(init.body) if isinstance(s, ast.Assign)
-                     and ast.unparse(s.value) == "job_config.training.global_batch_size")
-        last = next(i for i, s in enumerate(init.body) if i > first and isinstance(s, ast.Assert)
-                    and "gradient_accumulation_steps" in ast.unparse(s.test))
-        code = _torchtitan["batch_check"] = compile(ast.Module(body=init.body[first:last + 1], type_ignores=[]),
-                                                    path, "exec")
+        code = _torchtitan["batch_check"] = batch_check_code(_torchtitan["main"].__code__.co_filename)
     return code
 
 
@@ -272,12 +283,10 @@ def _spec_checks() -> list:
         import ast
 
         path = _torchtitan["main"].__code__.co_filename
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-        init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "Trainer"
-                    for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        body = method_body(path, "Trainer", "__init__")
         codes = []
         for test in ("parallel_dims.pp_enabled", "job_config.validation.enable"):
-            block = next(s for s in init.body if isinstance(s, ast.If) and ast.unparse(s.test) == test)
+            block = next(s for s in body if isinstance(s, ast.If) and ast.unparse(s.test) == test)
             check = ast.If(test=block.test, body=block.body[:1], orelse=[])
             ast.copy_location(check, block)
             codes.append(compile(ast.Module(body=[check], type_ignores=[]), path, "exec"))
@@ -299,11 +308,9 @@ def _checkpoint_checks():
         import torchtitan.components.checkpoint as checkpoint
 
         path = checkpoint.__file__
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-        init = next(n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == "CheckpointManager"
-                    for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        init_body = method_body(path, "CheckpointManager", "__init__")
         kept = []
-        for statement in init.body:
+        for statement in init_body:
             text = ast.unparse(statement)
             if text.startswith(("self.enable = ", "self.ft_manager = ", "self.enable_ft_dataloader_checkpoints = ",
                                 "if not self.enable and not self.enable_ft_dataloader_checkpoints:",
@@ -320,7 +327,7 @@ def _checkpoint_checks():
                                   kwonlyargs=[], kw_defaults=[], defaults=[])
         definition = ast.FunctionDef(name="checkpoint_checks", args=arguments, body=kept, decorator_list=[],
                                      returns=None, type_params=[])
-        ast.copy_location(definition, init)
+        ast.copy_location(definition, init_body[0])
         ast.fix_missing_locations(definition)
         namespace = dict(vars(checkpoint))
         exec(compile(ast.Module(body=[definition], type_ignores=[]), path, "exec"), namespace)  # noqa: S102
