@@ -438,6 +438,14 @@ def _legacy(plan) -> bool:
                for d, w in plan.provenance.items() if d.startswith("parallelism."))
 
 
+def _current_layout(document):
+    """(Plan, the `[training]` table) of a TOML in the v0.2 layout, or None (unreadable, or older: TT003's)."""
+    plan, data = document.plan, document.data
+    if plan is None or not isinstance(data, dict) or _legacy(plan):
+        return None
+    return plan, data.get("training") if isinstance(data.get("training"), dict) else {}
+
+
 def _degree(plan, dotted: str) -> int | None:
     value = known(plan.get(dotted))
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -668,11 +676,10 @@ class MixedPrecisionWithoutFsdp(_TitanRule):
     severity = "warning"
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        plan = document.plan
-        data = document.data
-        if plan is None or not isinstance(data, dict) or _legacy(plan):
+        read = _current_layout(document)
+        if read is None:
             return
-        training = data.get("training") if isinstance(data.get("training"), dict) else {}
+        plan, training = read
         if training.get("dtype", "float32") != "float32" or training.get("mixed_precision_param", "bfloat16") != "bfloat16":
             return
         tp = _degree(plan, "parallelism.tensor") if plan.parallelism.tensor is not None else 1
@@ -751,11 +758,10 @@ class GlobalBatchNotMultiple(_TitanRule):
     severity = "error"
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        plan = document.plan
-        data = document.data
-        if plan is None or not isinstance(data, dict) or _legacy(plan):
+        read = _current_layout(document)
+        if read is None:
             return
-        training = data.get("training") if isinstance(data.get("training"), dict) else {}
+        plan, training = read
         total, local = training.get("global_batch_size"), known(plan.batch.micro)
         if not isinstance(total, int) or isinstance(total, bool) or total < 0:
             return  # -1 (one accumulation step), absent, or a value TT002 reports
