@@ -469,9 +469,8 @@ def test_a_release_outside_the_checked_ones_has_unknown_defaults(name):
     if name == "fsdp2":  # FSDP2 code's defaults follow what it builds: a sharded model and an optimizer
         plan.set("sharding.stage", 3)
         plan.optimizer = Optimizer(name="AdamW")
-    before = tuple(max(0, p - 1) if i == 0 and p else p for i, p in enumerate(min(checked)))
-    before = (0, 0, 1) if before >= min(checked) else before
-    after = (max(checked)[0] + 1, 0, 0)
+    before, after = (0, 0, 1), (max(checked)[0] + 1, 0, 0)
+    assert before < min(checked)
     for outside in (before, after):
         filled = resolve(plan, name, "/nowhere/x", outside)
         values = defaulted(filled)

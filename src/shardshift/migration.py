@@ -91,19 +91,11 @@ def read_back(text: str, to: str) -> Plan | None:
 
 
 def _newest(reader_name: str):
-    """The target's release (an output has no dependency files): the newest whose source the target's
-    defaults table was read from, else the newest shardshift knows."""
-    from shardshift.context.releases import known_releases
-    from shardshift.resolve import defaults_table
+    """The target's release (an output has no dependency files): the one its defaults table answers for."""
+    from shardshift.resolve import defaults_table, table_release
 
     table = defaults_table(reader_name)
-    if table is None:
-        return None
-    checked = getattr(table, "CHECKED_RELEASES", ())
-    if checked:
-        return max(checked)
-    releases = known_releases(table.FRAMEWORK)
-    return releases[-1] if releases else None
+    return table_release(table.FRAMEWORK, tuple(getattr(table, "CHECKED_RELEASES", ()))) if table else None
 
 
 def same(before: Any, after: Any) -> bool:

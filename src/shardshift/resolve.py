@@ -33,18 +33,22 @@ from shardshift.source import Location
 DEFAULT_MARK = "default of "
 
 
+def table_release(framework: str, checked: tuple[tuple[int, ...], ...] = ()) -> tuple[int, ...] | None:
+    """The release a defaults table answers for when no pin says: the newest whose source it was
+    checked against (`checked`, its CHECKED_RELEASES), else the newest shardshift knows."""
+    if checked:
+        return max(checked)
+    from shardshift.context.releases import known_releases
+
+    releases = known_releases(framework)
+    return releases[-1] if releases else None
+
+
 def default_location(path: str, framework: str, version: tuple[int, ...] | None,
                      checked: tuple[tuple[int, ...], ...] = ()) -> Location:
     """The provenance of a value the framework chose: line 0 (no place in the file). No release
-    found: the newest whose source the table was checked against (`checked`), else the newest
-    shardshift knows."""
-    if not version and checked:
-        version = max(checked)
-    if not version:
-        from shardshift.context.releases import known_releases
-
-        releases = known_releases(framework)
-        version = releases[-1] if releases else None
+    found: `table_release`'s."""
+    version = version or table_release(framework, checked)
     release = ".".join(map(str, version)) if version else "(newest release)"
     return Location(path, 0, 0, f"{DEFAULT_MARK}{framework} {release}")
 
