@@ -15,7 +15,7 @@ stage, learning rate, scheduler) are compared with the source setup's merged Pla
 This is the measure issue 21 starts from (a Plan whose unset fields mean "the source's default", and
 reports written per pair); it prints a Markdown table (`bench/CONVERT.md` holds the last run). Usage:
 
-    python bench/convert_matrix.py [--per-format N] [--out bench/CONVERT.md]
+    python bench/convert_matrix.py [--per-format N] [--out bench/CONVERT.md] [--files DIR]
 """
 
 from __future__ import annotations
@@ -58,11 +58,22 @@ def _output_names() -> dict[str, str]:
 OUTPUT_NAMES = _output_names()
 
 
-def sources(per_format: int) -> list[tuple[str, str]]:
+def sources(per_format: int, folder_given: Path | None = None) -> list[tuple[str, str]]:
+    """Up to `per_format` files per source format: from SOURCES, or every file under `folder_given`
+    whose format shardshift recognises (a set collected for a blind measurement)."""
     from shardshift.check import load
 
     out: list[tuple[str, str]] = []
     taken: Counter = Counter()
+    if folder_given is not None:
+        for path in sorted(p for p in folder_given.rglob("*") if p.is_file()):
+            document = load(str(path), explicit=False)
+            if document is None or document.syntax is not None or document.plan is None or \
+                    document.format == "python" or taken[document.format] >= per_format:
+                continue
+            out.append((document.format, str(path)))
+            taken[document.format] += 1
+        return out
     for name, folder, suffix in SOURCES:
         if not folder.is_dir():
             continue
@@ -110,10 +121,25 @@ def _entry_for(migration, plan, dotted: str):
     return None
 
 
+# fields whose value an output states where the source sets none changes the run (the sharding,
+# the precision, the world and the degrees); a batch or LR the writer fills in is the target's default
+CHOSEN = ("world.world_size", "parallelism.tensor", "parallelism.pipeline", "parallelism.context",
+          "parallelism.expert", "parallelism.data_parallel_shard", "precision.param_dtype", "sharding.stage")
+
+
+# an axis a source does not set is not used: a degree of 1 in the output is the same run
+ONE_WHEN_UNSET = ("parallelism.tensor", "parallelism.pipeline", "parallelism.context", "parallelism.expert")
+
+
+def _field_entry(migration, dotted: str):
+    """The report's entry named by the field itself (a source default, a value the writer chose)."""
+    return next((e for e in migration.entries if e.source == dotted), None)
+
+
 BLANKET = ("key table", "no Axolotl key: shardshift has no", "carried through the neutral Plan")
 
 
-def measure(per_format: int) -> tuple[dict, Counter]:
+def measure(per_format: int, folder: Path | None = None) -> tuple[dict, Counter]:
     """Per (source format, target): counts of deciding fields kept / changed / vanished / appeared,
     compared on both sides *resolved* with their framework's defaults; and the report's faults:
     `said exact` (a changed or vanished field whose entry says exact), `silent` (a changed or
@@ -127,7 +153,7 @@ def measure(per_format: int) -> tuple[dict, Counter]:
     results: dict = {}
     failures: Counter = Counter()
     with tempfile.TemporaryDirectory() as scratch:
-        for source_format, path in sources(per_format):
+        for source_format, path in sources(per_format, folder):
             try:
                 setup = api.load(path)
                 source_plan = resolve_document(setup.documents[0], setup.plan)
@@ -177,12 +203,23 @@ def measure(per_format: int) -> tuple[dict, Counter]:
                             row["silent"] += 1
                         elif entry.status == "exact":
                             row["said exact"] += 1
+                    elif before == "unknown" and after not in (None, "unknown") and not same_format:
+                        # the output states a value the source does not know: the report must say unknown
+                        entry = _entry_for(migration, source_plan, dotted) or _field_entry(migration, dotted)
+                        if entry is None or entry.status != "unknown":
+                            row["unknown unnamed"] += 1
+                    elif before is None and after not in (None, "unknown") and dotted in CHOSEN and not same_format \
+                            and not (dotted in ONE_WHEN_UNSET and after == 1):
+                        # a value the writer chose where the source sets none (plain data parallel
+                        # becoming fully sharded): a change of the run, which needs an entry
+                        if _field_entry(migration, dotted) is None:
+                            row["appeared silent"] += 1
     return results, failures
 
 
 def table(results: dict, failures: Counter, per_format: int) -> str:
     columns = ("conversions", "not read back", "kept", "changed", "vanished", "appeared", "said exact", "silent",
-               "no entry", "blanket")
+               "no entry", "blanket", "unknown unnamed", "appeared silent")
     lines = [
         "# What conversions keep, measured (`python bench/convert_matrix.py`)",
         "",
@@ -192,7 +229,9 @@ def table(results: dict, failures: Counter, per_format: int) -> str:
         "*vanished*: set in the source, unset in the output; *appeared*: a value the writer chose; *said exact*: a "
         "changed or vanished field whose source setting the report calls `exact`; *silent*: one the report has "
         "no entry for; *no entry*: source settings the report does not list; *blanket*: entries that only say "
-        "no table exists. Counts are fields (or settings, or entries) over all files.",
+        "no table exists; *unknown unnamed*: a field the source does not know that the output states, with no `unknown` \
+entry; *appeared silent*: a world, degree, precision or sharding stage the writer chose where the source sets none, \
+with no entry. Counts are fields (or settings, or entries) over all files.",
         "",
         "| source | target | " + " | ".join(columns) + " |",
         "|---|---|" + "---|" * len(columns),
@@ -211,9 +250,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-format", type=int, default=8)
     parser.add_argument("--out", help="write the table here too")
+    parser.add_argument("--files", type=Path, help="measure the files under this folder instead of the corpus")
     args = parser.parse_args(argv)
+    folder = args.files.resolve() if args.files else None
     os.chdir(ROOT)
-    results, failures = measure(args.per_format)
+    results, failures = measure(args.per_format, folder)
     text = table(results, failures, args.per_format)
     sys.stdout.write(text)
     if args.out:

@@ -74,19 +74,21 @@ def _initialize_calls(file: str, text: str) -> list[tuple[int, bool]]:
 def _find_initialize_calls(text: str) -> list[tuple[int, bool]]:
     import ast
 
+    from shardshift.user_code import walk as walk_nodes
+
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     aliases = {"deepspeed"}
     direct = set()
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Import):
             aliases.update(a.asname for a in node.names if a.name == "deepspeed" and a.asname)
         elif isinstance(node, ast.ImportFrom) and node.module == "deepspeed":
             direct.update(a.asname or a.name for a in node.names if a.name == "initialize")
     calls = []
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func

@@ -29,6 +29,7 @@ from functools import lru_cache
 from shardshift.context import FRAMEWORKS, Release, Version
 from shardshift.files import repository_root  # noqa: F401 - callers find it here too
 from shardshift.user_code import parse as parse_user_code
+from shardshift.user_code import walk as walk_nodes
 
 # The releases shardshift knows, oldest first, up to the newest one its tables describe
 # (pip index versions, 2026-12; the newest is the release the rules are written against).
@@ -435,21 +436,21 @@ def _setup_py(text: str) -> list[Pin]:
 
     tree = parse_user_code(text)
     pins: list[Pin] = []
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         for keyword in node.keywords:
             if keyword.arg not in ("install_requires", "extras_require", "requires"):
                 continue
-            for item in ast.walk(keyword.value):
+            for item in walk_nodes(keyword.value):
                 if isinstance(item, ast.Constant) and isinstance(item.value, str):
                     pin = requirement(item.value, item.lineno)
                     if pin is not None:
                         pins.append(pin)
     # module-level lists of requirement strings (REQUIRED = ["torch==2.1.0", ...]) passed by name
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple, ast.Dict)):
-            for item in ast.walk(node.value):
+            for item in walk_nodes(node.value):
                 if isinstance(item, ast.Constant) and isinstance(item.value, str):
                     pin = requirement(item.value, item.lineno)
                     if pin is not None and pin not in pins and re.search(r"[=<>~]", item.value):

@@ -487,8 +487,11 @@ KEYS = tuple(replace(key, nullable=key.path in NULLABLE, str_to_list=key.path in
 
 @lru_cache(maxsize=None)
 def key_index() -> dict[str, Key]:
-    """Rows by pointer."""
-    return {key.path: key for key in KEYS}
+    """Rows by pointer (built once: never modify the dict)."""
+    return _KEY_INDEX
+
+
+_KEY_INDEX: dict[str, Key] = {key.path: key for key in KEYS}
 
 
 @lru_cache(maxsize=None)

@@ -68,6 +68,9 @@ def looks_like(path: str, text: str) -> bool:
         return True
     if text.lstrip()[:1] != "{":
         return False
+    first = _FIRST_KEY.match(text)
+    if first is not None and not _deepspeed_key(first.group(1)):
+        return False  # a JSON object whose first key DeepSpeed does not know: not parsed (a 30 MB data file)
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):  # not strict JSON, or nested deeper than json can follow
@@ -81,6 +84,15 @@ _COMMON_WORDS = frozenset({"optimizer", "scheduler", "timers", "pipeline", "comp
                            "wandb", "comet", "tensorboard", "amp"})
 
 
+# The first key of a JSON object, when written without escapes.
+_FIRST_KEY = re.compile(r'\s*\{\s*"([^"\\]*)"\s*:')
+
+
+def _deepspeed_key(key: Any) -> bool:
+    row = key_index().get("/" + key) if isinstance(key, str) and "/" not in key else None
+    return row is not None and not row.foreign
+
+
 def _only_deepspeed_keys(data: Any) -> bool:
     """A JSON object whose top-level keys are all ds_config keys (removed ones too, such as an
     elasticity-only file), with at least one that only DeepSpeed uses (a name with an underscore,
@@ -88,11 +100,8 @@ def _only_deepspeed_keys(data: Any) -> bool:
     reads is checked, while package.json, tsconfig.json or a JSON Schema are not."""
     if not isinstance(data, dict) or not data or "$schema" in data:
         return False
-    rows = key_index()
-    for key in data:
-        row = rows.get("/" + key) if isinstance(key, str) and "/" not in key else None
-        if row is None or row.foreign:
-            return False
+    if not all(_deepspeed_key(key) for key in data):
+        return False
     return any(key not in _COMMON_WORDS for key in data)
 
 

@@ -1221,9 +1221,14 @@ def _called_names(tree: ast.Module) -> set[str]:
 
 
 def _passed_names(tree: ast.Module) -> set[str]:
-    """Names passed as an argument of a call (a callback, or the entry function of a CLI wrapper)."""
-    return {argument.id for node in walk_nodes(tree) if isinstance(node, ast.Call)
-            for argument in [*node.args, *(k.value for k in node.keywords)] if isinstance(argument, ast.Name)}
+    """Names passed as an argument of a call (a callback, or the entry function of a CLI wrapper).
+    Kept on the shared tree, as `_called_names`: never modify the set."""
+    found = tree.__dict__.get("_shardshift_passed")
+    if found is None:
+        found = {argument.id for node in walk_nodes(tree) if isinstance(node, ast.Call)
+                 for argument in [*node.args, *(k.value for k in node.keywords)] if isinstance(argument, ast.Name)}
+        tree._shardshift_passed = found  # type: ignore[attr-defined]
+    return found
 
 
 def _dotted(node: ast.expr) -> str | None:

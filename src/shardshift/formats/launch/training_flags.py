@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shardshift.formats.python_script.reader import UNKNOWN, ArgumentsCall
+from shardshift.user_code import walk as walk_nodes
 
 # Entry points that are not Hugging Face programs even when they share a flag name.
 _OTHER_ENTRIES = ("pretrain_", "torchtitan", "axolotl", "llamafactory", "tune")
@@ -163,7 +164,7 @@ def _entry_written(launch: Any) -> str:
 def _local_modules(tree: ast.Module, folder: str) -> list[str]:
     """Files of the modules `tree` imports from its own folder (`from utils import x`, `import args`)."""
     found: list[str] = []
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         names = [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level in (0, 1) else \
             [a.name for a in node.names] if isinstance(node, ast.Import) else []
         for name in names:
@@ -189,7 +190,7 @@ class _Entry:
         tree = module(path)
         if tree is None:
             return
-        for node in ast.walk(tree):
+        for node in walk_nodes(tree):
             if isinstance(node, ast.ClassDef):
                 bases = [_dotted(b) for b in node.bases]
                 if any(b.endswith("TrainingArguments") or b in _TRL_CONFIGS or b in self.subclasses for b in bases):

@@ -28,6 +28,7 @@ from typing import Any
 from shardshift.context import UnknownContext
 from shardshift.formats.megatron.flags import FlagTable, table
 from shardshift.user_code import parse as parse_user_code
+from shardshift.user_code import walk as walk_nodes
 
 # Megatron's own argument modules, as a package next to the entry script (newest layout first).
 ARGUMENT_MODULES = ("megatron/training/arguments.py", "megatron/arguments.py")
@@ -115,7 +116,7 @@ def _imports(tree: ast.Module) -> dict[str, tuple[str, int, str]]:
         return cached[1]
     out: dict[str, tuple[str, int, str]] = {}
     _IMPORTS[id(tree)] = (tree, out)
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 out[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
@@ -199,7 +200,7 @@ class _Reader:
         self.calls(path, tree, function, params, skip)
 
     def calls(self, path: str, tree: ast.Module, node: ast.AST, parsers: set[str], skip: tuple[str, ...]) -> None:
-        nodes = [sub for sub in ast.walk(node) if isinstance(sub, (ast.Call, ast.Assign))]
+        nodes = [sub for sub in walk_nodes(node) if isinstance(sub, (ast.Call, ast.Assign))]
         parsers = set(parsers) | _parser_names(nodes)
         functions = _functions(tree)
         for sub in nodes:
@@ -469,7 +470,7 @@ def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed
     flags: list[dict] = []
     parser_text = ""
     if fork is None and not any(isinstance(n, ast.Call) and _name(n.func).rsplit(".", 1)[-1] in ENTRY_CALLS
-                                for n in ast.walk(tree)):
+                                for n in walk_nodes(tree)):
         own = _own_parser(path, tree, (folder, _top(folder)))
         if own is not None:
             return own
@@ -490,7 +491,7 @@ def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed
     reader = _Reader((folder,))
     # the calls that build the parser, and any other call that hands it a provider
     # (parse_and_validate_args(extra_args_provider=...) in Megatron-LM's own multimodal entries)
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+    calls = [n for n in walk_nodes(tree) if isinstance(n, ast.Call) and (
         _name(n.func).rsplit(".", 1)[-1] in ENTRY_CALLS or any(k.arg == "extra_args_provider" for k in n.keywords))]
     provider = None
     if not calls:
@@ -534,7 +535,7 @@ def _own_parser(path: str, tree: ast.Module, roots: tuple[str, ...]) -> Program 
     name = os.path.basename(path)
     functions = _functions(tree)
     imports = _imports(tree)
-    called = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    called = [n.func.id for n in walk_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
     for function in dict.fromkeys(called):
         if function in functions:
             where, body = path, functions[function]
@@ -547,7 +548,7 @@ def _own_parser(path: str, tree: ast.Module, roots: tuple[str, ...]) -> Program 
         else:
             continue
         if body is None or not any(isinstance(n, ast.Call) and _name(n.func).endswith("ArgumentParser")
-                                   for n in ast.walk(body)):
+                                   for n in walk_nodes(body)):
             continue
         reader = _Reader(roots)
         reader.function(where, function)

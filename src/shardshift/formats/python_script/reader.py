@@ -23,7 +23,9 @@ from typing import Any
 
 from shardshift.document import Document, Reference, SyntaxProblem, resolve_reference
 from shardshift.source import Location
+from shardshift.user_code import Visitor
 from shardshift.user_code import parse as parse_user_code
+from shardshift.user_code import walk as walk_nodes
 
 FORMAT = "python"
 
@@ -279,7 +281,7 @@ def _guarded(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the method builds only while the attribute is None: an `if` that tests it, or a
     `super().<method>()` call and no assignment of the attribute of its own."""
     attribute = OVERRIDE_ATTRIBUTE[method.name]
-    nodes = list(ast.walk(method))
+    nodes = walk_nodes(method)
     if any(isinstance(n, (ast.If, ast.IfExp)) and _tests_unset(n.test, attribute) for n in nodes):
         return True
     calls_super = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method.name
@@ -350,7 +352,7 @@ def _always_returns(body: list[ast.stmt]) -> bool:
     return False
 
 
-class _Reader(ast.NodeVisitor):
+class _Reader(Visitor):
     def __init__(self, text: str, tree: ast.Module):
         self.text = text
         self.tree = tree

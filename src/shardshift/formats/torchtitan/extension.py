@@ -26,6 +26,7 @@ from typing import Any
 
 from shardshift.context import UnknownContext
 from shardshift.user_code import parse as parse_user_code
+from shardshift.user_code import walk as walk_nodes
 
 Schema = dict[str, dict[str, tuple[str, Any]]]
 MAX_UP = 12  # ancestors looked at above a TOML (a repository root is rarely deeper)
@@ -284,7 +285,7 @@ def _read_copy(path: str, form: str) -> tuple[Schema, dict[str, str]] | None:
         return _sections(classes)
     # the argparse form (2024): `parser.add_argument("--section.key", ...)` inside class JobConfig
     schema: Schema = {}
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument" and node.args:
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("--"):

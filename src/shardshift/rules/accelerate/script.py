@@ -9,6 +9,7 @@ from typing import Iterable
 
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Related, Rule
+from shardshift.user_code import walk as walk_nodes
 
 PRECISIONS = ("no", "fp16", "bf16", "fp8")
 
@@ -27,7 +28,7 @@ def _accelerator_precisions(path: str) -> list[tuple[str, int, int]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found = []
-    for node in ast.walk(tree):
+    for node in walk_nodes(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func

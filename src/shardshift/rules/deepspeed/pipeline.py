@@ -20,6 +20,7 @@ from shardshift.context import UnknownContext
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Related, Rule
 from shardshift.user_code import parse as parse_user_code
+from shardshift.user_code import walk as walk_nodes
 
 # consumers that run the model through the Hugging Face integration's own training loop
 TRAINING_LOOPS = ("trainer", "accelerate", "axolotl")
@@ -30,7 +31,7 @@ NOT_PIPELINE_SUFFIXES = (".from_pretrained", ".from_config", "from_pretrained", 
 def _pipeline_classes(tree: ast.Module) -> set[str]:
     """Names of the classes the file defines that are PipelineModule or derive from it (in the file)."""
     found = {"PipelineModule"}
-    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    classes = [n for n in walk_nodes(tree) if isinstance(n, ast.ClassDef)]
     changed = True
     while changed:
         changed = False
@@ -44,7 +45,7 @@ def _pipeline_classes(tree: ast.Module) -> set[str]:
 
 def _plain_classes(tree: ast.Module, pipeline: set[str]) -> set[str]:
     """Classes the file defines that do not derive from a pipeline class."""
-    return {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name not in pipeline}
+    return {n.name for n in walk_nodes(tree) if isinstance(n, ast.ClassDef) and n.name not in pipeline}
 
 
 def model_kind(path: str, text: str, callee: str | None) -> str:

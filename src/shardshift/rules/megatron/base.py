@@ -116,6 +116,20 @@ class Flags:
         return value if isinstance(value, int) and value > 0 else None
 
 
+_RECENT_FLAGS: list[tuple[Document, Flags]] = []  # the last few documents' Flags: every rule reads them
+
+
+def _flags_of(document: Document) -> Flags:
+    """Flags(document), built once for all the rules that judge the document (and its variants)."""
+    for seen, flags in _RECENT_FLAGS:
+        if seen is document:
+            return flags
+    flags = Flags(document)
+    _RECENT_FLAGS.insert(0, (document, flags))
+    del _RECENT_FLAGS[8:]
+    return flags
+
+
 class MegatronRule(Rule):
     """A rule over one Megatron document's arguments."""
 
@@ -124,7 +138,7 @@ class MegatronRule(Rule):
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         if document.data is None or not hasattr(document.data, "given"):
             return ()
-        flags = Flags(document)
+        flags = _flags_of(document)
         found = self.check_flags(flags, context)
         program = flags.program
         if program is not None and program.own_parser and not self.code.startswith("MG00"):
