@@ -38,7 +38,7 @@ def test_every_conversion_of_real_files_reports_what_its_output_holds():
         per_source[source] = max(per_source.get(source, 0), row["conversions"])
     assert all(count >= 8 for source, count in per_source.items() if source != "plan"), per_source
     assert sum(row["changed"] + row["vanished"] for row in results.values()) > 0  # there is something to say
-    for fault in ("said exact", "silent", "no entry", "blanket"):
+    for fault in ("said exact", "silent", "no entry", "blanket", "unknown unnamed", "appeared silent"):
         assert {pair: row[fault] for pair, row in results.items() if row[fault]} == {}, fault
 
 
@@ -61,3 +61,31 @@ def test_the_table_counts_every_pair():
     results, failures = bench.measure(per_format=1)
     text = bench.table(results, failures, 1)
     assert text.count("\n| ") == len(results) + 2  # header, one row per pair, the total
+
+
+def test_a_stage_or_precision_only_the_output_states_has_an_unknown_entry(tmp_path):
+    """Issue 34: a Plan that says nothing of sharding or precision, converted, gets an entry for each
+    the output decides (fully sharded in FSDP2, the target's default precision), named unknown: the
+    source's value is not known, so neither "exact" nor silence is true."""
+    from shardshift import api
+
+    source = tmp_path / "run.plan.yaml"
+    source.write_text("batch:\n  micro: 4\noptimizer:\n  lr: 0.0001\n", encoding="utf-8")
+    for target, stated in (("fsdp2", {"sharding.stage": "the output states 3"}),
+                           ("deepspeed", {"sharding.stage": "default, 0, applies",
+                                          "precision.param_dtype": "default, 'fp32', applies"})):
+        entries = {e.source: e for e in api.convert(str(source), target).entries}
+        for field, said in stated.items():
+            assert entries[field].status == "unknown", (target, entries[field])
+            assert "not in the source" in entries[field].reason and said in entries[field].reason, entries[field]
+        # an axis the source does not use, written as 1, is the same run: no entry
+        assert "parallelism.tensor" not in entries and "parallelism.pipeline" not in entries
+
+
+def test_a_field_the_source_sets_gets_no_second_entry(tmp_path):
+    from shardshift import api
+
+    source = tmp_path / "run.plan.yaml"
+    source.write_text("sharding:\n  stage: 3\nprecision:\n  param_dtype: bf16\n", encoding="utf-8")
+    entries = api.convert(str(source), "fsdp2").entries
+    assert not [e for e in entries if "not in the source, which leaves" in e.reason], entries

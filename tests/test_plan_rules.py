@@ -242,10 +242,15 @@ def test_convert_reports_each_unknown_once_never_writes_it_and_strict_fails(tmp_
     assert done.returncode == 0
     report = json.loads((tmp_path / "report.json").read_text())
     # each unknown setting once; a FILL_IN placeholder the target requires in its place is an entry of the target's
-    unknown = [(e["source"], e["line"]) for e in report["entries"] if e["status"] == "unknown" and e["source"]]
+    unknown = [(e["source"], e["line"]) for e in report["entries"] if e["status"] == "unknown"
+               and e["source"].startswith("/")]
     placeholders = [e for e in report["entries"] if e["status"] == "unknown" and not e["source"]]
+    # what the source leaves unset and the output decides (the sharding stage, the precision): named by the field
+    stated = [e for e in report["entries"] if e["status"] == "unknown" and e["source"] and e["source"][0] != "/"]
     assert unknown == [("/batch/micro", 2), ("/optimizer/lr", 6)]
-    assert report["summary"]["unknown"] == 2 + len(placeholders)
+    assert {e["source"] for e in stated} <= {"sharding.stage", "precision.param_dtype"}
+    assert all(e["reason"].startswith("not in the source, which leaves") for e in stated)
+    assert report["summary"]["unknown"] == 2 + len(placeholders) + len(stated)
     assert all(e["reason"].startswith("placeholder FILL_IN") for e in placeholders)
     assert ('"train_micro_batch_size_per_gpu": "FILL_IN"' in done.stdout) is (target == "deepspeed")
     assert not any(e["source"].endswith("/unknown") for e in report["entries"])  # folded into the value's entry

@@ -277,6 +277,18 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
         label = resolved.origin(dotted).pointer  # "default of torchtitan 0.2.2"
         reason = f"measured: {m.clause()} ({why})" if why else f"not in the source: the {label}; {m.clause()}"
         entries.append(MappingEntry(dotted, 1, 1, m.status, None if m.status == "dropped" else target, reason))
+    # a run-deciding field the source does not state, which the output does (plain data parallel
+    # becoming fully sharded, a precision the writer fills in): a change the user must see
+    for dotted, after, target in _stated_by_output(resolved, back):
+        hand = explained.get((None, dotted), [])
+        used.update(id(e) for e in hand)
+        why = "; ".join(dict.fromkeys(e.reason for e in hand if e.reason))
+        held = f"the output states {_show(after)}" if target else \
+            f"in the output the target framework's default, {_show(after)}, applies"
+        reason = (f"not in the source, which leaves {dotted.replace('global_', 'global')} to its framework or launcher "
+                  f"(a value shardshift does not know); {held}: check that this is the run you want") + \
+            (f" ({why})" if why else "")
+        entries.append(MappingEntry(dotted, 1, 1, "unknown", target, reason))
     # what the writer says about the target as a whole (placeholders, notes), and about settings it lists itself
     for entry in explanations:
         if id(entry) not in used:
@@ -288,6 +300,31 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
 DECIDING = ("world.", "parallelism.", "batch.", "precision.param_dtype", "sharding.stage", "optimizer.lr",
             "optimizer.name", "scheduler.name", "scheduler.warmup_steps", "scheduler.total_steps", "scheduler.min_lr",
             "gradient_clipping")
+
+
+# fields whose value, stated by an output where the source states none, changes what a run is
+STATED = ("world.world_size", "parallelism.tensor", "parallelism.pipeline", "parallelism.context",
+          "parallelism.expert", "parallelism.data_parallel_shard", "parallelism.data_parallel_replicate",
+          "precision.param_dtype", "sharding.stage")
+# an axis the source does not set is not used: a degree of 1 in the output is the same run
+UNUSED_AXIS = ("parallelism.tensor", "parallelism.pipeline", "parallelism.context", "parallelism.expert",
+               "parallelism.data_parallel_replicate")
+
+
+def _stated_by_output(resolved: Plan, back: Plan | None) -> list[tuple[str, Any, str | None]]:
+    """(field, value, where the output holds it) for each STATED field unset in the resolved source
+    that the output, read back, sets to a known value (an unused axis at 1 excepted)."""
+    if back is None:
+        return []
+    found = []
+    for dotted in STATED:
+        after = back.get(dotted)
+        if resolved.get(dotted) is not None or after is None or isinstance(after, Unknown) or \
+                (dotted in UNUSED_AXIS and after == 1):
+            continue
+        where = back.origin(dotted)
+        found.append((dotted, after, None if where is None or is_default(where) else (where.pointer or f"line {where.line}")))
+    return found
 
 
 def _worth_saying(dotted: str, m: Measured) -> bool:
