@@ -89,3 +89,24 @@ def test_a_field_the_source_sets_gets_no_second_entry(tmp_path):
     source.write_text("sharding:\n  stage: 3\nprecision:\n  param_dtype: bf16\n", encoding="utf-8")
     entries = api.convert(str(source), "fsdp2").entries
     assert not [e for e in entries if "not in the source, which leaves" in e.reason], entries
+
+
+@needs_corpus
+def test_no_deepspeed_output_of_another_format_has_a_class_or_param_deepspeed_cannot_build(tmp_path):
+    """The ds_configs written from real files of every other format: no optimizer type DeepSpeed has
+    no class for (DS401), no optimizer or scheduler param the class does not take (DS402, DS411),
+    which would each stop deepspeed.initialize."""
+    from shardshift import api
+
+    bench = convert_matrix()
+    checked = 0
+    for source, path in bench.sources(8):
+        if source == "deepspeed":
+            continue
+        out = tmp_path / source / "ds_config.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(api.convert(path, "deepspeed").text, encoding="utf-8")
+        codes = {f.code for f in api.check([str(out)]).findings}
+        assert not codes & {"DS401", "DS402", "DS411"}, (path, codes)
+        checked += 1
+    assert checked >= 40

@@ -246,7 +246,8 @@ def _entries(document: Document, files: list[Document], resolved: Plan, measured
                                             "takes: this one is not used", file))
                 continue
             found = [measured[d] for d in fields] or _overridden(file_document, pointer, line, column, pointers,
-                                                                  resolved, back)
+                                                                  resolved, back) or \
+                _part_of(file_document.path, pointer, line, column, resolved, measured)
             entries.append(_entry(pointer, line, column, file, found, hand, back, file_document, to))
     # fields set at a place no listed setting covers (a launch script's flag, a call in FSDP2 code)
     by_place: dict[tuple, list[str]] = {}
@@ -357,10 +358,21 @@ def _overridden(file_document: Document, pointer: str, line: int, column: int, p
         status = "unknown" if back is None else "exact" if same(before, after) else \
             "dropped" if after is None or isinstance(after, Unknown) else "approximate"
         m = Measured(dotted, status, before, after, None)
+        elsewhere = winner is not None and (winner.file, winner.line, winner.column, winner.pointer) != \
+            (where.file, where.line, where.column, where.pointer)
         m.note = (f"the setup takes {dotted.replace('global_', 'global')} = {_show(resolved.get(dotted))} from "
-                  f"{_place(winner)}, not from this setting") if winner is not None else ""
+                  f"{_place(winner)}, not from this setting") if elsewhere else ""
         found.append(m)
     return found
+
+
+def _part_of(file: str, pointer: str, line: int, column: int, resolved: Plan,
+             measured: dict[str, Measured]) -> list[Measured]:
+    """The measurement of the field a setting went into together with others (`/optimizer/beta2`
+    into optimizer.betas, recorded at beta1): the setting is carried or changed with that field."""
+    return [measured[dotted] for dotted, places in resolved.parts.items() if dotted in measured and any(
+        where.file == file and (where.pointer == pointer if where.pointer else (where.line, where.column) == (line, column))
+        for where in places)]
 
 
 def _place(where: Location) -> str:
@@ -397,6 +409,11 @@ def _entry(pointer: str, line: int, column: int, file: str | None, fields: list[
     if hand:  # no field of the Plan: the writer's word is all there is
         first = hand[0]
         return MappingEntry(pointer, line, column, first.status, first.target, why or first.reason, file)
+    unread = getattr(getattr(file_document, "data", None), "unknown_meaning", None)
+    why = unread(line, column) if unread is not None else None
+    if why:  # what the setting sets depends on a program shardshift could not read
+        return MappingEntry(pointer, line, column, "unknown", None, f"what {pointer} sets is not known: {why}; the "
+                            "output does not carry it", file)
     if _passthrough_kept(back, file_document, pointer):
         return MappingEntry(pointer, line, column, "exact", pointer, "carried as written (a setting of the same "
                             "framework the output is read back as)", file)

@@ -339,9 +339,11 @@ class Plan(Section):
     """A whole training setup. `passthrough` maps a format name to its settings with no
     neutral meaning, in that format's own nested shape. `provenance` maps a dotted field
     ("batch.micro") to where it was set; it is not part of the Plan's value (two Plans with the
-    same settings read from different files are equal)."""
+    same settings read from different files are equal). `parts` maps a field set from several
+    settings (betas from beta1 and beta2) to the places of the others, so that a report can say
+    where each of them went."""
 
-    HIDDEN = frozenset({"provenance"})
+    HIDDEN = frozenset({"provenance", "parts"})
     world: World = Default(World)
     parallelism: Parallelism = Default(Parallelism)
     sharding: Sharding = Default(Sharding)
@@ -356,6 +358,7 @@ class Plan(Section):
     model: ModelShape = Default(ModelShape)
     passthrough: dict[str, dict[str, Any]] = Default(dict)
     provenance: dict[str, Location] = Default(dict)
+    parts: dict[str, list[Location]] = Default(dict)
 
     def get(self, dotted: str) -> Any:
         """The value of a field by dotted path ("offload.params.device"); None when a section
@@ -488,7 +491,7 @@ def _drop_unknowns(value: Any) -> Any:
 
 def _leaves(section: Section, prefix: str) -> Iterator[tuple[str, Any]]:
     for name in section.FIELDS:
-        if name in ("passthrough", "provenance"):
+        if name in ("passthrough", "provenance", "parts"):
             continue
         value = getattr(section, name)
         dotted = prefix + name

@@ -60,6 +60,9 @@ class Lifter:
         if value is MISSING or not self.plan.set(dotted, value, self.where(pointer)):
             return False
         self.lifted.extend(consumed if consumed is not None else (pointer,))
+        others = [self.where(p) for p in consumed or () if p != pointer and value_at(self.document.data, p) is not MISSING]
+        if others:
+            self.plan.parts[dotted] = others
         return True
 
     def finish(self, format: str) -> Document:

@@ -363,6 +363,12 @@ def deepspeed_fsdp2_config(plan, source_name: str) -> tuple[dict, Any]:
     return config, settings
 
 
+def _switch(document: Document, pointer: str) -> Any:
+    from shardshift.source import value_at
+
+    return value_at(document.data, pointer) if isinstance(document.data, dict) else MISSING
+
+
 def _from_deepspeed(document: Document, plan) -> Conversion:
     from shardshift.formats.fsdp2.mapping import report
 
@@ -384,6 +390,15 @@ def _from_deepspeed(document: Document, plan) -> Conversion:
             status, target, reason = (E if same else A), "mixed_precision", (
                 "Accelerate reduces gradients in the mixed_precision dtype, as this setting asks" if same else
                 OVERRIDES[source][2] + f": {value!r} is not reproduced")
+        elif source in ("/fp16/enabled", "/bf16/enabled") and _switch(document, source) is not True:
+            # the row speaks of the precision switched on: off, or "auto", says something else
+            if _switch(document, source) == "auto":
+                status, target, reason = U, None, (
+                    '"auto": the Hugging Face Trainer fills it from its own fp16 / bf16 arguments; this config '
+                    "states no mixed_precision, so Accelerate's default, no mixed precision, applies unless the "
+                    "launch (--mixed_precision) or the script (Accelerator(mixed_precision=...)) sets one")
+            else:
+                status, target, reason = entry.status, None, entry.reason
         elif mine is not None:
             status, target, reason = mine
             if source.startswith("/optimizer") or source.startswith("/scheduler"):

@@ -199,6 +199,7 @@ def write_meaning(plan: Plan) -> tuple[dict, list[MappingEntry]]:
         entries.append(MappingEntry("", 1, 1, "unknown", "/train_micro_batch_size_per_gpu", placeholder_reason(
             "the micro batch size per GPU: DeepSpeed refuses a config with no batch size, and the source "
             "states none")))
+    entries += _buildable(config)
     block = config.get("scheduler")
     if isinstance(block, dict) and block.get("type") in _NEEDS_TOTAL:
         params = block.setdefault("params", {})
@@ -208,6 +209,59 @@ def write_meaning(plan: Plan) -> tuple[dict, list[MappingEntry]]:
                 f"the number of optimizer steps the LR decays over: DeepSpeed's {block['type']} requires it, "
                 "and the Plan of the source holds none")))
     return _ordered(config, ""), entries
+
+
+def _buildable(config: dict) -> list[MappingEntry]:
+    """What DeepSpeed can build, and only that: another framework's optimizer name DeepSpeed has no
+    class for (`adamw_8bit`) would stop deepspeed.initialize, so the block is not written; a param
+    the class DeepSpeed builds does not take (torch's `foreach` for FusedAdam, torchtitan's
+    `decay_ratio` for WarmupDecayLR) would raise TypeError there, so it is left out. Each with
+    an entry saying so (the same classes and signatures as DS401, DS402 and DS411)."""
+    from shardshift.formats.deepspeed.optimizers import (
+        DEEPSPEED_SCHEDULERS,
+        TORCH_SCHEDULERS,
+        built_optimizer,
+        resolve_optimizer,
+    )
+
+    entries: list[MappingEntry] = []
+    block = config.get("optimizer")
+    if isinstance(block, dict) and isinstance(block.get("type"), str):
+        resolved = resolve_optimizer(block["type"])
+        params = block.get("params") if isinstance(block.get("params"), dict) else {}
+        if not resolved.known:
+            del config["optimizer"]
+            entries.append(MappingEntry("", 1, 1, "dropped", None, (
+                f"no optimizer block: DeepSpeed has no optimizer {block['type']!r} ({resolved.problem}), and "
+                "deepspeed.initialize would stop on it; build that optimizer in the code and pass it to "
+                "deepspeed.initialize, or write a DeepSpeed optimizer (Adam, AdamW, Lamb, Lion, Adagrad)")))
+        else:
+            zero = config.get("zero_optimization") if isinstance(config.get("zero_optimization"), dict) else {}
+            offload = zero.get("offload_optimizer") if isinstance(zero.get("offload_optimizer"), dict) else {}
+            built = built_optimizer(resolved, offload=offload.get("device") in ("cpu", "nvme"),
+                                    torch_adam=params.get("torch_adam") is True,
+                                    adam_w_mode=params.get("adam_w_mode", True) is not False)
+            if built.signature is not None and not built.drops_unknown:
+                entries += _left_out_params(block, params, set(built.signature.names) | set(built.consumed),
+                                            built.signature.cls, "/optimizer/params/")
+    block = config.get("scheduler")
+    if isinstance(block, dict) and isinstance(block.get("type"), str) and isinstance(block.get("params"), dict):
+        signature = DEEPSPEED_SCHEDULERS.get(block["type"]) or TORCH_SCHEDULERS.get(block["type"])
+        if signature is not None:
+            entries += _left_out_params(block, block["params"], set(signature.names), signature.cls,
+                                        "/scheduler/params/")
+    return entries
+
+
+def _left_out_params(block: dict, params: dict, accepted: set[str], cls: str, pointer: str) -> list[MappingEntry]:
+    unaccepted = [name for name in params if name not in accepted]
+    if not unaccepted:
+        return []
+    block["params"] = {k: v for k, v in params.items() if k in accepted}
+    short = cls.rsplit(".", 1)[-1]
+    return [MappingEntry("", 1, 1, "dropped", None, (
+        f"{pointer}{name} = {params[name]!r} not written: DeepSpeed builds {short}, which takes no parameter "
+        f"{name!r} (deepspeed.initialize would fail with TypeError)")) for name in unaccepted]
 
 
 def _batch(plan: Plan, translated: Plan) -> list[MappingEntry]:

@@ -34,7 +34,7 @@ from shardshift.formats.fsdp2.writer import (
 from shardshift.source import split_pointer, value_at
 
 Outcome = tuple[str, "str | None", str]  # status, target, reason
-E, A, X = "exact", "approximate", "dropped"
+E, A, X, U = "exact", "approximate", "dropped", "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,8 +502,8 @@ def outcome(pointer: str, value: Any, ctx: _Context) -> Outcome:
             return (X, None, "not a DeepSpeed key: DeepSpeed rejects it in this section (see DS101); the module "
                     "ignores it")
         return (X, None, "not a DeepSpeed key: DeepSpeed ignores it, and so does the module (see DS101)")
-    if value == AUTO and row.status != X:
-        return (A, row.target, f'"auto" (the HF Trainer or Accelerate fills it in): {row.target or "the module"} '
+    if value == AUTO and row.status != X:  # the value is the Trainer's, at run time: not known here
+        return (U, row.target, f'"auto" (the HF Trainer or Accelerate fills it in): {row.target or "the module"} '
                 'holds the placeholder "auto" and setup() refuses to run until you set it')
     if _is_off(value, row.off):
         return (E, row.target, "off in both")

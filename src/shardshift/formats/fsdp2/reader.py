@@ -821,15 +821,14 @@ class Interpreter:
         return self._attribute_of(base, node.attr)
 
     def _attribute_of(self, base: Any, attr: str) -> Any:
-        node = ast.Attribute(value=ast.Name(id="_"), attr=attr)
         if isinstance(base, Qual):
-            name = f"{base.name}.{node.attr}"
-            if name.startswith("torch.") and node.attr in DTYPES and name.count(".") == 1:
-                return Dtype(DTYPES[node.attr])
+            name = f"{base.name}.{attr}"
+            if name.startswith("torch.") and attr in DTYPES and name.count(".") == 1:
+                return Dtype(DTYPES[attr])
             return Qual(name)
         if isinstance(base, Path):
-            return Path(f"{base.path}.{node.attr}")
-        if isinstance(base, Mesh) and node.attr == "device_type":
+            return Path(f"{base.path}.{attr}")
+        if isinstance(base, Mesh) and attr == "device_type":
             return Const(base.device) if base.device else UNKNOWN
         if isinstance(base, Module):
             found = base.env.vars.get(attr)

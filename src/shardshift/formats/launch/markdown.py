@@ -82,7 +82,8 @@ def _commands(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
 def script_text(text: str, blocks: list[list[tuple[int, str]]]) -> str:
     """`text` with only the lines of `blocks` kept, every other character a space (the same
     lines and columns)."""
-    lines = ["".join("\r" if c == "\r" else " " for c in line) for line in text.split("\n")]
+    lines = [" " * len(line) if "\r" not in line else "".join("\r" if c == "\r" else " " for c in line)
+             for line in text.split("\n")]
     for block in blocks:
         for number, line in block:
             lines[number] = line

@@ -77,6 +77,15 @@ class LaunchData:
         self.framework, self.entry = framework, entry
         self.training_arguments: list = []
 
+    def unknown_meaning(self, line: int, column: int) -> str | None:
+        """Why what the flag at (line, column) sets is not known (its entry script is not in the
+        checked tree, so whether it reads the flag as a TrainingArguments field is unknown), or None."""
+        for call in self.training_arguments:
+            program = getattr(call, "program", None)
+            if program is not None and (line, column) in set(getattr(call, "positions", {}).values()):
+                return program.what
+        return None
+
 
 def looks_like(path: str, text: str) -> bool:
     """A shell script (by its suffix, a shell shebang, or no suffix at all) with a launcher line, or

@@ -459,6 +459,15 @@ def fill_plan(plan: Any, data: Any, path: str) -> None:
             line, column = call.positions[name]
             flag = written.get(name, f"--{name}").split(" ", 1)[0].split("=", 1)[0]
             plan.set(dotted, found, Location(path, line, column, flag))
+            others = [other for other in _TOGETHER.get(dotted, ()) if other != name and other in call.positions]
+            if others:  # `--bf16 true --fp16 false`: both flags make the precision
+                plan.parts[dotted] = [Location(path, *call.positions[other],
+                                               written.get(other, f"--{other}").split(" ", 1)[0].split("=", 1)[0])
+                                      for other in others]
+
+
+# Plan fields that several flags make together
+_TOGETHER = {"precision.param_dtype": ("bf16", "fp16"), "optimizer.betas": ("adam_beta1", "adam_beta2")}
 
 
 def _config_has(call: ArgumentsCall, path: str, key: str) -> bool:

@@ -476,6 +476,8 @@ def build_plan(arguments: Arguments, path: str):
         betas = [0.9 if beta1 is None else beta1, 0.999 if beta2 is None else beta2]
         unknown = next((b for b in betas if isinstance(b, Unknown)), None)
         put("optimizer.betas", "adam_beta1" if beta1 is not None else "adam_beta2", unknown or betas)
+        if beta1 is not None and beta2 is not None and "optimizer.betas" in plan.provenance:
+            plan.parts["optimizer.betas"] = [at("adam_beta2")]
 
     # schedule length: --lr-decay-iters, else the training length
     for dest in ("lr_decay_iters", "train_iters"):

@@ -1,0 +1,124 @@
+"""Conversion reports that say what the output really does (issue 34, from a blind measurement of
+real configs): an output DeepSpeed can build, a setting that went into a field with others
+reported with that field, and precision switches that are off or "auto" not called exact."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shardshift import api
+
+
+def _convert(tmp_path, name: str, text: str, target: str):
+    source = tmp_path / name
+    source.write_text(text, encoding="utf-8")
+    return api.convert(str(source), target)
+
+
+def _errors_in_output(tmp_path, text: str, name: str = "ds_config.json") -> list[str]:
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    (out / name).write_text(text, encoding="utf-8")
+    return [f.code for f in api.check([str(out / name)]).findings if f.severity == "error"]
+
+
+TORCHTITAN = """\
+[optimizer]
+name = "AdamW"
+lr = 3e-4
+beta1 = 0.9
+beta2 = 0.95
+
+[lr_scheduler]
+warmup_steps = 100
+decay_ratio = 0.8
+decay_type = "cosine"
+min_lr_factor = 0.1
+
+[training]
+local_batch_size = 4
+steps = 1000
+"""
+
+
+def test_scheduler_params_deepspeed_does_not_take_are_left_out_with_an_entry(tmp_path):
+    conversion = _convert(tmp_path, "train.toml", TORCHTITAN, "deepspeed")
+    params = json.loads(conversion.text)["scheduler"]["params"]
+    assert "decay_ratio" not in params and "min_lr_factor" not in params
+    notes = [e.reason for e in conversion.entries if "not written" in e.reason]
+    assert any("decay_ratio" in n and "WarmupCosineLR" in n and "TypeError" in n for n in notes), notes
+    assert not any(e.source == "/lr_scheduler/decay_ratio" and e.status == "exact" for e in conversion.entries)
+    assert "DS411" not in _errors_in_output(tmp_path, conversion.text)
+
+
+def test_an_optimizer_deepspeed_has_no_class_for_is_not_written(tmp_path):
+    conversion = _convert(tmp_path, "axolotl.yaml", "base_model: m\nmicro_batch_size: 2\nlearning_rate: 0.0002\n"
+                                                    "optimizer: adamw_8bit\n", "deepspeed")
+    assert "optimizer" not in json.loads(conversion.text)
+    entry = next(e for e in conversion.entries if e.source == "/optimizer")
+    assert entry.status == "dropped", entry
+    assert any("adamw_8bit" in e.reason and "deepspeed.initialize would stop" in e.reason for e in conversion.entries)
+    assert "DS401" not in _errors_in_output(tmp_path, conversion.text)
+
+
+def test_a_torch_optimizer_keyword_fused_adam_does_not_take_is_left_out(tmp_path):
+    code = ("import torch\nfrom torch.distributed.fsdp import fully_shard\n\nmodel = torch.nn.Linear(8, 8)\n"
+            "fully_shard(model)\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)\n")
+    conversion = _convert(tmp_path, "train_fsdp.py", code, "deepspeed")
+    assert "foreach" not in json.loads(conversion.text)["optimizer"].get("params", {})
+    assert "DS402" not in _errors_in_output(tmp_path, conversion.text)
+    foreach = next(e for e in conversion.entries if e.source == "/optimizer/params/foreach")
+    assert foreach.status == "approximate" and "not from this setting" not in foreach.reason, foreach
+
+
+def test_a_setting_that_went_into_a_field_with_another_is_reported_with_it(tmp_path):
+    # torchtitan: beta1 and beta2 make optimizer.betas, decay_ratio and min_lr_factor the schedule's params
+    entries = {e.source: e for e in _convert(tmp_path, "train.toml", TORCHTITAN, "deepspeed").entries}
+    for pointer in ("/optimizer/beta2", "/lr_scheduler/min_lr_factor"):
+        assert "sets nothing" not in entries[pointer].reason, entries[pointer]
+    assert entries["/optimizer/beta2"].status == "exact" and "optimizer.betas" in entries["/optimizer/beta2"].reason
+    # Megatron: --adam-beta1 and --adam-beta2 make optimizer.betas
+    script = ("#!/bin/bash\ntorchrun pretrain_gpt.py --adam-beta1 0.9 --adam-beta2 0.95 --lr 1e-4 "
+              "--micro-batch-size 2 --global-batch-size 64 --train-iters 100\n")
+    entries = {e.source: e for e in _convert(tmp_path, "train_gpt.sh", script, "deepspeed").entries}
+    assert entries["--adam-beta2"].status == "exact", entries["--adam-beta2"]
+    assert "optimizer.betas = [0.9, 0.95] kept" in entries["--adam-beta2"].reason
+
+
+@pytest.mark.parametrize("target", ["accelerate", "accelerate-fsdp2"])
+def test_precision_switches_off_or_auto_are_not_called_fp16(tmp_path, target):
+    off = _convert(tmp_path, "ds_config.json", json.dumps(
+        {"train_micro_batch_size_per_gpu": 2, "fp16": {"enabled": False}, "zero_optimization": {"stage": 2}}), target)
+    entry = next(e for e in off.entries if e.source == "/fp16/enabled")
+    assert entry.status == "exact" and "computes in fp16" not in entry.reason, entry
+    auto = _convert(tmp_path, "ds_config.json", json.dumps(
+        {"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}), target)
+    entry = next(e for e in auto.entries if e.source == "/bf16/enabled")
+    assert entry.status == "unknown" and "mixed_precision" not in auto.text.split("fsdp_config")[0], (entry, auto.text)
+
+
+def test_flags_of_an_entry_script_not_in_the_tree_are_unknown_not_said_to_set_nothing(tmp_path):
+    script = ("#!/bin/bash\ntorchrun --nproc_per_node 8 src/finetune_entry_not_here.py --bf16 True "
+              "--per_device_train_batch_size 4 --output_dir out\n")
+    conversion = _convert(tmp_path, "run.sh", script, "fsdp2")
+    entries = {e.source: e for e in conversion.entries}
+    for flag in ("--bf16", "--per_device_train_batch_size"):
+        assert entries[flag].status == "unknown", entries[flag]
+        assert "finetune_entry_not_here.py is not in the checked tree" in entries[flag].reason
+        assert "sets nothing" not in entries[flag].reason
+    # what the output then decides on its own is named as well
+    assert entries["precision.param_dtype"].status == "unknown"
+
+
+def test_both_precision_flags_of_a_trainer_launch_are_reported_with_the_precision(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "from transformers import HfArgumentParser, Trainer, TrainingArguments\n"
+        "args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+        "Trainer(model=None, args=args).train()\n", encoding="utf-8")
+    script = ("#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --bf16 True --fp16 false --adam_beta1 0.9 "
+              "--adam_beta2 0.95 --per_device_train_batch_size 4 --output_dir out\n")
+    entries = {e.source: e for e in _convert(tmp_path, "run.sh", script, "fsdp2").entries}
+    assert entries["--fp16"].status == "exact" and "precision.param_dtype = 'bf16' kept" in entries["--fp16"].reason
+    assert entries["--adam_beta2"].status == "exact" and "optimizer.betas" in entries["--adam_beta2"].reason
