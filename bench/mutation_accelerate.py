@@ -12,7 +12,10 @@ train.py`, no flag: the values are the file's, as in the oracle's launch).
 Refused mutants are explicit when Accelerate raises ValueError / AssertionError, implicit
 otherwise (AttributeError, TypeError, KeyError: code computing with the value).
 
-    python bench/mutation_accelerate.py [--limit N] [--show 30]
+    python bench/mutation_accelerate.py [--limit N] [--show 30] [--dump DIR]
+
+`--dump DIR` writes each missed mutant (its config, Accelerate's error and shardshift's findings) to
+DIR, to read why.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--show", type=int, default=25)
+    parser.add_argument("--dump", type=Path, help="write each missed mutant here")
     args = parser.parse_args(argv)
     import yaml
 
@@ -111,6 +115,13 @@ def main(argv=None):
             counts[f"refused {which}, shardshift {reported}"] += 1
             if reported != "error":
                 missed[(which, outcome["stage"], kind, pointer, shown)] += 1
+                if args.dump:
+                    kept = args.dump / f"{sum(missed.values()):03d}"
+                    kept.mkdir(parents=True, exist_ok=True)
+                    (kept / "config.yaml").write_text(Path(target).read_text(encoding="utf-8"), encoding="utf-8")
+                    (kept / "why.txt").write_text(f"{pointer} {shown}\n{outcome['stage']}: {outcome['error']}\n\n" +
+                                                  "\n".join(f"{f.code} {f.severity}: {f.message}" for f in result.findings),
+                                                  encoding="utf-8")
     print_totals(counts)
     print("\nmissed (kind, stage, exception, key, mutant): count")
     for (which, stage, kind, pointer, shown), number in missed.most_common(args.show):

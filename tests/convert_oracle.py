@@ -366,7 +366,7 @@ def deepspeed_outcomes(payload: list[dict]) -> dict[str, str | None]:
         sizes = (world,) if world else (*oracles.ALL_WORLD_SIZES, *oracles.implied_world_sizes(config))
         accepted, _, errors = oracles.first_acceptance(config, sizes)
         if accepted is not None:
-            out[path] = None
+            out[path] = _scheduler_refusal(config)
             continue
         error = errors[0] if errors else "refused"
         if world:
@@ -376,6 +376,32 @@ def deepspeed_outcomes(payload: list[dict]) -> dict[str, str | None]:
                 error += f" (accepted at world {other}, not at the source's {world})"
         out[path] = ENV + error if oracles.gpu_only(error) else error
     return out
+
+
+def _scheduler_refusal(config: dict) -> str | None:
+    """(In the child.) What building the config's scheduler raises, as deepspeed.initialize builds it
+    (engine._scheduler_from_config: DeepSpeed's own class by name, else torch's, called with the
+    optimizer and **params), or None. Params the HF Trainer fills ("auto") are not judged here."""
+    import torch
+    from deepspeed.runtime import lr_schedules
+
+    block = config.get("scheduler")
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return None
+    params = block.get("params", {})
+    if not isinstance(params, dict) or "auto" in params.values():
+        return None
+    name = block["type"]
+    cls = getattr(lr_schedules, name, None) if name in lr_schedules.VALID_LR_SCHEDULES else \
+        getattr(torch.optim.lr_scheduler, name, None)
+    if cls is None:
+        return None
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
+    try:
+        cls(optimizer, **params)
+    except Exception as error:  # noqa: BLE001 - the refusal is the verdict
+        return f"{name}(optimizer, **params): {type(error).__name__}: {error}"
+    return None
 
 
 def fsdp2_outcomes(payload: list[str]) -> dict[str, str | None]:

@@ -122,3 +122,27 @@ def test_both_precision_flags_of_a_trainer_launch_are_reported_with_the_precisio
     entries = {e.source: e for e in _convert(tmp_path, "run.sh", script, "fsdp2").entries}
     assert entries["--fp16"].status == "exact" and "precision.param_dtype = 'bf16' kept" in entries["--fp16"].reason
     assert entries["--adam_beta2"].status == "exact" and "optimizer.betas" in entries["--adam_beta2"].reason
+
+
+def test_a_megatron_warmup_given_as_a_fraction_is_read_in_steps(tmp_path):
+    script = ("#!/bin/bash\ntorchrun pretrain_gpt.py --lr 1e-4 --min-lr 1e-5 --lr-decay-style cosine "
+              "--lr-warmup-fraction 0.01 --lr-decay-iters 1000 --micro-batch-size 2 --global-batch-size 64 "
+              "--train-iters 2000\n")
+    conversion = _convert(tmp_path, "train_gpt.sh", script, "deepspeed")
+    assert json.loads(conversion.text)["scheduler"]["params"]["warmup_num_steps"] == 10
+    entry = next(e for e in conversion.entries if e.source == "--lr-warmup-fraction")
+    assert entry.status == "exact" and "scheduler.warmup_steps = 10 kept" in entry.reason, entry
+    # a fraction that is no whole number of steps is unknown, never rounded in silence
+    odd = _convert(tmp_path, "train_gpt.sh", script.replace("0.01", "0.0125"), "deepspeed")
+    entry = next(e for e in odd.entries if e.source == "--lr-warmup-fraction")
+    assert entry.status == "unknown" and "12.5 iterations" in entry.reason, entry
+
+
+def test_a_cosine_without_warmup_becomes_a_warmup_cosine_deepspeed_accepts(tmp_path):
+    script = ("#!/bin/bash\ntorchrun pretrain_gpt.py --lr 1e-4 --min-lr 1e-5 --lr-decay-style cosine "
+              "--micro-batch-size 2 --global-batch-size 64 --train-iters 1000\n")
+    conversion = _convert(tmp_path, "train_gpt.sh", script, "deepspeed")
+    params = json.loads(conversion.text)["scheduler"]["params"]
+    assert (params["warmup_num_steps"], params["warmup_min_ratio"]) == (1, 1.0)
+    assert any(e.status == "approximate" and "refuses warmup_num_steps 0" in e.reason for e in conversion.entries)
+    assert "DS415" not in _errors_in_output(tmp_path, conversion.text)

@@ -200,6 +200,7 @@ def write_meaning(plan: Plan) -> tuple[dict, list[MappingEntry]]:
             "the micro batch size per GPU: DeepSpeed refuses a config with no batch size, and the source "
             "states none")))
     entries += _buildable(config)
+    entries += _no_warmup(config)
     block = config.get("scheduler")
     if isinstance(block, dict) and block.get("type") in _NEEDS_TOTAL:
         params = block.setdefault("params", {})
@@ -251,6 +252,23 @@ def _buildable(config: dict) -> list[MappingEntry]:
             entries += _left_out_params(block, block["params"], set(signature.names), signature.cls,
                                         "/scheduler/params/")
     return entries
+
+
+def _no_warmup(config: dict) -> list[MappingEntry]:
+    """A cosine schedule without warm-up: DeepSpeed's WarmupCosineLR refuses `warmup_num_steps` 0
+    (ValueError: "must be a positive integer"). It warms up over at least 2 steps (max(2, n)),
+    the first at learning rate 0 whatever the warm-up; with `warmup_min_ratio` 1.0 the others run
+    at the full rate, the closest it comes to no warm-up."""
+    block = config.get("scheduler")
+    params = block.get("params") if isinstance(block, dict) else None
+    if not (isinstance(params, dict) and block.get("type") == "WarmupCosineLR" and params.get("warmup_num_steps") == 0):
+        return []
+    params["warmup_num_steps"] = 1
+    params["warmup_min_ratio"] = 1.0
+    return [MappingEntry("", 1, 1, "approximate", "/scheduler/params/warmup_num_steps", (
+        "no warm-up: DeepSpeed's WarmupCosineLR refuses warmup_num_steps 0 and warms up over at least 2 steps, "
+        "the first at learning rate 0; warmup_num_steps 1 with warmup_min_ratio 1.0 stands in (step 1 at 0, steps "
+        "2 and 3 at the full rate, then the cosine)"))]
 
 
 def _left_out_params(block: dict, params: dict, accepted: set[str], cls: str, pointer: str) -> list[MappingEntry]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from shardshift.document import Document, Reference, SyntaxProblem, resolve_reference
 from shardshift.plan import Unknown
@@ -484,6 +484,7 @@ def build_plan(arguments: Arguments, path: str):
         if value(dest) is not None:
             put("scheduler.total_steps", dest)
             break
+    _warmup_in_other_units(value, put)
 
     # sharding: the distributed optimizer is ZeRO-1; FSDP2 and Megatron-FSDP shard more
     if value("use_torch_fsdp2") is True:
@@ -537,6 +538,40 @@ def build_plan(arguments: Arguments, path: str):
         plan.passthrough[FORMAT] = rest
     return plan
 
+
+
+def _warmup_in_other_units(value: Callable[[str], Any], put: Callable[..., None]) -> None:
+    """The warm-up in optimizer steps when the flags give it as a fraction of the decay span
+    (`--lr-warmup-fraction`) or in samples (`--lr-warmup-samples`, sample-based training):
+    training.py get_optimizer_param_scheduler counts both in samples; a count that is not a whole
+    number of iterations is unknown, with why."""
+    fraction, samples, batch = value("lr_warmup_fraction"), value("lr_warmup_samples"), value("global_batch_size")
+    iterations = value("lr_decay_iters") if value("lr_decay_iters") is not None else value("train_iters")
+    span = value("lr_decay_samples") if value("lr_decay_samples") is not None else value("train_samples")
+    if fraction is not None:
+        dest = "lr_warmup_fraction"
+        if isinstance(fraction, Unknown):
+            put("scheduler.warmup_steps", dest, fraction)
+            return
+        if iterations is not None and not isinstance(iterations, Unknown):
+            steps, what = fraction * iterations, f"--lr-warmup-fraction {fraction:g} x {iterations} iterations"
+        elif span is not None and not isinstance(span, Unknown) and isinstance(batch, int) and batch > 0:
+            steps, what = fraction * span / batch, f"--lr-warmup-fraction {fraction:g} x {span} samples / {batch}"
+        else:
+            put("scheduler.warmup_steps", dest, Unknown("--lr-warmup-fraction of a decay span the flags do not give"))
+            return
+    elif isinstance(samples, (int, float)) and not isinstance(samples, bool) and samples > 0 and \
+            value("train_samples") is not None:
+        dest = "lr_warmup_samples"
+        if not (isinstance(batch, int) and batch > 0):
+            put("scheduler.warmup_steps", dest, Unknown("--lr-warmup-samples with a global batch the flags do not give"))
+            return
+        steps, what = samples / batch, f"--lr-warmup-samples {samples} / global batch {batch}"
+    else:
+        return
+    rounded = round(steps, 9)
+    put("scheduler.warmup_steps", dest, int(rounded) if float(rounded).is_integer() else Unknown(
+        f"{what} = {steps:g} iterations, not a whole number of optimizer steps (Megatron warms up per sample)"))
 
 def _plain(item: Given) -> Any:
     """A passthrough value: JSON-able (a switch is True, an Unknown its reason)."""
