@@ -542,36 +542,23 @@ def build_plan(arguments: Arguments, path: str):
 
 def _warmup_in_other_units(value: Callable[[str], Any], put: Callable[..., None]) -> None:
     """The warm-up in optimizer steps when the flags give it as a fraction of the decay span
-    (`--lr-warmup-fraction`) or in samples (`--lr-warmup-samples`, sample-based training):
-    training.py get_optimizer_param_scheduler counts both in samples; a count that is not a whole
-    number of iterations is unknown, with why."""
-    fraction, samples, batch = value("lr_warmup_fraction"), value("lr_warmup_samples"), value("global_batch_size")
+    (`--lr-warmup-fraction` in iteration-based training): training.py get_optimizer_param_scheduler
+    warms up over fraction x decay iterations; a count that is not a whole number of iterations is
+    unknown, with why. Sample-based training (`--train-samples`) is left as it is: the Plan holds
+    its schedule in neither unit."""
+    fraction = value("lr_warmup_fraction")
     iterations = value("lr_decay_iters") if value("lr_decay_iters") is not None else value("train_iters")
-    span = value("lr_decay_samples") if value("lr_decay_samples") is not None else value("train_samples")
-    if fraction is not None:
-        dest = "lr_warmup_fraction"
-        if isinstance(fraction, Unknown):
-            put("scheduler.warmup_steps", dest, fraction)
-            return
-        if iterations is not None and not isinstance(iterations, Unknown):
-            steps, what = fraction * iterations, f"--lr-warmup-fraction {fraction:g} x {iterations} iterations"
-        elif span is not None and not isinstance(span, Unknown) and isinstance(batch, int) and batch > 0:
-            steps, what = fraction * span / batch, f"--lr-warmup-fraction {fraction:g} x {span} samples / {batch}"
-        else:
-            put("scheduler.warmup_steps", dest, Unknown("--lr-warmup-fraction of a decay span the flags do not give"))
-            return
-    elif isinstance(samples, (int, float)) and not isinstance(samples, bool) and samples > 0 and \
-            value("train_samples") is not None:
-        dest = "lr_warmup_samples"
-        if not (isinstance(batch, int) and batch > 0):
-            put("scheduler.warmup_steps", dest, Unknown("--lr-warmup-samples with a global batch the flags do not give"))
-            return
-        steps, what = samples / batch, f"--lr-warmup-samples {samples} / global batch {batch}"
-    else:
+    if fraction is None or iterations is None or value("train_samples") is not None:
         return
+    dest = "lr_warmup_fraction"
+    if isinstance(fraction, Unknown) or isinstance(iterations, Unknown):
+        put("scheduler.warmup_steps", dest, fraction if isinstance(fraction, Unknown) else iterations)
+        return
+    steps = fraction * iterations
     rounded = round(steps, 9)
     put("scheduler.warmup_steps", dest, int(rounded) if float(rounded).is_integer() else Unknown(
-        f"{what} = {steps:g} iterations, not a whole number of optimizer steps (Megatron warms up per sample)"))
+        f"--lr-warmup-fraction {fraction:g} x {iterations} iterations = {steps:g} iterations, not a whole number of "
+        "optimizer steps (Megatron warms up per sample)"))
 
 def _plain(item: Given) -> Any:
     """A passthrough value: JSON-able (a switch is True, an Unknown its reason)."""

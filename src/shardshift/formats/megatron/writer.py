@@ -378,7 +378,8 @@ def _schedule(plan: Plan, out: list[Emitted], dropped: list[Dropped], translate:
                 out.append(Emitted("schedule", "--lr-wsd-decay-iters", (PLACEHOLDER,), "scheduler.params", "unknown",
                                    fill=f"the annealing iterations of the WSD schedule: {share}the training "
                                         "iterations, which the source does not state"))
-    if known(scheduler.warmup_steps) is not None:
+    if known(scheduler.warmup_steps) is not None and "--lr-warmup-fraction" not in plan.passthrough.get(FORMAT, {}):
+        # (a Megatron source's --lr-warmup-fraction is written back as given: validate_args refuses both)
         out.append(Emitted("schedule", "--lr-warmup-iters", (known(scheduler.warmup_steps),),
                            "scheduler.warmup_steps"))
     if known(scheduler.total_steps) is not None and name != "WarmupLR":
