@@ -255,21 +255,41 @@ def _buildable(config: dict) -> list[MappingEntry]:
 
 
 def _no_warmup(config: dict) -> list[MappingEntry]:
-    """A cosine schedule without warm-up: DeepSpeed's WarmupCosineLR refuses `warmup_num_steps` 0
-    (ValueError: "must be a positive integer"). It warms up over at least 2 steps (max(2, n)),
-    the first at learning rate 0 whatever the warm-up; with `warmup_min_ratio` 1.0 the others run
-    at the full rate, the closest it comes to no warm-up."""
+    """A schedule without warm-up: DeepSpeed's WarmupLR, WarmupDecayLR and WarmupCosineLR refuse
+    `warmup_num_steps` 0 (ValueError: "must be a positive integer") and warm up over at least 2
+    steps (max(2, n)). The closest each comes to no warm-up (measured with lr_schedules.py):
+    WarmupLR starting at its peak (warmup_min_lr = warmup_max_lr); WarmupCosineLR starting at its
+    peak (warmup_min_ratio 1.0) after its first step, which runs at 0 whatever the warm-up;
+    WarmupDecayLR decays to warmup_min_lr, which must stay, so it keeps its 2-step warm-up."""
     block = config.get("scheduler")
     params = block.get("params") if isinstance(block, dict) else None
-    if not (isinstance(params, dict) and block.get("type") == "WarmupCosineLR" and params.get("warmup_num_steps") == 0):
+    kind = block.get("type") if isinstance(block, dict) else None
+    if not (isinstance(params, dict) and kind in _NO_WARMUP and params.get("warmup_num_steps") == 0):
         return []
     params["warmup_num_steps"] = 1
-    params["warmup_min_ratio"] = 1.0
+    peak = params.get("warmup_max_lr")
+    if kind == "WarmupCosineLR":
+        params["warmup_min_ratio"] = 1.0
+    elif kind == "WarmupLR" and isinstance(peak, (int, float)) and not isinstance(peak, bool):
+        params["warmup_min_lr"] = peak
+    else:
+        kind = "WarmupDecayLR" if kind == "WarmupDecayLR" else "WarmupLR without warmup_max_lr"
+    how = _NO_WARMUP[kind]
+    if params.get("warmup_type") != "linear":  # "log", the default (and any other word): the peak at step 3
+        how = how.replace("step 3 halfway, step 4 at the peak", "step 3 at the peak")
     return [MappingEntry("", 1, 1, "approximate", "/scheduler/params/warmup_num_steps", (
-        "no warm-up: DeepSpeed's WarmupCosineLR refuses warmup_num_steps 0 and warms up over at least 2 steps, "
-        "the first at learning rate 0; warmup_num_steps 1 with warmup_min_ratio 1.0 stands in (step 1 at 0, steps "
-        "2 and 3 at the full rate, then the cosine)"))]
+        f"no warm-up: DeepSpeed's {kind.split()[0]} refuses warmup_num_steps 0 and warms up over at least 2 steps; "
+        f"warmup_num_steps 1 stands in, {how}"))]
 
+
+# what warmup_num_steps 1 does in each DeepSpeed schedule (lr_schedules.py, measured step by step)
+_NO_WARMUP = {
+    "WarmupLR": "with warmup_min_lr = warmup_max_lr: every step runs at the full rate, as without warm-up",
+    "WarmupLR without warmup_max_lr": "steps 1 and 2 at warmup_min_lr, step 3 halfway, step 4 at the peak",
+    "WarmupDecayLR": "steps 1 and 2 at warmup_min_lr, step 3 halfway, step 4 at the peak, then the linear decay",
+    "WarmupCosineLR": "with warmup_min_ratio 1.0: step 1 at learning rate 0 (WarmupCosineLR's first step, whatever "
+                      "the warm-up), steps 2 and 3 at the full rate, then the cosine",
+}
 
 def _left_out_params(block: dict, params: dict, accepted: set[str], cls: str, pointer: str) -> list[MappingEntry]:
     unaccepted = [name for name in params if name not in accepted]

@@ -542,23 +542,34 @@ def build_plan(arguments: Arguments, path: str):
 
 def _warmup_in_other_units(value: Callable[[str], Any], put: Callable[..., None]) -> None:
     """The warm-up in optimizer steps when the flags give it as a fraction of the decay span
-    (`--lr-warmup-fraction` in iteration-based training): training.py get_optimizer_param_scheduler
-    warms up over fraction x decay iterations; a count that is not a whole number of iterations is
-    unknown, with why. Sample-based training (`--train-samples`) is left as it is: the Plan holds
-    its schedule in neither unit."""
-    fraction = value("lr_warmup_fraction")
+    (`--lr-warmup-fraction`) or in samples (`--lr-warmup-samples`): training.py
+    get_optimizer_param_scheduler warms up over fraction x decay iterations in iteration-based
+    training. A count that is not a whole number of iterations, a span the flags do not give, and
+    sample-based training (counted in samples) leave the warm-up unknown, with why: never the
+    default of no warm-up."""
+    fraction, samples = value("lr_warmup_fraction"), value("lr_warmup_samples")
     iterations = value("lr_decay_iters") if value("lr_decay_iters") is not None else value("train_iters")
-    if fraction is None or iterations is None or value("train_samples") is not None:
-        return
-    dest = "lr_warmup_fraction"
-    if isinstance(fraction, Unknown) or isinstance(iterations, Unknown):
-        put("scheduler.warmup_steps", dest, fraction if isinstance(fraction, Unknown) else iterations)
-        return
-    steps = fraction * iterations
-    rounded = round(steps, 9)
-    put("scheduler.warmup_steps", dest, int(rounded) if float(rounded).is_integer() else Unknown(
-        f"--lr-warmup-fraction {fraction:g} x {iterations} iterations = {steps:g} iterations, not a whole number of "
-        "optimizer steps (Megatron warms up per sample)"))
+    sample_based = value("train_samples") is not None
+    if fraction is not None:
+        dest = "lr_warmup_fraction"
+        if isinstance(fraction, Unknown) or isinstance(iterations, Unknown):
+            put("scheduler.warmup_steps", dest, fraction if isinstance(fraction, Unknown) else iterations)
+            return
+        if sample_based or iterations is None:
+            put("scheduler.warmup_steps", dest, Unknown(
+                f"--lr-warmup-fraction {fraction:g} of " + ("the training samples (sample-based training): the "
+                                                            "warm-up is counted in samples" if sample_based else
+                                                            "a decay span the flags do not give (no --lr-decay-iters "
+                                                            "or --train-iters)")))
+            return
+        steps = fraction * iterations
+        rounded = round(steps, 9)
+        put("scheduler.warmup_steps", dest, int(rounded) if float(rounded).is_integer() else Unknown(
+            f"--lr-warmup-fraction {fraction:g} x {iterations} iterations = {steps:g} iterations, not a whole number "
+            "of optimizer steps (Megatron warms up per sample)"))
+    elif sample_based and isinstance(samples, (int, float)) and not isinstance(samples, bool) and samples > 0:
+        put("scheduler.warmup_steps", "lr_warmup_samples", Unknown(
+            f"--lr-warmup-samples {samples}: sample-based training counts the warm-up in samples, not optimizer steps"))
 
 def _plain(item: Given) -> Any:
     """A passthrough value: JSON-able (a switch is True, an Unknown its reason)."""
