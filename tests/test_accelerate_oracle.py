@@ -61,6 +61,9 @@ REFUSED = {
     "AC012/bad_init_flag.yaml": ("plugin", "ValueError: invalid truth value sometimes"),
     "AC012/bad_processes_float_deepspeed.yaml": ("launch", "ValueError: invalid literal for int()"),
     "AC012/bad_processes_string.yaml": ("launch", "TypeError: '>' not supported between instances of 'str' and 'int'"),
+    "AC012/bad_use_cpu_word.yaml": ("launch", "ValueError: invalid truth value sometimes"),
+    "AC012/bad_size_float.yaml": ("plugin", "ValueError: invalid literal for int() with base 10: '2.5'"),
+    "AC012/bad_cp_size_string.yaml": ("launch", "TypeError: '>' not supported between instances of 'str' and 'int'"),
     "AC006/bad_dynamo_cpu.yaml": ("launch", "ValueError: Unknown dynamo backend: TORCH_COMPILE"),
     # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
     "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),

@@ -54,6 +54,11 @@ BAD_CASES = [
     ("AC012/bad_init_flag.yaml", "AC012", "info", "/deepspeed_config/zero3_init_flag", "sometimes", 1, None, []),
     ("AC012/bad_processes_float_deepspeed.yaml", "AC012", "info", "/num_processes", "2.0", 1, None, []),
     ("AC012/bad_processes_string.yaml", "AC012", "info", "/num_processes", "'4'", 1, None, []),
+    ("AC012/bad_use_cpu_word.yaml", "AC012", "info", "/use_cpu", "sometimes", 1, None, []),
+    ("AC012/bad_size_float.yaml", "AC012", "info", "/parallelism_config/parallelism_config_dp_shard_size", "2.5", 1,
+     None, []),
+    ("AC012/bad_cp_size_string.yaml", "AC012", "info", "/parallelism_config/parallelism_config_cp_size", '"2"', 1,
+     None, []),
     ("AC107/bad.yaml", "AC107", "warning", "/distributed_type", "no", 1, None,
      [("/num_processes", "num_processes", 1), ("/fsdp_config", "fsdp_config", 1)]),
     ("AC107/bad_multi_gpu.yaml", "AC107", "warning", "/fsdp_config", "fsdp_config", 1, None,
@@ -77,8 +82,10 @@ BAD_CASES = [
     ("AC011/bad_msamp_zero3.yaml", "AC011", "error", "/deepspeed_config/zero_stage", "3", 1, None,
      [("/fp8_config/backend", "MSAMP", 1)]),
     ("AC104/bad.yaml", "AC104", "error", "/gpu_ids", "'0'", 1, None, []),
-    ("AC105/bad.yaml", "AC105", "warning", "/num_machines", "num_machines", 1, None, []),
-    ("AC105/bad_port.yaml", "AC105", "warning", "/num_machines", "num_machines", 1, None, []),
+    # checked alone, no launch runs it: an info (with the launch scripts of its folder, an error)
+    ("AC105/bad.yaml", "AC105", "info", "/num_machines", "num_machines", 1, None, []),
+    ("AC105/bad_port.yaml", "AC105", "info", "/num_machines", "num_machines", 1, None, []),
+    ("AC105/bad_float.yaml", "AC105", "info", "/num_machines", "num_machines", 1, None, []),
     ("AC106/bad.yaml", "AC106", "error", "/deepspeed_config/deepspeed_config_file", "ds_config_no_zero.json", 1, None,
      [("", "{", 1, "AC106/ds_config_no_zero.json")]),
 ]
@@ -112,6 +119,23 @@ def test_ac012_rests_on_the_launches_that_run_the_file():
         launch = name.replace("bad_", "run_").replace(".yaml", ".sh")
         assert [r["file"] for r in finding["related"]] == [shown(folder / launch)]
     assert status == 1
+
+
+def test_ac105_rests_on_the_launches_that_run_the_file(tmp_path):
+    """With the launch scripts beside them, each AC105 bad fixture is an error naming the launch;
+    a launch that gives --main_process_ip leaves nothing to report for the missing IP."""
+    folder = RULES / "AC105"
+    status, output = check_json(str(folder))
+    found = {os.path.basename(f["file"]): f for f in output["findings"] if f["code"] == "AC105"}
+    assert set(found) == {p.name for p in folder.glob("bad*.yaml")}
+    for name, finding in found.items():
+        assert finding["severity"] == "error", finding
+        assert [r["file"] for r in finding["related"]] == [shown(folder / f"run_{name[:-5]}.sh")]
+    assert status == 1
+    (tmp_path / "bad.yaml").write_text((folder / "bad.yaml").read_text())
+    (tmp_path / "run.sh").write_text("accelerate launch --config_file bad.yaml --main_process_ip 10.0.0.1 train.py\n")
+    _, given = check_json(str(tmp_path))
+    assert [f for f in given["findings"] if f["code"] == "AC105"] == []
 
 
 def _skip_header(path, marker, occurrence):

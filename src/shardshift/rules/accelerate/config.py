@@ -604,6 +604,31 @@ def _kind_of(value: Any) -> str:
         "a string" if isinstance(value, str) else f"a {type(value).__name__}"
 
 
+# the distributed types `accelerate launch` sends to its multi-GPU launcher (torchrun)
+MULTI_DEVICE = ("MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU", "MULTI_HPU",
+                "MULTI_NEURON")
+# ... and the ones that export PARALLELISM_CONFIG_* to the training processes (multi-GPU and DeepSpeed launchers)
+PARALLELISM_LAUNCHERS = MULTI_DEVICE + ("FSDP", "DEEPSPEED", "MEGATRON_LM")
+# the ones `accelerate launch` starts with its simple launcher (one process per machine, itself)
+SIMPLE_LAUNCHER = ("NO", "MULTI_CPU")
+
+SIZES = ("dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size")
+
+
+def _int(value: Any) -> int | None:
+    """The int Accelerate reads back from the environment variable the launcher exports (`str(value)`)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+# `accelerate launch` flags that choose a launcher other than the file's mode
+MODE_FLAGS = ("multi_gpu", "use_fsdp", "use_deepspeed", "use_megatron_lm", "tpu")
+
+
 def launch_premise(document: Document, context: Context, flag: str) -> tuple[str, object]:
     """Whether the `accelerate launch` lines that run this file leave `--flag` to it: a flag given on
     the command line wins over the file's value (`_validate_launch_command` copies a file value only
@@ -650,6 +675,12 @@ class ValueOfWrongType(AccelerateRule):
       or a float (under `MULTI_GPU`, `FSDP` and `DEEPSPEED`) or a string (under `NO` and
       `MULTI_CPU`, which compare it with a number before any conversion);
     - `main_process_port` that is not an integer from 0 to 65535 (under `MULTI_GPU` and `FSDP`);
+    - under `NO` and `MULTI_CPU` (the simple launcher), a `use_cpu` that Accelerate's
+      `str_to_bool` cannot read (null, `maybe`, `2`), unless the command line gives `--cpu` or
+      a mode flag;
+    - a `parallelism_config` size that is not a whole number (null, a float, a word): the
+      launcher compares `cp_size` and `sp_size` with 1 (a string or null fails there, TypeError),
+      and each training process reads every size back with int() (ValueError);
     - under `FSDP`, an `fsdp_config` boolean that Accelerate's `str_to_bool` cannot read (null,
       `bogus`, `2`): `fsdp_offload_params`, `fsdp_cpu_ram_efficient_loading`,
       `fsdp_activation_checkpointing`, and under FSDP1 also `fsdp_sync_module_states`,
@@ -717,6 +748,17 @@ class ValueOfWrongType(AccelerateRule):
                                  f"num_processes is a string ({processes!r}), not an integer: accelerate launch fails "
                                  "with TypeError ('>' not supported between instances of 'str' and 'int') when it "
                                  "chooses the launcher; write the number unquoted")
+        use_cpu = data.get("use_cpu")
+        if kind in (False, "NO", "MULTI_CPU") and "use_cpu" in data and truthy(use_cpu) is None and \
+                not any(launch_premise(document, context, flag)[0] == "given" for flag in MODE_FLAGS):
+            # the simple launcher exports str(use_cpu) as ACCELERATE_USE_CPU and reads it back with str_to_bool
+            yield from _premised(self, document, context, "/use_cpu", "cpu",
+                                 f"use_cpu is {_kind_of(use_cpu)} ({use_cpu!r}), which Accelerate's str_to_bool "
+                                 f"cannot read: with distributed_type {'NO' if kind is False else kind} accelerate "
+                                 "launch starts its simple launcher, which exports it as ACCELERATE_USE_CPU and "
+                                 f"fails with ValueError (invalid truth value {str(use_cpu).lower()}); write true "
+                                 "or false")
+        yield from self._parallelism_sizes(document, data, context)
         if kind not in PER_MACHINE_MODES:
             return
         if isinstance(machines, float):
@@ -765,6 +807,31 @@ class ValueOfWrongType(AccelerateRule):
                                                                        if value is False else ""),
                                      fix=clear_match(str(value).upper(), BACKWARD_PREFETCH) if isinstance(value, str)
                                      else None)
+
+    def _parallelism_sizes(self, document: Document, data: dict, context: Context) -> Iterable[Finding]:
+        """`parallelism_config` sizes the launcher compares (cp, sp) or each training process reads back
+        with int() from the PARALLELISM_CONFIG_* variables it exports (utils/launch.py
+        prepare_extend_env_parallelism_config; ParallelismConfig.__post_init__)."""
+        block = data.get("parallelism_config")
+        if data.get("distributed_type") not in PARALLELISM_LAUNCHERS or not isinstance(block, dict):
+            return
+        for name in SIZES:
+            key = f"parallelism_config_{name}"
+            if key not in block:
+                continue
+            given = block[key]
+            if name in ("cp_size", "sp_size") and (given is None or isinstance(given, str)):
+                yield from _premised(self, document, context, f"/parallelism_config/{key}", key,
+                                     f"{key} is {_kind_of(given)} ({given!r}), not a number: accelerate launch fails "
+                                     f"with TypeError ('>' not supported between instances of '{type(given).__name__}' "
+                                     "and 'int') when it exports the parallelism config; write the size as a whole "
+                                     "number, unquoted")
+            elif _int(given) is None:
+                yield from _premised(self, document, context, f"/parallelism_config/{key}", key,
+                                     f"{key} is {_kind_of(given)} ({given!r}): every training process fails when it "
+                                     f"creates the Accelerator, with ValueError (invalid literal for int() with base "
+                                     f"10: '{given}', read back from PARALLELISM_CONFIG_{name.upper()}); write a whole "
+                                     "number without a point")
 
     def _deepspeed(self, document: Document, data: dict, context: Context) -> Iterable[Finding]:
         """`deepspeed_config` values the DeepSpeed plugin reads with int() or str_to_bool."""

@@ -20,31 +20,23 @@ from typing import Any, Iterable
 
 from shardshift.document import Document
 from shardshift.formats.accelerate.reader import fsdp_version
-from shardshift.rules.accelerate.config import AccelerateRule, _data, _is_int, _sagemaker
+from shardshift.rules.accelerate.config import (  # noqa: F401 - MULTI_DEVICE and the rest: this module's names too
+    MULTI_DEVICE,
+    PARALLELISM_LAUNCHERS,
+    SIMPLE_LAUNCHER,
+    SIZES,
+    AccelerateRule,
+    _data,
+    _int,
+    _is_int,
+    _premised,
+    _sagemaker,
+)
 from shardshift.rules.base import Context, Finding, PlanRule
 
-# the distributed types `accelerate launch` sends to its multi-GPU launcher (torchrun)
-MULTI_DEVICE = ("MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_XPU", "MULTI_HPU",
-                "MULTI_NEURON")
-# ... and the ones that export PARALLELISM_CONFIG_* to the training processes (multi-GPU and DeepSpeed launchers)
-PARALLELISM_LAUNCHERS = MULTI_DEVICE + ("FSDP", "DEEPSPEED", "MEGATRON_LM")
-# the ones `accelerate launch` starts with its simple launcher (one process per machine, itself)
-SIMPLE_LAUNCHER = ("NO", "MULTI_CPU")
-
-SIZES = ("dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size")
 CP_COMM_STRATEGIES = ("allgather", "alltoall")
 SP_ATTN_BUILTIN = ("flash_attention_2", "flash_attention_3", "sdpa")
 SP_ATTN_UNSUPPORTED = ("eager", "flex_attention")
-
-
-def _int(value: Any) -> int | None:
-    """The int Accelerate reads back from the environment variable the launcher exports (`str(value)`)."""
-    if isinstance(value, bool):
-        return None
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
 
 
 def _world(data: dict) -> int | None:
@@ -373,7 +365,10 @@ class MultiMachineWithoutMainProcess(AccelerateRule):
     ## Why is this bad
     The simple launcher asserts both before it starts the process (`AssertionError: When using
     multiple machines, you need to specify the main process IP.` / `... port.`), unless they
-    are given on the `accelerate launch` command line, which is why this is a warning.
+    are given on the `accelerate launch` command line. So the verdict rests on the launches that
+    run the file: an error where the launch scripts of the checked tree that run it leave the value
+    to it, nothing where one gives the flag, an info where none is found. A fractional
+    `num_machines` such as 1.5 counts as more than one machine.
 
     ## Example
     ```yaml
@@ -394,21 +389,22 @@ class MultiMachineWithoutMainProcess(AccelerateRule):
 
     code = "AC105"
     name = "multi-machine-without-main-process"
-    severity = "warning"
+    severity = "error"
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         data = _data(document)
         if data is None or _sagemaker(data) or data.get("distributed_type") not in SIMPLE_LAUNCHER:
             return
         machines = data.get("num_machines", 1)
-        if not _is_int(machines) or machines <= 1:
-            return
+        if not isinstance(machines, (int, float)) or isinstance(machines, bool) or machines <= 1:
+            return  # (a float such as 1.5 is above 1 too: the launcher compares it as it is)
         for key, what in (("main_process_ip", "IP"), ("main_process_port", "port")):
             if data.get(key) is None:
-                yield self.finding(document, "/num_machines", f"num_machines is {machines} with distributed_type "
-                                   f"{data['distributed_type']} but no {key}: accelerate launch's simple launcher "
-                                   f"fails an assertion (\"When using multiple machines, you need to specify the main "
-                                   f"process {what}.\") unless --{key} is given on the command line", key=True)
+                yield from _premised(self, document, context, "/num_machines", key,
+                                     f"num_machines is {machines} with distributed_type {data['distributed_type']} "
+                                     f"but no {key}: accelerate launch's simple launcher fails an assertion (\"When "
+                                     f"using multiple machines, you need to specify the main process {what}.\") unless "
+                                     f"--{key} is given on the command line", key=True)
                 return
 
 
