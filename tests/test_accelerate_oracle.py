@@ -64,6 +64,9 @@ REFUSED = {
     "AC012/bad_use_cpu_word.yaml": ("launch", "ValueError: invalid truth value sometimes"),
     "AC012/bad_size_float.yaml": ("plugin", "ValueError: invalid literal for int() with base 10: '2.5'"),
     "AC012/bad_cp_size_string.yaml": ("launch", "TypeError: '>' not supported between instances of 'str' and 'int'"),
+    "AC012/bad_processes_string_nodes.yaml": ("launch", "TypeError: unsupported operand type(s) for //: 'str' and 'int'"),
+    "AC012/bad_machine_rank_null.yaml": ("launch", "TypeError: int() argument must be a string"),
+    "AC012/bad_port_string_deepspeed.yaml": ("launch", "TypeError: 'str' object cannot be interpreted as an integer"),
     "AC006/bad_dynamo_cpu.yaml": ("launch", "ValueError: Unknown dynamo backend: TORCH_COMPILE"),
     # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
     "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),

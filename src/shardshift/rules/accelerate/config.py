@@ -595,7 +595,6 @@ FSDP_BOOLEANS = {"fsdp_offload_params": (1, 2), "fsdp_cpu_ram_efficient_loading"
 BACKWARD_PREFETCH = ("BACKWARD_PRE", "BACKWARD_POST", "NO_PREFETCH")
 # the modes whose launches the oracle checked for the processes per machine (multi_gpu_launcher, and
 # deepspeed_launcher on one machine) and the port
-TORCHRUN_MODES = ("MULTI_GPU", "FSDP")
 PER_MACHINE_MODES = ("MULTI_GPU", "FSDP", "DEEPSPEED")
 
 
@@ -674,7 +673,11 @@ class ValueOfWrongType(AccelerateRule):
     - `num_machines` that is a string or null (every mode) or a float, and `num_processes` null
       or a float (under `MULTI_GPU`, `FSDP` and `DEEPSPEED`) or a string (under `NO` and
       `MULTI_CPU`, which compare it with a number before any conversion);
-    - `main_process_port` that is not an integer from 0 to 65535 (under `MULTI_GPU` and `FSDP`);
+    - `main_process_port` that is not an integer from 0 to 65535 (under `MULTI_GPU`, `FSDP` and
+      `DEEPSPEED`, whose launchers check whether the port is in use);
+    - with `num_machines` above 1 under `MULTI_GPU`, `FSDP` and `DEEPSPEED`: a string
+      `num_processes` (divided by `num_machines` first) and a `machine_rank` that int() cannot
+      read (null, a word);
     - under `NO` and `MULTI_CPU` (the simple launcher), a `use_cpu` that Accelerate's
       `str_to_bool` cannot read (null, `maybe`, `2`), unless the command line gives `--cpu` or
       a mode flag;
@@ -766,6 +769,22 @@ class ValueOfWrongType(AccelerateRule):
                                  f"num_machines is the float {machines!r}: accelerate launch fails with ValueError "
                                  "(invalid literal for int(): it divides num_processes by it and reads the result "
                                  "back as an integer); write a whole number without a point")
+        several = isinstance(machines, (int, float)) and not isinstance(machines, bool) and machines > 1
+        if several and isinstance(processes, str):
+            # on several machines the launcher divides it by num_machines before any conversion
+            yield from _premised(self, document, context, "/num_processes", "num_processes",
+                                 f"num_processes is a string ({processes!r}), not an integer: with num_machines "
+                                 f"{machines} accelerate launch fails with TypeError (unsupported operand type(s) for "
+                                 "//: 'str' and 'int') when it computes the processes per machine; write the number "
+                                 "unquoted")
+        rank = data.get("machine_rank")
+        if several and "machine_rank" in data and (rank is None or isinstance(rank, bool) or (
+                isinstance(rank, str) and not rank.strip().lstrip("+-").isdigit())):
+            yield from _premised(self, document, context, "/machine_rank", "machine_rank",
+                                 f"machine_rank is {_kind_of(rank)} ({rank!r}): with num_machines {machines} "
+                                 "accelerate launch reads it with int() (node_rank) and fails with "
+                                 f"{'TypeError' if rank is None else 'ValueError'}; write this machine's rank "
+                                 f"(0 to {int(machines) - 1})")
         if "num_processes" in data and (processes is None or isinstance(processes, float)):
             shown = "null" if processes is None else f"a float ({processes!r})"
             yield from _premised(self, document, context, "/num_processes", "num_processes",
@@ -773,7 +792,7 @@ class ValueOfWrongType(AccelerateRule):
                                  "for int()) when it computes the processes per machine; write a whole number without "
                                  "a point")
         port = data.get("main_process_port")
-        if kind in TORCHRUN_MODES and "main_process_port" in data and port is not None:
+        if kind in PER_MACHINE_MODES and "main_process_port" in data and port is not None:
             if isinstance(port, (str, float)) and not isinstance(port, bool):
                 yield from _premised(self, document, context, "/main_process_port", "main_process_port",
                                      f"main_process_port is {_kind_of(port)} ({port!r}), not an integer: accelerate "
