@@ -146,3 +146,20 @@ def test_a_cosine_without_warmup_becomes_a_warmup_cosine_deepspeed_accepts(tmp_p
     assert (params["warmup_num_steps"], params["warmup_min_ratio"]) == (1, 1.0)
     assert any(e.status == "approximate" and "refuses warmup_num_steps 0" in e.reason for e in conversion.entries)
     assert "DS415" not in _errors_in_output(tmp_path, conversion.text)
+
+
+def test_plain_data_parallelism_into_torchtitan_needs_the_number_of_gpus(tmp_path):
+    """torchtitan's degrees must multiply to the GPUs: "no sharding" over an unknown world is a
+    placeholder for the replicas with an unknown entry, never a replicate degree of 1 (one GPU)."""
+    import tomllib
+
+    conversion = _convert(tmp_path, "axolotl.yaml", "base_model: m\nmicro_batch_size: 2\nlearning_rate: 0.0002\n",
+                          "torchtitan")
+    parallelism = tomllib.loads(conversion.text)["parallelism"]
+    assert (parallelism["data_parallel_shard_degree"], parallelism["data_parallel_replicate_degree"]) == (1, "FILL_IN")
+    entry = next(e for e in conversion.entries if e.target == "/parallelism/data_parallel_replicate_degree")
+    assert entry.status == "unknown" and entry.reason.startswith("placeholder FILL_IN"), entry
+    # with the world known, the replicas are the GPUs
+    known = _convert(tmp_path, "accelerate_config.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: "
+                     "MULTI_GPU\nnum_machines: 1\nnum_processes: 8\nmixed_precision: bf16\n", "torchtitan")
+    assert tomllib.loads(known.text)["parallelism"]["data_parallel_replicate_degree"] == 8

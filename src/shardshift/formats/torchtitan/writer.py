@@ -334,9 +334,21 @@ def _sharding(plan, add, dropped, rest) -> None:
         for axis in ("tensor", "pipeline", "context"):
             model *= known(getattr(plan.parallelism, axis)) or 1
         add("parallelism.data_parallel_shard_degree", 1, "sharding.stage", "exact", "no sharding")
-        if isinstance(world, int) and world % model == 0 and known(plan.parallelism.data_parallel_replicate) is None:
+        if known(plan.parallelism.data_parallel_replicate) is not None:
+            pass
+        elif isinstance(world, int) and world % model == 0:
             add("parallelism.data_parallel_replicate_degree", world // model, "sharding.stage", "exact",
                 "plain data parallelism (DDP) over the other ranks")
+        else:  # the degrees must multiply to the GPUs (ParallelDims): replicate 1 would run on one GPU only
+            from shardshift.resolve import PLACEHOLDER, placeholder_reason
+
+            add("parallelism.data_parallel_replicate_degree", PLACEHOLDER, "", "unknown",
+                placeholder_reason("the data-parallel replicas (plain data parallelism, DDP): torchtitan needs the "
+                                   "degrees to multiply to the number of GPUs, which the source does not state "
+                                   f"(the GPUs divided by {model}, the other degrees)" if model > 1 else
+                                   "the data-parallel replicas (plain data parallelism, DDP): torchtitan needs the "
+                                   "degrees to multiply to the number of GPUs, which the source does not state (the "
+                                   "number of GPUs)"))
     elif sh.stage == "auto":
         dropped["sharding.stage"] = '"auto" has no torchtitan counterpart'
     for field in ("hybrid", "hybrid_shard_size"):
@@ -516,6 +528,9 @@ def convert(document: Document) -> Conversion:
             continue
         seen.add(source)
         entries.append(_entry(source, where.line, where.column, [dotted], by_field, dropped, plan, document.format))
+    # what the output holds in place of a value the source does not give (the writer says what to fill in)
+    entries += [MappingEntry("", 1, 1, "unknown", "/" + item.key.replace(".", "/"), item.reason)
+                for item in by_field.get("", []) if item.key and item.status == "unknown"]
     return Conversion(dumps(data), entries)  # unknowns: Conversion.mark_unknowns
 
 
