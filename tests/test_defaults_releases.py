@@ -99,7 +99,23 @@ def deepspeed_source(files):
             "precision.min_loss_scale": float(constant(files, constants, "FP16_MIN_LOSS_SCALE_DEFAULT"))}
     common = {"gradient_clipping": float(constant(files, constants, "GRADIENT_CLIPPING_DEFAULT")),
               "sharding.stage": field_default(files, "stage", "DeepSpeedZeroConfig", "deepspeed/runtime/zero/")}
+    # the engine's communication_data_type: the dtype it returns when fp16_enabled() holds
+    fp16["precision.reduce_dtype"] = _reduce_dtype_when(files, "fp16_enabled")
     return {"fp16": {**common, **fp16}}
+
+
+def _reduce_dtype_when(files, switch: str):
+    """What DeepSpeedEngine.communication_data_type returns under `if self.<switch>():` (no
+    communication_data_type in the config), in the Plan's words."""
+    tree = ast.parse(files["deepspeed/runtime/engine.py"])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "communication_data_type" and node.decorator_list \
+                and getattr(node.decorator_list[0], "id", "") == "property":
+            for test in node.body:
+                if isinstance(test, ast.If) and isinstance(test.test, ast.Call) and \
+                        getattr(test.test.func, "attr", "") == switch and isinstance(test.body[0], ast.Return):
+                    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(test.body[0].value.attr)
+    return MISSING
 
 
 def accelerate_source(files):

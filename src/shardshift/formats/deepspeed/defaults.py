@@ -46,6 +46,18 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
         yield "precision.param_dtype", "fp32"
     if plan.precision.param_dtype == "fp16":
         yield from FP16_DEFAULTS
+    # engine.communication_data_type: communication_data_type when given, else fp16 / bf16 when
+    # enabled, else fp32: gradients are reduced in the training dtype
+    if plan.precision.reduce_dtype is None:
+        given = plan.communication.dtype
+        if given is not None:
+            yield "precision.reduce_dtype", given
+        elif any(value == "auto" for value in written):
+            yield "precision.reduce_dtype", unknown(HF_PRECISION)
+        elif isinstance(plan.precision.param_dtype, str) and plan.precision.param_dtype in ("fp16", "bf16", "fp32"):
+            yield "precision.reduce_dtype", plan.precision.param_dtype
+        elif not written or all(isinstance(value, bool) for value in written):
+            yield "precision.reduce_dtype", "fp32"
     # runtime/zero/config.py: DeepSpeedZeroConfig.stage = 0 (ZeRO off without zero_optimization)
     yield "sharding.stage", 0
     # runtime/constants.py: GRADIENT_CLIPPING_DEFAULT
