@@ -67,6 +67,8 @@ REFUSED = {
     "AC012/bad_processes_string_nodes.yaml": ("launch", "TypeError: unsupported operand type(s) for //: 'str' and 'int'"),
     "AC012/bad_machine_rank_null.yaml": ("launch", "TypeError: int() argument must be a string"),
     "AC012/bad_port_string_deepspeed.yaml": ("launch", "TypeError: 'str' object cannot be interpreted as an integer"),
+    "AC012/bad_main_process_ip_number.yaml": ("launch", "TypeError: str expected, not int"),
+    "AC012/bad_min_num_params_float.yaml": ("plugin", "ValueError: invalid literal for int() with base 10: '1.0e8'"),
     "AC006/bad_dynamo_cpu.yaml": ("launch", "ValueError: Unknown dynamo backend: TORCH_COMPILE"),
     # what Accelerator.prepare does with the wrap policy on a model that has every class the file means
     "AC009/bad.yaml": ("prepare", "Could not find the transformer layer class  LlamaMLP in the model"),

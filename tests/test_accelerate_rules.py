@@ -62,6 +62,8 @@ BAD_CASES = [
     ("AC012/bad_processes_string_nodes.yaml", "AC012", "info", "/num_processes", '"16"', 1, None, []),
     ("AC012/bad_machine_rank_null.yaml", "AC012", "info", "/machine_rank", "null", 1, None, []),
     ("AC012/bad_port_string_deepspeed.yaml", "AC012", "info", "/main_process_port", '"29500"', 1, None, []),
+    ("AC012/bad_main_process_ip_number.yaml", "AC012", "info", "/main_process_ip", "10", 1, None, []),
+    ("AC012/bad_min_num_params_float.yaml", "AC012", "info", "/fsdp_config/fsdp_min_num_params", "1.0e8", 1, None, []),
     ("AC107/bad.yaml", "AC107", "warning", "/distributed_type", "no", 1, None,
      [("/num_processes", "num_processes", 1), ("/fsdp_config", "fsdp_config", 1)]),
     ("AC107/bad_multi_gpu.yaml", "AC107", "warning", "/fsdp_config", "fsdp_config", 1, None,

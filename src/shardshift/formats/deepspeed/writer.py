@@ -291,6 +291,7 @@ _NO_WARMUP = {
                       "the warm-up), steps 2 and 3 at the full rate, then the cosine",
 }
 
+
 def _left_out_params(block: dict, params: dict, accepted: set[str], cls: str, pointer: str) -> list[MappingEntry]:
     unaccepted = [name for name in params if name not in accepted]
     if not unaccepted:

@@ -539,7 +539,6 @@ def build_plan(arguments: Arguments, path: str):
     return plan
 
 
-
 def _warmup_in_other_units(value: Callable[[str], Any], put: Callable[..., None]) -> None:
     """The warm-up in optimizer steps when the flags give it as a fraction of the decay span
     (`--lr-warmup-fraction`) or in samples (`--lr-warmup-samples`): training.py
@@ -570,6 +569,7 @@ def _warmup_in_other_units(value: Callable[[str], Any], put: Callable[..., None]
     elif sample_based and isinstance(samples, (int, float)) and not isinstance(samples, bool) and samples > 0:
         put("scheduler.warmup_steps", "lr_warmup_samples", Unknown(
             f"--lr-warmup-samples {samples}: sample-based training counts the warm-up in samples, not optimizer steps"))
+
 
 def _plain(item: Given) -> Any:
     """A passthrough value: JSON-able (a switch is True, an Unknown its reason)."""

@@ -600,7 +600,8 @@ PER_MACHINE_MODES = ("MULTI_GPU", "FSDP", "DEEPSPEED")
 
 def _kind_of(value: Any) -> str:
     return "null" if value is None else "a boolean" if isinstance(value, bool) else \
-        "a string" if isinstance(value, str) else f"a {type(value).__name__}"
+        "a string" if isinstance(value, str) else "an integer" if isinstance(value, int) else \
+        f"a {type(value).__name__}"
 
 
 # the distributed types `accelerate launch` sends to its multi-GPU launcher (torchrun)
@@ -678,6 +679,9 @@ class ValueOfWrongType(AccelerateRule):
     - with `num_machines` above 1 under `MULTI_GPU`, `FSDP` and `DEEPSPEED`: a string
       `num_processes` (divided by `num_machines` first) and a `machine_rank` that int() cannot
       read (null, a word);
+    - under `NO` and `MULTI_CPU` with more than one process or machine, a `main_process_ip` that
+      is not a string (the simple launcher sets it as MASTER_ADDR);
+    - under `FSDP` with `SIZE_BASED_WRAP`, an `fsdp_min_num_params` that int() cannot read;
     - under `NO` and `MULTI_CPU` (the simple launcher), a `use_cpu` that Accelerate's
       `str_to_bool` cannot read (null, `maybe`, `2`), unless the command line gives `--cpu` or
       a mode flag;
@@ -762,6 +766,15 @@ class ValueOfWrongType(AccelerateRule):
                                  f"fails with ValueError (invalid truth value {str(use_cpu).lower()}); write true "
                                  "or false")
         yield from self._parallelism_sizes(document, data, context)
+        address = data.get("main_process_ip")
+        spread = any(isinstance(n, (int, float)) and not isinstance(n, bool) and n > 1 for n in (machines, processes))
+        if kind in (False, "NO", "MULTI_CPU") and address is not None and not isinstance(address, str) and spread:
+            # the simple launcher puts it in the environment of the processes as it is
+            yield from _premised(self, document, context, "/main_process_ip", "main_process_ip",
+                                 f"main_process_ip is {_kind_of(address)} ({address!r}), not a string: accelerate "
+                                 "launch's simple launcher sets it as MASTER_ADDR and fails with TypeError (str "
+                                 f"expected, not {type(address).__name__}); quote the address"
+                                 + (" (an unquoted no is the boolean false)" if address is False else ""))
         if kind not in PER_MACHINE_MODES:
             return
         if isinstance(machines, float):
@@ -815,6 +828,15 @@ class ValueOfWrongType(AccelerateRule):
                                      f"{name} is {_kind_of(value)} ({value!r}), which Accelerate's str_to_bool cannot "
                                      "read: building the FSDP plugin fails in every training process with ValueError "
                                      f"(invalid truth value {str(value).lower()}); write true or false")
+        policy = settings.get("fsdp_auto_wrap_policy", (None, None))[1]
+        if isinstance(policy, str) and policy.upper() == "SIZE_BASED_WRAP" and "fsdp_min_num_params" in settings:
+            pointer, value = settings["fsdp_min_num_params"]
+            if _int(value) is None:
+                yield from _premised(self, document, context, pointer, "fsdp_min_num_params",
+                                     f"fsdp_min_num_params is {_kind_of(value)} ({value!r}): with SIZE_BASED_WRAP "
+                                     "building the FSDP plugin fails in every training process with ValueError "
+                                     f"(invalid literal for int() with base 10: '{value}'); write a whole number "
+                                     "without a point")
         if "fsdp_backward_prefetch" in settings:
             pointer, value = settings["fsdp_backward_prefetch"]
             if value is not None and not (isinstance(value, str) and value.upper() in BACKWARD_PREFETCH):
