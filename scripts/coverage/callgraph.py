@@ -40,8 +40,10 @@ sys.path.insert(0, str(HERE))
 from sites import Site, scope, sites_in, source_root  # noqa: E402
 
 MAX_CANDIDATES = 3
-# folders not indexed: the model zoo (a model's own code runs on the model, not on the configuration)
-SKIPPED = ("transformers/models/",)
+# folders not indexed: the model zoo (a model's own code runs on the model, not on the configuration),
+# and torchtitan's experiments (no part of the release's supported surface; their `Trainer` methods
+# were reached only because calls resolve by name)
+SKIPPED = ("transformers/models/", "torchtitan/experiments/")
 MAX_DEPTH = 8
 
 # framework -> (package folder inside the distribution, the functions a run enters: file, qualname)
