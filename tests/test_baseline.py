@@ -128,6 +128,10 @@ EXPECTED: list[Change | NewFile] = [
             "(a meta module moved with .to)"),
     NewFile("fixtures/torchtitan/rules/TT108/*", "Issue 33: TT108, keep_latest_k = 1 with checkpointing on "
             "(torchtitan's CheckpointManager refuses it)"),
+    NewFile("fixtures/torchtitan/rules/TT109/*", "Issue 33: TT109, profiling with profile_freq below warm-up + active "
+            "(torchtitan's profiler asserts when training starts)"),
+    NewFile("fixtures/torchtitan/rules/TT110/*", "Issue 33: TT110, a context-parallel load balancer torchtitan has "
+            "none of (the first step raises)"),
     NewFile("fixtures/torchtitan/rules/TT10[67]/*", "Issue 33: TT106 (pipelining for a model that cannot) and TT107 "
             "(validation for a model without a validator), torchtitan's Trainer.__init__ checks against its train spec"),
     NewFile("fixtures/torchtitan/rules/TT105/*", "Issue 33: TT105, torchtitan's batch check of Trainer.__init__ (a "

@@ -24,7 +24,8 @@ Included, in the order `torchtitan.train` meets them at start-up:
   `ParallelDims`: the rest of `__init__` builds the tokenizer, the data and the model);
 - `components/checkpoint.py` `CheckpointManager.__init__`: the `[checkpoint]` checks the trainer
   meets when it builds the manager (the loader runs them compiled from the file's own statements);
-  its save methods, the validators and the memory profiler: the rest of what the call graph
+  its save methods, the validators, the profilers (`maybe_enable_profiling`, entered when training
+  starts) and `cp_shard` (the first step's context-parallel sharding): the rest of what the call graph
   reaches from the trainer's entries (scripts/coverage/callgraph.py) where no check is the
   files' (the functions that hold one are listed below FILES, judged, for the rules still to write).
 
@@ -54,7 +55,8 @@ FILES = {
                                             "CheckpointManager._purge_stale_checkpoints"],
     "torchtitan/components/validate.py": ["BaseValidator.validate", "Validator.validate"],
     "torchtitan/models/flux/validate.py": ["FluxValidator.validate"],
-    "torchtitan/tools/profiling.py": ["maybe_enable_memory_snapshot"],
+    "torchtitan/tools/profiling.py": ["maybe_enable_profiling", "maybe_enable_memory_snapshot"],
+    "torchtitan/distributed/context_parallel.py": ["cp_shard"],
 }
 # Reached by call graph, judged, and not yet in the map because each holds a check the files decide
 # that no rule mirrors yet (the map would count it as a gap, "todo"):
@@ -67,9 +69,5 @@ FILES = {
 # - CheckpointManager._save_last_step: last_save_in_hf without last_save_model_only asserts at the
 #   save after the last step;
 # - ft/manager.py maybe_semi_sync_training: fault_tolerance.semi_sync_method other than diloco or
-#   local_sgd raises with fault tolerance on (its assert on the ft manager is internal);
-# - distributed/context_parallel.py cp_shard: context_parallel_load_balancer other than headtail or
-#   ptrr raises at the first step with context_parallel_degree above 1 (its other sites are the
-#   model's attention masks);
-# - tools/profiling.py maybe_enable_profiling: profile_freq below profiler_warmup + profiler_active
-#   asserts when profiling starts.
+#   local_sgd raises with fault tolerance on (its assert on the ft manager is internal).
+# (cp_shard's load balancer and maybe_enable_profiling's frequency were in this list: TT110, TT109.)

@@ -136,10 +136,12 @@ def prepare() -> None:
         import torchtitan.components.quantization.float8 as float8
         import torchtitan.components.quantization.mx as mx
         from torchtitan.config import ConfigManager
+        from torchtitan.distributed.context_parallel import prepare_context_parallel_input
         from torchtitan.distributed.parallel_dims import ParallelDims
         from torchtitan.distributed.utils import maybe_enable_amp, set_determinism
         from torchtitan.protocols.model_converter import build_model_converters
         from torchtitan.protocols.train_spec import get_train_spec
+        from torchtitan.tools.profiling import maybe_enable_profiling
         from torchtitan.train import main
 
     def no_process_group(self):
@@ -149,6 +151,8 @@ def prepare() -> None:
     _torchtitan.update(ConfigManager=ConfigManager, ParallelDims=ParallelDims, set_determinism=set_determinism,
                        maybe_enable_amp=maybe_enable_amp, build_model_converters=build_model_converters,
                        get_train_spec=get_train_spec, main=main, float8=float8, mx=mx,
+                       maybe_enable_profiling=maybe_enable_profiling,
+                       prepare_context_parallel_input=prepare_context_parallel_input,
                        capability=(float8.has_cuda_capability, mx.has_cuda_capability, mx.has_rocm_capability))
 
 
@@ -215,6 +219,22 @@ def load(path: Path, world: str | None = None, gpu: str | None = None) -> None:
         _main(path, dims.world_size)
 
 
+class _StandInMesh:
+    """A one-dimensional device mesh of `size` ranks as far as torchtitan reads one before it
+    communicates (its size and device type); anything more needs the process group this process
+    does not start."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self.device_type = "cpu"
+
+    def size(self, dim: int | None = None) -> int:
+        return self._size
+
+    def __getattr__(self, name: str):
+        raise NoProcessGroup(f"the oracle starts no process group; DeviceMesh.{name} is not available")
+
+
 class _Trainer:
     """The trainer class `torchtitan.train.main` is given (Trainer, FluxTrainer, ...): this one builds nothing,
     so what main itself checks on the config runs without a GPU, a model or data; of the real
@@ -222,6 +242,7 @@ class _Trainer:
 
     def __init__(self, job_config):
         self.checkpointer = self
+        self.job_config = job_config
         dims = _torchtitan["dims"]
         degree = dims.dp_replicate * dims.dp_shard if dims.dp_enabled else 1
         scope = {"job_config": job_config, "batch_degree": degree, "self": self, "parallel_dims": dims}
@@ -236,7 +257,39 @@ class _Trainer:
         pass
 
     def train(self):
-        pass
+        """The start of torchtitan's `Trainer.train` that the config decides: the profiler it enters
+        (`maybe_enable_profiling`, with the rank a process group would give, up to starting the
+        profiler itself, which needs the GPU), then, with context
+        parallelism, the sharding of the first batch (`post_dataloading_process` ->
+        `prepare_context_parallel_input`) on a stand-in mesh of the context-parallel size, up to
+        the mesh's first collective."""
+        import tempfile
+
+        import torch
+
+        def no_gpu_profiler(*args, **kwargs):
+            raise NoProcessGroup("the oracle profiles no GPU: the profiler is not started")
+
+        get_rank, profile = torch.distributed.get_rank, torch.profiler.profile
+        torch.distributed.get_rank = lambda *args, **kwargs: 0  # the rank of the one process a launch would start
+        torch.profiler.profile = no_gpu_profiler  # the checks come before it; the profiler itself needs the GPU
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                with _torchtitan["maybe_enable_profiling"](self.job_config.profiling, global_step=0, base_folder=folder):
+                    pass
+        except NoProcessGroup:
+            pass
+        finally:
+            torch.distributed.get_rank, torch.profiler.profile = get_rank, profile
+        dims = _torchtitan["dims"]
+        if dims.cp_enabled:
+            tokens = torch.zeros((1, 8 * dims.cp), dtype=torch.long)
+            try:
+                _torchtitan["prepare_context_parallel_input"](
+                    tokens, tokens.clone(), {}, _StandInMesh(dims.cp), torch.device("cpu"),
+                    self.job_config.parallelism.context_parallel_load_balancer)
+            except NoProcessGroup:
+                pass
 
     def close(self):
         pass

@@ -510,3 +510,119 @@ class KeepOnlyLatestCheckpoint(_TitanRule):
                            "the first step (ValueError: We need to maintain at least 2 checkpoint replicas, as the "
                            "last one may be in the process of being saved)",
                            fix="keep_latest_k = 2 or more (0 keeps every checkpoint)")
+
+
+class ProfileFrequencyBelowWarmupAndActive(_TitanRule):
+    """Profiling on with `profile_freq` below `profiler_warmup + profiler_active`.
+
+    ## What it does
+    Reports `profiling.profile_freq` when `profiling.enable_profiling` is true and it is smaller
+    than `profiler_warmup + profiler_active` (torchtitan v0.2.2's defaults: 10, 3 and 1 where the
+    file leaves them out).
+
+    ## Why is this bad
+    The trainer starts the profiler when training starts, after it has built the model and loaded
+    the checkpoint, and torchtitan's `maybe_enable_profiling` asserts that the wait before each
+    profiled window is not negative: `AssertionError: profile_freq must be greater than or equal to
+    warmup + active`. The job stops at its first step, with the machines already allocated.
+
+    ## Example
+    ```toml
+    [profiling]
+    enable_profiling = true
+    profile_freq = 2
+    profiler_warmup = 3
+    ```
+
+    ## Use instead
+    ```toml
+    [profiling]
+    enable_profiling = true
+    profile_freq = 10
+    profiler_warmup = 3
+    ```
+    """
+
+    code = "TT109"
+    name = "profile-frequency-below-warmup-and-active"
+    severity = "error"
+    premises = ("reader", "release")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        profiling = _section(data, "profiling")
+        if profiling.get("enable_profiling") is not True:
+            return
+        values = {name: profiling.get(name, default) for name, default in
+                  (("profile_freq", 10), ("profiler_warmup", 3), ("profiler_active", 1))}
+        if any(_int(value) is None for value in values.values()):
+            return  # a type the config manager refuses first
+        frequency, warmup, active = values.values()
+        if frequency >= warmup + active:
+            return
+        pointer = "/profiling/profile_freq" if "profile_freq" in profiling else "/profiling/enable_profiling"
+        yield self.finding(document, pointer,
+                           f"profile_freq {frequency} is below profiler_warmup {warmup} + profiler_active {active}: "
+                           "when training starts torchtitan's profiler asserts (AssertionError: profile_freq must be "
+                           "greater than or equal to warmup + active)",
+                           fix=f"profile_freq = {warmup + active} or more")
+
+
+# the load balancers torchtitan v0.2.2's cp_shard builds (distributed/context_parallel.py)
+CP_LOAD_BALANCERS = ("headtail", "ptrr")
+
+
+class UnknownContextParallelLoadBalancer(_TitanRule):
+    """A `context_parallel_load_balancer` torchtitan has none of, with context parallelism on.
+
+    ## What it does
+    Reports `parallelism.context_parallel_load_balancer` when `context_parallel_degree` is above 1
+    and the value is neither `headtail` nor `ptrr` (the empty string is refused earlier, by the
+    config itself: TT004).
+
+    ## Why is this bad
+    torchtitan v0.2.2 accepts any string there and builds the config, the model and the mesh. Its
+    first training step shards the batch over the context-parallel ranks (`cp_shard`) and raises:
+    `ValueError: Invalid load_balancer_type '...'. Must be one of: 'headtail', 'ptrr', or None`.
+    None (no load balancing) cannot be written in TOML.
+
+    ## Example
+    ```toml
+    [parallelism]
+    context_parallel_degree = 2
+    context_parallel_load_balancer = "head_tail"
+    ```
+
+    ## Use instead
+    ```toml
+    [parallelism]
+    context_parallel_degree = 2
+    context_parallel_load_balancer = "headtail"
+    ```
+    """
+
+    code = "TT110"
+    name = "unknown-context-parallel-load-balancer"
+    severity = "error"
+    premises = ("reader", "release")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        parallelism = _section(data, "parallelism")
+        balancer = parallelism.get("context_parallel_load_balancer")
+        degree = _int(parallelism.get("context_parallel_degree"))
+        if degree is None or degree <= 1 or not isinstance(balancer, str) or not balancer or \
+                balancer in CP_LOAD_BALANCERS:
+            return
+        suggestion = did_you_mean(balancer, CP_LOAD_BALANCERS)
+        yield self.finding(document, "/parallelism/context_parallel_load_balancer",
+                           f"context_parallel_load_balancer {balancer!r} with context_parallel_degree {degree}: the "
+                           "first training step raises ValueError (Invalid load_balancer_type "
+                           f"'{balancer}'. Must be one of: 'headtail', 'ptrr', or None)"
+                           + (f"; did you mean {suggestion!r}?" if suggestion else "; write headtail (SDPA) or ptrr "
+                              "(FlexAttention)"),
+                           fix=f'"{suggestion}"' if suggestion else None)
