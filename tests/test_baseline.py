@@ -132,6 +132,8 @@ EXPECTED: list[Change | NewFile] = [
             "(torchtitan's profiler asserts when training starts)"),
     NewFile("fixtures/torchtitan/rules/TT110/*", "Issue 33: TT110, a context-parallel load balancer torchtitan has "
             "none of (the first step raises)"),
+    NewFile("fixtures/torchtitan/rules/TT111/*", "Issue 33: TT111, the last save in HF format without model only "
+            "(the final save asserts)"),
     NewFile("fixtures/torchtitan/rules/TT10[67]/*", "Issue 33: TT106 (pipelining for a model that cannot) and TT107 "
             "(validation for a model without a validator), torchtitan's Trainer.__init__ checks against its train spec"),
     NewFile("fixtures/torchtitan/rules/TT105/*", "Issue 33: TT105, torchtitan's batch check of Trainer.__init__ (a "

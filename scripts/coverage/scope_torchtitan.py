@@ -24,7 +24,7 @@ Included, in the order `torchtitan.train` meets them at start-up:
   `ParallelDims`: the rest of `__init__` builds the tokenizer, the data and the model);
 - `components/checkpoint.py` `CheckpointManager.__init__`: the `[checkpoint]` checks the trainer
   meets when it builds the manager (the loader runs them compiled from the file's own statements);
-  its save methods, the validators, the profilers (`maybe_enable_profiling`, entered when training
+  its save methods (the save after the last step included), the validators, the profilers (`maybe_enable_profiling`, entered when training
   starts) and `cp_shard` (the first step's context-parallel sharding): the rest of what the call graph
   reaches from the trainer's entries (scripts/coverage/callgraph.py) where no check is the
   files' (the functions that hold one are listed below FILES, judged, for the rules still to write).
@@ -51,7 +51,7 @@ FILES = {
     "torchtitan/components/checkpoint.py": ["CheckpointManager.__init__", "CheckpointManager.dcp_save",
                                             "CheckpointManager.dcp_load", "CheckpointManager.save",
                                             "CheckpointManager.maybe_wait_for_staging",
-                                            "CheckpointManager._async_wait",
+                                            "CheckpointManager._save_last_step", "CheckpointManager._async_wait",
                                             "CheckpointManager._purge_stale_checkpoints"],
     "torchtitan/components/validate.py": ["BaseValidator.validate", "Validator.validate"],
     "torchtitan/models/flux/validate.py": ["FluxValidator.validate"],
@@ -66,8 +66,7 @@ FILES = {
 #   resumed step's folder on disk) and the model (its state-dict adapter);
 # - CheckpointManager._states_to_load: an exclude_from_loading entry naming no state (model,
 #   optimizer, lr_scheduler, dataloader, train_state) raises on a resume;
-# - CheckpointManager._save_last_step: last_save_in_hf without last_save_model_only asserts at the
-#   save after the last step;
 # - ft/manager.py maybe_semi_sync_training: fault_tolerance.semi_sync_method other than diloco or
 #   local_sgd raises with fault tolerance on (its assert on the ft manager is internal).
-# (cp_shard's load balancer and maybe_enable_profiling's frequency were in this list: TT110, TT109.)
+# (cp_shard's load balancer, maybe_enable_profiling's frequency and _save_last_step's HF format were in
+# this list: TT110, TT109, TT111.)

@@ -219,6 +219,22 @@ def load(path: Path, world: str | None = None, gpu: str | None = None) -> None:
         _main(path, dims.world_size)
 
 
+def _last_save_check():
+    """The HF-format check of torchtitan's `CheckpointManager._save_last_step` (components/
+    checkpoint.py), compiled from its own statement and lines; run with `self`."""
+    code = _torchtitan.get("last_save_check")
+    if code is None:
+        import ast
+
+        import torchtitan.components.checkpoint as checkpoint
+
+        body = method_body(checkpoint.__file__, "CheckpointManager", "_save_last_step")
+        kept = [s for s in body if isinstance(s, ast.If) and ast.unparse(s.test) == "self.last_save_in_hf"]
+        code = _torchtitan["last_save_check"] = compile(ast.Module(body=kept, type_ignores=[]), checkpoint.__file__,
+                                                        "exec")
+    return code
+
+
 class _StandInMesh:
     """A one-dimensional device mesh of `size` ranks as far as torchtitan reads one before it
     communicates (its size and device type); anything more needs the process group this process
@@ -256,13 +272,26 @@ class _Trainer:
     def save(self, **_):
         pass
 
+    def _last_save(self) -> None:
+        """The save after the last step (the loop's `checkpointer.save(step, last_step=True)`): torchtitan's
+        own `CheckpointManager._should_save` on the manager's settings, then its HF-format check."""
+        from torchtitan.components.checkpoint import CheckpointManager
+
+        config = self.job_config.checkpoint
+        manager = types.SimpleNamespace(enable=config.enable, load_only=config.load_only,
+                                        enable_first_step_checkpoint=config.enable_first_step_checkpoint,
+                                        interval=config.interval, last_save_in_hf=config.last_save_in_hf,
+                                        last_save_model_only=config.last_save_model_only)
+        if CheckpointManager._should_save(manager, self.job_config.training.steps, last_step=True):
+            exec(_last_save_check(), {"self": manager})  # noqa: S102 - torchtitan's own statement
+
     def train(self):
-        """The start of torchtitan's `Trainer.train` that the config decides: the profiler it enters
+        """What torchtitan's `Trainer.train` does that the config decides: the profiler it enters
         (`maybe_enable_profiling`, with the rank a process group would give, up to starting the
         profiler itself, which needs the GPU), then, with context
         parallelism, the sharding of the first batch (`post_dataloading_process` ->
         `prepare_context_parallel_input`) on a stand-in mesh of the context-parallel size, up to
-        the mesh's first collective."""
+        the mesh's first collective; and the save after the last step."""
         import tempfile
 
         import torch
@@ -281,6 +310,7 @@ class _Trainer:
             pass
         finally:
             torch.distributed.get_rank, torch.profiler.profile = get_rank, profile
+        self._last_save()
         dims = _torchtitan["dims"]
         if dims.cp_enabled:
             tokens = torch.zeros((1, 8 * dims.cp), dtype=torch.long)

@@ -626,3 +626,54 @@ class UnknownContextParallelLoadBalancer(_TitanRule):
                            + (f"; did you mean {suggestion!r}?" if suggestion else "; write headtail (SDPA) or ptrr "
                               "(FlexAttention)"),
                            fix=f'"{suggestion}"' if suggestion else None)
+
+
+class LastSaveInHfWithoutModelOnly(_TitanRule):
+    """`last_save_in_hf = true` with `last_save_model_only = false`, checkpointing on.
+
+    ## What it does
+    Reports `checkpoint.last_save_model_only = false` when `checkpoint.last_save_in_hf` is true and
+    checkpointing is on (`checkpoint.enable`, not `load_only`).
+
+    ## Why is this bad
+    A Hugging Face safetensors checkpoint holds the model only. torchtitan v0.2.2 saves the last
+    step that way and asserts first (`AssertionError: Only model can be saved when saving in HF
+    safetensors format.`): the run trains to its last step and then fails at the final save, so
+    the final weights are not written. The same happens to a seed checkpoint
+    (`create_seed_checkpoint`), which is saved as a last step.
+
+    ## Example
+    ```toml
+    [checkpoint]
+    enable = true
+    last_save_in_hf = true
+    last_save_model_only = false
+    ```
+
+    ## Use instead
+    ```toml
+    [checkpoint]
+    enable = true
+    last_save_in_hf = true
+    last_save_model_only = true
+    ```
+    """
+
+    code = "TT111"
+    name = "last-save-in-hf-without-model-only"
+    severity = "error"
+    premises = ("reader", "release")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or not _upstream(document, context):
+            return
+        checkpoint = _section(data, "checkpoint")
+        if checkpoint.get("enable") is not True or checkpoint.get("load_only") is True or \
+                checkpoint.get("last_save_in_hf") is not True or checkpoint.get("last_save_model_only") is not False:
+            return
+        yield self.finding(document, "/checkpoint/last_save_model_only",
+                           "last_save_model_only = false with last_save_in_hf = true: torchtitan trains to the last "
+                           "step and then fails the final save (AssertionError: Only model can be saved when saving "
+                           "in HF safetensors format), so the final weights are not written",
+                           fix="last_save_model_only = true (or last_save_in_hf = false for a full checkpoint)")
