@@ -163,3 +163,14 @@ def test_plain_data_parallelism_into_torchtitan_needs_the_number_of_gpus(tmp_pat
     known = _convert(tmp_path, "accelerate_config.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: "
                      "MULTI_GPU\nnum_machines: 1\nnum_processes: 8\nmixed_precision: bf16\n", "torchtitan")
     assert tomllib.loads(known.text)["parallelism"]["data_parallel_replicate_degree"] == 8
+
+
+def test_a_source_with_nothing_torchtitan_holds_still_gives_a_config_it_reads(tmp_path):
+    """An output with no key of the source is `[job]`, read back as torchtitan's: the report then says
+    what torchtitan's defaults decide (its sharding and precision), where it said "not read back"."""
+    script = "#!/bin/bash\ntorchrun --nproc_per_node 8 src/entry_not_here.py --per_device_train_batch_size 2\n"
+    conversion = _convert(tmp_path, "run.sh", script, "torchtitan")
+    assert conversion.text.strip() == "[job]"
+    entries = {e.source: e for e in conversion.entries}
+    assert entries["sharding.stage"].status == "unknown" and "default, 3, applies" in entries["sharding.stage"].reason
+    assert not any("could not be read back" in e.reason for e in conversion.entries)

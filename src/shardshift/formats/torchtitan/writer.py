@@ -499,6 +499,8 @@ def convert(document: Document) -> Conversion:
                    for pointer, line, column in document.settings()]
         return Conversion(text, entries)
     data, emitted, dropped = build(plan)
+    if not data:  # nothing of the source has a key here: an empty [job] still reads as a torchtitan config
+        data = {"job": {}}
     by_field: dict[str, list[Emitted]] = {}
     for item in emitted:
         by_field.setdefault(item.field, []).append(item)
