@@ -485,7 +485,6 @@ STR_TO_LIST: frozenset[str] = frozenset(Z + "/leaf_module/" + name for name in (
 KEYS = tuple(replace(key, nullable=key.path in NULLABLE, str_to_list=key.path in STR_TO_LIST) for key in KEYS)
 
 
-@lru_cache(maxsize=None)
 def key_index() -> dict[str, Key]:
     """Rows by pointer (built once: never modify the dict)."""
     return _KEY_INDEX
