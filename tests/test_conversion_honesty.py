@@ -174,3 +174,13 @@ def test_a_source_with_nothing_torchtitan_holds_still_gives_a_config_it_reads(tm
     entries = {e.source: e for e in conversion.entries}
     assert entries["sharding.stage"].status == "unknown" and "default, 3, applies" in entries["sharding.stage"].reason
     assert not any("could not be read back" in e.reason for e in conversion.entries)
+
+
+def test_torchtitan_training_steps_is_the_schedule_length(tmp_path):
+    """torchtitan decays the learning rate over training.steps when lr_scheduler.total_steps is not set
+    (components/lr_scheduler.py): the setting is the source's, never "sets nothing" or a default."""
+    text = '[job]\ndump_folder = "./outputs"\n\n[training]\nlocal_batch_size = 2\nsteps = 500\n'
+    conversion = _convert(tmp_path, "train.toml", text, "deepspeed")
+    entry = next(e for e in conversion.entries if e.source == "/training/steps")
+    assert "scheduler.total_steps = 500" in entry.reason and "sets nothing" not in entry.reason, entry
+    assert not any(e.source == "scheduler.total_steps" for e in conversion.entries)

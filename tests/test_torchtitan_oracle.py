@@ -289,7 +289,9 @@ def _compare(plan, config, name):
             pairs.append((plan.optimizer.betas, [o["beta1"], o["beta2"]]))
     s = config["lr_scheduler"]
     if plan.scheduler is not None:
-        pairs += [(plan.scheduler.warmup_steps, s["warmup_steps"]), (plan.scheduler.total_steps, s["total_steps"]),
+        # components/lr_scheduler.py: lr_scheduler.total_steps when set, else training.steps
+        total = s["total_steps"] if s["total_steps"] is not None else t["steps"]
+        pairs += [(plan.scheduler.warmup_steps, s["warmup_steps"]), (plan.scheduler.total_steps, total),
                   (plan.scheduler.name, s["decay_type"])]
         for key, value in plan.scheduler.params.items():
             pairs.append((value, s[key]))

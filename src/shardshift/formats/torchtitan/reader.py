@@ -66,7 +66,8 @@ SCALARS = {  # Plan field <- (pointers, kind)
     "optimizer.eps": (("/optimizer/eps",), float),
     "optimizer.weight_decay": (("/optimizer/weight_decay",), float),
     "scheduler.warmup_steps": (("/lr_scheduler/warmup_steps", "/training/warmup_steps"), int),
-    "scheduler.total_steps": (("/lr_scheduler/total_steps",), int),
+    # torchtitan decays over lr_scheduler.total_steps when given, else over training.steps (build_lr_schedulers)
+    "scheduler.total_steps": (("/lr_scheduler/total_steps", "/training/steps"), int),
     "scheduler.name": (("/lr_scheduler/decay_type",), str),
 }
 
