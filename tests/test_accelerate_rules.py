@@ -249,3 +249,14 @@ def test_ac006_num_processes_rests_on_the_launches_that_run_the_file():
         shown(folder / "run_processes_default.sh")]
     assert found["bad_no_processes.yaml"]["severity"] == "info"
     assert found["bad_no_processes.yaml"]["unknown_context"]["kind"] == "consumer"
+
+
+def test_an_infinite_num_machines_is_a_finding_not_a_traceback(tmp_path):
+    """YAML's `.inf` is a float PyYAML reads: the rules that compare num_machines state it, never crash."""
+    (tmp_path / "config.yaml").write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\n"
+                                          "num_machines: .inf\nmachine_rank: null\nnum_processes: 8\n")
+    (tmp_path / "run.sh").write_text("accelerate launch --config_file config.yaml train.py\n")
+    status, output = check_json(str(tmp_path))
+    found = {f["pointer"] for f in output["findings"] if f["code"] == "AC012"}
+    assert found == {"/num_machines", "/machine_rank"}, output["findings"]
+    assert status == 1

@@ -796,8 +796,8 @@ class ValueOfWrongType(AccelerateRule):
             yield from _premised(self, document, context, "/machine_rank", "machine_rank",
                                  f"machine_rank is {_kind_of(rank)} ({rank!r}): with num_machines {machines} "
                                  "accelerate launch reads it with int() (node_rank) and fails with "
-                                 f"{'TypeError' if rank is None else 'ValueError'}; write this machine's rank "
-                                 f"(0 to {int(machines) - 1})")
+                                 f"{'TypeError' if rank is None else 'ValueError'}; write this machine's rank"
+                                 + (f" (0 to {machines - 1})" if _is_int(machines) else ""))
         if "num_processes" in data and (processes is None or isinstance(processes, float)):
             shown = "null" if processes is None else f"a float ({processes!r})"
             yield from _premised(self, document, context, "/num_processes", "num_processes",
