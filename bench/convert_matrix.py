@@ -121,16 +121,6 @@ def _entry_for(migration, plan, dotted: str):
     return None
 
 
-# fields whose value an output states where the source sets none changes the run (the sharding,
-# the precision, the world and the degrees); a batch or LR the writer fills in is the target's default
-CHOSEN = ("world.world_size", "parallelism.tensor", "parallelism.pipeline", "parallelism.context",
-          "parallelism.expert", "parallelism.data_parallel_shard", "precision.param_dtype", "sharding.stage")
-
-
-# an axis a source does not set is not used: a degree of 1 in the output is the same run
-ONE_WHEN_UNSET = ("parallelism.tensor", "parallelism.pipeline", "parallelism.context", "parallelism.expert")
-
-
 def _field_entry(migration, dotted: str):
     """The report's entry named by the field itself (a source default, a value the writer chose)."""
     return next((e for e in migration.entries if e.source == dotted), None)
@@ -147,7 +137,7 @@ def measure(per_format: int, folder: Path | None = None) -> tuple[dict, Counter]
     `blanket` (an entry that only says no table exists)."""
     from shardshift import api
     from shardshift.check import load
-    from shardshift.migration import source_settings
+    from shardshift.migration import STATED, UNUSED_AXIS, source_settings
     from shardshift.resolve import resolve, resolve_document
 
     results: dict = {}
@@ -208,8 +198,8 @@ def measure(per_format: int, folder: Path | None = None) -> tuple[dict, Counter]
                         entry = _entry_for(migration, source_plan, dotted) or _field_entry(migration, dotted)
                         if entry is None or entry.status != "unknown":
                             row["unknown unnamed"] += 1
-                    elif before is None and after not in (None, "unknown") and dotted in CHOSEN and not same_format \
-                            and not (dotted in ONE_WHEN_UNSET and after == 1):
+                    elif before is None and after not in (None, "unknown") and dotted in STATED and not same_format \
+                            and not (dotted in UNUSED_AXIS and after == 1):
                         # a value the writer chose where the source sets none (plain data parallel
                         # becoming fully sharded): a change of the run, which needs an entry
                         if _field_entry(migration, dotted) is None:

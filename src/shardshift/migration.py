@@ -125,8 +125,7 @@ def measure(source: Plan, back: Plan | None) -> dict[str, Measured]:
             out[dotted] = Measured(dotted, "unknown", before, None, None)
             continue
         after = back.get(dotted)
-        where = back.origin(dotted) if after is not None else None
-        target = None if where is None or is_default(where) else (where.pointer or f"line {where.line}")
+        target = _held_at(back, dotted) if after is not None else None
         if isinstance(after, Unknown):
             out[dotted] = Measured(dotted, "dropped", before, None, target)
         elif after is None:
@@ -136,6 +135,13 @@ def measure(source: Plan, back: Plan | None) -> dict[str, Measured]:
         else:
             out[dotted] = Measured(dotted, "approximate", before, after, target)
     return out
+
+
+def _held_at(back: Plan, dotted: str) -> str | None:
+    """Where the output holds `dotted` (its key, or the line of a module), None where the target
+    framework's default gives it."""
+    where = back.origin(dotted)
+    return None if where is None or is_default(where) else (where.pointer or f"line {where.line}")
 
 
 def source_settings(document: Document) -> list[tuple[str, int, int]]:
@@ -323,8 +329,7 @@ def _stated_by_output(resolved: Plan, back: Plan | None) -> list[tuple[str, Any,
         if resolved.get(dotted) is not None or after is None or isinstance(after, Unknown) or \
                 (dotted in UNUSED_AXIS and after == 1):
             continue
-        where = back.origin(dotted)
-        found.append((dotted, after, None if where is None or is_default(where) else (where.pointer or f"line {where.line}")))
+        found.append((dotted, after, _held_at(back, dotted)))
     return found
 
 

@@ -58,6 +58,8 @@ class Visitor(ast.NodeVisitor):
         return method(node)
 
     def generic_visit(self, node: ast.AST) -> None:
+        # the children in `nodes`' order; the loop is written out in both (a shared helper building a
+        # list per node costs about half of what they save over the standard library)
         visit = self.visit
         for field in node._fields:
             value = getattr(node, field, None)

@@ -225,6 +225,23 @@ def resolve_optimizer(type_name: str, version: tuple[int, ...] | None = None) ->
                              suggestion=suggestion)
 
 
+def optimizer_offload(data: dict) -> bool | None:
+    """Whether DeepSpeed steps the optimizer on the CPU (`offload_optimizer.device` cpu/nvme, or
+    the legacy `cpu_offload: true`); None when the file leaves it open."""
+    zero = data.get("zero_optimization")
+    if not isinstance(zero, dict):
+        return False
+    block = zero.get("offload_optimizer")
+    if isinstance(block, dict):
+        device = block.get("device", "none")
+        if device in ("cpu", "nvme"):
+            return True
+        return False if device in ("none", None) else None
+    if zero.get("cpu_offload") is True:
+        return True
+    return False if block is None else None
+
+
 @dataclass(frozen=True, slots=True)
 class BuiltOptimizer:
     """The constructor DeepSpeed calls for one config, and the params it consumes first."""

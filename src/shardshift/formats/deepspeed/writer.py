@@ -222,6 +222,7 @@ def _buildable(config: dict) -> list[MappingEntry]:
         DEEPSPEED_SCHEDULERS,
         TORCH_SCHEDULERS,
         built_optimizer,
+        optimizer_offload,
         resolve_optimizer,
     )
 
@@ -237,9 +238,7 @@ def _buildable(config: dict) -> list[MappingEntry]:
                 "deepspeed.initialize would stop on it; build that optimizer in the code and pass it to "
                 "deepspeed.initialize, or write a DeepSpeed optimizer (Adam, AdamW, Lamb, Lion, Adagrad)")))
         else:
-            zero = config.get("zero_optimization") if isinstance(config.get("zero_optimization"), dict) else {}
-            offload = zero.get("offload_optimizer") if isinstance(zero.get("offload_optimizer"), dict) else {}
-            built = built_optimizer(resolved, offload=offload.get("device") in ("cpu", "nvme"),
+            built = built_optimizer(resolved, offload=optimizer_offload(config) is True,
                                     torch_adam=params.get("torch_adam") is True,
                                     adam_w_mode=params.get("adam_w_mode", True) is not False)
             if built.signature is not None and not built.drops_unknown:

@@ -8,11 +8,12 @@ import json
 from typing import Any, Iterable
 
 from shardshift.document import Document
-from shardshift.formats.deepspeed.optimizers import (
+from shardshift.formats.deepspeed.optimizers import (  # noqa: F401 - optimizer_offload: the rules' name too
     ONE_BIT_REMOVED_IN,
     BuiltOptimizer,
     ResolvedOptimizer,
     built_optimizer,
+    optimizer_offload,
     resolve_optimizer,
 )
 from shardshift.rules.base import Context, Finding, Rule, clear_match, did_you_mean
@@ -26,23 +27,6 @@ P = "/optimizer/params"
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def optimizer_offload(data: dict) -> bool | None:
-    """Whether DeepSpeed steps the optimizer on the CPU (`offload_optimizer.device` cpu/nvme, or
-    the legacy `cpu_offload: true`); None when the file leaves it open."""
-    zero = data.get("zero_optimization")
-    if not isinstance(zero, dict):
-        return False
-    block = zero.get("offload_optimizer")
-    if isinstance(block, dict):
-        device = block.get("device", "none")
-        if device in ("cpu", "nvme"):
-            return True
-        return False if device in ("none", None) else None
-    if zero.get("cpu_offload") is True:
-        return True
-    return False if block is None else None
 
 
 def optimizer_block(document: Document) -> tuple[dict, str] | None:

@@ -32,6 +32,12 @@ def _section(data: Any, *names: str) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _upstream_data(document, context: Context) -> dict | None:
+    """The file's TOML data when torchtitan v0.2.2's own code judges it (`_upstream`), else None."""
+    data = document.data
+    return data if isinstance(data, dict) and _upstream(document, context) else None
+
+
 def _upstream(document, context: Context) -> bool:
     """Whether torchtitan v0.2.2's own code judges the file (not a vendored copy of another release)."""
     from shardshift.formats.torchtitan.extension import table_for
@@ -71,8 +77,8 @@ class ConfigDataclassCheck(_TitanRule):
     severity = "error"
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         parallelism = _section(data, "parallelism")
         if parallelism.get("context_parallel_load_balancer") == "":
@@ -122,8 +128,8 @@ class UnknownModelName(_TitanRule):
     premises = ("reader", "release", "extension")
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         name = _section(data, "model").get("name")
         if not isinstance(name, str) or name in MODELS or name in EXPERIMENTS:
@@ -215,8 +221,8 @@ class QuantizationConverterConfig(_TitanRule):
     severity = "error"
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         converters = _section(data, "model").get("converters")
         if not isinstance(converters, list) or not all(isinstance(c, str) for c in converters):
@@ -296,8 +302,8 @@ class SeedCheckpointWithoutCheckpointing(_TitanRule):
     severity = "error"
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         checkpoint = _section(data, "checkpoint")
         if checkpoint.get("create_seed_checkpoint") is not True or checkpoint.get("enable") is True:
@@ -342,8 +348,8 @@ class SeedCheckpointOnManyProcesses(_TitanRule):
     def check(self, document, context: Context) -> Iterable[Finding]:
         from shardshift.rules.torchtitan.rules import _place, launched
 
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         if _section(data, "checkpoint").get("create_seed_checkpoint") is not True:
             return
@@ -375,8 +381,8 @@ NO_VALIDATOR = frozenset({"deepseek_v3", "gpt_oss"})
 def _spec_model(document, context: Context) -> str | None:
     """The model.name of a file torchtitan's own code judges, when its train spec is one of torchtitan's
     (no custom import that may register others)."""
-    data = document.data
-    if not isinstance(data, dict) or not _upstream(document, context):
+    data = _upstream_data(document, context)
+    if data is None:
         return None
     if _section(data, "experimental").get("custom_import"):
         return None
@@ -499,8 +505,8 @@ class KeepOnlyLatestCheckpoint(_TitanRule):
     premises = ("reader", "release")
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         checkpoint = _section(data, "checkpoint")
         if checkpoint.get("enable") is not True or _int(checkpoint.get("keep_latest_k")) != 1:
@@ -549,8 +555,8 @@ class ProfileFrequencyBelowWarmupAndActive(_TitanRule):
     premises = ("reader", "release")
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         profiling = _section(data, "profiling")
         if profiling.get("enable_profiling") is not True:
@@ -609,8 +615,8 @@ class UnknownContextParallelLoadBalancer(_TitanRule):
     premises = ("reader", "release")
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         parallelism = _section(data, "parallelism")
         balancer = parallelism.get("context_parallel_load_balancer")
@@ -665,8 +671,8 @@ class LastSaveInHfWithoutModelOnly(_TitanRule):
     premises = ("reader", "release")
 
     def check(self, document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        if not isinstance(data, dict) or not _upstream(document, context):
+        data = _upstream_data(document, context)
+        if data is None:
             return
         checkpoint = _section(data, "checkpoint")
         if checkpoint.get("enable") is not True or checkpoint.get("load_only") is True or \
