@@ -134,6 +134,12 @@ EXPECTED: list[Change | NewFile] = [
             "none of (the first step raises)"),
     NewFile("fixtures/torchtitan/rules/TT111/*", "Issue 33: TT111, the last save in HF format without model only "
             "(the final save asserts)"),
+    NewFile("fixtures/torchtitan/rules/TT112/*", "Issue 33: TT112, an HF initial load without model only (the "
+            "first run asserts)"),
+    NewFile("fixtures/torchtitan/rules/TT113/*", "Issue 33: TT113, a quantized initial load without HF format (the "
+            "first run asserts)"),
+    NewFile("fixtures/torchtitan/rules/TT114/*", "Issue 33: TT114, an exclude_from_loading entry naming no state "
+            "(a resume raises)"),
     NewFile("fixtures/torchtitan/rules/TT10[67]/*", "Issue 33: TT106 (pipelining for a model that cannot) and TT107 "
             "(validation for a model without a validator), torchtitan's Trainer.__init__ checks against its train spec"),
     NewFile("fixtures/torchtitan/rules/TT105/*", "Issue 33: TT105, torchtitan's batch check of Trainer.__init__ (a "

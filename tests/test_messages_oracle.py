@@ -543,7 +543,7 @@ EXEMPT = {
        "reports_it (torchtitan 0.2.2's start-up path: config manager, ParallelDims, train spec, converters, the "
        "profiler, the first step's context-parallel sharding and the save after the last step)"
        for code in ("TT004", "TT005", "TT006", "TT007", "TT104", "TT106", "TT107", "TT108", "TT109", "TT110",
-                    "TT111")},
+                    "TT111", "TT112", "TT113", "TT114")},
     **{f"MG{n:03d}": "tests/test_megatron_oracle.py / test_rules_megatron_flags.py (Megatron-LM's argument code)"
        for n in range(1, 6)},
     **{f"MG{n}": "tests/test_rules_megatron_layout.py::test_oracle_confirms_the_stage_and_cause (Megatron-LM)"

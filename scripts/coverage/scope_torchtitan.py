@@ -24,10 +24,11 @@ Included, in the order `torchtitan.train` meets them at start-up:
   `ParallelDims`: the rest of `__init__` builds the tokenizer, the data and the model);
 - `components/checkpoint.py` `CheckpointManager.__init__`: the `[checkpoint]` checks the trainer
   meets when it builds the manager (the loader runs them compiled from the file's own statements);
+  its load (the trainer's first act in `train`, a first run and a resume: `load`, `_states_to_load`),
   its save methods (the save after the last step included), the validators, the profilers (`maybe_enable_profiling`, entered when training
   starts) and `cp_shard` (the first step's context-parallel sharding): the rest of what the call graph
   reaches from the trainer's entries (scripts/coverage/callgraph.py) where no check is the
-  files' (the functions that hold one are listed below FILES, judged, for the rules still to write).
+  files'.
 
 Left out: the model builders and `parallelize_*` functions of each model (they check the model's
 code and args together with the config), the dataloader, tokenizer and dataset code (data),
@@ -52,21 +53,16 @@ FILES = {
                                             "CheckpointManager.dcp_load", "CheckpointManager.save",
                                             "CheckpointManager.maybe_wait_for_staging",
                                             "CheckpointManager._save_last_step", "CheckpointManager._async_wait",
-                                            "CheckpointManager._purge_stale_checkpoints"],
+                                            "CheckpointManager._purge_stale_checkpoints", "CheckpointManager.load",
+                                            "CheckpointManager._states_to_load"],
     "torchtitan/components/validate.py": ["BaseValidator.validate", "Validator.validate"],
     "torchtitan/models/flux/validate.py": ["FluxValidator.validate"],
     "torchtitan/tools/profiling.py": ["maybe_enable_profiling", "maybe_enable_memory_snapshot"],
     "torchtitan/distributed/context_parallel.py": ["cp_shard"],
 }
-# Reached by call graph, judged, and not yet in the map because each holds a check the files decide
-# that no rule mirrors yet (the map would count it as a gap, "todo"):
-# - CheckpointManager.load: initial_load_in_hf without initial_load_model_only, and
-#   initial_load_in_hf_quantized without initial_load_in_hf, assert on a first run (no checkpoint
-#   folder yet); its other sites are the environment (initial_load_path, hf_assets_path and the
-#   resumed step's folder on disk) and the model (its state-dict adapter);
-# - CheckpointManager._states_to_load: an exclude_from_loading entry naming no state (model,
-#   optimizer, lr_scheduler, dataloader, train_state) raises on a resume;
-# - ft/manager.py maybe_semi_sync_training: fault_tolerance.semi_sync_method other than diloco or
-#   local_sgd raises with fault tolerance on (its assert on the ft manager is internal).
-# (cp_shard's load balancer, maybe_enable_profiling's frequency and _save_last_step's HF format were in
-# this list: TT110, TT109, TT111.)
+# Reached by call graph and judged in the map since their rules exist: CheckpointManager.load (an HF
+# initial load without model-only, TT112; a quantized one without HF, TT113) and _states_to_load (an
+# exclude_from_loading entry naming no state, TT114), like cp_shard's load balancer (TT110),
+# maybe_enable_profiling's frequency (TT109) and _save_last_step's HF format (TT111) before them.
+# ft/manager.py maybe_semi_sync_training (an unknown fault_tolerance.semi_sync_method) is called only by
+# torchtitan/experiments/ft/train.py: torchtitan.train never reads the setting.

@@ -285,8 +285,46 @@ class _Trainer:
         if CheckpointManager._should_save(manager, self.job_config.training.steps, last_step=True):
             exec(_last_save_check(), {"self": manager})  # noqa: S102 - torchtitan's own statement
 
+    def _load(self) -> None:
+        """The trainer's first act in `train` (`checkpointer.load(step=checkpoint.load_step)`): torchtitan's
+        own `CheckpointManager.load` on a manager with the file's settings, as a first run meets it (no
+        checkpoint folder yet) and as a resume of that run does (the folder holds the step it resumes
+        from). Stood in for: the machine's paths (`initial_load_path` and `model.hf_assets_path` are
+        folders that exist), the model's state-dict adapter (every model torchtitan registers has one),
+        the states' contents (empty) and DCP's reading of the files (nothing is read)."""
+        import os
+        import tempfile
+
+        from torchtitan.components.checkpoint import CheckpointManager
+
+        config = self.job_config.checkpoint
+        with tempfile.TemporaryDirectory() as base:
+            present = os.path.join(base, "present")
+            os.mkdir(present)
+            manager = types.SimpleNamespace(
+                enable=config.enable, enable_ft_dataloader_checkpoints=False,
+                folder=os.path.join(base, "job", config.folder),
+                initial_load_model_only=config.initial_load_model_only, initial_load_in_hf=config.initial_load_in_hf,
+                initial_load_in_hf_quantized=config.initial_load_in_hf_quantized,
+                initial_load_path=present if config.initial_load_path else config.initial_load_path,
+                sd_adapter=types.SimpleNamespace(hf_assets_path=present if self.job_config.model.hf_assets_path
+                                                 else self.job_config.model.hf_assets_path),
+                exclude_from_loading=config.exclude_from_loading,
+                states={name: types.SimpleNamespace(state_dict=dict)
+                        for name in ("train_state", "model", "optimizer", "dataloader", "lr_scheduler")},
+                dcp_load=lambda *args, **kwargs: None)
+            for method in ("_find_load_step", "_create_checkpoint_id", "_states_to_load",
+                           "_flattened_model_states_sd"):
+                setattr(manager, method, getattr(CheckpointManager, method).__get__(manager))
+            CheckpointManager.load(manager, step=config.load_step)  # the first run
+            step = config.load_step if config.load_step != -1 else 10
+            os.makedirs(os.path.join(manager.folder, f"step-{step}"))
+            Path(manager.folder, f"step-{step}", ".metadata").touch()
+            CheckpointManager.load(manager, step=config.load_step)  # a resume
+
     def train(self):
-        """What torchtitan's `Trainer.train` does that the config decides: the profiler it enters
+        """What torchtitan's `Trainer.train` does that the config decides: the checkpoint it loads, as a
+        first run and as a resume (`_load`), the profiler it enters
         (`maybe_enable_profiling`, with the rank a process group would give, up to starting the
         profiler itself, which needs the GPU), then, with context
         parallelism, the sharding of the first batch (`post_dataloading_process` ->
@@ -295,6 +333,8 @@ class _Trainer:
         import tempfile
 
         import torch
+
+        self._load()
 
         def no_gpu_profiler(*args, **kwargs):
             raise NoProcessGroup("the oracle profiles no GPU: the profiler is not started")

@@ -683,3 +683,165 @@ class LastSaveInHfWithoutModelOnly(_TitanRule):
                            "step and then fails the final save (AssertionError: Only model can be saved when saving "
                            "in HF safetensors format), so the final weights are not written",
                            fix="last_save_model_only = true (or last_save_in_hf = false for a full checkpoint)")
+
+
+def _loads_checkpoints(data: dict) -> dict | None:
+    """The `[checkpoint]` section when checkpointing is on: only then does the trainer's first act,
+    `CheckpointManager.load`, look at the load settings (it returns at once when `enable` is off)."""
+    checkpoint = _section(data, "checkpoint")
+    return checkpoint if checkpoint.get("enable") is True else None
+
+
+class InitialLoadInHfWithoutModelOnly(_TitanRule):
+    """`initial_load_in_hf = true` with `initial_load_model_only = false`, checkpointing on.
+
+    ## What it does
+    Reports `checkpoint.initial_load_model_only = false` when `checkpoint.initial_load_in_hf` is
+    true and checkpointing is on (`checkpoint.enable`).
+
+    ## Why is this bad
+    A Hugging Face safetensors checkpoint holds the model only. torchtitan v0.2.2's trainer loads
+    the initial checkpoint first thing in `train()`, on a run that has no checkpoint folder yet
+    (the first run), and asserts before the first step: `AssertionError: Only model can be loaded
+    when loading from HF's safetensors checkpoint.` A run that resumes from its own checkpoint
+    folder ignores `initial_load_in_hf` (with a warning), so the setting never loads anything.
+
+    ## Example
+    ```toml
+    [checkpoint]
+    enable = true
+    initial_load_in_hf = true
+    initial_load_model_only = false
+    ```
+
+    ## Use instead
+    ```toml
+    [checkpoint]
+    enable = true
+    initial_load_in_hf = true
+    initial_load_model_only = true
+    ```
+    """
+
+    code = "TT112"
+    name = "initial-load-in-hf-without-model-only"
+    severity = "error"
+    premises = ("reader", "release")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = _upstream_data(document, context)
+        checkpoint = _loads_checkpoints(data) if data is not None else None
+        if checkpoint is None or checkpoint.get("initial_load_in_hf") is not True or \
+                checkpoint.get("initial_load_model_only") is not False:
+            return
+        yield self.finding(document, "/checkpoint/initial_load_model_only",
+                           "initial_load_model_only = false with initial_load_in_hf = true: the first run (no "
+                           "checkpoint folder yet) fails before its first step (AssertionError: Only model can be "
+                           "loaded when loading from HF's safetensors checkpoint), and a resumed run ignores "
+                           "initial_load_in_hf",
+                           fix="initial_load_model_only = true (an HF checkpoint holds the model only)")
+
+
+class InitialLoadQuantizedWithoutHf(_TitanRule):
+    """`initial_load_in_hf_quantized = true` without `initial_load_in_hf = true`, checkpointing on.
+
+    ## What it does
+    Reports `checkpoint.initial_load_in_hf_quantized = true` when `checkpoint.initial_load_in_hf`
+    is not true (its default is false) and checkpointing is on (`checkpoint.enable`).
+
+    ## Why is this bad
+    A quantized initial checkpoint is read in Hugging Face's format only. On a run that has no
+    checkpoint folder yet (the first run), torchtitan v0.2.2's trainer loads the initial checkpoint
+    first thing in `train()` and asserts before the first step: `AssertionError: Quantized
+    checkpoint can only be loaded from HuggingFace format.`
+
+    ## Example
+    ```toml
+    [checkpoint]
+    enable = true
+    initial_load_in_hf_quantized = true
+    ```
+
+    ## Use instead
+    ```toml
+    [checkpoint]
+    enable = true
+    initial_load_in_hf = true
+    initial_load_in_hf_quantized = true
+    ```
+    """
+
+    code = "TT113"
+    name = "initial-load-quantized-without-hf"
+    severity = "error"
+    premises = ("reader", "release")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = _upstream_data(document, context)
+        checkpoint = _loads_checkpoints(data) if data is not None else None
+        if checkpoint is None or checkpoint.get("initial_load_in_hf_quantized") is not True or \
+                checkpoint.get("initial_load_in_hf") is True:
+            return
+        yield self.finding(document, "/checkpoint/initial_load_in_hf_quantized",
+                           "initial_load_in_hf_quantized = true without initial_load_in_hf = true: the first run (no "
+                           "checkpoint folder yet) fails before its first step (AssertionError: Quantized checkpoint "
+                           "can only be loaded from HuggingFace format)",
+                           fix="initial_load_in_hf = true")
+
+
+# the states torchtitan v0.2.2's trainer gives its CheckpointManager (train.py `states={"train_state": self}`,
+# then CheckpointManager.__init__ adds model, optimizer, dataloader and lr_scheduler)
+CHECKPOINT_STATES = ("model", "optimizer", "lr_scheduler", "dataloader", "train_state")
+
+
+class UnknownStateExcludedFromLoading(_TitanRule):
+    """An `exclude_from_loading` entry that names no state torchtitan checkpoints, checkpointing on.
+
+    ## What it does
+    Reports each entry of `checkpoint.exclude_from_loading` (a list of strings) that is none of
+    `model`, `optimizer`, `lr_scheduler`, `dataloader`, `train_state`, when checkpointing is on,
+    with "did you mean".
+
+    ## Why is this bad
+    torchtitan v0.2.2 accepts any string there and trains from scratch without looking at it.
+    When the run loads a full checkpoint (a resume, or an `initial_load_path` with
+    `initial_load_model_only = false`), `CheckpointManager._states_to_load` checks each entry and
+    raises `ValueError: <entry> not found in state_dict.`: the run cannot resume, at the moment the
+    setting was written for.
+
+    ## Example
+    ```toml
+    [checkpoint]
+    enable = true
+    exclude_from_loading = ["optimizers"]
+    ```
+
+    ## Use instead
+    ```toml
+    [checkpoint]
+    enable = true
+    exclude_from_loading = ["optimizer"]
+    ```
+    """
+
+    code = "TT114"
+    name = "unknown-state-excluded-from-loading"
+    severity = "error"
+    premises = ("reader", "release")
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = _upstream_data(document, context)
+        checkpoint = _loads_checkpoints(data) if data is not None else None
+        entries = checkpoint.get("exclude_from_loading") if checkpoint is not None else None
+        if not isinstance(entries, list) or not all(isinstance(entry, str) for entry in entries):
+            return  # another type is TT002's
+        for index, entry in enumerate(entries):
+            if entry in CHECKPOINT_STATES:
+                continue
+            suggestion = did_you_mean(entry, CHECKPOINT_STATES)
+            yield self.finding(document, f"/checkpoint/exclude_from_loading/{index}",
+                               f"exclude_from_loading entry {entry!r} names no state torchtitan checkpoints "
+                               f"({', '.join(CHECKPOINT_STATES)}): training from scratch ignores it, and a resume "
+                               f"from a checkpoint raises ValueError ({entry} not found in state_dict.)"
+                               + (f"; did you mean {suggestion!r}?" if suggestion else ""),
+                               fix=f'"{suggestion}"' if suggestion else "remove the entry")
