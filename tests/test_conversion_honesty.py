@@ -184,3 +184,18 @@ def test_torchtitan_training_steps_is_the_schedule_length(tmp_path):
     entry = next(e for e in conversion.entries if e.source == "/training/steps")
     assert "scheduler.total_steps = 500" in entry.reason and "sets nothing" not in entry.reason, entry
     assert not any(e.source == "scheduler.total_steps" for e in conversion.entries)
+
+
+@pytest.mark.parametrize("fork_flags", ["--deepspeed --deepspeed_config $CONFIG_JSON --zero-stage 2", ""])
+def test_defaults_of_a_megatron_deepspeed_script_are_not_megatron_cores(tmp_path, fork_flags):
+    # Megatron-DeepSpeed parses its own arguments and DeepSpeed's engine runs the ds_config's ZeRO stage:
+    # what the script leaves out is not megatron-core's default (plain DDP, stage 0)
+    script = ("#!/bin/bash\ntorchrun pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 4 "
+              f"--global-batch-size 64 --lr 3e-4 --train-iters 1000 --bf16 {fork_flags}\n")
+    conversion = _convert(tmp_path, "train_gpt.sh", script, "fsdp2")
+    stage = next(e for e in conversion.entries if e.source == "sharding.stage")
+    if fork_flags:
+        assert stage.status == "unknown" and "Megatron-DeepSpeed" in stage.reason, stage
+        assert "megatron-core 0.20.0" not in stage.reason, stage
+    else:
+        assert stage.status != "unknown" and "the default of megatron-core 0.20.0" in stage.reason, stage

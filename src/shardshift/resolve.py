@@ -92,6 +92,9 @@ def resolve(plan: Plan, format_name: str, path: str, version: tuple[int, ...] | 
     checked = tuple(getattr(table, "CHECKED_RELEASES", ()))
     where = default_location(path, framework, version, checked)
     unchecked = unchecked_release(framework, version, checked)
+    if getattr(table, "UNKNOWN_BECAUSE", None):  # a table for a program whose defaults no table holds
+        where = Location(path, 0, 0, f"{DEFAULT_MARK}{table.PROGRAM}")
+        unchecked = table.UNKNOWN_BECAUSE
     for dotted, value in table.defaults(resolved, version):
         if value is None or resolved.get(dotted) is not None:
             continue

@@ -70,3 +70,36 @@ def batch(plan: Plan) -> Iterator[tuple[str, Any]]:
         # global = micro × DP whatever the world: one micro-batch per step, known without the world
         yield "batch.accumulation", 1
     yield "batch.accumulation", exact_div(integer(plan, "batch.global_"), product(micro, dp))
+
+
+class _ForkTable:
+    """The defaults of a script that Megatron-DeepSpeed runs (`--deepspeed`, `--deepspeed_config`,
+    or the deepspeed launcher): not megatron-core's. That fork parses its own arguments (an older
+    Megatron's, with its own defaults), and DeepSpeed's engine takes ZeRO, precision, clipping and,
+    when the ds_config has them, the optimizer and schedule from the ds_config. shardshift has no
+    table of the fork's defaults: every field the script leaves out is unknown (a setup that reads
+    the ds_config fills what the ds_config sets first)."""
+
+    FRAMEWORK = FRAMEWORK
+    CHECKED_RELEASES = CHECKED_RELEASES
+    PROGRAM = "Megatron-DeepSpeed"
+    UNKNOWN_BECAUSE = ("not megatron-core's default: Megatron-DeepSpeed runs this script (--deepspeed, "
+                       "--deepspeed_config or the deepspeed launcher), and that fork's own defaults and its ds_config "
+                       "decide; shardshift has no table of them")
+
+    @staticmethod
+    def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str, Any]]:
+        return defaults(plan, version)
+
+
+def entry(document: Any) -> str | None:
+    """Which program runs the argument list (`resolve(..., entry=...)`): "megatron-deepspeed" for the
+    fork, else "megatron-lm"."""
+    return getattr(getattr(document, "data", None), "dialect", None)
+
+
+def table_for(entry: str | None) -> Any:
+    """megatron-core's table, or for the Megatron-DeepSpeed fork one whose every value is unknown."""
+    import sys
+
+    return _ForkTable if entry == "megatron-deepspeed" else sys.modules[__name__]
