@@ -140,6 +140,12 @@ EXPECTED: list[Change | NewFile] = [
             "first run asserts)"),
     NewFile("fixtures/torchtitan/rules/TT114/*", "Issue 33: TT114, an exclude_from_loading entry naming no state "
             "(a resume raises)"),
+    NewFile("fixtures/transformers/rules/TA001/*", "Issue 33: TA001, both half precisions (TrainingArguments refuses the pair)"),
+    NewFile("fixtures/transformers/rules/TA002/*", "Issue 33: TA002, load_best_model_at_end with evaluation and saving on different schedules"),
+    NewFile("fixtures/transformers/rules/TA003/*", "Issue 33: TA003, a schedule stepped by evaluation, with evaluation off"),
+    NewFile("fixtures/transformers/rules/TA004/*", "Issue 33: TA004, a prefetch factor with no dataloader workers"),
+    NewFile("fixtures/transformers/rules/TA005/*", "Issue 33: TA005, a negative warm-up"),
+    NewFile("fixtures/transformers/rules/TA006/*", "Issue 33: TA006, logging, evaluation and saving intervals TrainingArguments refuses"),
     NewFile("fixtures/torchtitan/rules/TT10[67]/*", "Issue 33: TT106 (pipelining for a model that cannot) and TT107 "
             "(validation for a model without a validator), torchtitan's Trainer.__init__ checks against its train spec"),
     NewFile("fixtures/torchtitan/rules/TT105/*", "Issue 33: TT105, torchtitan's batch check of Trainer.__init__ (a "

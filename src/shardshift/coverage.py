@@ -27,7 +27,7 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "coverage"
 FRAMEWORKS = ("deepspeed", "transformers", "accelerate", "axolotl", "torchtitan", "fsdp2")
-RELEASES = {"deepspeed": "deepspeed 0.19.8", "transformers": "transformers 5.24.0 (integrations/deepspeed.py)",
+RELEASES = {"deepspeed": "deepspeed 0.19.8", "transformers": "transformers 5.24.0",
             "accelerate": "accelerate 1.15.0", "axolotl": "axolotl 0.21.0", "torchtitan": "torchtitan 0.2.2",
             "fsdp2": "torch 2.13.0 (fully_shard)"}
 DECIDABLE = ("rule", "todo")

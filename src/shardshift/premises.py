@@ -174,7 +174,8 @@ class Establisher:
     def _release(self, rule: type[Rule], finding: Finding, document: Document) -> Premise | None:
         from shardshift.context import FORMAT_FRAMEWORK
 
-        framework = FORMAT_FRAMEWORK.get(document.format)
+        # a rule may judge another framework's behaviour than its format's (TrainingArguments flags in a launch)
+        framework = getattr(rule, "framework", None) or FORMAT_FRAMEWORK.get(document.format)
         if framework is None:
             return None
         release = self.context.release(framework, document.path)

@@ -12,7 +12,8 @@ not run (DeepSpeed's own checks are the `deepspeed` map).
 
 The TrainingArguments come from the fixture:
 - a Python script (`.py`): the literal keyword arguments of its `TrainingArguments(...)` call,
-  read with `ast` (the script is never run), whose `deepspeed=` names the ds_config beside it;
+  read with `ast` (the script is never run), whose `deepspeed=` names the ds_config beside it (without
+  one, building `TrainingArguments` is all the loader does: its own checks, `_validate_args`);
 - an Axolotl YAML (`.yaml`/`.yml`): its `deepspeed:` file and the arguments Axolotl derives
   (tests/oracles.py's `axolotl_training_arguments`).
 """
@@ -64,7 +65,9 @@ def _script_arguments(path: Path) -> tuple[dict, dict]:
         except ValueError:
             continue
     kwargs.pop("output_dir", None)
-    ds_file = kwargs.pop("deepspeed")
+    ds_file = kwargs.pop("deepspeed", None)
+    if ds_file is None:
+        return None, kwargs
     config = ds_file if isinstance(ds_file, dict) else json.loads((path.parent / ds_file).read_text(encoding="utf-8"))
     return config, kwargs
 
@@ -86,6 +89,9 @@ def load(path: Path, **options: str) -> None:
     else:
         config, kwargs = json.loads(path.read_text(encoding="utf-8")), {}
     with tempfile.TemporaryDirectory() as output_dir:
+        if config is None:  # no ds_config: TrainingArguments' own checks, when it is built, are all there is
+            _state["TrainingArguments"](output_dir=output_dir, use_cpu=True, report_to="none", **kwargs)
+            return
         args = _state["TrainingArguments"](output_dir=output_dir, use_cpu=True, report_to="none", deepspeed=config,
                                            **kwargs)
         model = torch.nn.Linear(4, 4)

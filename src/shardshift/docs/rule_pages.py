@@ -19,7 +19,8 @@ MAX_LINES = 60  # a longer fixture is cut here (the page says so)
 LANGUAGES = {".json": "json", ".jsonc": "json", ".hjson": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml",
              ".py": "python", ".sh": "bash", ".bash": "bash", ".slurm": "bash", ".args": "text", ".txt": "text"}
 PREFIXES = {"SS": "General (every format)", "DS": "DeepSpeed", "FS": "FSDP2", "MG": "Megatron-LM", "AC": "Accelerate",
-            "AX": "Axolotl", "TT": "torchtitan", "PL": "Plan (semantic, every format)"}
+            "AX": "Axolotl", "TT": "torchtitan",
+            "TA": "Hugging Face TrainingArguments", "PL": "Plan (semantic, every format)"}
 # How a rule's code reads the release that judges a file (shardshift.context.releases).
 READS_RELEASE = re.compile(r"context\.release\(|deepspeed_version|key_read_by|removed_by|strict_from|releases\.|"
                            r"Gate\b|gate\(")

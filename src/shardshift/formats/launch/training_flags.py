@@ -66,6 +66,9 @@ class TrainingFlags(ArgumentsCall):
     script: str = ""
     entry: str | None = None
     program: Any = None  # UnknownContext | None
+    # the class HfArgumentParser fills, when the entry script names it: a TRL config or a subclass has
+    # defaults of its own (a subclass's literal ones are in `keywords` already)
+    arguments_class: str | None = None
 
 
 def _tables() -> tuple[dict, dict, dict]:
@@ -290,6 +293,7 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
         if entry_path is None and not isinstance(launch.script, str):
             entry_path = locate(path, name)
     program = None
+    chosen = None
     defaults: dict[str, Any] = {}
     defaults_from = ""
     if entry_path is not None:
@@ -321,7 +325,7 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
     texts.update(written)
     callee = f"{name or 'the entry script'}'s TrainingArguments flags"
     return TrainingFlags(callee, launch.line, launch.column, keywords, positions, more, False, written=texts,
-                         script=path, entry=entry_path, program=program)
+                         script=path, entry=entry_path, program=program, arguments_class=chosen)
 
 
 def _local_modules_of(path: str) -> list[str]:

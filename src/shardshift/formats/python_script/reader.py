@@ -190,13 +190,19 @@ class ScriptFacts:
     trainers: list[TrainerCall] = field(default_factory=list)
     overrides: list[TrainerOverride] = field(default_factory=list)
     built: list[TrainerBuilt] = field(default_factory=list)
+    # every `TrainingArguments(...)` / `Seq2SeqTrainingArguments(...)` call, with or without a ds_config
+    arguments: list[ArgumentsCall] = field(default_factory=list)
+
+
+# the classes whose defaults are transformers' own (TRL's configs and a repository's subclasses change some)
+TRAINING_ARGUMENTS_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments")
 
 
 def looks_like(path: str, text: str) -> bool:
-    """A Python file that mentions deepspeed or torch.distributed."""
+    """A Python file that mentions deepspeed or torch.distributed, or builds TrainingArguments."""
     if not path.endswith(".py"):
         return False
-    return "deepspeed" in text or "torch.distributed" in text
+    return "deepspeed" in text or "torch.distributed" in text or "TrainingArguments(" in text
 
 
 def _may_hold_facts(text: str) -> bool:
@@ -505,6 +511,9 @@ class _Reader(Visitor):
                 trainer = self._trainer(call, scope)
                 if trainer is not None:
                     facts.trainers.append(trainer)
+                arguments = self._training_arguments(call, scope, reference)
+                if arguments is not None:
+                    facts.arguments.append(arguments)
         for node in self.classes:
             facts.references.extend(self._dataclass_default(node))
             facts.overrides.extend(_overrides(node))
@@ -575,6 +584,20 @@ class _Reader(Visitor):
             else:
                 keywords.extend(spread)
         return keywords, unknown
+
+    def _training_arguments(self, call: ast.Call, scope: str,
+                            reference: ConfigReference | None) -> ArgumentsCall | None:
+        """A `TrainingArguments(...)` call's literal keywords (the one its ds_config reference holds, when
+        it names one), `**spread`s the source shows unfolded."""
+        if (dotted(call.func) or "").rsplit(".", 1)[-1] not in TRAINING_ARGUMENTS_CLASSES:
+            return None
+        if reference is not None and reference.call is not None:
+            return reference.call
+        unfolded, unknown = self._call_keywords(call, scope)
+        return ArgumentsCall((dotted(call.func) or "").rsplit(".", 1)[-1], call.lineno, call.col_offset + 1,
+                             {k.arg: self._keyword(k.value, scope, call.lineno) for k in unfolded if k.arg},
+                             {k.arg: (k.lineno, k.col_offset + 1) for k in unfolded if k.arg},
+                             unknown or bool(call.args))
 
     def _reference(self, call: ast.Call, scope: str) -> ConfigReference | None:
         callee = dotted(call.func) or ""

@@ -1,0 +1,1 @@
+"""Rules for Hugging Face transformers: what TrainingArguments refuses when it is built."""

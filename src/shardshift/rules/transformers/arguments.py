@@ -1,0 +1,404 @@
+"""Checks `TrainingArguments.__post_init__` makes on the values it is given (transformers/training_args.py
+`_validate_args`), mirrored on `TrainingArguments(...)` calls in Python and on the TrainingArguments flags of
+launch scripts (`torchrun train.py --fp16 --bf16 ...`).
+
+Each check names the releases whose source was read to hold it (`Check.present`) and the newest read
+not to (`Check.absent`), from the wheels of 4.10 to 5.24 (scripts/coverage/scope_transformers.py says
+how): a pinned release from `present` on gets the error; one up to `absent` has no such check and gets
+nothing; one in between, or no pin, leaves the verdict to the release (an info saying so).
+
+A value the call does not give is transformers' default (the same in every release read: `eval_strategy`
+"no", `save_strategy` "steps", `logging_steps` and `save_steps` 500, `dataloader_num_workers` 0) only
+for `TrainingArguments` and `Seq2SeqTrainingArguments` themselves, and for flags read into them or into a
+subclass whose own defaults the reader took; a TRL config's defaults differ, so there it is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from shardshift.context import UnknownContext
+from shardshift.document import Document
+from shardshift.formats.python_script.reader import TRAINING_ARGUMENTS_CLASSES, UNKNOWN, ArgumentsCall, ScriptFacts
+from shardshift.rules.base import Context, Finding, Rule
+
+# transformers' TrainingArguments defaults that these checks read, the same in 4.10 to 5.24
+DEFAULTS = {"eval_strategy": "no", "save_strategy": "steps", "logging_steps": 500, "save_steps": 500,
+            "eval_steps": None, "dataloader_num_workers": 0, "dataloader_prefetch_factor": None,
+            "lr_scheduler_type": "linear", "load_best_model_at_end": False, "warmup_steps": 0,
+            "logging_strategy": "steps",
+            "fp16": False, "bf16": False, "fp16_full_eval": False, "bf16_full_eval": False}
+STRATEGIES = ("no", "steps", "epoch", "best")
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check of `_validate_args` and the releases read: `present` the oldest that has it, `absent`
+    the newest that has not (None: none read lacks it, the oldest read being 4.10)."""
+
+    present: tuple[int, ...]
+    absent: tuple[int, ...] | None
+
+
+def _calls(document: Document) -> list[ArgumentsCall]:
+    if document.format == "launch":
+        calls = getattr(document.data, "training_arguments", None)
+        return [c for c in calls if isinstance(c, ArgumentsCall)] if isinstance(calls, list) else []
+    facts = document.data
+    return list(facts.arguments) if isinstance(facts, ScriptFacts) else []
+
+
+def _own_defaults(call: ArgumentsCall) -> bool:
+    """Whether a field the call leaves out takes transformers' TrainingArguments default."""
+    if hasattr(call, "written"):  # command-line flags: a subclass's literal defaults are in keywords already
+        chosen = getattr(call, "arguments_class", None)
+        return chosen is None or not chosen.endswith("Config")
+    return call.callee in TRAINING_ARGUMENTS_CLASSES
+
+
+def value(call: ArgumentsCall, name: str) -> Any:
+    """The field's value: given, transformers' default, or UNKNOWN."""
+    names = (name, "evaluation_strategy") if name == "eval_strategy" else (name,)  # renamed in 4.41
+    for spelled in names:
+        if spelled in call.keywords:
+            return call.keywords[spelled]
+    if call.star_kwargs or not _own_defaults(call):
+        return UNKNOWN
+    return DEFAULTS[name]
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
+def _number(found: Any) -> int | float | None:
+    return found if isinstance(found, (int, float)) and not isinstance(found, bool) else None
+
+
+class TrainingArgumentsCheck(Rule):
+    """A value `TrainingArguments` refuses when it is built (a base: each subclass is one check)."""
+
+    formats = ("python", "launch")
+    premises = ("release",)
+    framework = "transformers"  # the release premise is transformers' on launch scripts too
+    severity = "error"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        calls = _calls(document)
+        if not calls:
+            return
+        version = context.release("transformers", document.path).version
+        for call in calls:
+            for check, keyword, message in self.refusals(call):
+                if version is not None and check.absent is not None and tuple(version) <= check.absent:
+                    continue  # that release has no such check
+                unknown = getattr(call, "program", None)
+                if unknown is None and version is not None and tuple(version) < check.present:
+                    unknown = UnknownContext(
+                        "release", f"transformers {_dotted(version)} lies between the releases read: "
+                        + (f"{_dotted(check.absent)} has no such check, " if check.absent else "")
+                        + f"{_dotted(check.present)} has it", "check the release's own training_args.py")
+                finding = self.finding(document, None, message,
+                                       position=call.positions.get(keyword, (call.line, call.column)),
+                                       unknown_context=unknown)
+                finding.release_dependent = version is None
+                yield finding
+
+    def refusals(self, call: ArgumentsCall) -> Iterable[tuple[Check, str, str]]:
+        """(the check, the keyword to point at, the message) for each refusal of the call."""
+        raise NotImplementedError
+
+
+def shown(call: ArgumentsCall, *names: str) -> str:
+    """How the call gives `names`: `TrainingArguments(fp16=True, bf16=True)`, or the flags as written with
+    the launch they belong to; a field left out shows its default."""
+    written = getattr(call, "written", None)
+    if written is not None:
+        parts = [written.get(n) or f"{n} not given ({value(call, n)!r})" for n in names]
+        return f"{', '.join(parts)} ({call.callee})"
+    parts = [f"{n}={value(call, n)!r}" if n in call.keywords else f"{n} not given ({value(call, n)!r})"
+             for n in names]
+    return f"{call.callee}({', '.join(parts)})"
+
+
+class BothHalfPrecisions(TrainingArgumentsCheck):
+    """`fp16` and `bf16` both true (or `fp16_full_eval` and `bf16_full_eval`).
+
+    ## What it does
+    Reports a `TrainingArguments(...)` call, or the TrainingArguments flags of a launch, that sets
+    both `fp16=True` and `bf16=True`, or both `fp16_full_eval=True` and `bf16_full_eval=True`.
+
+    ## Why is this bad
+    `TrainingArguments` refuses the pair when it is built (`_validate_args`), before the model is
+    loaded: `ValueError: At most one of fp16 and bf16 can be True, but not both` (since transformers
+    4.15; for the full-eval pair `... can be True for full eval, but not both`, since 4.25). A script
+    that switches precision with two flags often ends up with both.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", fp16=True, bf16=True)
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", bf16=True)
+    ```
+    """
+
+    code = "TA001"
+    name = "fp16-and-bf16"
+    PAIRS = ((("fp16", "bf16"), Check((4, 15, 0), (4, 12, 0)), "At most one of fp16 and bf16 can be True, but not both"),
+             (("fp16_full_eval", "bf16_full_eval"), Check((4, 25, 1), (4, 20, 0)),
+              "At most one of fp16 and bf16 can be True for full eval, but not both"))
+
+    def refusals(self, call):
+        for (first, second), check, refusal in self.PAIRS:
+            if value(call, first) is True and value(call, second) is True:
+                yield check, second, (f"{shown(call, first, second)}: TrainingArguments raises ValueError when it is "
+                                      f"built ({refusal}); keep one")
+
+
+class LoadBestModelStrategiesDiffer(TrainingArgumentsCheck):
+    """`load_best_model_at_end` with evaluation and saving on different schedules.
+
+    ## What it does
+    Reports `load_best_model_at_end=True` when `eval_strategy` differs from `save_strategy` (which is
+    not `"best"`), with the defaults counted (`eval_strategy` "no", `save_strategy` "steps"); and,
+    with both on "steps", a whole-number `save_steps` that is no multiple of `eval_steps` (which
+    defaults to `logging_steps`, 500).
+
+    ## Why is this bad
+    The best model is the best of the evaluated checkpoints, so every checkpoint must be evaluated.
+    `TrainingArguments` refuses otherwise when it is built: `ValueError: --load_best_model_at_end
+    requires the save and eval strategy to match` (the most common case: `load_best_model_at_end`
+    with no `eval_strategy` at all), or `... requires the saving steps to be a round multiple of the
+    evaluation steps` (ratios below 1, since 4.30: both ratios, one a multiple of the other). The
+    strategies and whole steps are checked by every release read, 4.10 to 5.24.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", load_best_model_at_end=True, save_strategy="epoch")
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", load_best_model_at_end=True, save_strategy="epoch",
+                             eval_strategy="epoch")
+    ```
+    """
+
+    code = "TA002"
+    name = "load-best-model-strategies-differ"
+    CHECK = Check((4, 10, 0), None)
+    RATIOS = Check((4, 30, 0), (4, 27, 0))  # steps below 1 are ratios of the run since 4.30
+
+    def refusals(self, call):
+        if value(call, "load_best_model_at_end") is not True:
+            return
+        evaluate, save = value(call, "eval_strategy"), value(call, "save_strategy")
+        if evaluate not in STRATEGIES or save not in STRATEGIES or save == "best":
+            return
+        keyword = next((k for k in ("eval_strategy", "evaluation_strategy", "save_strategy", "load_best_model_at_end")
+                        if k in call.keywords), "load_best_model_at_end")
+        if evaluate != save:
+            yield self.CHECK, keyword, (
+                f"{shown(call, 'load_best_model_at_end', 'eval_strategy', 'save_strategy')}: TrainingArguments "
+                f"raises ValueError when it is built (--load_best_model_at_end requires the save and eval strategy "
+                f"to match); set eval_strategy to {save!r}" + (" (or save_strategy to \"best\")" if save != "no" else ""))
+            return
+        if evaluate != "steps":
+            return
+        save_steps = _number(value(call, "save_steps"))
+        eval_steps = value(call, "eval_steps")
+        if eval_steps is None or eval_steps == 0:
+            eval_steps = value(call, "logging_steps")  # __post_init__ fills it so
+        eval_steps = _number(eval_steps)
+        if save_steps is None or eval_steps is None or eval_steps == 0 or \
+                any(steps > 1 and steps != int(steps) for steps in (save_steps, eval_steps)) or \
+                save_steps % eval_steps == 0:
+            return  # a fraction above 1 is refused first (TA006)
+        keyword = next((k for k in ("save_steps", "eval_steps") if k in call.keywords), keyword)
+        about = f"{shown(call, 'save_steps', 'eval_steps')} with load_best_model_at_end"
+        refusal = "TrainingArguments raises ValueError when it is built (--load_best_model_at_end requires the saving steps "
+        if eval_steps >= 1 and save_steps >= 1:
+            yield self.CHECK, keyword, (f"{about}: {refusal}to be a round multiple of the evaluation steps, but found "
+                                        f"{save_steps:g}, which is not a round multiple of {eval_steps:g})")
+        elif not (eval_steps < 1 and save_steps < 1):
+            yield self.RATIOS, keyword, (f"{about}: {refusal}to be a multiple of the evaluation steps, which cannot get "
+                                         "guaranteed when mixing ratio and absolute steps); give both as ratios or both "
+                                         "as steps")
+        elif (save_steps * 1_000_000) % (eval_steps * 1_000_000) != 0:  # transformers' own arithmetic
+            yield self.RATIOS, keyword, (f"{about}: {refusal}to be a multiple of the evaluation steps, but found "
+                                         f"{save_steps:g}, which is not a multiple of {eval_steps:g})")
+
+
+class SchedulerNeedsEvaluation(TrainingArgumentsCheck):
+    """A learning-rate schedule driven by evaluation, with evaluation off.
+
+    ## What it does
+    Reports `lr_scheduler_type` `"reduce_lr_on_plateau"` or `"greedy"` when `eval_strategy` is
+    `"no"` (its default).
+
+    ## Why is this bad
+    Both schedules step on the evaluation metric. `TrainingArguments` refuses them without an
+    evaluation when it is built: `ValueError: lr_scheduler_type reduce_lr_on_plateau requires an
+    eval strategy` (since transformers 4.30; `greedy`, since 5.10, likewise).
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", lr_scheduler_type="reduce_lr_on_plateau")
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", lr_scheduler_type="reduce_lr_on_plateau", eval_strategy="epoch")
+    ```
+    """
+
+    code = "TA003"
+    name = "scheduler-needs-evaluation"
+    SCHEDULES = {"reduce_lr_on_plateau": Check((4, 30, 0), (4, 27, 0)), "greedy": Check((5, 10, 1), (5, 0, 0))}
+
+    def refusals(self, call):
+        schedule = value(call, "lr_scheduler_type")
+        if schedule not in self.SCHEDULES or value(call, "eval_strategy") != "no":
+            return
+        yield self.SCHEDULES[schedule], "lr_scheduler_type", (
+            f"{shown(call, 'lr_scheduler_type', 'eval_strategy')}: TrainingArguments raises ValueError when it is "
+            f"built (lr_scheduler_type {schedule} requires an eval strategy); set eval_strategy to \"steps\" or "
+            "\"epoch\"")
+
+
+class PrefetchWithoutWorkers(TrainingArgumentsCheck):
+    """`dataloader_prefetch_factor` with `dataloader_num_workers` 0.
+
+    ## What it does
+    Reports a `dataloader_prefetch_factor` that is set when `dataloader_num_workers` is 0 (its
+    default).
+
+    ## Why is this bad
+    Only worker processes prefetch. `TrainingArguments` refuses the pair when it is built (since
+    transformers 4.38): `ValueError: --dataloader_prefetch_factor can only be set when data is
+    loaded in a different process, i.e. when --dataloader_num_workers > 0.`
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", dataloader_prefetch_factor=4)
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", dataloader_prefetch_factor=4, dataloader_num_workers=4)
+    ```
+    """
+
+    code = "TA004"
+    name = "prefetch-without-workers"
+    CHECK = Check((4, 38, 0), (4, 37, 0))
+
+    def refusals(self, call):
+        factor = value(call, "dataloader_prefetch_factor")
+        if factor is None or factor is UNKNOWN or value(call, "dataloader_num_workers") != 0:
+            return
+        yield self.CHECK, "dataloader_prefetch_factor", (
+            f"{shown(call, 'dataloader_prefetch_factor', 'dataloader_num_workers')}: TrainingArguments raises "
+            "ValueError when it is built (--dataloader_prefetch_factor can only be set when data is loaded in a "
+            "different process, i.e. when --dataloader_num_workers > 0); set dataloader_num_workers, or drop the "
+            "prefetch factor")
+
+
+class NegativeWarmupSteps(TrainingArgumentsCheck):
+    """A negative `warmup_steps`.
+
+    ## What it does
+    Reports `warmup_steps` below 0.
+
+    ## Why is this bad
+    `TrainingArguments` refuses it when it is built (since transformers 5.24): `ValueError: Got
+    warmup_steps = -100, Expected value warmup_steps >= 0`. Releases before that take it, and the
+    schedule's warm-up never ends where it should.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", warmup_steps=-100)
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", warmup_steps=100)
+    ```
+    """
+
+    code = "TA005"
+    name = "negative-warmup-steps"
+    CHECK = Check((5, 24, 0), (5, 22, 0))
+
+    def refusals(self, call):
+        steps = _number(value(call, "warmup_steps"))
+        if steps is None or steps >= 0:
+            return
+        yield self.CHECK, "warmup_steps", (
+            f"{shown(call, 'warmup_steps')}: TrainingArguments raises ValueError when it is built (Got warmup_steps "
+            f"= {steps:g}, Expected value warmup_steps >= 0)")
+
+
+class IntervalStepsRefused(TrainingArgumentsCheck):
+    """A logging, evaluation or saving interval `TrainingArguments` refuses.
+
+    ## What it does
+    Reports, on the "steps" strategy (the default for logging and saving): a `logging_steps`,
+    `eval_steps` or `save_steps` above 1 that is no whole number; `logging_steps` 0; evaluation on
+    "steps" with neither `eval_steps` nor `logging_steps` above 0; and a `torch_empty_cache_steps`
+    that is no whole number above 0.
+
+    ## Why is this bad
+    An interval above 1 counts steps; below 1 it is a ratio of the run (since transformers 4.30).
+    `TrainingArguments` refuses the rest when it is built: `ValueError: --save_steps must be an
+    integer if bigger than 1: 2.5`, `logging strategy steps requires non-zero --logging_steps`,
+    `evaluation strategy steps requires either non-zero --eval_steps or --logging_steps`,
+    `torch_empty_cache_steps must be an integer bigger than 0` (since 4.44).
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", save_steps=2.5)
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", save_steps=250)
+    ```
+    """
+
+    code = "TA006"
+    name = "interval-steps-refused"
+    ALWAYS = Check((4, 10, 0), None)
+    WHOLE = Check((4, 30, 0), (4, 27, 0))
+    EMPTY_CACHE = Check((4, 44, 0), (4, 41, 0))
+
+    def refusals(self, call):
+        refusal = "TrainingArguments raises ValueError when it is built"
+        logging_steps = _number(value(call, "logging_steps"))
+        if value(call, "eval_strategy") == "steps" and value(call, "eval_steps") in (None, 0) and \
+                logging_steps is not None and logging_steps <= 0:
+            yield self.ALWAYS, "logging_steps" if "logging_steps" in call.keywords else "eval_strategy", (
+                f"{shown(call, 'eval_strategy', 'eval_steps', 'logging_steps')}: {refusal} (evaluation strategy "
+                "IntervalStrategy.STEPS requires either non-zero --eval_steps or --logging_steps)")
+            return
+        cache = value(call, "torch_empty_cache_steps") if "torch_empty_cache_steps" in call.keywords else None
+        if cache is not None and cache is not UNKNOWN and not (type(cache) is int and cache > 0):
+            yield self.EMPTY_CACHE, "torch_empty_cache_steps", (
+                f"{shown(call, 'torch_empty_cache_steps')}: {refusal} (`torch_empty_cache_steps` must be an integer "
+                f"bigger than 0, got {cache})")
+            return
+        if value(call, "logging_strategy") == "steps" and logging_steps == 0:
+            yield self.ALWAYS, "logging_steps", (f"{shown(call, 'logging_steps')}: {refusal} (logging strategy "
+                                                 "IntervalStrategy.STEPS requires non-zero --logging_steps)")
+            return
+        for field, strategy in (("logging_steps", "logging_strategy"), ("eval_steps", "eval_strategy"),
+                                ("save_steps", "save_strategy")):
+            steps = _number(value(call, field))
+            if value(call, strategy) == "steps" and steps is not None and steps > 1 and steps != int(steps):
+                yield self.WHOLE, field, (f"{shown(call, field)}: {refusal} (--{field} must be an integer if bigger "
+                                          f"than 1: {steps:g}); give a whole number of steps, or a ratio below 1")
+                return

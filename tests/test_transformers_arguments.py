@@ -1,0 +1,107 @@
+"""TA rules (issue 33): what `TrainingArguments` refuses when it is built, on `TrainingArguments(...)` calls and on
+the TrainingArguments flags of launch scripts, with the release that judges them."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardshift import api
+
+ENTRY = "from transformers import HfArgumentParser, Trainer, TrainingArguments\n" \
+        "args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+
+
+def _findings(tmp_path, files: dict[str, str], pin: str | None = "5.24.0"):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    if pin is not None:
+        (tmp_path / "requirements.txt").write_text(f"transformers=={pin}\n", encoding="utf-8")
+    found = api.check([str(tmp_path)]).findings
+    return [(f.code, f.severity, f.line, f.column) for f in found if f.code.startswith("TA")]
+
+
+def test_launch_flags_meet_the_checks_at_the_flag_that_decides(tmp_path):
+    launch = ("#!/bin/bash\ntorchrun --nproc_per_node 4 train.py --output_dir out --load_best_model_at_end "
+              "--save_strategy epoch --lr_scheduler_type reduce_lr_on_plateau --dataloader_prefetch_factor 2\n")
+    found = _findings(tmp_path, {"run.sh": launch, "train.py": ENTRY})
+    line = launch.splitlines()[1]
+    assert sorted(found) == [("TA002", "error", 2, line.index("--save_strategy") + 1),
+                             ("TA003", "error", 2, line.index("--lr_scheduler_type") + 1),
+                             ("TA004", "error", 2, line.index("--dataloader_prefetch_factor") + 1)]
+    fixed = launch.replace("--output_dir out", "--output_dir out --eval_strategy epoch --dataloader_num_workers 2")
+    assert _findings(tmp_path, {"run.sh": fixed}) == []
+
+
+def test_a_trl_config_has_defaults_of_its_own_so_only_given_values_count(tmp_path):
+    entry = ENTRY.replace("TrainingArguments)", "SFTConfig)").replace(", TrainingArguments", "") \
+        .replace("from transformers import", "from trl import SFTConfig\nfrom transformers import")
+    launch = "#!/bin/bash\ntorchrun train.py --output_dir out --load_best_model_at_end --save_strategy epoch\n"
+    assert _findings(tmp_path, {"run.sh": launch, "train.py": entry}) == []  # SFTConfig's eval_strategy: unknown
+    both = launch.replace("--save_strategy epoch", "--fp16 --bf16")
+    assert [f[0] for f in _findings(tmp_path, {"run.sh": both})] == ["TA001"]
+
+
+def test_arguments_a_spread_may_set_are_not_taken_as_defaults(tmp_path):
+    script = ("from transformers import TrainingArguments\n\ndef main(extra):\n"
+              "    return TrainingArguments(output_dir='out', load_best_model_at_end=True, **extra)\n")
+    assert _findings(tmp_path, {"train.py": script}) == []
+    given = script.replace("**extra", "save_strategy='epoch', **extra")
+    assert _findings(tmp_path, {"train.py": given}) == []  # the spread may give eval_strategy too
+    plain = script.replace(", **extra", ", save_strategy='epoch'")
+    assert [f[:2] for f in _findings(tmp_path, {"train.py": plain})] == [("TA002", "error")]
+
+
+@pytest.mark.parametrize(("pin", "expected"), [("4.12.0", []), ("4.13.0", [("TA001", "info")]),
+                                               (None, [("TA001", "info")]), ("4.15.0", [("TA001", "error")]),
+                                               ("5.24.0", [("TA001", "error")])])
+def test_the_release_decides_whether_the_check_exists(tmp_path, pin, expected):
+    # fp16 with bf16: refused from 4.15 (read), absent in 4.12 (read); 4.13 was not read
+    script = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', fp16=True, bf16=True)\n"
+    assert [f[:2] for f in _findings(tmp_path, {"train.py": script}, pin)] == expected
+
+
+@pytest.mark.oracle
+def test_the_rules_refuse_exactly_what_training_arguments_refuses(tmp_path):
+    """Differential, against transformers' own TrainingArguments: over combinations of the values the TA rules read,
+    a TA finding comes out exactly when building the arguments raises ValueError."""
+    hypothesis = pytest.importorskip("hypothesis")
+    strategies = hypothesis.strategies
+    transformers = pytest.importorskip("transformers")
+    if transformers.__version__ != "5.24.0":
+        pytest.skip(f"input: the rules' checks were read from 5.24.0, not {transformers.__version__}")
+    values = {
+        "fp16": strategies.booleans(), "bf16": strategies.booleans(), "fp16_full_eval": strategies.booleans(),
+        "bf16_full_eval": strategies.booleans(), "load_best_model_at_end": strategies.booleans(),
+        "eval_strategy": strategies.sampled_from(["no", "steps", "epoch"]),
+        "save_strategy": strategies.sampled_from(["no", "steps", "epoch"]),
+        "eval_steps": strategies.sampled_from([None, 0, 0.1, 0.2, 0.3, 2.5, 100, 250]),
+        "save_steps": strategies.sampled_from([0.1, 0.2, 0.3, 0.5, 2.5, 100, 250, 500]),
+        "logging_steps": strategies.sampled_from([0, 0.5, 7.5, 10, 500]),
+        "lr_scheduler_type": strategies.sampled_from(["linear", "reduce_lr_on_plateau", "greedy"]),
+        "warmup_steps": strategies.sampled_from([0, -5, 10]),
+        "dataloader_prefetch_factor": strategies.sampled_from([None, 2]),
+        "dataloader_num_workers": strategies.sampled_from([0, 2]),
+        "torch_empty_cache_steps": strategies.sampled_from([None, 0, 5]),
+    }
+    (tmp_path / "requirements.txt").write_text("transformers==5.24.0\n", encoding="utf-8")
+    script = tmp_path / "train.py"
+    disagreements = []
+
+    @hypothesis.settings(max_examples=150, deadline=None, database=None,
+                         suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(strategies.fixed_dictionaries({}, optional=values))
+    def agree(given):
+        text = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        script.write_text(f"from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', "
+                          f"{text})\n", encoding="utf-8")
+        reported = [f.code for f in api.check([str(script)]).findings if f.code.startswith("TA")]
+        try:
+            transformers.TrainingArguments(output_dir=str(tmp_path / "out"), use_cpu=True, report_to="none", **given)
+            refused = None
+        except ValueError as error:
+            refused = str(error).splitlines()[0]
+        if bool(reported) != (refused is not None):
+            disagreements.append((given, reported, refused))
+
+    agree()
+    assert disagreements == [], disagreements[:3]
