@@ -199,3 +199,15 @@ def test_defaults_of_a_megatron_deepspeed_script_are_not_megatron_cores(tmp_path
         assert "megatron-core 0.20.0" not in stage.reason, stage
     else:
         assert stage.status != "unknown" and "the default of megatron-core 0.20.0" in stage.reason, stage
+
+
+def test_torchtitan_v01_lr_min_is_the_floor_factor_it_was(tmp_path):
+    # torchtitan 0.1's lr_scheduler.lr_min is 0.2's min_lr_factor (`lr_min + (1 - lr_min) * adjustment`)
+    toml = '[optimizer]\nname = "AdamW"\nlr = 8e-4\n\n[lr_scheduler]\nwarmup_steps = 200\nlr_min = 0.1\n\n' \
+           '[training]\nsteps = 1000\n'
+    (tmp_path / "train.toml").write_text(toml, encoding="utf-8")
+    plan = api.load(str(tmp_path / "train.toml")).plan
+    assert plan.scheduler.params == {"min_lr_factor": 0.1} and plan.get("scheduler.min_lr") is None
+    conversion = _convert(tmp_path, "train.toml", toml, "deepspeed")
+    entry = next(e for e in conversion.entries if e.source == "/lr_scheduler/lr_min")
+    assert "min_lr_factor" in entry.reason, entry  # reported with the field it sets, not as a key nothing reads

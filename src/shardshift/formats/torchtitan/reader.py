@@ -195,9 +195,14 @@ def _optimizer(lift) -> None:
 def _scheduler(lift) -> None:
     params = {k: v for k in ("decay_ratio", "min_lr_factor")
               if (v := _typed(lift.value(f"/lr_scheduler/{k}"), float)) is not MISSING}
+    pointers = [f"/lr_scheduler/{k}" for k in params]
+    # v0.1's name for the same factor (lr_scheduler.py: `lr_min + (1 - lr_min) * adjustment`), renamed in v0.2
+    legacy = _typed(lift.value("/lr_scheduler/lr_min"), float)
+    if legacy is not MISSING and "min_lr_factor" not in params:
+        params["min_lr_factor"] = legacy
+        pointers.append("/lr_scheduler/lr_min")
     if params:
-        first = next(f"/lr_scheduler/{k}" for k in params)
-        lift.set("scheduler.params", params, first, consumed=tuple(f"/lr_scheduler/{k}" for k in params))
+        lift.set("scheduler.params", params, pointers[0], consumed=tuple(pointers))
 
 
 def _checkpointing(lift) -> None:
