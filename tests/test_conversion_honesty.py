@@ -211,3 +211,20 @@ def test_torchtitan_v01_lr_min_is_the_floor_factor_it_was(tmp_path):
     conversion = _convert(tmp_path, "train.toml", toml, "deepspeed")
     entry = next(e for e in conversion.entries if e.source == "/lr_scheduler/lr_min")
     assert "min_lr_factor" in entry.reason, entry  # reported with the field it sets, not as a key nothing reads
+
+
+def test_a_sample_based_megatron_schedule_is_read_in_steps_of_the_fixed_global_batch(tmp_path):
+    # train_step steps the scheduler by the global batch (microbatches x micro batch x data parallel) per iteration
+    script = ("#!/bin/bash\ntorchrun pretrain_gpt.py --lr 3e-4 --min-lr 3e-5 --lr-decay-style cosine "
+              "--micro-batch-size 2 --global-batch-size 64 --train-samples 640000 --lr-warmup-samples 6400 "
+              "--lr-decay-samples 600000\n")
+    conversion = _convert(tmp_path, "train_gpt.sh", script, "deepspeed")
+    params = json.loads(conversion.text)["scheduler"]["params"]
+    assert (params["warmup_num_steps"], params["total_num_steps"]) == (100, 9375)
+    # not a whole number of iterations, or a batch that ramps up: unknown, never rounded or defaulted
+    for changed, why in ((script.replace("6400", "6401"), "not a whole number"),
+                         (script.replace("--global-batch-size 64", "--global-batch-size 64 --rampup-batch-size 16 16 "
+                                                                   "1000"), "counts the warm-up in samples")):
+        entry = next(e for e in _convert(tmp_path, "train_gpt.sh", changed, "deepspeed").entries
+                     if e.source == "--lr-warmup-samples")
+        assert entry.status == "unknown" and why in entry.reason, entry

@@ -549,6 +549,23 @@ def _warmup_in_other_units(value: Callable[[str], Any], put: Callable[..., None]
     fraction, samples = value("lr_warmup_fraction"), value("lr_warmup_samples")
     iterations = value("lr_decay_iters") if value("lr_decay_iters") is not None else value("train_iters")
     sample_based = value("train_samples") is not None
+    batch = _fixed_global_batch(value) if sample_based else None
+    if batch is not None:
+        # sample-based with a fixed global batch: the scheduler steps by that many samples per iteration
+        # (training.py train_step: increment = microbatches x micro batch x data parallel = the global batch)
+        span_dest = "lr_decay_samples" if value("lr_decay_samples") is not None else "train_samples"
+        span = value(span_dest)
+        if value("train_iters") is None and value("lr_decay_iters") is None:
+            put("scheduler.total_steps", span_dest, _in_iterations(span, batch, f"--{span_dest.replace('_', '-')}"))
+        if fraction is not None:
+            warmup = fraction * span if _number(fraction) and _number(span) else None
+            put("scheduler.warmup_steps", "lr_warmup_fraction", _in_iterations(
+                warmup, batch, f"--lr-warmup-fraction {fraction} of {span} samples") if warmup is not None else
+                (fraction if isinstance(fraction, Unknown) else span if isinstance(span, Unknown) else
+                 Unknown(f"--lr-warmup-fraction {fraction} of {span} samples")))
+        elif _number(samples) and samples > 0 or isinstance(samples, Unknown):
+            put("scheduler.warmup_steps", "lr_warmup_samples", _in_iterations(samples, batch, "--lr-warmup-samples"))
+        return
     if fraction is not None:
         dest = "lr_warmup_fraction"
         if isinstance(fraction, Unknown) or isinstance(iterations, Unknown):
@@ -569,6 +586,34 @@ def _warmup_in_other_units(value: Callable[[str], Any], put: Callable[..., None]
     elif sample_based and isinstance(samples, (int, float)) and not isinstance(samples, bool) and samples > 0:
         put("scheduler.warmup_steps", "lr_warmup_samples", Unknown(
             f"--lr-warmup-samples {samples}: sample-based training counts the warm-up in samples, not optimizer steps"))
+
+
+def _number(found: Any) -> bool:
+    return isinstance(found, (int, float)) and not isinstance(found, bool)
+
+
+def _fixed_global_batch(value: Callable[[str], Any]) -> int | None:
+    """The global batch of every iteration, when the flags fix it: `--global-batch-size` given as a
+    number, with no batch-size ramp-up or schedule (which change it as training goes)."""
+    batch = value("global_batch_size")
+    if not (isinstance(batch, int) and not isinstance(batch, bool) and batch > 0):
+        return None
+    if value("rampup_batch_size") is not None or value("step_batch_size_schedule") is not None:
+        return None
+    return batch
+
+
+def _in_iterations(samples: Any, batch: int, what: str) -> Any:
+    """A count of samples in optimizer steps of `batch` samples each: a whole number, else Unknown."""
+    if isinstance(samples, Unknown):
+        return samples
+    if not _number(samples):
+        return Unknown(f"{what} {samples!r} is no number of samples")
+    steps = round(samples / batch, 9)
+    if float(steps).is_integer():
+        return int(steps)
+    return Unknown(f"{what} {samples:g} samples / {batch} per iteration (--global-batch-size) = {samples / batch:g} "
+                   "iterations, not a whole number of optimizer steps (Megatron counts the schedule in samples)")
 
 
 def _plain(item: Given) -> Any:
