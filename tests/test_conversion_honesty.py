@@ -228,3 +228,15 @@ def test_a_sample_based_megatron_schedule_is_read_in_steps_of_the_fixed_global_b
         entry = next(e for e in _convert(tmp_path, "train_gpt.sh", changed, "deepspeed").entries
                      if e.source == "--lr-warmup-samples")
         assert entry.status == "unknown" and why in entry.reason, entry
+
+
+def test_accelerate_deepspeed_reduces_in_the_training_dtype_and_a_conversion_says_when_that_changes(tmp_path):
+    # the ds_config Accelerate builds sets no communication_data_type: DeepSpeed reduces in bf16 here,
+    # torchtitan's FSDP in fp32 (mixed_precision_reduce)
+    yaml = ("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n"
+            "mixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\n")
+    conversion = _convert(tmp_path, "accelerate_config.yaml", yaml, "torchtitan")
+    entry = next(e for e in conversion.entries if e.source == "precision.reduce_dtype")
+    assert entry.status == "approximate" and "'bf16' in the source, 'fp32' in the output" in entry.reason, entry
+    fp32 = _convert(tmp_path, "accelerate_config.yaml", yaml.replace("bf16", "no"), "torchtitan")
+    assert not [e for e in fp32.entries if e.source == "precision.reduce_dtype" and e.status != "exact"]

@@ -52,6 +52,13 @@ def defaults(plan: Plan, version: tuple[int, ...] | None) -> Iterator[tuple[str,
             # DeepSpeedPlugin.__post_init__: zero_stage from ACCELERATE_DEEPSPEED_ZERO_STAGE, default 2;
             # offload devices "none"
             yield "sharding.stage", 2
+        if not ds_file or merged:
+            # the ds_config Accelerate builds (or the file it merges) sets no communication_data_type unless
+            # given: DeepSpeed's engine.communication_data_type then reduces gradients in the training dtype
+            given = plan.communication.dtype
+            dtype = given if given is not None else plan.precision.param_dtype
+            if isinstance(dtype, str) and dtype in ("fp16", "bf16", "fp32"):
+                yield "precision.reduce_dtype", dtype
     elif distributed == "MEGATRON_LM":
         # MegatronLMPlugin.__post_init__: tp_degree / pp_degree 1 (MEGATRON_LM_TP_DEGREE / _PP_DEGREE),
         # gradient_clipping 1.0; use_distributed_optimizer None (Megatron's plain DDP)
