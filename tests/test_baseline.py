@@ -140,6 +140,8 @@ EXPECTED: list[Change | NewFile] = [
             "first run asserts)"),
     NewFile("fixtures/torchtitan/rules/TT114/*", "Issue 33: TT114, an exclude_from_loading entry naming no state "
             "(a resume raises)"),
+    NewFile("fixtures/deepspeed/rules/DS316/good_zero3.json", "Issue 34: DS316 is silent under ZeRO-3, which reads "
+            "no check_grad_overflow"),
     NewFile("fixtures/transformers/rules/TA001/*", "Issue 33: TA001, both half precisions (TrainingArguments refuses the pair)"),
     NewFile("fixtures/transformers/rules/TA002/*", "Issue 33: TA002, load_best_model_at_end with evaluation and saving on different schedules"),
     NewFile("fixtures/transformers/rules/TA003/*", "Issue 33: TA003, a schedule stepped by evaluation, with evaluation off"),
@@ -195,6 +197,9 @@ EXPECTED: list[Change | NewFile] = [
            "zero_optimization.sub_group_size, which the plugin refuses"),
     Change("fixtures/deepspeed/rules/DS422/*", "DS422", "changed", "related locations are relative to the working "
            "directory, as every location (issue 11; absolute at 26aa8af)"),
+    Change("../shared/corpus/deepspeed/*", "DS316", "removed", "Issue 34: ZeRO-3 reads no check_grad_overflow "
+           "(stage3.py checks fp16 gradients only), so its default is no finding"),
+    Change("fixtures/*", "DS316", "removed", "Issue 34: the same for the ZeRO-3 fixtures"),
     Change("../shared/corpus/deepspeed/*", "DS102", "changed", "DS102's fraction message says what DeepSpeed does "
            "(confirmed by the messages oracle)"),
     Change("fixtures/*", "DS420", "changed", "issue 19: no consumer found is context shardshift could not find: "

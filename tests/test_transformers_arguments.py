@@ -105,3 +105,49 @@ def test_the_rules_refuse_exactly_what_training_arguments_refuses(tmp_path):
 
     agree()
     assert disagreements == [], disagreements[:3]
+
+
+def test_an_older_release_flag_name_is_read_not_taken_for_the_new_fields_default(tmp_path):
+    # --evaluation_strategy is eval_strategy before 4.41: reading it as absent would make eval_strategy "no"
+    launch = ("#!/bin/bash\ntorchrun train.py --output_dir out --load_best_model_at_end --evaluation_strategy epoch "
+              "--save_strategy epoch\n")
+    assert _findings(tmp_path, {"run.sh": launch, "train.py": ENTRY}, "4.26.0") == []
+    differ = launch.replace("--evaluation_strategy epoch", "--evaluation_strategy steps")
+    assert [f[:2] for f in _findings(tmp_path, {"run.sh": differ}, "4.26.0")] == [("TA002", "error")]
+
+
+@pytest.mark.parametrize("source", ["from paddlenlp.trainer import TrainingArguments\n",
+                                    "class TrainingArguments:\n    def __init__(self, **kw):\n        pass\n"])
+def test_a_class_of_the_same_name_that_is_not_transformers_is_not_judged(tmp_path, source):
+    script = source + "args = TrainingArguments(output_dir='o', fp16=True, bf16=True, load_best_model_at_end=True)\n"
+    assert _findings(tmp_path, {"train.py": script}) == []
+    launch = "#!/bin/bash\ntorchrun train.py --output_dir o --load_best_model_at_end --save_strategy epoch\n"
+    entry = source + "from transformers import HfArgumentParser\n" \
+                     "args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+    assert _findings(tmp_path, {"run.sh": launch, "train.py": entry}) == []
+    # the same through transformers' own class, imported as a module attribute
+    real = "import transformers\nargs = transformers.TrainingArguments(output_dir='o', fp16=True, bf16=True)\n"
+    assert [f[0] for f in _findings(tmp_path, {"train.py": real, "run.sh": "#!/bin/bash\necho\n"})] == ["TA001"]
+
+
+def test_a_subclass_with_its_own_post_init_is_not_judged(tmp_path):
+    entry = ("from dataclasses import dataclass\nfrom transformers import HfArgumentParser, TrainingArguments\n\n"
+             "@dataclass\nclass Arguments(TrainingArguments):\n    def __post_init__(self):\n"
+             "        self.eval_strategy = self.save_strategy\n        super().__post_init__()\n\n"
+             "args, = HfArgumentParser(Arguments).parse_args_into_dataclasses()\n")
+    launch = "#!/bin/bash\ntorchrun train.py --output_dir o --load_best_model_at_end --save_strategy epoch\n"
+    assert _findings(tmp_path, {"run.sh": launch, "train.py": entry}) == []
+    plain = entry.replace("    def __post_init__(self):\n        self.eval_strategy = self.save_strategy\n"
+                          "        super().__post_init__()\n", "    pass\n")
+    assert [f[0] for f in _findings(tmp_path, {"train.py": plain})] == ["TA002"]
+
+
+def test_flags_taken_for_training_arguments_without_a_parser_are_only_an_info(tmp_path):
+    # --deepspeed to a Trainer script makes the flags TrainingArguments flags for the DeepSpeed rules; with no
+    # HfArgumentParser shown, the script may parse them itself and build TrainingArguments from other values
+    entry = ("import argparse\nfrom transformers import Trainer, TrainingArguments\n"
+             "parser = argparse.ArgumentParser()\nargs = parser.parse_args()\n")
+    launch = ("#!/bin/bash\ndeepspeed train.py --deepspeed ds.json --output_dir o --load_best_model_at_end "
+              "--save_strategy epoch\n")
+    found = _findings(tmp_path, {"run.sh": launch, "train.py": entry, "ds.json": '{"train_batch_size": 8}'})
+    assert [f[:2] for f in found] == [("TA002", "info")]

@@ -118,7 +118,7 @@ ROWS: tuple[Row, ...] = (
        "parameters (the master weights)", resolve="precision"),
     _r("/bf16/immediate_grad_update", A, None, "FSDP2 has no separate gradient update path", off=(False,)),
     _r("/bf16/check_grad_overflow", E, "SKIP_NONFINITE_STEPS", "skip the optimizer step when the gradient norm is "
-       "inf or nan"),
+       "inf or nan", resolve="grad_overflow"),
     _r("/bf16/bf16_master_weights_and_grads", A, None, "the sharded parameters keep the model's dtype: load the "
        "model in bf16 to keep bf16 master weights", off=(False,)),
     _r("/bf16/bf16_optimizer_states", A, None, "optimizer state follows the sharded parameters' dtype: load the "
@@ -437,6 +437,19 @@ def _pin_memory(value, ctx, pointer, row) -> Outcome:
     return (E, "PIN_MEMORY", "CPUOffloadPolicy(pin_memory=...), False when no accelerator is present")
 
 
+# runtime/zero/stage3.py _overflow_check_and_loss_scale_update: ZeRO-3 checks gradients for inf/nan only in
+# fp16; check_grad_overflow reaches the ZeRO-1/2 optimizer alone (engine._configure_zero_optimizer)
+ZERO3_BF16_OVERFLOW = ("under ZeRO-3 DeepSpeed never checks bf16 gradients for inf or nan (stage3.py checks fp16 "
+                       "only; check_grad_overflow reaches the ZeRO-1/2 optimizer alone) and applies every step; the "
+                       "module does the same (SKIP_NONFINITE_STEPS = False)")
+
+
+def _grad_overflow(value, ctx, pointer, row) -> Outcome | None:
+    if ctx.settings.stage == 3:
+        return (E, "SKIP_NONFINITE_STEPS", f"{value!r} is not read: {ZERO3_BF16_OVERFLOW}")
+    return None
+
+
 def _nvme_only(value, ctx, pointer, row) -> Outcome:
     parent = pointer.rsplit("/", 1)[0]
     if ctx.get(parent + "/device") == "nvme":
@@ -478,7 +491,7 @@ RESOLVERS: dict[str, Callable[..., Outcome | None]] = {
     "optimizer_param": _optimizer_param, "scheduler_type": _scheduler_type, "scheduler_param": _scheduler_param,
     "stage": _stage, "overlap": _overlap, "hpz": _hpz, "mics": _mics, "offload_device": _offload_device,
     "pin_memory": _pin_memory, "nvme_only": _nvme_only, "offload_block": _offload_block, "aio": _aio,
-    "monitor": _monitor, "enabled_section": _enabled_section,
+    "monitor": _monitor, "enabled_section": _enabled_section, "grad_overflow": _grad_overflow,
 }
 
 
@@ -586,7 +599,9 @@ def _defaults(document: Document, ctx: _Context, seen: set[str]) -> list[Mapping
         found.append(("/communication_data_type", A, "REDUCE_DTYPE = torch.float32", f"not set: DeepSpeed reduces "
                       f"gradients in {s.param_dtype} (the training dtype); the module reduces and accumulates them in "
                       f"fp32: more accurate, twice the traffic; set REDUCE_DTYPE = torch.{torch_name} to match"))
-    if s.param_dtype == "bf16" and "/bf16/check_grad_overflow" not in seen:
+    if s.param_dtype == "bf16" and "/bf16/check_grad_overflow" not in seen and s.stage == 3:
+        found.append(("/bf16/check_grad_overflow", E, "SKIP_NONFINITE_STEPS = False", f"not set: {ZERO3_BF16_OVERFLOW}"))
+    elif s.param_dtype == "bf16" and "/bf16/check_grad_overflow" not in seen:
         found.append(("/bf16/check_grad_overflow", E, "SKIP_NONFINITE_STEPS = True", "not set: DeepSpeed 0.19.3+ "
                       "skips steps whose gradients are inf or nan"))
     if "/zero_optimization/stage" not in seen and s.stage == 0:

@@ -340,7 +340,9 @@ def _resolve_precision(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
             "static": static,
         }
     if deepspeed:
-        if s.param_dtype == "bf16":
+        if s.param_dtype == "bf16" and s.stage == 3:
+            s.skip_nonfinite = False  # ZeRO-3 checks fp16 gradients only (mapping.ZERO3_BF16_OVERFLOW)
+        elif s.param_dtype == "bf16":
             check = _passthrough(plan, "/bf16/check_grad_overflow", True)
             s.skip_nonfinite = check is not False
         else:

@@ -69,6 +69,9 @@ class TrainingFlags(ArgumentsCall):
     # the class HfArgumentParser fills, when the entry script names it: a TRL config or a subclass has
     # defaults of its own (a subclass's literal ones are in `keywords` already)
     arguments_class: str | None = None
+    # that class (a subclass in the repository) runs a __post_init__ of its own, which may change the
+    # values before TrainingArguments checks them
+    own_post_init: bool = False
 
 
 def _tables() -> tuple[dict, dict, dict]:
@@ -121,6 +124,13 @@ def convert(kind: str, words: tuple | None, choices: tuple | None = None) -> Any
     return first  # str, choice (kept as written also when no choice: argparse refuses it), other
 
 
+# flags of fields that older releases spell otherwise -> (the old field, the field it became): the newest
+# release's table lacks them, and reading them as absent would put the new field's default in their place
+# (training_args.py: evaluation_strategy until 4.46, eval_strategy from 4.41)
+LEGACY_OPTIONS = {"--evaluation_strategy": ("evaluation_strategy", "eval_strategy"),
+                  "--evaluation-strategy": ("evaluation_strategy", "eval_strategy")}
+
+
 def parse(args: list) -> tuple[dict, dict, dict, bool]:
     """(values by field, positions by field, text by field, whether an unknown splice may set
     more) for shell_launch.Arg items, as HfArgumentParser(TrainingArguments) reads them."""
@@ -135,6 +145,13 @@ def parse(args: list) -> tuple[dict, dict, dict, bool]:
                 more = True  # `$EXTRA_ARGS`, `--${NAME}`: may be any flag
             continue
         name = options.get(arg.flag)
+        legacy = LEGACY_OPTIONS.get(arg.flag)
+        if name is None and legacy is not None:  # an older release's spelling: kept under its own name
+            old_name, name = legacy
+            values[old_name] = convert(fields[name][0], _words(arg.value), choices.get(name))
+            positions[old_name] = (arg.line, arg.column)
+            written[old_name] = arg.text
+            continue
         if name is None:
             continue
         if name.startswith("!"):
@@ -186,6 +203,18 @@ class _Entry:
         self.parser = False
         self.trainer = False
         self.subclasses: dict[str, tuple[str, dict[str, Any]]] = {}  # name -> (file, field defaults)
+        # names imported from transformers or trl, and the aliases those packages are imported as: a class
+        # of the same name from elsewhere (PaddleNLP's TrainingArguments, the script's own) is not theirs
+        self.library_names: set[str] = set()
+        self.library_modules: set[str] = set()
+        self.post_init: set[str] = set()  # subclasses with a __post_init__ of their own (or a base's)
+
+    def _library(self, dotted: str) -> bool:
+        """Whether `dotted` (a base or a parser's class, as written) is transformers' or trl's argument class."""
+        head, _, last = dotted.rpartition(".")
+        if not (last.endswith("TrainingArguments") or last in _TRL_CONFIGS):
+            return False
+        return dotted in self.library_names if not head else head.split(".")[0] in self.library_modules
 
     def read(self, path: str) -> None:
         from shardshift.formats.megatron.program import module
@@ -193,18 +222,29 @@ class _Entry:
         tree = module(path)
         if tree is None:
             return
-        for node in walk_nodes(tree):
+        nodes = list(walk_nodes(tree))
+        for node in nodes:
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level and \
+                    node.module.split(".")[0] in ("transformers", "trl"):
+                self.library_names.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                self.library_modules.update(a.asname or a.name.split(".")[0] for a in node.names
+                                            if a.name.split(".")[0] in ("transformers", "trl"))
+        for node in nodes:
             if isinstance(node, ast.ClassDef):
                 bases = [_dotted(b) for b in node.bases]
-                if any(b.endswith("TrainingArguments") or b in _TRL_CONFIGS or b in self.subclasses for b in bases):
+                if any(self._library(b) or b in self.subclasses for b in bases):
                     self.subclasses[node.name] = (path, _defaults(node))
+                    if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__post_init__"
+                           for s in node.body) or any(b in self.post_init for b in bases):
+                        self.post_init.add(node.name)
             elif isinstance(node, ast.Call):
                 callee = _dotted(node.func).rsplit(".", 1)[-1]
                 if callee == "HfArgumentParser":
                     self.parser = True
                     for argument in [*node.args, *(k.value for k in node.keywords)]:
                         items = argument.elts if isinstance(argument, (ast.Tuple, ast.List)) else [argument]
-                        self.parser_classes += [_dotted(i).rsplit(".", 1)[-1] for i in items]
+                        self.parser_classes += [_dotted(i) for i in items]
                 elif callee.endswith("Trainer") and callee[:1].isupper():
                     self.trainer = True
             elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("transformers",
@@ -215,8 +255,8 @@ class _Entry:
     def arguments_class(self) -> str | None:
         """The TrainingArguments-like class HfArgumentParser fills, when it has one."""
         for name in self.parser_classes:
-            if name in self.subclasses or name.endswith("TrainingArguments") or name in _TRL_CONFIGS:
-                return name
+            if name in self.subclasses or self._library(name):
+                return name.rpartition(".")[2]
         return None
 
 
@@ -299,8 +339,8 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
     if entry_path is not None:
         entry = _Entry()
         entry.read(entry_path)
-        if not (entry.parser or entry.trainer):
-            for module_path in _local_modules_of(entry_path):
+        if not (entry.parser or entry.trainer) or (entry.parser and entry.arguments_class() is None):
+            for module_path in _local_modules_of(entry_path):  # the parser, or its class, may be there
                 entry.read(module_path)
         chosen = entry.arguments_class()
         if chosen is None and not ("--deepspeed" in flags and entry.trainer):
@@ -325,7 +365,8 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
     texts.update(written)
     callee = f"{name or 'the entry script'}'s TrainingArguments flags"
     return TrainingFlags(callee, launch.line, launch.column, keywords, positions, more, False, written=texts,
-                         script=path, entry=entry_path, program=program, arguments_class=chosen)
+                         script=path, entry=entry_path, program=program, arguments_class=chosen,
+                         own_post_init=entry_path is not None and chosen in entry.post_init)
 
 
 def _local_modules_of(path: str) -> list[str]:

@@ -367,6 +367,9 @@ class _Reader(Visitor):
         self.assignments: dict[tuple[str, str], list[tuple[int, ast.AST | None]]] = {}
         self.functions: set[str] = set()
         self.deepspeed_modules: set[str] = set()
+        # names and module aliases that transformers' own TrainingArguments classes are imported as
+        self.transformers_names: set[str] = set()
+        self.transformers_modules: set[str] = set()
         self.initialize_names: set[str] = set()
         self.calls: list[tuple[ast.Call, str]] = []
         # names whose dict value is changed in place (`cfg["optimizer"] = ...`, `cfg.update(...)`)
@@ -437,12 +440,17 @@ class _Reader(Visitor):
                 self.deepspeed_modules.add(alias.asname or "deepspeed")
             elif alias.name.startswith("deepspeed.") and alias.asname is None:
                 self.deepspeed_modules.add("deepspeed")
+            if alias.name.split(".")[0] == "transformers":
+                self.transformers_modules.add(alias.asname or "transformers")
             self._bind((alias.asname or alias.name).split(".")[0], node.lineno, None)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             if node.module == "deepspeed" and alias.name == "initialize":
                 self.initialize_names.add(alias.asname or "initialize")
+            if (node.module or "").split(".")[0] == "transformers" and not node.level and \
+                    alias.name in TRAINING_ARGUMENTS_CLASSES:
+                self.transformers_names.add(alias.asname or alias.name)
             self._bind(alias.asname or alias.name, node.lineno, None)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
@@ -589,12 +597,17 @@ class _Reader(Visitor):
                             reference: ConfigReference | None) -> ArgumentsCall | None:
         """A `TrainingArguments(...)` call's literal keywords (the one its ds_config reference holds, when
         it names one), `**spread`s the source shows unfolded."""
-        if (dotted(call.func) or "").rsplit(".", 1)[-1] not in TRAINING_ARGUMENTS_CLASSES:
+        callee = dotted(call.func) or ""
+        head, _, last = callee.rpartition(".")
+        # transformers' own class only: PaddleNLP and repositories have classes of the same name
+        if not (callee in self.transformers_names or
+                (last in TRAINING_ARGUMENTS_CLASSES and head.split(".")[0] in self.transformers_modules)):
             return None
         if reference is not None and reference.call is not None:
             return reference.call
         unfolded, unknown = self._call_keywords(call, scope)
-        return ArgumentsCall((dotted(call.func) or "").rsplit(".", 1)[-1], call.lineno, call.col_offset + 1,
+        return ArgumentsCall(last if last in TRAINING_ARGUMENTS_CLASSES else "TrainingArguments", call.lineno,
+                             call.col_offset + 1,
                              {k.arg: self._keyword(k.value, scope, call.lineno) for k in unfolded if k.arg},
                              {k.arg: (k.lineno, k.col_offset + 1) for k in unfolded if k.arg},
                              unknown or bool(call.args))

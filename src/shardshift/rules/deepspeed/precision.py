@@ -317,7 +317,8 @@ class Bf16CheckGradOverflowDefault(Rule):
     ## What it does
     Reports bf16 training whose `bf16` block does not set `check_grad_overflow`, and says which
     default the DeepSpeed version in use applies (`--deepspeed-version`, else the newest): true
-    from 0.19.3 (a step with inf/nan gradients is skipped), false before (it is applied).
+    from 0.19.3 (a step with inf/nan gradients is skipped), false before (it is applied). Not under
+    ZeRO-3, whose optimizer checks fp16 gradients only and never reads the setting.
 
     ## Why is this bad
     The same file trains differently on either side of 0.19.3. From 0.19.3 a step with an
@@ -346,6 +347,9 @@ class Bf16CheckGradOverflowDefault(Rule):
         block = bf16_block(data)
         if block is None or enabled(data, block) is not True or "check_grad_overflow" in data[block[1:]]:
             return
+        zero = data.get("zero_optimization")
+        if isinstance(zero, dict) and zero.get("stage") == 3 and not isinstance(zero.get("stage"), bool):
+            return  # ZeRO-3 reads no check_grad_overflow: it checks fp16 gradients only (stage3.py)
         change = default_change("/bf16/check_grad_overflow")
         assert change is not None
         now = at_least(context.deepspeed_version, change.since)

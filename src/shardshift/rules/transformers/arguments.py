@@ -10,11 +10,15 @@ nothing; one in between, or no pin, leaves the verdict to the release (an info s
 A value the call does not give is transformers' default (the same in every release read: `eval_strategy`
 "no", `save_strategy` "steps", `logging_steps` and `save_steps` 500, `dataloader_num_workers` 0) only
 for `TrainingArguments` and `Seq2SeqTrainingArguments` themselves, and for flags read into them or into a
-subclass whose own defaults the reader took; a TRL config's defaults differ, so there it is unknown.
+subclass whose own defaults the reader took; a TRL config's defaults differ, so there it is unknown. A
+subclass in the repository with a `__post_init__` of its own may change any value before transformers checks
+it: its flags are not judged. Only transformers' own class counts (imported from transformers): PaddleNLP's
+and a repository's classes of the same name are not it.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -90,10 +94,20 @@ class TrainingArgumentsCheck(Rule):
             return
         version = context.release("transformers", document.path).version
         for call in calls:
+            if getattr(call, "own_post_init", False):
+                continue  # the repository's subclass may change the values before TrainingArguments checks them
             for check, keyword, message in self.refusals(call):
                 if version is not None and check.absent is not None and tuple(version) <= check.absent:
                     continue  # that release has no such check
                 unknown = getattr(call, "program", None)
+                if unknown is None and hasattr(call, "written") and getattr(call, "arguments_class", None) is None:
+                    # flags taken for TrainingArguments because they pass --deepspeed to a Trainer script, with
+                    # no HfArgumentParser of TrainingArguments in it: the script may parse them itself
+                    entry = os.path.basename(getattr(call, "entry", None) or "") or "the entry script"
+                    unknown = UnknownContext(
+                        "program", f"{entry} builds no HfArgumentParser of TrainingArguments that shardshift found, so "
+                        "whether these flags reach TrainingArguments as written is unknown",
+                        f"check {entry}'s argument parsing (or ignore TA codes for this launch)")
                 if unknown is None and version is not None and tuple(version) < check.present:
                     unknown = UnknownContext(
                         "release", f"transformers {_dotted(version)} lies between the releases read: "
