@@ -6,9 +6,10 @@ parser, `launch_command` (`_validate_launch_command`, the launcher's `prepare_*_
 the process start replaced: under the environment the training processes would get, it builds
 what `Accelerator(...)` builds from that environment (the FSDP plugin and its mixed precision and
 wrap policy, as in the oracle; the DeepSpeed plugin and `set_mixed_precision`; the Megatron-LM
-plugin; the ParallelismConfig and its `_validate_accelerator` against the world size the
-launcher starts; the FP8 recipe `Accelerator` picks from ACCELERATE_FP8_BACKEND). It raises the
-first refusal.
+plugin; the ParallelismConfig, then, for FSDP and multi-GPU launches, the real `AcceleratorState`
+(its context-parallel checks; `_accelerator_state` below), and `_validate_accelerator` against the
+world size the launcher starts; the FP8 recipe `Accelerator` picks from ACCELERATE_FP8_BACKEND).
+It raises the first refusal.
 
 Emulated, because this machine lacks them: a GPU (FSDP1's `sync_module_states` asks for the
 current device: device 0, as the oracle does) and an FP8 backend (`is_fp8_available` at launch
@@ -92,6 +93,8 @@ def _training_process(args, config) -> None:
         from accelerate.parallelism_config import ParallelismConfig
 
         parallelism = ParallelismConfig()
+        if mode in (DistributedType.FSDP, DistributedType.MULTI_GPU):
+            _accelerator_state(plugin if mode == DistributedType.FSDP else None, parallelism, world)
         multi_device = world > 1 and mode == DistributedType.MULTI_GPU
         accelerator = SimpleNamespace(multi_device=multi_device, num_processes=world, is_fsdp2=is_fsdp2,
                                       distributed_type=mode, is_main_process=True)
@@ -103,6 +106,29 @@ def _training_process(args, config) -> None:
                 plugins.TERecipeKwargs()
             elif backend == "MSAMP" and mode != DistributedType.DEEPSPEED:
                 plugins.MSAMPRecipeKwargs()
+
+
+def _accelerator_state(fsdp_plugin, parallelism, world: int) -> None:
+    """What `Accelerator(...)` hands its `AcceleratorState` (built after the ParallelismConfig, before
+    `_validate_accelerator`): the real `AcceleratorState.__init__` over a PartialState set up as
+    torchrun's multi-GPU process group would leave it (MULTI_GPU, `world` processes; the device is
+    the CPU so that no CUDA setting is touched), so that its context-parallel checks (`cp_size > 1`
+    without an FSDP plugin, or under FSDP1) run on the launch's environment. Only for the FSDP and
+    multi-GPU launches that export a parallelism_config; the shared state is cleared afterwards."""
+    import accelerate.state as state
+    import torch
+    from accelerate.utils import DistributedType, TorchDynamoPlugin
+
+    state.AcceleratorState._reset_state(True)
+    state.PartialState._shared_state.update(
+        _cpu=False, backend="nccl", device=torch.device("cpu"), debug=False, fork_launched=False,
+        distributed_type=DistributedType.MULTI_GPU, num_processes=world, process_index=0, local_process_index=0)
+    try:
+        with mock.patch.object(state, "is_fp8_available", lambda: True):
+            state.AcceleratorState(dynamo_plugin=TorchDynamoPlugin(), fsdp_plugin=fsdp_plugin,
+                                   parallelism_config=parallelism, _from_accelerator=True)
+    finally:
+        state.AcceleratorState._reset_state(True)
 
 
 def _prepare_deepspeed(plugin, args) -> None:
