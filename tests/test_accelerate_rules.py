@@ -86,6 +86,12 @@ BAD_CASES = [
     ("AC011/bad.yaml", "AC011", "error", "/fp8_config/fp8_format", "E4M5", 1, None, []),
     ("AC011/bad_msamp_zero3.yaml", "AC011", "error", "/deepspeed_config/zero_stage", "3", 1, None,
      [("/fp8_config/backend", "MSAMP", 1)]),
+    ("AC011/bad_mxfp8_amax_algo.yaml", "AC011", "error", "/fp8_config/amax_compute_algo", "max", 2, None,
+     [("/fp8_config/use_mxfp8_block_scaling", "true", 1)]),
+    ("AC011/bad_mxfp8_amax_history.yaml", "AC011", "error", "/fp8_config/amax_history_len", "16", 1, None,
+     [("/fp8_config/use_mxfp8_block_scaling", "true", 1)]),
+    ("AC010/bad_cp_standalone.yaml", "AC010", "error", "/parallelism_config/parallelism_config_cp_size", "2", 2,
+     None, []),
     ("AC104/bad.yaml", "AC104", "error", "/gpu_ids", "'0'", 1, None, []),
     # checked alone, no launch runs it: an info (with the launch scripts of its folder, an error)
     ("AC105/bad.yaml", "AC105", "info", "/num_machines", "num_machines", 1, None, []),
@@ -260,3 +266,13 @@ def test_an_infinite_num_machines_is_a_finding_not_a_traceback(tmp_path):
     found = {f["pointer"] for f in output["findings"] if f["code"] == "AC012"}
     assert found == {"/num_machines", "/machine_rank"}, output["findings"]
     assert status == 1
+
+
+def test_context_parallelism_without_fsdp_is_allowed_when_the_environment_says_so(tmp_path):
+    # AcceleratorState lets cp_size > 1 run without FSDP when ACCELERATE_ALLOW_CP_STANDALONE is true
+    from shardshift import api
+
+    bad = FIXTURES / "accelerate" / "rules" / "AC010" / "bad_cp_standalone.yaml"
+    assert [f.code for f in api.check([str(bad)]).findings] == ["AC010"]
+    allowed = api.check([str(bad)], env={"ACCELERATE_ALLOW_CP_STANDALONE": "true"}).findings
+    assert [f.code for f in allowed if f.severity != "info"] == []

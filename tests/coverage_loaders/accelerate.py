@@ -8,7 +8,9 @@ what `Accelerator(...)` builds from that environment (the FSDP plugin and its mi
 wrap policy, as in the oracle; the DeepSpeed plugin and `set_mixed_precision`; the Megatron-LM
 plugin; the ParallelismConfig, then, for FSDP and multi-GPU launches, the real `AcceleratorState`
 (its context-parallel checks; `_accelerator_state` below), and `_validate_accelerator` against the
-world size the launcher starts; the FP8 recipe `Accelerator` picks from ACCELERATE_FP8_BACKEND).
+world size the launcher starts; the FP8 recipe `Accelerator` picks from ACCELERATE_FP8_BACKEND, and
+under TE the model's FP8 wrapping in `prepare`, `apply_fp8_autowrap`, over stand-ins for Transformer
+Engine's modules: `_te_autowrap` below).
 It raises the first refusal.
 
 Emulated, because this machine lacks them: a GPU (FSDP1's `sync_module_states` asks for the
@@ -103,9 +105,36 @@ def _training_process(args, config) -> None:
         backend = env.get("ACCELERATE_FP8_BACKEND", "NO").upper()
         with mock.patch.object(plugins, "is_transformer_engine_available", lambda: True):
             if backend == "TE":
-                plugins.TERecipeKwargs()
+                _te_autowrap(plugins.TERecipeKwargs())
             elif backend == "MSAMP" and mode != DistributedType.DEEPSPEED:
                 plugins.MSAMPRecipeKwargs()
+
+
+def _te_autowrap(handler) -> None:
+    """`Accelerator.prepare` of a model under the TE backend (`_prepare_te`): accelerate's own
+    `apply_fp8_autowrap` with the recipe handler, over stand-ins for Transformer Engine's recipe classes,
+    its `fp8_autocast` and its MXFP8 support check (a GPU that has it), which this machine lacks."""
+    import sys
+    import types
+
+    import accelerate.utils.transformer_engine as te_utils
+    import torch
+
+    recipe = types.ModuleType("transformer_engine.common.recipe")
+    recipe.Format = types.SimpleNamespace(HYBRID="HYBRID", E4M3="E4M3", E5M2="E5M2")
+    recipe.MXFP8BlockScaling = recipe.DelayedScaling = lambda **kwargs: kwargs
+    fp8 = types.ModuleType("transformer_engine.pytorch.fp8")
+    fp8.check_mxfp8_support = lambda: (True, "")
+    pytorch = types.ModuleType("transformer_engine.pytorch")
+    pytorch.fp8_autocast = lambda **kwargs: None
+    common = types.ModuleType("transformer_engine.common")
+    stand_ins = {"transformer_engine": types.ModuleType("transformer_engine"), "transformer_engine.common": common,
+                 "transformer_engine.common.recipe": recipe, "transformer_engine.pytorch": pytorch,
+                 "transformer_engine.pytorch.fp8": fp8}
+    with mock.patch.dict(sys.modules, stand_ins), \
+            mock.patch.object(te_utils, "is_transformer_engine_available", lambda: True), \
+            mock.patch.object(te_utils, "is_hpu_available", lambda *args, **kwargs: False):
+        te_utils.apply_fp8_autowrap(torch.nn.Linear(2, 2), handler)
 
 
 def _accelerator_state(fsdp_plugin, parallelism, world: int) -> None:

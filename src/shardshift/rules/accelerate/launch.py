@@ -48,6 +48,13 @@ def _world(data: dict) -> int | None:
     return (processes // machines) * machines if machines > 1 else processes
 
 
+def _environment():
+    """The job's environment as the user gave it (`check --env`)."""
+    from shardshift.context.environment import current
+
+    return current()
+
+
 class InvalidParallelismConfig(AccelerateRule):
     """A `parallelism_config` that Accelerate refuses when each training process creates its Accelerator.
 
@@ -70,7 +77,10 @@ class InvalidParallelismConfig(AccelerateRule):
       DeepSpeed sequence parallelism is on, which Accelerate does not count; under FSDP, PL101
       reports it from the Plan);
     - under FSDP2, no dimension to shard over (`dp_shard_size` and `cp_size` both 1) while the
-      product is above 1; under FSDP1 or MEGATRON_LM, any product above 1.
+      product is above 1; under FSDP1 or MEGATRON_LM, any product above 1;
+    - `cp_size` above 1 under MULTI_GPU and the other multi-device types with more than one
+      process: context parallelism needs the FSDP plugin (unless ACCELERATE_ALLOW_CP_STANDALONE is
+      true in the environment given with `--env`).
 
     ## Why is this bad
     `accelerate launch` copies every `parallelism_config` key onto its arguments without checking
@@ -174,6 +184,17 @@ class InvalidParallelismConfig(AccelerateRule):
                                f"parallelism (dp_replicate_size {sizes['dp_replicate_size']}, dp_shard_size 1): "
                                "every training process raises ValueError (\"cannot be used with pure data "
                                "parallelism\"); shard over dp_shard_size instead")
+        kind, world = data.get("distributed_type"), _world(data)
+        if not refused and sizes["cp_size"] > 1 and kind in MULTI_DEVICE and world is not None and world > 1 \
+                and _environment().get("ACCELERATE_ALLOW_CP_STANDALONE", "false").lower() != "true":
+            # AcceleratorState.__init__, on the multi-device process group: context parallelism shards with FSDP
+            refused = True
+            yield self.finding(document, at("cp_size"), f"parallelism_config_cp_size {sizes['cp_size']} under "
+                               f"distributed_type {kind}, which builds no FSDP plugin: every training process raises "
+                               "ValueError when it creates the Accelerator (\"`cp_size > 1` specified in the "
+                               "`parallelism_config`, but no `fsdp_plugin` was provided\"); use distributed_type "
+                               "FSDP with fsdp_version 2 (or set ACCELERATE_ALLOW_CP_STANDALONE=true in the job's "
+                               "environment, and tell shardshift with --env)")
         if not refused:
             yield from self._against_the_launch(document, data, sizes, at)
 
@@ -225,13 +246,20 @@ AMAX_COMPUTE_ALGOS = ("max", "most_recent")
 OPT_LEVELS = ("O1", "O2")
 
 
+# the TE recipe's defaults (TERecipeKwargs.__post_init__): to_kwargs() hands Transformer Engine only what differs
+TE_RECIPE_DEFAULTS = {"fp8_amax_compute_algo": "most_recent", "fp8_amax_history_len": 1024}
+TRUE_WORDS = ("y", "yes", "t", "true", "on", "1")  # accelerate's str_to_bool of the exported variable
+
+
 class InvalidFp8Config(AccelerateRule):
     """An `fp8_config` value the FP8 recipe Accelerate builds for `mixed_precision: fp8` refuses.
 
     ## What it does
     Under `mixed_precision: fp8`, reports in `fp8_config`: with `backend: TE` an `fp8_format`
     other than HYBRID, E4M3 or E5M2 (any case) or an `amax_compute_algo` other than `max` or
-    `most_recent`; with `backend: MSAMP` an `opt_level` other than O1 or O2, and under
+    `most_recent`, and with `use_mxfp8_block_scaling` an `amax_compute_algo` or `amax_history_len`
+    other than the recipe's default (MXFP8 takes neither); with `backend: MSAMP` an `opt_level` other
+    than O1 or O2, and under
     `distributed_type: DEEPSPEED` (with the DeepSpeed settings in the YAML) MS-AMP with
     `zero_stage: 3`.
 
@@ -263,6 +291,28 @@ class InvalidFp8Config(AccelerateRule):
     name = "invalid-fp8-config"
     severity = "error"
 
+    def _mxfp8(self, document: Document, entry) -> Iterable[Finding]:
+        """utils/transformer_engine.py apply_fp8_autowrap: MXFP8 block scaling takes no amax settings."""
+        scaling = entry("fp8_use_mxfp8_block_scaling")
+        if scaling is None or str(scaling[1]).strip().lower() not in TRUE_WORDS:
+            return
+        for name, default in TE_RECIPE_DEFAULTS.items():
+            found = entry(name)
+            if found is None:
+                continue
+            try:
+                given = str(found[1]).lower() if default == "most_recent" else int(found[1])
+            except (TypeError, ValueError):
+                continue  # int() of it raises first, in the recipe
+            if given == default:
+                continue  # the recipe's default: not handed to Transformer Engine
+            short = name[len("fp8_"):]
+            yield self.finding(document, found[0], f"{short} {found[1]!r} with use_mxfp8_block_scaling: with "
+                               "Transformer Engine installed, the script's Accelerator raises ValueError when it "
+                               f"prepares the model (\"`{short}` is not supported for MXFP8 block scaling.\"); "
+                               f"drop {short} (MXFP8 scales per block)",
+                               related=[self.related(document, scaling[0], "MXFP8 block scaling")])
+
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         data = _data(document)
         if data is None or _sagemaker(data) or data.get("mixed_precision") != "fp8":
@@ -290,6 +340,8 @@ class InvalidFp8Config(AccelerateRule):
                 yield self.finding(document, found[0], f"amax_compute_algo {found[1]!r} is neither max nor "
                                    f"most_recent: with Transformer Engine installed, {where} ValueError "
                                    "(\"`amax_compute_algo` must be one of max or most_recent\")")
+                return
+            yield from self._mxfp8(document, entry)
         elif backend[1] == "MSAMP":
             found = entry("fp8_opt_level")
             if found is not None and str(found[1]) not in OPT_LEVELS:
