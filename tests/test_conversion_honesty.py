@@ -240,3 +240,12 @@ def test_accelerate_deepspeed_reduces_in_the_training_dtype_and_a_conversion_say
     assert entry.status == "approximate" and "'bf16' in the source, 'fp32' in the output" in entry.reason, entry
     fp32 = _convert(tmp_path, "accelerate_config.yaml", yaml.replace("bf16", "no"), "torchtitan")
     assert not [e for e in fp32.entries if e.source == "precision.reduce_dtype" and e.status != "exact"]
+
+
+def test_a_sample_based_megatron_schedule_is_written_back_in_samples(tmp_path):
+    # validate_args refuses --lr-warmup-iters in sample-based training: the spans go back in samples
+    script = ("#!/bin/bash\ntorchrun pretrain_gpt.py --lr 3e-4 --micro-batch-size 2 --global-batch-size 64 "
+              "--train-samples 640000 --lr-warmup-samples 6400 --lr-decay-samples 600000\n")
+    text = _convert(tmp_path, "train_gpt.sh", script, "megatron").text
+    assert "--lr-warmup-samples 6400" in text and "--lr-decay-samples 600000" in text
+    assert "--lr-warmup-iters" not in text and "--lr-decay-iters" not in text and "--train-iters" not in text

@@ -60,6 +60,16 @@ def writer(name: str) -> ModuleType:
     return importlib.import_module(WRITERS[name])
 
 
+def explain(document, target: str) -> list | None:
+    """The source format's own reasons for how its settings carry over into `target` (its package's
+    `explain(document, target)`), or None when the format leaves that to the writer. Writers ask here
+    instead of importing another format's mapping."""
+    if document.format not in READERS:
+        return None
+    hook = getattr(reader(document.format), "explain", None)
+    return hook(document, target) if hook is not None else None
+
+
 def detect(path: str, text: str) -> str | None:
     """The format of a file, judged by its name and content, or None for other files."""
     for name in READERS:

@@ -106,17 +106,17 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def convert(document: Document) -> Conversion:
     """Write `document`'s Plan as a ds_config, with a report: every key of a ds_config source;
-    for another source, what needs explaining (placeholders, and the flag-by-flag reasons of
-    megatron/mapping.py for a Megatron document); the statuses of the other settings are
+    for another source, what needs explaining (placeholders, and the source format's own reasons,
+    `formats.explain`: a Megatron document's flag by flag); the statuses of the other settings are
     measured on the output read back (migration.py)."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
     if document.format != FORMAT:
+        from shardshift import formats
+
         config, entries = write_meaning(document.plan)
-        if document.format == "megatron":
-            entries = _megatron_explanations(document) + entries
-        else:
-            entries = _left_out(document) + entries
+        explained = formats.explain(document, "deepspeed")  # a Megatron document's flag-by-flag reasons
+        entries = (explained if explained is not None else _left_out(document)) + entries
         return Conversion(_text(config), entries)  # unknowns: Conversion.mark_unknowns
     renamed_from = {old: new for new, old in document.renamed.items()}
     entries = []
@@ -129,18 +129,11 @@ def convert(document: Document) -> Conversion:
     return Conversion(write(document.plan), entries)
 
 
-def _megatron_explanations(document: Document) -> list[MappingEntry]:
-    """megatron/mapping.py's reason for every flag (why TP has no ds_config counterpart ...)."""
-    from shardshift.formats.megatron import mapping
-
-    return mapping.explain(document, "deepspeed")
-
-
 # --- a ds_config that means what another framework's (resolved) Plan means ---------------------
 
 # The fields `to_deepspeed` leaves out of a ds_config whose reason holds for any source framework
 # (its scheduler and bucket reasons speak of Megatron's flags: for a Megatron source they come with
-# megatron/mapping.py's own entries).
+# the Megatron package's own entries, formats.explain).
 _LEFT_OUT = ("parallelism.tensor", "parallelism.pipeline", "parallelism.virtual_pipeline", "parallelism.expert",
              "world.nodes", "world.gpus_per_node", "world.world_size", "model.layers", "model.hidden", "model.heads",
              "model.kv_heads", "model.vocab", "batch.sequence_length", "activation_checkpointing")
@@ -149,7 +142,7 @@ _LEFT_OUT = ("parallelism.tensor", "parallelism.pipeline", "parallelism.virtual_
 def _left_out(document: Document) -> list[MappingEntry]:
     """An entry, at the source setting, for each value the source file states that a ds_config
     cannot hold (a tensor-parallel degree, the process count, the model shape), with the reason."""
-    from shardshift.formats.megatron.mapping import to_deepspeed
+    from shardshift.formats.deepspeed.meaning import to_deepspeed
     from shardshift.resolve import is_default
 
     plan = document.plan
@@ -175,12 +168,11 @@ _TORCH_SCHEDULERS = frozenset({"ConstantLR", "CosineAnnealingLR", "CosineAnneali
 def write_meaning(plan: Plan) -> tuple[dict, list[MappingEntry]]:
     """The ds_config for a Plan read from another format (resolved: its framework's defaults
     filled in), and the entries that explain it. What a ds_config cannot hold leaves (TP, PP,
-    context and expert degrees, the world, the model shape: megatron/mapping.py `to_deepspeed`); a
+    context and expert degrees, the world, the model shape: meaning.py `to_deepspeed`); a
     decay shape becomes the DeepSpeed schedule of that shape; the batch is written so DeepSpeed
     trains the same samples per step; what DeepSpeed requires and the Plan cannot give is the
     placeholder resolve.PLACEHOLDER, with an `unknown` entry saying what to fill in."""
-    from shardshift.formats.fsdp2.writer import deepspeed_schedule
-    from shardshift.formats.megatron.mapping import to_deepspeed
+    from shardshift.formats.deepspeed.meaning import deepspeed_schedule, to_deepspeed
     from shardshift.plan import without_unknowns
     from shardshift.resolve import PLACEHOLDER, placeholder_reason
 

@@ -638,8 +638,8 @@ def convert(document: Document) -> Conversion:
     """The FSDP2 module for `document` and what happened to every source setting.
 
     The module is written from the (resolved) Plan alone, whatever the source format. The entries
-    explain: every ds_config key for a ds_config (the table above), the flag-by-flag reasons of
-    megatron/mapping.py for a Megatron document; for other sources only what needs saying (the
+    explain: every ds_config key for a ds_config (the table above), the source format's own reasons
+    (`formats.explain`: a Megatron document's flag by flag); for other sources only what needs saying (the
     report's statuses are measured on the module read back, migration.py)."""
     if document.plan is None:
         raise ValueError(f"{document.path} has no Plan to write")
@@ -647,10 +647,13 @@ def convert(document: Document) -> Conversion:
     plan = copy.deepcopy(document.plan)
     deepspeed = document.format == "deepspeed" or None  # None: as the Plan's passthrough and defaults say
     settings = settings_from_plan(plan, deepspeed=deepspeed, source_name=name, source_format=document.format)
+    from shardshift import formats
+
+    explained = formats.explain(document, "fsdp2") if document.format != "deepspeed" else None
     if document.format == "deepspeed":
         entries = report(document, settings)
-    elif document.format == "megatron":
-        entries = _megatron_explanations(document)
+    elif explained is not None:  # the source format's own reasons (a Megatron document's flag by flag)
+        entries = explained
     else:
         entries = _not_emitted(document) + [MappingEntry("", 1, 1, A, None, note) for note in settings.notes]
     entries += _placeholders(settings)
@@ -694,10 +697,3 @@ def _not_emitted(document: Document) -> list[MappingEntry]:
         entries.append(MappingEntry(where.pointer or dotted, where.line, where.column, X, None, reason,
                                     file=None if where.file == document.path else where.file))
     return entries
-
-
-def _megatron_explanations(document: Document) -> list[MappingEntry]:
-    """megatron/mapping.py's reason for every flag (why TP has no FSDP2 counterpart ...)."""
-    from shardshift.formats.megatron import mapping
-
-    return mapping.explain(document, "fsdp2")

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from shardshift.formats.deepspeed.meaning import deepspeed_schedule
 from shardshift.formats.fsdp2.reader import STATIC_GROWTH_INTERVAL
 
 if TYPE_CHECKING:
@@ -479,30 +480,6 @@ def _resolve_scheduler(plan: Plan, s: Fsdp2Settings, deepspeed: bool) -> None:
     else:
         s.scheduler_note = (f"scheduler {name!r} is neither a DeepSpeed schedule nor a torch scheduler the module "
                             "can build; the learning rate stays constant: edit build_scheduler")
-
-
-def deepspeed_schedule(plan: Plan):  # -> Scheduler | None
-    """The Plan's scheduler, a decay shape named the Megatron / torchtitan / HF way ("linear",
-    "cosine", "constant") as the DeepSpeed schedule of that shape (megatron/mapping.py
-    `to_deepspeed`); a DeepSpeed or torch schedule, or a shape DeepSpeed has none like, as it is."""
-    scheduler = plan.scheduler
-    if scheduler is None or not isinstance(scheduler.name, str):
-        return scheduler
-    from shardshift.resolve import DEFAULT_MARK, is_default
-
-    where = plan.provenance.get("scheduler.name")
-    if scheduler.name == "constant" and is_default(where) and (where.pointer or "").startswith(f"{DEFAULT_MARK}deepspeed"):
-        # DeepSpeed's own default: a scheduler block without a type builds no scheduler, whatever
-        # params it holds (engine._configure_lr_scheduler)
-        return None
-    from shardshift.formats.megatron.mapping import _SCHEDULES, to_deepspeed
-
-    if scheduler.name not in _SCHEDULES:
-        return scheduler
-    from shardshift.plan import Plan as _Plan
-
-    translated, _ = to_deepspeed(_Plan(optimizer=plan.optimizer, scheduler=scheduler))
-    return translated.scheduler
 
 
 # --- rendering --------------------------------------------------------------------------

@@ -11,3 +11,11 @@ from shardshift.formats.megatron.reader import (  # noqa: F401
     not_config_reason,
     read,
 )
+
+
+def explain(document, target: str):
+    """Why each flag of a Megatron document carries over into `target` as it does (mapping.py): what a
+    writer of another format shows beside its own entries (formats.explain)."""
+    from shardshift.formats.megatron.mapping import explain as explain_flags
+
+    return explain_flags(document, target)

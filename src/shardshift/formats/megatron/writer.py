@@ -378,12 +378,20 @@ def _schedule(plan: Plan, out: list[Emitted], dropped: list[Dropped], translate:
                 out.append(Emitted("schedule", "--lr-wsd-decay-iters", (PLACEHOLDER,), "scheduler.params", "unknown",
                                    fill=f"the annealing iterations of the WSD schedule: {share}the training "
                                         "iterations, which the source does not state"))
-    if known(scheduler.warmup_steps) is not None and "--lr-warmup-fraction" not in plan.passthrough.get(FORMAT, {}):
+    given = plan.passthrough.get(FORMAT, {})
+    # sample-based training (a source's --train-samples, written back): validate_args refuses iteration
+    # counts for the schedule, so its spans go back in samples, steps x the fixed global batch (the reader's
+    # inverse: training.py steps the scheduler by the global batch each iteration)
+    batch = known(plan.batch.global_) if "--train-samples" in given else None
+    unit, scale = ("samples", batch) if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0 else \
+        ("iters", 1)
+    if known(scheduler.warmup_steps) is not None and "--lr-warmup-fraction" not in given:
         # (a Megatron source's --lr-warmup-fraction is written back as given: validate_args refuses both)
-        out.append(Emitted("schedule", "--lr-warmup-iters", (known(scheduler.warmup_steps),),
+        out.append(Emitted("schedule", f"--lr-warmup-{unit}", (known(scheduler.warmup_steps) * scale,),
                            "scheduler.warmup_steps"))
     if known(scheduler.total_steps) is not None and name != "WarmupLR":
-        out.append(Emitted("schedule", "--lr-decay-iters", (known(scheduler.total_steps),), "scheduler.total_steps"))
+        out.append(Emitted("schedule", f"--lr-decay-{unit}", (known(scheduler.total_steps) * scale,),
+                           "scheduler.total_steps"))
     # the LR at the end of the decay, and where the warmup starts
     low = known(scheduler.min_lr)
     low = low if isinstance(low, (int, float)) and not isinstance(low, bool) else None
@@ -507,7 +515,8 @@ def write(plan: Plan, entry: str = "pretrain_gpt.py", *, translate: bool = False
     if per_node is None and world is not None and nodes in (None, 1):
         nodes, per_node = 1, world
     given = {item.flag for item in items}
-    missing = [flag for flag in REQUIRED if flag not in given]
+    missing = [flag for flag in REQUIRED if flag not in given
+               and not (flag == "--train-iters" and "--train-samples" in given)]  # sample-based training
     lines = ["#!/bin/bash", "# Megatron-LM launch script written by shardshift.", "set -euo pipefail", ""]
     if missing:
         lines.append("# Megatron requires these, which the source does not give: " + " ".join(missing))
