@@ -139,3 +139,108 @@ FILES = {
     "axolotl/utils/trainer.py": ["setup_deepspeed_env"],
     "axolotl/utils/weight_conversions.py": ["register_weight_conversions"],
 }
+
+
+# Reached by call graph and judged decidable from the files, with no rule yet: kept out of the map
+# until their rules exist (the map would count each as a gap, "todo"), so callgraph.py counts them as
+# not in the map.
+NO_RULE_YET = {
+    'axolotl/loaders/adapter.py:_validate_mixlora_lora_target_modules:1':
+        'adapter: mixlora with lora_target_linear: true (MixLoRA patches the FFN projections itself)',
+    'axolotl/loaders/adapter.py:_validate_mixlora_lora_target_modules:2':
+        'adapter: mixlora with lora_target_modules naming gate_proj, up_proj or down_proj',
+    'axolotl/loaders/model.py:check_tensor_parallel_rl_adapter_support:1':
+        'an adapter with tensor_parallel_size > 1 under rl: dpo, ipo or kto, unless merge_lora',
+    'axolotl/loaders/utils.py:check_model_config:3':
+        'an adapter with `tokens:` (new tokens) but no lora_modules_to_save; with a list, the embedding and head names it must hold depend on the model type (embed_tokens and lm_head for most)',
+    'axolotl/monkeypatch/torchao_tp_lora.py:_validate_ordinary_lora:1':
+        'peft_use_dora (a LoRA variant) with an adapter under tensor_parallel_size > 1 (refused here on a native NVFP4 base, and at check_tensor_parallel_adapter_support on any other)',
+    'axolotl/monkeypatch/torchao_tp_lora.py:_validate_ordinary_lora:4':
+        'lora_dropout other than 0 with an adapter under tensor_parallel_size > 1 (refused here on a native NVFP4 base, and at check_tensor_parallel_adapter_support on any other)',
+    'axolotl/utils/config/__init__.py:_model_with_inherited_default_fallback:1':
+        "the schema's pydantic field types and constraints (a string for an int, a value outside an enum's choices, a number below a ge/gt bound), re-raised here; the validators' own errors are judged at their sites, and AX010 / AX006 report two kinds (a fraction for an int, YAML 1.1 scalars)",
+    'axolotl/utils/config/__init__.py:_model_with_inherited_default_fallback:2':
+        'a required schema field with no default missing from the config (base_model)',
+    'axolotl/utils/config/__init__.py:_validate_diffusion_lm_target:2':
+        'diffusion_lm.from_causal_lm: true without axolotl.integrations.diffusion.DiffusionPlugin in plugins',
+    'axolotl/utils/config/__init__.py:normalize_config:1':
+        "attn_implementation: varlen without a native diffusion_lm block (from_causal_lm false); with one, the model's diffusion profile decides",
+    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:1':
+        "expert_parallel_size divides the world size (the launch's process count, given to shardshift as --world-size; PL102 reports it, but the coverage loader stops at validate_config)",
+    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:2':
+        'under deepspeed with context_parallel_size > 1, a dp_replicate_size > 1 equals world size / context_parallel_size (world size given as --world-size)',
+    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:3':
+        'dp_shard_size > 1 without fsdp / fsdp_config, when the world size left after tensor, context, expert and replicate parallelism exceeds 1',
+    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:4':
+        'the parallel sizes (tensor × context × expert × dp_replicate × dp_shard) fill the world size given as --world-size (PL101 checks the product, but the coverage loader stops at validate_config)',
+    'axolotl/utils/lora_precision.py:configure_deepspeed_lora_precision:1':
+        'lora_fp32_gradients with a ds_config of ZeRO stage 1 or 2 whose zero_optimization.offload_optimizer.device is not none',
+    'axolotl/utils/nf4.py:_skip_matcher:1':
+        'a bnb_config_kwargs.llm_int8_skip_modules entry with regex metacharacters that does not compile as a regex (CPU-staged NF4)',
+    'axolotl/utils/nf4_loading.py:nf4_loading_group:1':
+        'a negative ddp_timeout with fsdp_config under CPU-staged NF4 loading (an AXOLOTL_NCCL_TIMEOUT in the environment overrides it)',
+    'axolotl/utils/quantization.py:get_quantization_config:1':
+        'qat.weight_dtype int8 (the default) without qat.activation_dtype (also reached for the embedding with quantize_embedding)',
+    'axolotl/utils/quantization.py:get_quantization_config:2':
+        'qat with weight_dtype int4 and activation_dtype int4',
+    'axolotl/utils/quantization.py:get_quantization_config:3':
+        'qat with weight_dtype int8 and activation_dtype int8',
+    'axolotl/utils/quantization.py:get_quantization_config:4':
+        'qat.weight_dtype nvfp4 with qat.group_size other than 16 (the default group_size is 32)',
+    'axolotl/utils/quantization.py:get_quantization_config:5':
+        'qat.weight_dtype nvfp4 with an activation_dtype other than nvfp4 or none',
+    'axolotl/utils/quantization.py:get_quantization_config:6':
+        'qat.weight_dtype mxfp4 with qat.group_size other than 32',
+    'axolotl/utils/quantization.py:get_quantization_config:7':
+        'a qat weight_dtype / activation_dtype pair torchao has no config for (e.g. float8 weights without float8 activations, int4 weights with nvfp4 activations)',
+    'axolotl/utils/schemas/datasets.py:SFTDataset.check_chat_template_config:1':
+        'a datasets entry with chat_template: jinja and no chat_template_jinja',
+    'axolotl/utils/schemas/datasets.py:SyntheticDataset.validate_turns:1':
+        'a _synthetic datasets entry with min_turns > 1 and max_turns <= min_turns',
+    'axolotl/utils/schemas/datasets.py:SyntheticDataset.validate_turns:2':
+        'a _synthetic datasets entry whose sequence_length is below max(min_turn_length, 2 or 1) × min_turns when multi-turn or input_fraction > 0',
+    'axolotl/utils/schemas/model.py:ModelInputConfig.reject_reserved_processor_kwargs:1':
+        'processor_kwargs holding revision or trust_remote_code',
+    'axolotl/utils/schemas/model.py:ModelOutputConfig.validate_save_safetensors:1':
+        'save_safetensors: false (refused under Transformers 5)',
+    'axolotl/utils/schemas/multimodal.py:MultiModalConfig.convert_image_resize_algorithm:1':
+        'image_resize_algorithm other than bilinear, bicubic or lanczos',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_adapter:1':
+        'load_in_8bit or load_in_4bit without an adapter (and not inference)',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_adapter:2':
+        'an adapter other than lora, qlora or llama-adapter that no plugin listed in plugins provides',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:1':
+        'adapter: qlora with merge_lora and load_in_8bit',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:2':
+        'adapter: qlora with merge_lora and gptq',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:3':
+        'adapter: qlora with merge_lora and load_in_4bit',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:4':
+        'adapter: qlora with load_in_8bit',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:5':
+        'adapter: qlora with gptq',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:6':
+        'adapter: qlora without load_in_4bit: true',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_lora_target_parameters_dropout:1':
+        'lora_target_parameters with a non-zero lora_dropout',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_lora_target_parameters_init:1':
+        'lora_target_parameters with peft_init_lora_weights other than the default or gaussian, or with peft.loftq_config',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_mixlora:1':
+        'adapter: mixlora without lora_r',
+    'axolotl/utils/schemas/peft.py:LoraConfig.validate_mixlora:2':
+        'adapter: mixlora without lora_alpha',
+    'axolotl/utils/schemas/peft.py:MixLoraConfig.validate_mixlora_top_k:1':
+        'mixlora_top_k (default 2) above mixlora_num_experts (default 8)',
+    'axolotl/utils/schemas/quantization.py:validate_ao_dtype:1':
+        'qat / quantization weight_dtype or activation_dtype not one of int4, int8, float8_e4m3fn (fp8, float8), nvfp4, mxfp4, ternary',
+    'axolotl/utils/schemas/training.py:SelectiveCheckpointingConfig.normalize_save_modules:1':
+        'an empty or blank entry in selective_checkpointing.save_modules',
+    'axolotl/utils/schemas/utils.py:handle_legacy_message_fields_logic:1':
+        'a datasets entry whose message_field_role differs from its message_property_mappings.role',
+    'axolotl/utils/schemas/utils.py:handle_legacy_message_fields_logic:2':
+        'a datasets entry whose message_field_content differs from its message_property_mappings.content',
+}
+
+
+def keep(site) -> bool:
+    return site.id not in NO_RULE_YET

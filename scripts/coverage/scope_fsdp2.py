@@ -196,3 +196,80 @@ FILES = {
         "_p_assert"
     ],
 }
+
+
+# Reached by call graph and judged decidable from the files, with no rule yet: kept out of the map
+# until their rules exist (the map would count each as a gap, "todo"), so callgraph.py counts them as
+# not in the map.
+NO_RULE_YET = {
+    'torch/distributed/device_mesh.py:DeviceMesh._compute_coordinates_from_mesh:1':
+        'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice',
+    'torch/distributed/device_mesh.py:DeviceMesh._init_one_process_group:1':
+        'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice (in two rows of one dim)',
+    'torch/distributed/device_mesh.py:DeviceMesh._create_flatten_mesh:1':
+        'dp_mesh_dims with a tuple of dims (shard=("dp", "cp")) on a mesh that already has a dim named their join ("dp_cp"), the name fully_shard flattens them to',
+    'torch/distributed/device_mesh.py:DeviceMesh._create_flatten_mesh:2':
+        'dp_mesh_dims with a tuple of dims whose join ("dp_cp") the script already used to flatten other dims (mesh[...]._flatten("dp_cp"))',
+    'torch/distributed/device_mesh.py:DeviceMesh._concatenate:1':
+        "fully_shard on a module the script made DTensors (parallelize_module / distribute_module) over a mesh from another init_device_mesh call than fully_shard's mesh (not slices of one root mesh)",
+    'torch/distributed/device_mesh.py:DeviceMesh._concatenate:2':
+        "one mesh dim used twice: DataParallelMeshDims naming a dim in both shard and replicate, or fully_shard's mesh overlapping the mesh the script used for TP/EP (the same slice, or a second init_device_mesh of the same ranks)",
+    'torch/distributed/_composable_state.py:_insert_module_state:1':
+        'replicate(m) and fully_shard(m) applied to the same module (each has its own contract registry, so contract lets the second through; both insert an FSDP-style state)',
+    'torch/distributed/_mesh_layout.py:_FlatLayout.__init__:3':
+        'an init_device_mesh mesh_shape holding a float (a literal 2.0, or a true division such as world_size / tp) instead of an int',
+    'torch/distributed/distributed_c10d.py:BackendConfig.__init__:2':
+        'init_process_group(backend=...) with a literal "device:backend" string that has a part without exactly one colon ("cuda:nccl:x")',
+    'torch/distributed/distributed_c10d.py:BackendConfig.__init__:3':
+        'init_process_group(backend=...) with a literal "device:backend" string naming one device type twice ("cuda:nccl,cuda:gloo")',
+    'torch/distributed/distributed_c10d.py:_check_valid_timeout:1':
+        'init_process_group(timeout=...) given a number (timeout=1800) instead of a datetime.timedelta',
+    'torch/distributed/distributed_c10d.py:init_process_group:1':
+        'dist.init_process_group called twice, or after init_device_mesh (which already initialised the default group when none existed)',
+    'torch/distributed/distributed_c10d.py:init_process_group:2':
+        'init_process_group given both init_method= and store=',
+    'torch/distributed/distributed_c10d.py:init_process_group:3':
+        'init_process_group(store=...) without world_size= (default -1)',
+    'torch/distributed/distributed_c10d.py:init_process_group:4':
+        'init_process_group(store=...) without rank= (default -1)',
+    'torch/distributed/distributed_c10d.py:init_process_group:7':
+        'init_process_group(device_id=torch.device("cuda")) with an accelerator device_id written without an index',
+    'torch/distributed/distributed_c10d.py:_new_process_group_helper:2':
+        'init_process_group(device_id=torch.device("cpu")): a CPU device_id, which init_process_group passes on and the group set-up refuses',
+    'torch/distributed/distributed_c10d.py:_new_process_group_helper:3':
+        'init_process_group(backend=...) with a literal single name that is no built-in backend (nccl, gloo, mpi, ucc, xccl, fake) nor one an imported package registers (a typo: "ncll")',
+    'torch/distributed/distributed_c10d.py:_new_process_group_helper:7':
+        'init_process_group("nccl", pg_options=...) with an options object that is not ProcessGroupNCCL.Options',
+    'torch/distributed/distributed_c10d.py:_new_process_group_helper:9':
+        'init_process_group(backend="cuda:ncll"): a literal "device:backend" string naming a backend that is no built-in one nor one an imported package registers',
+    'torch/distributed/distributed_c10d.py:split_group:11':
+        'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice (in one row of a dim)',
+    'torch/distributed/distributed_c10d.py:_new_group_with_tag:3':
+        'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice (in one row of a dim)',
+    'torch/distributed/distributed_c10d.py:_new_group_with_tag:5':
+        'a DeviceMesh(device_type, mesh=...) whose literal mesh names a rank at or past the world size (given --world-size)',
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam._init_sharding_spec_spmd:2':
+        'fully_shard(..., dp_mesh_dims=...) on parameters the script distributes (distribute_module / distribute_tensor) over a mesh without mesh_dim_names, a mesh other than the one passed to fully_shard',
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam._init_sharding_spec_spmd:3':
+        'fully_shard(..., mesh=A, dp_mesh_dims=...) on a module whose parameters the script distributed (distribute_module / parallelize_module) over another mesh object B (a second init_device_mesh or a slice)',
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam._init_sharding_spec_tp:2':
+        'fully_shard without dp_mesh_dims on a module whose parameters the script distributes (distribute_tensor / distribute_module / parallelize_module) over a mesh of three or more dims',
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam.to_sharded_post_forward:1':
+        "fully_shard(..., reshard_after_forward=<an int between 1 and the shard group's size, both excluded>) on a module whose parameters the script made DTensors (parallelize_module / distribute_module for TP or EP)",
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup.post_backward:1':
+        'set_all_reduce_hook(None, stream=...) on a module whose mesh is 1-D (a stream given with no hook)',
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_no_meta_params:1':
+        'a module built on the meta device (with torch.device("meta"), device="meta") that is sharded and run forward with no to_empty or load_state_dict(..., assign=True) on it in between',
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_cpu_offload_params:1':
+        'fully_shard(..., offload_policy=CPUOffloadPolicy()) on a module the script then moves to an accelerator (model.to("cuda"), .cuda(), to_empty(device="cuda")) before its first forward',
+    'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_reduce_scatter_max_input_buffers:1':
+        'set_reduce_scatter_max_input_buffers(n > 1) on a module that also gets set_force_sum_reduction_for_comms(True) then set_symm_mem_for_comm() (the symmetric-memory reduce-scatter)',
+    'torch/distributed/rendezvous.py:_rendezvous_helper:1':
+        'init_process_group(init_method="tcp://...?rank=0&world_size=8", rank=..., world_size=...): rank or world_size both in the URL\'s query and given as arguments',
+    'torch/distributed/rendezvous.py:_rendezvous_helper:2':
+        'init_process_group(init_method=...) whose literal URL scheme is not tcp://, env:// or file://',
+}
+
+
+def keep(site) -> bool:
+    return site.id not in NO_RULE_YET
