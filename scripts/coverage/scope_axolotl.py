@@ -201,28 +201,8 @@ NO_RULE_YET = {
         'a _synthetic datasets entry whose sequence_length is below max(min_turn_length, 2 or 1) × min_turns when multi-turn or input_fraction > 0',
     'axolotl/utils/schemas/model.py:ModelInputConfig.reject_reserved_processor_kwargs:1':
         'processor_kwargs holding revision or trust_remote_code',
-    'axolotl/utils/schemas/model.py:ModelOutputConfig.validate_save_safetensors:1':
-        'save_safetensors: false (refused under Transformers 5)',
-    'axolotl/utils/schemas/multimodal.py:MultiModalConfig.convert_image_resize_algorithm:1':
-        'image_resize_algorithm other than bilinear, bicubic or lanczos',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_adapter:1':
-        'load_in_8bit or load_in_4bit without an adapter (and not inference)',
     'axolotl/utils/schemas/peft.py:LoraConfig.validate_adapter:2':
         'an adapter other than lora, qlora or llama-adapter that no plugin listed in plugins provides',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:1':
-        'adapter: qlora with merge_lora and load_in_8bit',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:2':
-        'adapter: qlora with merge_lora and gptq',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:3':
-        'adapter: qlora with merge_lora and load_in_4bit',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:4':
-        'adapter: qlora with load_in_8bit',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:5':
-        'adapter: qlora with gptq',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_qlora:6':
-        'adapter: qlora without load_in_4bit: true',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_lora_target_parameters_dropout:1':
-        'lora_target_parameters with a non-zero lora_dropout',
     'axolotl/utils/schemas/peft.py:LoraConfig.validate_lora_target_parameters_init:1':
         'lora_target_parameters with peft_init_lora_weights other than the default or gaussian, or with peft.loftq_config',
     'axolotl/utils/schemas/peft.py:LoraConfig.validate_mixlora:1':
@@ -231,8 +211,6 @@ NO_RULE_YET = {
         'adapter: mixlora without lora_alpha',
     'axolotl/utils/schemas/peft.py:MixLoraConfig.validate_mixlora_top_k:1':
         'mixlora_top_k (default 2) above mixlora_num_experts (default 8)',
-    'axolotl/utils/schemas/quantization.py:validate_ao_dtype:1':
-        'qat / quantization weight_dtype or activation_dtype not one of int4, int8, float8_e4m3fn (fp8, float8), nvfp4, mxfp4, ternary',
     'axolotl/utils/schemas/training.py:SelectiveCheckpointingConfig.normalize_save_modules:1':
         'an empty or blank entry in selective_checkpointing.save_modules',
     'axolotl/utils/schemas/utils.py:handle_legacy_message_fields_logic:1':

@@ -24,6 +24,10 @@ C = "axolotl/utils/schemas/config.py"
 F = "axolotl/utils/schemas/fsdp.py"
 CP = "axolotl/integrations/context_parallel/args.py"
 EP = "axolotl/integrations/expert_parallel/args.py"
+P = "axolotl/utils/schemas/peft.py"
+M = "axolotl/utils/schemas/model.py"
+MM = "axolotl/utils/schemas/multimodal.py"
+QUANT = "axolotl/utils/schemas/quantization.py"
 
 _FALSE_STRINGS = {"false", "f", "no", "n", "off", "0", ""}
 # a value a template fills in before Axolotl reads the file (`${GPTQ}`, `{{ lr }}`, FILL_IN)
@@ -88,6 +92,10 @@ class Check:
     says: str  # Axolotl's error, as it raises it (abridged with "...")
     fix: str
     example: dict = field(default_factory=dict)
+
+
+# utils/schemas/quantization.py validate_ao_dtype: the dtype names it takes
+_AO_DTYPES = ("int4", "int8", "float8_e4m3fn", "fp8", "float8", "nvfp4", "mxfp4", "ternary")
 
 
 def _regex_invalid(patterns) -> bool:
@@ -1097,4 +1105,62 @@ CHECKS: tuple[Check, ...] = (
           "optimizer",
           {"expert_parallel_size": 2, "optimizer": "adamw_torch_4bit", "fsdp_version": 2,
            "fsdp_config": {"state_dict_type": "FULL_STATE_DICT"}}),
+    # --- adapters (utils/schemas/peft.py LoraConfig): quantized loading needs an adapter, QLoRA needs 4-bit
+    Check("quantized_without_adapter", f"{P}:LoraConfig.validate_adapter:1", ("load_in_4bit", "load_in_8bit"),
+          lambda d: not d.get("adapter") and not d.get("inference") and bool(d.get("load_in_8bit")
+                                                                              or d.get("load_in_4bit")),
+          "load_in_8bit and load_in_4bit are not supported without setting an adapter for training...",
+          "set adapter: qlora (4-bit) or lora (8-bit), or turn off load_in_8bit and load_in_4bit for a full "
+          "finetune", {"load_in_4bit": True}),
+    Check("qlora_merge_8bit", f"{P}:LoraConfig.validate_qlora:1", ("merge_lora", "load_in_8bit"),
+          lambda d: d.get("adapter") == "qlora" and d.on("merge_lora") and d.on("load_in_8bit"),
+          "Can't merge qlora if loaded in 8bit", "merge without load_in_8bit (the base in full precision)",
+          {"adapter": "qlora", "merge_lora": True, "load_in_8bit": True}),
+    Check("qlora_merge_gptq", f"{P}:LoraConfig.validate_qlora:2", ("merge_lora", "gptq"),
+          lambda d: d.get("adapter") == "qlora" and d.on("merge_lora") and not d.on("load_in_8bit") and d.on("gptq"),
+          "Can't merge qlora if gptq", "merge into an unquantized base model",
+          {"adapter": "qlora", "merge_lora": True, "gptq": True}),
+    Check("qlora_merge_4bit", f"{P}:LoraConfig.validate_qlora:3", ("merge_lora", "load_in_4bit"),
+          lambda d: d.get("adapter") == "qlora" and d.on("merge_lora") and not d.on("load_in_8bit")
+          and not d.on("gptq") and d.on("load_in_4bit"),
+          "Can't merge qlora if loaded in 4bit", "merge with load_in_4bit: false (the base in full precision)",
+          {"adapter": "qlora", "merge_lora": True, "load_in_4bit": True}),
+    Check("qlora_8bit", f"{P}:LoraConfig.validate_qlora:4", ("load_in_8bit",),
+          lambda d: d.get("adapter") == "qlora" and not d.on("merge_lora") and d.on("load_in_8bit"),
+          "Can't load qlora in 8bit", "QLoRA loads the base in 4 bits: load_in_4bit: true (or adapter: lora for 8 bits)",
+          {"adapter": "qlora", "load_in_8bit": True, "load_in_4bit": True}),
+    Check("qlora_gptq", f"{P}:LoraConfig.validate_qlora:5", ("gptq",),
+          lambda d: d.get("adapter") == "qlora" and not d.on("merge_lora") and not d.on("load_in_8bit")
+          and d.on("gptq"),
+          "Can't load qlora if gptq", "use adapter: lora on a GPTQ model", {"adapter": "qlora", "gptq": True,
+                                                                            "load_in_4bit": True}),
+    Check("qlora_no_4bit", f"{P}:LoraConfig.validate_qlora:6", ("adapter", "load_in_4bit"),
+          lambda d: d.get("adapter") == "qlora" and not d.on("merge_lora") and not d.on("load_in_8bit")
+          and not d.on("gptq") and not d.on("load_in_4bit"),
+          "Require cfg.load_in_4bit to be True for qlora", "load_in_4bit: true", {"adapter": "qlora"}),
+    Check("target_parameters_dropout", f"{P}:LoraConfig.validate_lora_target_parameters_dropout:1",
+          ("lora_dropout", "lora_target_parameters"),
+          lambda d: bool(d.get("lora_target_parameters")) and isinstance(d.get("lora_dropout"), (int, float))
+          and not isinstance(d.get("lora_dropout"), bool) and d.get("lora_dropout") != 0,
+          "lora_dropout must be 0 when lora_target_parameters is set...", "lora_dropout: 0.0",
+          {"adapter": "lora", "lora_r": 8, "lora_alpha": 16, "lora_target_parameters": ["mlp.experts.gate_up_proj"],
+           "lora_dropout": 0.05}),
+    # --- single fields whose validator refuses a value
+    Check("save_safetensors_false", f"{M}:ModelOutputConfig.validate_save_safetensors:1", ("save_safetensors",),
+          lambda d: d.get("save_safetensors") is not None and not d.on("save_safetensors"),
+          "save_safetensors=False is not supported in Transformers V5...", "remove save_safetensors (always true)",
+          {"save_safetensors": False}),
+    Check("image_resize_algorithm", f"{MM}:MultiModalConfig.convert_image_resize_algorithm:1",
+          ("image_resize_algorithm",),
+          lambda d: isinstance(d.get("image_resize_algorithm"), str)
+          and d.get("image_resize_algorithm").lower() not in ("bilinear", "bicubic", "lanczos"),
+          "Invalid image resize algorithm: ...", "bilinear, bicubic or lanczos",
+          {"image_resize_algorithm": "nearest"}),
+    Check("ao_dtype", f"{QUANT}:validate_ao_dtype:1", ("qat", "quantization"),
+          lambda d: any(isinstance(block, dict) and any(
+              block.get(k) is not None and block.get(k) not in _AO_DTYPES for k in ("weight_dtype", "activation_dtype"))
+              for block in (d.sub("qat"), d.sub("quantization"))),
+          "Invalid dtype: '...'. Must be one of: ['int4', 'int8', 'float8_e4m3fn', 'nvfp4', 'mxfp4', 'ternary', 'fp8', "
+          "'float8']", "one of int4, int8, float8_e4m3fn (fp8, float8), nvfp4, mxfp4, ternary",
+          {"qat": {"weight_dtype": "int2"}}),
 )
