@@ -12,7 +12,9 @@ returns, the model runs one forward: the first forward is where fully_shard's la
 Options (the map's case column, `key=value`): `world` (default 32, the world every FS fixture is
 written for), `call` (the entry function; default: the first top-level function whose first
 parameter is `model`, else the module body alone), `tied=1` (the model's output weight is its
-embedding's), `forward=0` (skip the forward), and any other key: an int argument of the entry.
+embedding's), `forward=0` (skip the forward), `pg=own` (no fake group: the fixture calls
+init_process_group itself, on one rank with env:// set up as torchrun would), and any other key: an
+int argument of the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
 """
 
@@ -79,7 +81,7 @@ def _entry(tree: ast.Module, call: str | None) -> str | None:
 
 
 def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
-         **arguments: str) -> None:
+         pg: str = "fake", **arguments: str) -> None:
     import torch
     import torch.distributed as dist
     from torch.distributed import device_mesh
@@ -87,7 +89,16 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
 
     if dist.is_initialized():
         dist.destroy_process_group()
-    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=int(world))
+    saved = {name: os.environ.get(name) for name in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")}
+    if pg == "own":  # the fixture starts its own process group: one rank, as torchrun --nproc-per-node=1 would
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", WORLD_SIZE="1")
+    else:
+        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=int(world))
     original = device_mesh.init_device_mesh
 
     def init_device_mesh(device_type, mesh_shape, *args, **kwargs):
@@ -114,3 +125,8 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
         torch.distributed.init_device_mesh = original
         if dist.is_initialized():
             dist.destroy_process_group()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -667,3 +667,44 @@ class WrapperMethodOnFullyShardModule(_base._Fsdp2Rule):
             yield (event, f"{shown}.{event.name}() after fully_shard({shown}) at line {earlier.line}: an "
                    f"FSDP2 module has no {event.name} (torch raises AttributeError: 'FSDP...' object has no "
                    f"attribute '{event.name}')", "use " + WRAPPER_INSTEAD[event.name].format(m=shown))
+
+
+class ProcessGroupTimeoutNotTimedelta(_base._Fsdp2Rule):
+    """`init_process_group(timeout=...)` given a number (or other plain value), not a `timedelta`.
+
+    ## What it does
+    Reports `torch.distributed.init_process_group` called with `timeout=` a literal number or
+    string (a name bound once to one counts).
+
+    ## Why is this bad
+    The timeout must be a `datetime.timedelta`. torch checks it before it connects to the other
+    ranks and raises `TypeError: Expected timeout argument to be of type datetime.timedelta, got
+    1800` (c10d `_check_valid_timeout`): every rank stops at start-up. A bare number of seconds is
+    the usual slip (`timeout=1800`, `timeout=args.timeout_s` read as an int).
+
+    ## Example
+    ```python
+    dist.init_process_group(backend="nccl", timeout=1800)
+    ```
+
+    ## Use instead
+    ```python
+    dist.init_process_group(backend="nccl", timeout=timedelta(seconds=1800))
+    ```
+    """
+
+    code = "FS038"
+    name = "process-group-timeout-not-timedelta"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("process_group"):
+            found = event.kwargs.get("timeout")
+            if not isinstance(found, R.Const) or found.value is None:
+                continue
+            value = found.value
+            fix = f"timeout=timedelta(seconds={value})" if isinstance(value, (int, float)) and \
+                not isinstance(value, bool) else "timeout=timedelta(...)"
+            yield (event, f"init_process_group(timeout={value!r}): the timeout must be a datetime.timedelta; torch "
+                   "raises TypeError before it connects to the other ranks (Expected timeout argument to be of type "
+                   f"datetime.timedelta, got {value})", fix)
