@@ -199,20 +199,12 @@ NO_RULE_YET = {
         'a _synthetic datasets entry with min_turns > 1 and max_turns <= min_turns',
     'axolotl/utils/schemas/datasets.py:SyntheticDataset.validate_turns:2':
         'a _synthetic datasets entry whose sequence_length is below max(min_turn_length, 2 or 1) × min_turns when multi-turn or input_fraction > 0',
-    'axolotl/utils/schemas/model.py:ModelInputConfig.reject_reserved_processor_kwargs:1':
-        'processor_kwargs holding revision or trust_remote_code',
     'axolotl/utils/schemas/peft.py:LoraConfig.validate_adapter:2':
         'an adapter other than lora, qlora or llama-adapter that no plugin listed in plugins provides',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_lora_target_parameters_init:1':
-        'lora_target_parameters with peft_init_lora_weights other than the default or gaussian, or with peft.loftq_config',
     'axolotl/utils/schemas/peft.py:LoraConfig.validate_mixlora:1':
         'adapter: mixlora without lora_r',
     'axolotl/utils/schemas/peft.py:LoraConfig.validate_mixlora:2':
         'adapter: mixlora without lora_alpha',
-    'axolotl/utils/schemas/peft.py:MixLoraConfig.validate_mixlora_top_k:1':
-        'mixlora_top_k (default 2) above mixlora_num_experts (default 8)',
-    'axolotl/utils/schemas/training.py:SelectiveCheckpointingConfig.normalize_save_modules:1':
-        'an empty or blank entry in selective_checkpointing.save_modules',
     'axolotl/utils/schemas/utils.py:handle_legacy_message_fields_logic:1':
         'a datasets entry whose message_field_role differs from its message_property_mappings.role',
     'axolotl/utils/schemas/utils.py:handle_legacy_message_fields_logic:2':

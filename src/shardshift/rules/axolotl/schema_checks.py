@@ -1145,7 +1145,35 @@ CHECKS: tuple[Check, ...] = (
           "lora_dropout must be 0 when lora_target_parameters is set...", "lora_dropout: 0.0",
           {"adapter": "lora", "lora_r": 8, "lora_alpha": 16, "lora_target_parameters": ["mlp.experts.gate_up_proj"],
            "lora_dropout": 0.05}),
+    Check("target_parameters_init", f"{P}:LoraConfig.validate_lora_target_parameters_init:1",
+          ("peft_init_lora_weights", "lora_target_parameters"),
+          lambda d: bool(d.get("lora_target_parameters")) and (
+              (d.get("peft_init_lora_weights") is not None and not isinstance(d.get("peft_init_lora_weights"), bool)
+               and d.get("peft_init_lora_weights") != "gaussian")
+              or bool(d.sub("peft").get("loftq_config"))),
+          "peft_init_lora_weights must be the default or gaussian when lora_target_parameters is set...",
+          "leave peft_init_lora_weights unset (or gaussian), without loftq",
+          {"adapter": "lora", "lora_r": 8, "lora_alpha": 16, "lora_target_parameters": ["mlp.experts.gate_up_proj"],
+           "peft_init_lora_weights": "pissa"}),
+    Check("mixlora_top_k", f"{P}:MixLoraConfig.validate_mixlora_top_k:1", ("mixlora_top_k", "mixlora_num_experts"),
+          lambda d: isinstance(d.get("mixlora_top_k", 2), int) and isinstance(d.get("mixlora_num_experts", 8), int)
+          and (2 if d.get("mixlora_top_k") is None else d.get("mixlora_top_k"))
+          > (8 if d.get("mixlora_num_experts") is None else d.get("mixlora_num_experts")),
+          "mixlora_top_k (...) must be <= mixlora_num_experts (...)", "route to at most as many experts as there are",
+          {"mixlora_top_k": 4, "mixlora_num_experts": 2}),
     # --- single fields whose validator refuses a value
+    Check("processor_kwargs_reserved", f"{M}:ModelInputConfig.reject_reserved_processor_kwargs:1",
+          ("processor_kwargs",),
+          lambda d: bool({"revision", "trust_remote_code"} & set(d.sub("processor_kwargs"))),
+          "Do not set reserved keys [...] inside `processor_kwargs`; use the top-level `revision_of_model` / "
+          "`trust_remote_code` config keys instead.", "move them to the top-level keys",
+          {"processor_kwargs": {"trust_remote_code": True}}),
+    Check("save_modules_blank", "axolotl/utils/schemas/training.py:SelectiveCheckpointingConfig.normalize_save_modules:1",
+          ("selective_checkpointing",),
+          lambda d: isinstance(d.sub("selective_checkpointing").get("save_modules"), list) and any(
+              isinstance(entry, str) and not entry.strip() for entry in d.sub("selective_checkpointing")["save_modules"]),
+          "selective_checkpointing.save_modules entries must be non-empty strings", "remove the blank entry",
+          {"gradient_checkpointing": True, "selective_checkpointing": {"save_modules": ["mlp", " "]}}),
     Check("save_safetensors_false", f"{M}:ModelOutputConfig.validate_save_safetensors:1", ("save_safetensors",),
           lambda d: d.get("save_safetensors") is not None and not d.on("save_safetensors"),
           "save_safetensors=False is not supported in Transformers V5...", "remove save_safetensors (always true)",
