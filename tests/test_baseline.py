@@ -142,6 +142,7 @@ EXPECTED: list[Change | NewFile] = [
             "(a resume raises)"),
     NewFile("fixtures/deepspeed/rules/DS316/good_zero3.json", "Issue 34: DS316 is silent under ZeRO-3, which reads "
             "no check_grad_overflow"),
+    NewFile("fixtures/fsdp2/rules/FS039/*", "Issue 33: FS039, a process group initialised after the mesh did it"),
     NewFile("fixtures/fsdp2/rules/FS038/*", "Issue 33: FS038, a process-group timeout that is not a timedelta"),
     NewFile("fixtures/transformers/rules/TA001/*", "Issue 33: TA001, both half precisions (TrainingArguments refuses the pair)"),
     NewFile("fixtures/transformers/rules/TA002/*", "Issue 33: TA002, load_best_model_at_end with evaluation and saving on different schedules"),

@@ -222,8 +222,6 @@ NO_RULE_YET = {
         'init_process_group(backend=...) with a literal "device:backend" string that has a part without exactly one colon ("cuda:nccl:x")',
     'torch/distributed/distributed_c10d.py:BackendConfig.__init__:3':
         'init_process_group(backend=...) with a literal "device:backend" string naming one device type twice ("cuda:nccl,cuda:gloo")',
-    'torch/distributed/distributed_c10d.py:init_process_group:1':
-        'dist.init_process_group called twice, or after init_device_mesh (which already initialised the default group when none existed)',
     'torch/distributed/distributed_c10d.py:init_process_group:2':
         'init_process_group given both init_method= and store=',
     'torch/distributed/distributed_c10d.py:init_process_group:3':

@@ -708,3 +708,54 @@ class ProcessGroupTimeoutNotTimedelta(_base._Fsdp2Rule):
             yield (event, f"init_process_group(timeout={value!r}): the timeout must be a datetime.timedelta; torch "
                    "raises TypeError before it connects to the other ranks (Expected timeout argument to be of type "
                    f"datetime.timedelta, got {value})", fix)
+
+
+class ProcessGroupInitialisedTwice(_base._Fsdp2Rule):
+    """`init_process_group` after the default process group already exists.
+
+    ## What it does
+    Reports `torch.distributed.init_process_group(...)` that runs, in the same flow and under no
+    undecided condition, after `init_device_mesh(...)` / `DeviceMesh(...)` or after another
+    `init_process_group(...)`.
+
+    ## Why is this bad
+    Building a device mesh initialises the default process group when none exists. A second
+    initialisation stops every rank at start-up: `ValueError: trying to initialize the default
+    process group twice!` (c10d `init_process_group`). Initialise the group first (or not at all:
+    the mesh does it), or guard the call with `if not dist.is_initialized():`.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (world_size,))
+    dist.init_process_group("nccl")
+    ```
+
+    ## Use instead
+    ```python
+    dist.init_process_group("nccl")
+    mesh = init_device_mesh("cuda", (world_size,))
+    ```
+    """
+
+    code = "FS039"
+    name = "process-group-initialised-twice"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for flow in analysis.flows():
+            first = None
+            for event in flow:
+                if event.kind not in ("mesh", "process_group") or event.file:
+                    continue
+                if event.conds or event.in_loop:
+                    continue  # guarded or repeated: whether it runs, or runs first, is not known
+                if first is None:
+                    first = event
+                    continue
+                if event.kind == "process_group":
+                    what = "init_process_group(...)" if first.kind == "process_group" else "the device mesh"
+                    yield (event, f"init_process_group(...) after {what} at line {first.line}, which already "
+                           "initialised the default process group: every rank raises ValueError at start-up (trying "
+                           "to initialize the default process group twice!)",
+                           "initialise the process group once, before the mesh (or leave it to the mesh)")
+                    break
