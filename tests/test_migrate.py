@@ -49,8 +49,8 @@ def make(tmp_path: Path, launch: str = LAUNCH, config: dict | None = None, files
     return repo
 
 
-def one(repo: Path, script: str = "train.sh"):
-    [migration] = migrate(str(repo / script), "trainer-fsdp2")
+def one(repo: Path, script: str = "train.sh", to: str = "trainer-fsdp2"):
+    [migration] = migrate(str(repo / script), to)
     return migration
 
 
@@ -284,3 +284,32 @@ def test_several_nodes_keep_a_given_master_address(tmp_path):
     after = one(make(tmp_path, launch)).changes[0].after
     assert after.startswith("torchrun --nproc_per_node=8 --nnodes=2 --node_rank=FILL_IN --master_addr=node0 train.py")
     assert after.count("--master_addr") == 1
+
+
+@pytest.mark.parametrize(("launcher", "expected", "status"), [
+    ("deepspeed --num_gpus=4 train.py",
+     "accelerate launch --config_file configs/ds_accelerate_fsdp2.yaml --num_processes 4 train.py", "exact"),
+    ("deepspeed --include localhost:0,2 --master_port 29600 train.py",
+     "env CUDA_VISIBLE_DEVICES=0,2 accelerate launch --config_file configs/ds_accelerate_fsdp2.yaml "
+     "--num_processes 2 --main_process_port 29600 train.py", "exact"),
+    ("deepspeed train.py",
+     "accelerate launch --config_file configs/ds_accelerate_fsdp2.yaml --num_processes FILL_IN train.py", "unknown"),
+    ("torchrun --nproc_per_node 2 train.py",
+     "accelerate launch --config_file configs/ds_accelerate_fsdp2.yaml --num_processes 2 train.py", "exact"),
+])
+def test_the_accelerate_target_starts_the_trainer_with_accelerate_launch(tmp_path, launcher, expected, status):
+    migration = one(make(tmp_path, f"{launcher} --deepspeed configs/ds.json --bf16 True\n"), to="accelerate-fsdp2")
+    script, config = migration.changes
+    assert script.after.startswith(expected + " --bf16 True") and "--deepspeed" not in script.after
+    said = [e for e in migration.entries if e.source in ("deepspeed", "torchrun")]
+    assert said and said[0].status == status
+    import yaml
+
+    written = yaml.safe_load(config.after)
+    assert config.before is None and config.path.endswith("ds_accelerate_fsdp2.yaml")
+    assert written["distributed_type"] == "FSDP" and written["fsdp_config"]["fsdp_version"] == 2
+    assert written["num_processes"] == (int(expected.split("--num_processes ")[1].split()[0])
+                                        if status == "exact" else "FILL_IN")
+    # the ds_config's settings each have an entry, the ZeRO stage with what the config now says
+    stage = next(e for e in migration.entries if e.source == "/zero_optimization/stage")
+    assert "fsdp_reshard_after_forward" in (stage.target or "")

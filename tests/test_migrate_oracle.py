@@ -145,3 +145,60 @@ def test_a_setup_the_trainer_cannot_run_on_fsdp2_is_refused_with_the_pin(tmp_pat
         root, script = _setup(tmp_path / relative.split("/", 1)[0], relative)
         with pytest.raises(ShardshiftError, match=words):
             migrate(str(script), "trainer-fsdp2")
+
+
+ACCELERATE_CHILD = r'''
+import json, shlex, sys, warnings
+from pathlib import Path
+warnings.filterwarnings("ignore")
+sys.path.insert(0, sys.argv[1])
+from coverage_loaders import accelerate as loader
+from accelerate.commands.launch import launch_command_parser
+
+loader.prepare()
+script, config = Path(sys.argv[2]), Path(sys.argv[3])
+words = shlex.split(script.read_text().replace("\\\n", " "), comments=True)
+at = words.index("accelerate")
+args = launch_command_parser().parse_args(words[at + 2:])  # accelerate launch's own parser takes the line
+loader.load(config)  # the config file, the launcher's environment and the plugins each process builds
+print(json.dumps({"config_file": args.config_file, "num_processes": args.num_processes,
+                  "script": args.training_script, "script_args": args.training_script_args}))
+'''
+
+
+def test_the_accelerate_target_gives_a_launch_and_config_accelerate_takes(tmp_path):
+    """`migrate --to accelerate-fsdp2`: the patch applies, the script parses, accelerate launch's own parser
+    takes the new launch line, and Accelerate's launcher and plugins take the written config."""
+    from shardshift.setup_migration import migrate
+
+    root = tmp_path / "acc"
+    (root / "configs").mkdir(parents=True)
+    (root / "train.sh").write_text("#!/bin/bash\ndeepspeed --num_gpus 2 train.py \\\n    --deepspeed configs/ds.json \\\n"
+                                   "    --bf16 True --output_dir out\n")
+    (root / "train.py").write_text("from transformers import HfArgumentParser, Trainer, TrainingArguments\n")
+    (root / "configs" / "ds.json").write_text(json.dumps({"bf16": {"enabled": True}, "gradient_clipping": 1.0,
+                                                          "zero_optimization": {"stage": 3,
+                                                                                "offload_param": {"device": "cpu"}}}))
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    [migration] = migrate(str(root / "train.sh"), "accelerate-fsdp2")
+    patch = tmp_path / "acc.patch"
+    patch.write_text(migration.diff(), encoding="utf-8")
+    applied = subprocess.run(["git", "apply", str(patch)], cwd=root, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert subprocess.run(["bash", "-n", str(root / "train.sh")]).returncode == 0
+    config = root / "configs" / "ds_accelerate_fsdp2.yaml"
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", ACCELERATE_CHILD, str(ROOT / "tests"), str(root / "train.sh"),
+                           str(config)], capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["config_file"] == "configs/ds_accelerate_fsdp2.yaml" and seen["num_processes"] == 2
+    assert seen["script"] == "train.py" and "--deepspeed" not in seen["script_args"]
+    given = seen["script_args"]
+    assert given[given.index("--bf16") + 1] == "True" and given[given.index("--max_grad_norm") + 1] == "1"
+    import yaml
+
+    written = yaml.safe_load(config.read_text())
+    assert written["distributed_type"] == "FSDP" and written["fsdp_config"]["fsdp_version"] == 2
+    assert written["fsdp_config"]["fsdp_reshard_after_forward"] is True and written["fsdp_config"]["fsdp_offload_params"]
+    assert written["num_processes"] == 2

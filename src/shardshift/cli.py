@@ -115,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "framework, as a patch with a report")
     migrate.add_argument("source", metavar="SETUP", help="a launch script, or a folder of them")
     migrate.add_argument("--to", required=True, dest="target", help="target: trainer-fsdp2 (the Hugging Face "
-                                                                      "Trainer's own FSDP2)")
+                                                                      "Trainer's own FSDP2) or accelerate-fsdp2 (the "
+                                                                      "Trainer under accelerate launch with an FSDP2 "
+                                                                      "config)")
     migrate.add_argument("--env", action="append", metavar="NAME=VALUE",
                          help="a variable of the job's environment for the launch script (repeatable)")
     migrate.add_argument("--transformers-version", metavar="X.Y.Z",

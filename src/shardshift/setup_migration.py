@@ -18,6 +18,11 @@ with the ds_config it names. Target `trainer-fsdp2` moves it to the Trainer's ow
   those flags; an "auto" value was filled from the Trainer's own flag, which still applies;
 - every other flag of the script stays, and the report says so.
 
+Target `accelerate-fsdp2` moves it to `accelerate launch --config_file X --num_processes N` with X,
+Accelerate's FSDP2 config, written beside the ds_config (the accelerate-fsdp2 writer's conversion of it,
+with the launch's processes); `--deepspeed X` leaves the script, and the ds_config's decisions become the
+same Trainer flags as above (the Trainer builds its Accelerator from the environment the launcher exports).
+
 The result is a list of file changes shown as a unified diff, and a report with an entry per
 setting of every file. Nothing is written unless asked (`apply`), and then never over a file that
 exists with other content than the patch expects. Nothing of the user's is imported or run: the
@@ -35,11 +40,12 @@ from typing import Any
 from shardshift.document import MAPPING_STATUSES, Document, MappingEntry
 from shardshift.options import ShardshiftError
 
-TARGETS = ("trainer-fsdp2",)
+TARGETS = ("trainer-fsdp2", "accelerate-fsdp2")
 # transformers reads `fsdp_config["version"] == 2` (Accelerate's FSDP2 plugin) from 5.0.0 on; before,
 # its TrainingArguments builds FSDP1 from `--fsdp` (training_args.py of each release, read from the wheels)
 FIRST_TRAINER_FSDP2 = (5, 0, 0)
 FSDP_CONFIG_SUFFIX = "_fsdp2.json"
+ACCELERATE_CONFIG_SUFFIX = "_accelerate_fsdp2.yaml"
 
 # ds_config values the Trainer fills from (or, given literally, requires to equal) its own arguments
 # (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process): the flag
@@ -137,8 +143,8 @@ def migrate(path: str, to: str, env: Mapping[str, str] | Iterable[str] | None = 
             if not scripts:
                 raise ShardshiftError(f"{path}: no launch script here passes --deepspeed with a ds_config to a "
                                       "training script")
-            return [_trainer_fsdp2(script, release) for script in scripts]
-        return [_trainer_fsdp2(path, release)]
+            return [_trainer_fsdp2(script, release, to) for script in scripts]
+        return [_trainer_fsdp2(path, release, to)]
 
 
 def apply(migration: SetupMigration) -> list[str]:
@@ -193,7 +199,7 @@ def _deepspeed_arg(document: Document) -> Any:
 # --- the Trainer's FSDP2 ------------------------------------------------------------------------------
 
 
-def _trainer_fsdp2(path: str, chosen=None) -> SetupMigration:
+def _trainer_fsdp2(path: str, chosen=None, to: str = "trainer-fsdp2") -> SetupMigration:
     from shardshift import api
     from shardshift.context.releases import detect
 
@@ -218,6 +224,10 @@ def _trainer_fsdp2(path: str, chosen=None) -> SetupMigration:
     ds = configs[0]
     if not isinstance(ds.data, dict) or ds.syntax is not None:
         raise ShardshiftError(f"{ds.path}: the ds_config cannot be read; `shardshift check {ds.path}` says why")
+    from shardshift.files import repository_root
+
+    if to == "accelerate-fsdp2":
+        return _accelerate_fsdp2(path, script, flag, ds, os.path.abspath(repository_root(path)))
     pinned = detect("transformers", path)
     release = chosen or pinned
     if release.version is not None and tuple(release.version) < FIRST_TRAINER_FSDP2:
@@ -226,8 +236,6 @@ def _trainer_fsdp2(path: str, chosen=None) -> SetupMigration:
                               "Upgrade transformers and say so with --transformers-version 5.x, or convert the "
                               "ds_config with `shardshift convert --to accelerate-fsdp2` and start the script with "
                               "accelerate launch")
-    from shardshift.files import repository_root
-
     root = os.path.abspath(repository_root(path))
     entry_notes = _entry_note(script, root)
     migration = SetupMigration(path, "trainer-fsdp2", root)
@@ -245,9 +253,66 @@ def _trainer_fsdp2(path: str, chosen=None) -> SetupMigration:
     return migration
 
 
-def _config_path(ds_path: str) -> str:
+def _config_path(ds_path: str, suffix: str = FSDP_CONFIG_SUFFIX) -> str:
     stem = re.sub(r"\.(?:jsonc?|hjson)$", "", os.path.basename(ds_path))
-    return os.path.join(os.path.dirname(ds_path), stem + FSDP_CONFIG_SUFFIX)
+    return os.path.join(os.path.dirname(ds_path), stem + suffix)
+
+
+def _accelerate_fsdp2(path: str, script: Document, flag, ds: Document, root: str) -> SetupMigration:
+    """The Trainer started by `accelerate launch --config_file X` with Accelerate's FSDP2 config X (the
+    ds_config converted by the accelerate-fsdp2 writer, with the launch's processes): the Trainer builds
+    its Accelerator from the environment the launcher exports, so its own flags still apply."""
+    entry_notes = _entry_note(script, root)
+    migration = SetupMigration(path, "accelerate-fsdp2", root)
+    rewrite = _ScriptRewrite(script, flag, target="accelerate-fsdp2")
+    config_path = os.path.abspath(_config_path(ds.path, ACCELERATE_CONFIG_SUFFIX))
+    text, config_entries = _accelerate_config(ds, rewrite)
+    rewrite.entries.extend(config_entries)
+    rewrite.finish(config_path)
+    migration.changes.append(FileChange(os.path.abspath(path), script.text, rewrite.text))
+    migration.changes.append(FileChange(config_path, None, text))
+    if os.path.exists(config_path) and _read(config_path) != text:
+        raise ShardshiftError(f"{config_path} exists already: the migration would write its Accelerate config there "
+                              "(move that file, or the ds_config)")
+    migration.entries = rewrite.entries + entry_notes
+    return migration
+
+
+def _accelerate_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[str, list[MappingEntry]]:
+    """The Accelerate FSDP2 config for the ds_config (the accelerate-fsdp2 writer's, with the launch's
+    process count), its entries for the sharding settings, and the Trainer flags the ds_config decided."""
+    import copy
+
+    from shardshift import formats
+
+    document = copy.copy(ds)
+    plan = copy.deepcopy(ds.plan)
+    processes = rewrite.processes()
+    if processes is not None:
+        plan.world.nodes, plan.world.gpus_per_node, plan.world.world_size = 1, processes, processes
+    document.plan = plan
+    conversion = formats.writer("accelerate-fsdp2").convert(document)
+    data: dict = ds.data
+    entries: list[MappingEntry] = []
+    handled: set[str] = set()
+    where = {pointer: (line, column) for pointer, line, column in ds.settings()}
+
+    def entry(pointer: str, status: str, target: str | None, reason: str) -> None:
+        handled.add(pointer)
+        line, column = where.get(pointer, (1, 1))
+        entries.append(MappingEntry(pointer, line, column, status, target, reason, ds.path))
+
+    for found in conversion.entries:  # ZeRO's stage, offload and saving: what the config now says
+        if found.source.startswith("/zero_optimization"):
+            found.file = ds.path
+            entries.append(found)
+            handled.add(found.source)
+    _trainer_flags(data, rewrite, entry, handled, where)
+    for pointer, line, column in ds.settings():
+        if pointer not in handled and not any(pointer.startswith(p + "/") for p in handled):
+            entries.append(MappingEntry(pointer, line, column, *_deepspeed_only(pointer, _value(data, pointer)),
+                                        ds.path))
+    return conversion.text, entries
 
 
 def _release_note(release, pinned) -> list[MappingEntry]:
@@ -363,6 +428,17 @@ def _fsdp_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[dict, list[Mapp
         config["cpu_ram_efficient_loading"] = True
         entries[0].reason += ("; cpu_ram_efficient_loading: rank 0 reads the checkpoint and sends the shards, where "
                               "ZeRO-3 built the model partitioned (zero.Init)")
+    _trainer_flags(data, rewrite, entry, handled, where)
+    # everything else DeepSpeed's own: the reason the FSDP2 mapping gives for it
+    for pointer, line, column in ds.settings():
+        if pointer not in handled and not any(pointer.startswith(p + "/") for p in handled):
+            entries.append(MappingEntry(pointer, line, column, *_deepspeed_only(pointer, _value(data, pointer)),
+                                        ds.path))
+    return config, entries
+
+
+def _trainer_flags(data: dict, rewrite: _ScriptRewrite, entry, handled: set[str], where: dict) -> None:
+    """What the ds_config decided that the Trainer's own flags decide without it."""
     _precision(data, rewrite, entry)
     _optimizer_and_schedule(data, rewrite, entry)
     for pointer, flag_name in _TRAINER_FLAGS.items():
@@ -374,12 +450,6 @@ def _fsdp_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[dict, list[Mapp
             entry(pointer, "exact", None, (f'"auto": filled from {reason}, as it is without DeepSpeed'
                                            if value == "auto" else f"the Trainer sets it from {reason}, as it "
                                            "does under DeepSpeed (where it requires the two to agree)"))
-    # everything else DeepSpeed's own: the reason the FSDP2 mapping gives for it
-    for pointer, line, column in ds.settings():
-        if pointer not in handled and not any(pointer.startswith(p + "/") for p in handled):
-            entries.append(MappingEntry(pointer, line, column, *_deepspeed_only(pointer, _value(data, pointer)),
-                                        ds.path))
-    return config, entries
 
 
 def _precision(data: dict, rewrite: _ScriptRewrite, entry) -> None:
@@ -496,9 +566,10 @@ def _number(value: int | float) -> str:
 class _ScriptRewrite:
     """The launch line of one script, rewritten word by word at the places the grammar found."""
 
-    def __init__(self, script: Document, flag) -> None:
+    def __init__(self, script: Document, flag, target: str = "trainer-fsdp2") -> None:
         from shardshift.formats.megatron.shell_lexer import _Lexer
 
+        self.target = target
         self.script, self.text = script, script.text
         self.launch = script.data.launch
         self.entries: list[MappingEntry] = []
@@ -564,9 +635,28 @@ class _ScriptRewrite:
             entry(pointer, status, name, f"{reason}: {shown} added" if reason else f"{shown} added")
         self.entry_sources.add(pointer or "")
 
+    def processes(self) -> int | None:
+        """The processes the launch starts on its one node, when its options say (the deepspeed launcher's
+        --num_gpus or --include localhost:..., torchrun's --nproc_per_node); None otherwise."""
+        options = self.launch.options if isinstance(self.launch.options, dict) else {}
+        if self.launch.launcher == "deepspeed":
+            nodes = options.get("num_nodes")
+            if nodes not in (None, "1", 1) or options.get("hostfile") or options.get("H"):
+                return None
+            include = options.get("include") or options.get("i")
+            if isinstance(include, str):
+                host, _, devices = include.strip("'\"").partition(":")
+                return len(devices.split(",")) if host in ("localhost", "127.0.0.1") and \
+                    re.fullmatch(r"\d+(,\d+)*", devices) else None
+            gpus = options.get("num_gpus") or options.get("num_gpus_per_node")
+        else:
+            if options.get("nnodes") not in (None, "1", 1):
+                return None
+            gpus = options.get("nproc_per_node") or options.get("nproc-per-node")
+        return int(gpus) if isinstance(gpus, (str, int)) and str(gpus).isdigit() and int(gpus) > 0 else None
+
     def finish(self, config_path: str) -> None:
         launch = self.launch
-        self._launcher()
         found = self._flag_words("--deepspeed")
         if found is None:
             raise ShardshiftError(f"{self.script.path}:{self.flag.line}:{self.flag.column}: --deepspeed is built at "
@@ -576,12 +666,24 @@ class _ScriptRewrite:
         raw_value = raw.split("=", 1)[1] if value_index == flag_index else raw
         written = _config_word(raw_value, self.flag.value, config_path)
         end_index = value_index if value_index is not None else flag_index
-        replacement = " ".join([f'--fsdp "{self.fsdp}"', f"--fsdp_config {written}", *self.added])
-        self.edits.append((self.words[flag_index][0], self.words[end_index][1], replacement))
-        self.entries.insert(0, MappingEntry(self.flag.flag, self.flag.line, self.flag.column, "exact",
-                                            f"--fsdp_config {written}",
-                                            f"the ds_config's settings move to {os.path.basename(config_path)} and "
-                                            "the Trainer's flags (each reported)"))
+        if self.target == "accelerate-fsdp2":
+            self._accelerate_launcher(written)
+            replacement = " ".join(self.added)  # --deepspeed leaves: the config goes to accelerate launch
+            self.entries.insert(0, MappingEntry(self.flag.flag, self.flag.line, self.flag.column, "exact", None,
+                                                f"removed: the ds_config's settings move to "
+                                                f"{os.path.basename(config_path)} (accelerate launch --config_file) "
+                                                "and the Trainer's flags (each reported)"))
+        else:
+            self._launcher()
+            replacement = " ".join([f'--fsdp "{self.fsdp}"', f"--fsdp_config {written}", *self.added])
+            self.entries.insert(0, MappingEntry(self.flag.flag, self.flag.line, self.flag.column, "exact",
+                                                f"--fsdp_config {written}",
+                                                f"the ds_config's settings move to {os.path.basename(config_path)} "
+                                                "and the Trainer's flags (each reported)"))
+        end = self.words[end_index][1]
+        if not replacement and end_index + 1 < len(self.words):
+            end = self.words[end_index + 1][0]  # nothing in its place: the words up to the next flag go too
+        self.edits.append((self.words[flag_index][0], end, replacement))
         for arg in launch.args:  # every other flag the script gives the Trainer
             if not arg.flag or arg.flag == "--deepspeed":
                 continue
@@ -603,6 +705,61 @@ class _ScriptRewrite:
         for start, end, new in sorted(self.edits, reverse=True):
             text = text[:start] + new + text[end:]
         self.text = text
+
+    def _accelerate_launcher(self, config_word: str) -> None:
+        """The deepspeed launcher or torchrun, with their options, becomes `accelerate launch --config_file
+        X --num_processes N`: one node with the same processes; several nodes leave the machine rank and
+        the first machine's address to fill in."""
+        launch = self.launch
+        if launch.launcher not in ("deepspeed", *_LAUNCHER_KEPT):
+            self.entries.append(MappingEntry(launch.launcher, launch.line, launch.column, "unknown", None,
+                                             f"the script starts the training with {launch.launcher}: start it with "
+                                             f"accelerate launch --config_file {config_word} (the launch is left as "
+                                             "it is)"))
+            return
+        # the launcher's words: up to the entry script (a `python -m torch.distributed.run` prefix included)
+        start = 0
+        if launch.launcher.startswith("python"):
+            start = next((i for i, w in enumerate(self.words) if w[2] in ("torch.distributed.run",
+                                                                           "torch.distributed.launch")), 0)
+        index = start + 1
+        while index < len(self.words):
+            raw = self.words[index][2]
+            if not raw.startswith("-"):
+                break
+            name = raw.lstrip("-").split("=", 1)[0]
+            takes_value = "=" not in raw and name not in ("standalone", "module", "m", "no_python", "no-python")
+            index += 2 if takes_value and index + 1 < len(self.words) else 1
+        if index >= len(self.words):
+            raise ShardshiftError(f"{self.script.path}:{launch.line}:{launch.column}: no entry script after the "
+                                  f"{launch.launcher} launcher's options")
+        options = launch.options if isinstance(launch.options, dict) else {}
+        words = ["accelerate", "launch", "--config_file", config_word]
+        processes = self.processes()
+        status, why = "exact", []
+        prefix = ""
+        include = options.get("include") or options.get("i")
+        if processes is not None:
+            words += ["--num_processes", str(processes)]
+            why.append(f"{processes} processes on one node, as the launch started")
+            if isinstance(include, str):
+                prefix = f"env CUDA_VISIBLE_DEVICES={include.strip(chr(39) + chr(34)).partition(':')[2]} "
+                why.append("the same GPUs through CUDA_VISIBLE_DEVICES")
+        else:
+            status = "unknown"
+            words += ["--num_processes", "FILL_IN"]
+            why.append("the launch does not say how many processes (every GPU, or several nodes): fill in the total "
+                       "number of processes; on several nodes also --num_machines, --machine_rank and "
+                       "--main_process_ip, one launch per node")
+        port = options.get("master_port") or options.get("master-port")
+        if isinstance(port, str):
+            words += ["--main_process_port", port]
+        if options.get("module") or options.get("m"):
+            words.append("-m")
+        self.edits.append((self.words[0][0], self.words[index - 1][1], prefix + " ".join(words)))
+        self.entries.append(MappingEntry(launch.launcher, launch.line, launch.column, status,
+                                         prefix + " ".join(words), "; ".join(why) + "; the Trainer builds its "
+                                         "Accelerator from the environment accelerate launch exports"))
 
     def _launcher(self) -> None:
         from shardshift.formats.megatron.shell_launch import DEEPSPEED_VALUED
