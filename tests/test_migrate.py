@@ -313,3 +313,46 @@ def test_the_accelerate_target_starts_the_trainer_with_accelerate_launch(tmp_pat
     # the ds_config's settings each have an entry, the ZeRO stage with what the config now says
     stage = next(e for e in migration.entries if e.source == "/zero_optimization/stage")
     assert "fsdp_reshard_after_forward" in (stage.target or "")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(options=_OPTIONS, before=_FLAGS, after=_FLAGS, wrapped=st.booleans())
+def test_any_launch_reads_back_as_accelerate_launch_with_the_same_trainer_flags(tmp_path_factory, options, before,
+                                                                                after, wrapped):
+    from shardshift.formats.launch import reader
+
+    if any(o.startswith("--include") for o in options) and any(o.startswith("--num_gpus") for o in options):
+        options = [o for o in options if not o.startswith("--num_gpus")]
+    flags = before + [f for f in after if f not in before]
+    sep = " \\\n    " if wrapped else " "
+    launch = sep.join(["deepspeed", *options, "train.py", *before, "--deepspeed configs/ds.json",
+                       *[f for f in after if f not in before]]) + "\n"
+    repo = make(tmp_path_factory.mktemp("prop"), launch, git=False)
+    migration = one(repo, to="accelerate-fsdp2")
+    text = migration.changes[0].after
+    launched = reader.read(text, str(repo / "train.sh")).data.launch
+    assert launched.launcher.startswith("accelerate") and launched.script == "train.py", text
+    given_flags = [(a.flag, a.value) for a in launched.args]
+    expected = [(f.split()[0], f.split()[1] if " " in f else None) for f in flags]
+    assert [f for f in given_flags if f[0] != "--max_grad_norm"] == expected
+    # every launcher option is carried or reported dropped
+    reported = {e.source for e in migration.entries}
+    for option in options:
+        name = option.split()[0].split("=")[0]
+        assert name in ("--num_gpus", "--include", "--master_port") or name in reported, (name, reported)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(prefix=_NOISE, middle=_NOISE, suffix=_NOISE)
+def test_a_hostile_script_is_migrated_to_accelerate_or_refused_never_a_traceback(tmp_path_factory, prefix, middle,
+                                                                                 suffix):
+    launch = f"{prefix}\ndeepspeed --num_gpus 2 train.py {middle} --deepspeed configs/ds.json {suffix}\n"
+    repo = make(tmp_path_factory.mktemp("hostile"), launch, git=False)
+    try:
+        migration = one(repo, to="accelerate-fsdp2")
+    except ShardshiftError:
+        return
+    script = migration.changes[0]
+    assert script.before == launch and "accelerate launch --config_file" in script.after
+    if "deepspeed" not in prefix:
+        assert script.after.startswith(prefix)

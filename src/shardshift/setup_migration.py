@@ -723,12 +723,15 @@ class _ScriptRewrite:
             start = next((i for i, w in enumerate(self.words) if w[2] in ("torch.distributed.run",
                                                                            "torch.distributed.launch")), 0)
         index = start + 1
+        seen: list[tuple[str, int]] = []
         while index < len(self.words):
             raw = self.words[index][2]
             if not raw.startswith("-"):
                 break
             name = raw.lstrip("-").split("=", 1)[0]
-            takes_value = "=" not in raw and name not in ("standalone", "module", "m", "no_python", "no-python")
+            seen.append((name, index))
+            takes_value = "=" not in raw and name not in ("standalone", "module", "m", "no_python", "no-python",
+                                                          "no_local_rank", "bind_cores_to_rank", "autotuning")
             index += 2 if takes_value and index + 1 < len(self.words) else 1
         if index >= len(self.words):
             raise ShardshiftError(f"{self.script.path}:{launch.line}:{launch.column}: no entry script after the "
@@ -756,6 +759,13 @@ class _ScriptRewrite:
             words += ["--main_process_port", port]
         if options.get("module") or options.get("m"):
             words.append("-m")
+        carried = {"num_gpus", "num_gpus_per_node", "include", "i", "master_port", "master-port", "module", "m",
+                   "nproc_per_node", "nproc-per-node", "standalone", "num_nodes", "nnodes"}
+        for name, at in seen:
+            if name not in carried:
+                line_at, column_at = self.lexer.pos(self.words[at][0])
+                self.entries.append(MappingEntry(f"--{name}", line_at, column_at, "dropped", None,
+                                                 f"a {launch.launcher} option with no accelerate launch counterpart"))
         self.edits.append((self.words[0][0], self.words[index - 1][1], prefix + " ".join(words)))
         self.entries.append(MappingEntry(launch.launcher, launch.line, launch.column, status,
                                          prefix + " ".join(words), "; ".join(why) + "; the Trainer builds its "
