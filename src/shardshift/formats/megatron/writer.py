@@ -389,7 +389,10 @@ def _schedule(plan: Plan, out: list[Emitted], dropped: list[Dropped], translate:
         # (a Megatron source's --lr-warmup-fraction is written back as given: validate_args refuses both)
         out.append(Emitted("schedule", f"--lr-warmup-{unit}", (known(scheduler.warmup_steps) * scale,),
                            "scheduler.warmup_steps"))
-    if known(scheduler.total_steps) is not None and name != "WarmupLR":
+    span = plan.provenance.get("scheduler.total_steps")
+    spans_training = unit == "samples" and span is not None and span.pointer == "--train-samples"
+    if known(scheduler.total_steps) is not None and name != "WarmupLR" and not spans_training:
+        # (a decay over the whole --train-samples is Megatron's default span: not written twice)
         out.append(Emitted("schedule", f"--lr-decay-{unit}", (known(scheduler.total_steps) * scale,),
                            "scheduler.total_steps"))
     # the LR at the end of the decay, and where the warmup starts
