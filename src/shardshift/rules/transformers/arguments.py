@@ -3,9 +3,10 @@
 launch scripts (`torchrun train.py --fp16 --bf16 ...`).
 
 Each check names the releases whose source was read to hold it (`Check.present`) and the newest read
-not to (`Check.absent`), from the wheels of 4.10 to 5.24 (scripts/coverage/scope_transformers.py says
-how): a pinned release from `present` on gets the error; one up to `absent` has no such check and gets
-nothing; one in between, or no pin, leaves the verdict to the release (an info saying so).
+not to (`Check.absent`): the training_args.py of 26 wheels from 4.10 to 5.24 (`pip download
+transformers==X --no-deps`, searched for each error message), never installed. A pinned release from
+`present` on gets the error; one up to `absent` has no such check and gets nothing; one in between, or
+no pin, leaves the verdict to the release (an info saying so).
 
 A value the call does not give is transformers' default (the same in every release read: `eval_strategy`
 "no", `save_strategy` "steps", `logging_steps` and `save_steps` 500, `dataloader_num_workers` 0) only
@@ -128,10 +129,12 @@ def shown(call: ArgumentsCall, *names: str) -> str:
     """How the call gives `names`: `TrainingArguments(fp16=True, bf16=True)`, or the flags as written with
     the launch they belong to; a field left out shows its default."""
     written = getattr(call, "written", None)
+    spelled = {n: "evaluation_strategy" if n == "eval_strategy" and n not in call.keywords
+               and "evaluation_strategy" in call.keywords else n for n in names}  # the name before 4.41
     if written is not None:
-        parts = [written.get(n) or f"{n} not given ({value(call, n)!r})" for n in names]
+        parts = [written.get(spelled[n]) or f"{n} not given ({value(call, n)!r})" for n in names]
         return f"{', '.join(parts)} ({call.callee})"
-    parts = [f"{n}={value(call, n)!r}" if n in call.keywords else f"{n} not given ({value(call, n)!r})"
+    parts = [f"{spelled[n]}={value(call, n)!r}" if spelled[n] in call.keywords else f"{n} not given ({value(call, n)!r})"
              for n in names]
     return f"{call.callee}({', '.join(parts)})"
 
@@ -219,7 +222,7 @@ class LoadBestModelStrategiesDiffer(TrainingArgumentsCheck):
             yield self.CHECK, keyword, (
                 f"{shown(call, 'load_best_model_at_end', 'eval_strategy', 'save_strategy')}: TrainingArguments "
                 f"raises ValueError when it is built (--load_best_model_at_end requires the save and eval strategy "
-                f"to match); set eval_strategy to {save!r}" + (" (or save_strategy to \"best\")" if save != "no" else ""))
+                f"to match); make them match: eval_strategy {save!r}" + (f" or save_strategy {evaluate!r}" if evaluate != "no" else ""))
             return
         if evaluate != "steps":
             return
