@@ -144,6 +144,8 @@ EXPECTED: list[Change | NewFile] = [
             "no check_grad_overflow"),
     NewFile("fixtures/fsdp2/rules/FS039/*", "Issue 33: FS039, a process group initialised after the mesh did it"),
     NewFile("fixtures/fsdp2/rules/FS038/*", "Issue 33: FS038, a process-group timeout that is not a timedelta"),
+    NewFile("fixtures/transformers/rules/TA007/*", "Issue 33: TA007, fsdp words and fsdp_config values TrainingArguments "
+            "refuses"),
     NewFile("fixtures/transformers/rules/TA001/*", "Issue 33: TA001, both half precisions (TrainingArguments refuses the pair)"),
     NewFile("fixtures/transformers/rules/TA002/*", "Issue 33: TA002, load_best_model_at_end with evaluation and saving on different schedules"),
     NewFile("fixtures/transformers/rules/TA003/*", "Issue 33: TA003, a schedule stepped by evaluation, with evaluation off"),

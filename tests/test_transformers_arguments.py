@@ -62,8 +62,8 @@ def test_the_release_decides_whether_the_check_exists(tmp_path, pin, expected):
 
 @pytest.mark.oracle
 def test_the_rules_refuse_exactly_what_training_arguments_refuses(tmp_path):
-    """Differential, against transformers' own TrainingArguments: over combinations of the values the TA rules read,
-    a TA finding comes out exactly when building the arguments raises ValueError."""
+    """Differential, against transformers' own TrainingArguments: over combinations of the values the TA rules read
+    (FSDP's included), a TA finding comes out exactly when building the arguments raises ValueError."""
     hypothesis = pytest.importorskip("hypothesis")
     strategies = hypothesis.strategies
     transformers = pytest.importorskip("transformers")
@@ -82,6 +82,11 @@ def test_the_rules_refuse_exactly_what_training_arguments_refuses(tmp_path):
         "dataloader_prefetch_factor": strategies.sampled_from([None, 2]),
         "dataloader_num_workers": strategies.sampled_from([0, 2]),
         "torch_empty_cache_steps": strategies.sampled_from([None, 0, 5]),
+        "fsdp": strategies.sampled_from(["full_shard auto_wrap", "shard_grad_op", "hybrid_shard", "FULL_SHARD",
+                                         "full_shard auto-wrap", "offload"]),
+        "fsdp_config": strategies.sampled_from([{"auto_wrap_policy": "NO_WRAP"}, {"auto_wrap_policy": "BLOCK_WRAP"},
+                                                {"fsdp_cpu_ram_efficient_loading": "maybe"},
+                                                {"cpu_ram_efficient_loading": "true"}]),
     }
     (tmp_path / "requirements.txt").write_text("transformers==5.24.0\n", encoding="utf-8")
     script = tmp_path / "train.py"

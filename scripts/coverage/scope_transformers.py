@@ -107,14 +107,6 @@ NO_RULE_YET = {
         'save_only_model with FSDP whose state_dict_type (fsdp_config or accelerate config) is SHARDED_STATE_DICT',
     'transformers/trainer_pt_utils.py:AcceleratorConfig.from_json_file:1':
         "the JSON file named by --accelerator_config (or the training-args JSON's accelerator_config path) has keys AcceleratorConfig does not have",
-    'transformers/training_args.py:TrainingArguments._process_fsdp_args:1':
-        'fsdp_config auto_wrap_policy (or fsdp_auto_wrap_policy) not one of TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP, NO_WRAP when --fsdp is on and xla is off',
-    'transformers/training_args.py:TrainingArguments._apply_legacy_fsdp_to_config:1':
-        'a --fsdp sharding option other than full_shard/shard_grad_op (hybrid_shard, hybrid_shard_zero2, no_shard) while fsdp_config version is 2 (the default)',
-    'transformers/training_args.py:TrainingArguments._apply_legacy_fsdp_to_config:2':
-        'a --fsdp word that is no FSDP sharding strategy, offload or auto_wrap',
-    'transformers/training_args.py:str_to_bool:1':
-        'an fsdp_config boolean (cpu_ram_efficient_loading, activation_checkpointing, reshard_after_forward under version 2, forward_prefetch/use_orig_params/sync_module_states/limit_all_gathers under version 1) that is not a truth value',
 }
 
 

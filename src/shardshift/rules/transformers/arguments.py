@@ -419,3 +419,78 @@ class IntervalStepsRefused(TrainingArgumentsCheck):
                 yield self.WHOLE, field, (f"{shown(call, field)}: {refusal} (--{field} must be an integer if bigger "
                                           f"than 1: {steps:g}); give a whole number of steps, or a ratio below 1")
                 return
+
+
+# the `fsdp` words TrainingArguments 5.10+ takes (_apply_legacy_fsdp_to_config): Accelerate's sharding
+# strategies, of which FSDP2 takes the first two, written in lower case; then "offload" and "auto_wrap"
+FSDP2_STRATEGIES = ("full_shard", "shard_grad_op")
+FSDP1_STRATEGIES = ("NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2")
+FSDP_AUTO_WRAP_POLICIES = ("TRANSFORMER_BASED_WRAP", "SIZE_BASED_WRAP", "NO_WRAP")
+TRUTH_WORDS = ("y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0")
+
+
+class FsdpOptionRefused(TrainingArgumentsCheck):
+    """An `fsdp` word or `fsdp_config` value that `TrainingArguments` refuses when it is built.
+
+    ## What it does
+    With FSDP on (`fsdp` given), reports: a word of the `fsdp` string that is no sharding strategy,
+    `offload` or `auto_wrap`; a strategy other than `full_shard` / `shard_grad_op` (as written, in
+    lower case) while `fsdp_config` asks for FSDP2 (its `version`, 2 by default); and, in an
+    `fsdp_config` written as a dict in the call, an `auto_wrap_policy` other than
+    TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP or NO_WRAP, or a `cpu_ram_efficient_loading` that is no
+    truth value.
+
+    ## Why is this bad
+    Since transformers 5.10, `TrainingArguments` translates these into Accelerate's FSDP plugin when
+    it is built and raises `ValueError` before the model is loaded: `Unknown \\`fsdp\\` option: ...`,
+    `\\`fsdp=hybrid_shard\\` is only available with FSDP1`, `\\`auto_wrap_policy\\` must be one of
+    [...]`, `invalid truth value ...`.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", fsdp="full_shard auto-wrap")
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", fsdp="full_shard auto_wrap")
+    ```
+    """
+
+    code = "TA007"
+    name = "fsdp-option-refused"
+    CHECK = Check((5, 10, 1), (5, 0, 0))
+
+    def refusals(self, call):
+        fsdp = value(call, "fsdp") if "fsdp" in call.keywords else None
+        if not fsdp or fsdp is UNKNOWN:
+            return
+        config = call.keywords.get("fsdp_config")
+        config = {(k[5:] if isinstance(k, str) and k.startswith("fsdp_") else k): v
+                  for k, v in config.items()} if isinstance(config, dict) else None
+        refusal = "TrainingArguments raises ValueError when it is built"
+        if isinstance(fsdp, str):
+            version = config.get("version", 2) if config is not None else (2 if "fsdp_config" not in call.keywords
+                                                                             else None)
+            for word in fsdp.split():
+                if word.upper() in (*(s.upper() for s in FSDP2_STRATEGIES), *FSDP1_STRATEGIES):
+                    if version in (2, "2") and word not in FSDP2_STRATEGIES:
+                        yield self.CHECK, "fsdp", (
+                            f"{shown(call, 'fsdp')}: {refusal} (`fsdp={word}` is only available with FSDP1); under "
+                            "FSDP2 write full_shard or shard_grad_op (lower case)")
+                        return
+                elif word not in ("offload", "auto_wrap"):
+                    yield self.CHECK, "fsdp", (f"{shown(call, 'fsdp')}: {refusal} (Unknown `fsdp` option: {word}); "
+                                               "the words are full_shard, shard_grad_op, offload and auto_wrap")
+                    return
+        if config is None or config.get("xla") is True:
+            return
+        policy = config.get("auto_wrap_policy", FSDP_AUTO_WRAP_POLICIES[0])
+        if isinstance(policy, str) and policy not in FSDP_AUTO_WRAP_POLICIES:
+            yield self.CHECK, "fsdp_config", (f"fsdp_config auto_wrap_policy {policy!r}: {refusal} (`auto_wrap_policy` "
+                                              f"must be one of {list(FSDP_AUTO_WRAP_POLICIES)}, got {policy})")
+            return
+        loading = config.get("cpu_ram_efficient_loading")
+        if loading is not None and str(loading).lower() not in TRUTH_WORDS:
+            yield self.CHECK, "fsdp_config", (f"fsdp_config cpu_ram_efficient_loading {loading!r}: {refusal} "
+                                              f"(invalid truth value {str(loading).lower()})")
