@@ -38,6 +38,18 @@ def _upstream_data(document, context: Context) -> dict | None:
     return data if isinstance(data, dict) and _upstream(document, context) else None
 
 
+class _StartupRule(_TitanRule):
+    """A check of torchtitan v0.2.2's own code: judged only where that code reads the file (`_upstream_data`)."""
+
+    def check(self, document, context: Context) -> Iterable[Finding]:
+        data = _upstream_data(document, context)
+        if data is not None:
+            yield from self.judge(document, data)
+
+    def judge(self, document, data: dict) -> Iterable[Finding]:
+        raise NotImplementedError
+
+
 def _upstream(document, context: Context) -> bool:
     """Whether torchtitan v0.2.2's own code judges the file (not a vendored copy of another release)."""
     from shardshift.formats.torchtitan.extension import table_for
@@ -45,7 +57,7 @@ def _upstream(document, context: Context) -> bool:
     return table_for(document.path, document.data, "torchtitan" in context.release_overrides).upstream
 
 
-class ConfigDataclassCheck(_TitanRule):
+class ConfigDataclassCheck(_StartupRule):
     """A value that a torchtitan config section refuses as it is built from the file.
 
     ## What it does
@@ -76,10 +88,7 @@ class ConfigDataclassCheck(_TitanRule):
     name = "config-section-refuses-value"
     severity = "error"
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         parallelism = _section(data, "parallelism")
         if parallelism.get("context_parallel_load_balancer") == "":
             yield self.finding(document, "/parallelism/context_parallel_load_balancer",
@@ -95,7 +104,7 @@ class ConfigDataclassCheck(_TitanRule):
                                "or not validation is enabled (AssertionError: validation steps must be positive or -1)")
 
 
-class UnknownModelName(_TitanRule):
+class UnknownModelName(_StartupRule):
     """A `model.name` that torchtitan has no train spec for.
 
     ## What it does
@@ -127,10 +136,7 @@ class UnknownModelName(_TitanRule):
     # a model name the repository registers itself (register_train_spec) is an extension
     premises = ("reader", "release", "extension")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         name = _section(data, "model").get("name")
         if not isinstance(name, str) or name in MODELS or name in EXPERIMENTS:
             return
@@ -179,7 +185,7 @@ def _model_compiled(data: dict) -> bool:
     return compile_.get("enable") is True and isinstance(components, list) and "model" in components
 
 
-class QuantizationConverterConfig(_TitanRule):
+class QuantizationConverterConfig(_StartupRule):
     """Quantization converter settings that torchtitan's converters refuse at start-up.
 
     ## What it does
@@ -220,10 +226,7 @@ class QuantizationConverterConfig(_TitanRule):
     name = "quantization-converter-config"
     severity = "error"
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         converters = _section(data, "model").get("converters")
         if not isinstance(converters, list) or not all(isinstance(c, str) for c in converters):
             return
@@ -272,7 +275,7 @@ class QuantizationConverterConfig(_TitanRule):
                 related=[self.related(document, "/compile/enable", "compile is enabled here")])
 
 
-class SeedCheckpointWithoutCheckpointing(_TitanRule):
+class SeedCheckpointWithoutCheckpointing(_StartupRule):
     """A seed checkpoint asked for with checkpointing off.
 
     ## What it does
@@ -301,10 +304,7 @@ class SeedCheckpointWithoutCheckpointing(_TitanRule):
     name = "seed-checkpoint-without-checkpointing"
     severity = "error"
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         checkpoint = _section(data, "checkpoint")
         if checkpoint.get("create_seed_checkpoint") is not True or checkpoint.get("enable") is True:
             return
@@ -473,7 +473,7 @@ class ValidationWithoutValidator(_TitanRule):
                            "first step", fix="validation.enable = false")
 
 
-class KeepOnlyLatestCheckpoint(_TitanRule):
+class KeepOnlyLatestCheckpoint(_StartupRule):
     """`checkpoint.keep_latest_k = 1` with checkpointing on.
 
     ## What it does
@@ -502,12 +502,8 @@ class KeepOnlyLatestCheckpoint(_TitanRule):
     code = "TT108"
     name = "keep-only-latest-checkpoint"
     severity = "error"
-    premises = ("reader", "release")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         checkpoint = _section(data, "checkpoint")
         if checkpoint.get("enable") is not True or _int(checkpoint.get("keep_latest_k")) != 1:
             return
@@ -518,7 +514,7 @@ class KeepOnlyLatestCheckpoint(_TitanRule):
                            fix="keep_latest_k = 2 or more (0 keeps every checkpoint)")
 
 
-class ProfileFrequencyBelowWarmupAndActive(_TitanRule):
+class ProfileFrequencyBelowWarmupAndActive(_StartupRule):
     """Profiling on with `profile_freq` below `profiler_warmup + profiler_active`.
 
     ## What it does
@@ -552,12 +548,8 @@ class ProfileFrequencyBelowWarmupAndActive(_TitanRule):
     code = "TT109"
     name = "profile-frequency-below-warmup-and-active"
     severity = "error"
-    premises = ("reader", "release")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         profiling = _section(data, "profiling")
         if profiling.get("enable_profiling") is not True:
             return
@@ -580,7 +572,7 @@ class ProfileFrequencyBelowWarmupAndActive(_TitanRule):
 CP_LOAD_BALANCERS = ("headtail", "ptrr")
 
 
-class UnknownContextParallelLoadBalancer(_TitanRule):
+class UnknownContextParallelLoadBalancer(_StartupRule):
     """A `context_parallel_load_balancer` torchtitan has none of, with context parallelism on.
 
     ## What it does
@@ -612,12 +604,8 @@ class UnknownContextParallelLoadBalancer(_TitanRule):
     code = "TT110"
     name = "unknown-context-parallel-load-balancer"
     severity = "error"
-    premises = ("reader", "release")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         parallelism = _section(data, "parallelism")
         balancer = parallelism.get("context_parallel_load_balancer")
         degree = _int(parallelism.get("context_parallel_degree"))
@@ -634,7 +622,7 @@ class UnknownContextParallelLoadBalancer(_TitanRule):
                            fix=f'"{suggestion}"' if suggestion else None)
 
 
-class LastSaveInHfWithoutModelOnly(_TitanRule):
+class LastSaveInHfWithoutModelOnly(_StartupRule):
     """`last_save_in_hf = true` with `last_save_model_only = false`, checkpointing on.
 
     ## What it does
@@ -668,12 +656,8 @@ class LastSaveInHfWithoutModelOnly(_TitanRule):
     code = "TT111"
     name = "last-save-in-hf-without-model-only"
     severity = "error"
-    premises = ("reader", "release")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        if data is None:
-            return
+    def judge(self, document, data: dict) -> Iterable[Finding]:
         checkpoint = _section(data, "checkpoint")
         if checkpoint.get("enable") is not True or checkpoint.get("load_only") is True or \
                 checkpoint.get("last_save_in_hf") is not True or checkpoint.get("last_save_model_only") is not False:
@@ -692,7 +676,7 @@ def _loads_checkpoints(data: dict) -> dict | None:
     return checkpoint if checkpoint.get("enable") is True else None
 
 
-class InitialLoadInHfWithoutModelOnly(_TitanRule):
+class InitialLoadInHfWithoutModelOnly(_StartupRule):
     """`initial_load_in_hf = true` with `initial_load_model_only = false`, checkpointing on.
 
     ## What it does
@@ -726,11 +710,9 @@ class InitialLoadInHfWithoutModelOnly(_TitanRule):
     code = "TT112"
     name = "initial-load-in-hf-without-model-only"
     severity = "error"
-    premises = ("reader", "release")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        checkpoint = _loads_checkpoints(data) if data is not None else None
+    def judge(self, document, data: dict) -> Iterable[Finding]:
+        checkpoint = _loads_checkpoints(data)
         if checkpoint is None or checkpoint.get("initial_load_in_hf") is not True or \
                 checkpoint.get("initial_load_model_only") is not False:
             return
@@ -742,7 +724,7 @@ class InitialLoadInHfWithoutModelOnly(_TitanRule):
                            fix="initial_load_model_only = true (an HF checkpoint holds the model only)")
 
 
-class InitialLoadQuantizedWithoutHf(_TitanRule):
+class InitialLoadQuantizedWithoutHf(_StartupRule):
     """`initial_load_in_hf_quantized = true` without `initial_load_in_hf = true`, checkpointing on.
 
     ## What it does
@@ -774,11 +756,9 @@ class InitialLoadQuantizedWithoutHf(_TitanRule):
     code = "TT113"
     name = "initial-load-quantized-without-hf"
     severity = "error"
-    premises = ("reader", "release")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        checkpoint = _loads_checkpoints(data) if data is not None else None
+    def judge(self, document, data: dict) -> Iterable[Finding]:
+        checkpoint = _loads_checkpoints(data)
         if checkpoint is None or checkpoint.get("initial_load_in_hf_quantized") is not True or \
                 checkpoint.get("initial_load_in_hf") is True:
             return
@@ -794,7 +774,7 @@ class InitialLoadQuantizedWithoutHf(_TitanRule):
 CHECKPOINT_STATES = ("model", "optimizer", "lr_scheduler", "dataloader", "train_state")
 
 
-class UnknownStateExcludedFromLoading(_TitanRule):
+class UnknownStateExcludedFromLoading(_StartupRule):
     """An `exclude_from_loading` entry that names no state torchtitan checkpoints, checkpointing on.
 
     ## What it does
@@ -827,11 +807,9 @@ class UnknownStateExcludedFromLoading(_TitanRule):
     code = "TT114"
     name = "unknown-state-excluded-from-loading"
     severity = "error"
-    premises = ("reader", "release")
 
-    def check(self, document, context: Context) -> Iterable[Finding]:
-        data = _upstream_data(document, context)
-        checkpoint = _loads_checkpoints(data) if data is not None else None
+    def judge(self, document, data: dict) -> Iterable[Finding]:
+        checkpoint = _loads_checkpoints(data)
         entries = checkpoint.get("exclude_from_loading") if checkpoint is not None else None
         if not isinstance(entries, list) or not all(isinstance(entry, str) for entry in entries):
             return  # another type is TT002's
