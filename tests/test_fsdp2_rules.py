@@ -185,3 +185,23 @@ def test_argument_rules_stay_silent_where_torch_accepts_or_the_code_cannot_tell(
         "    return copy.deepcopy(model.state_dict())\n")
     _, out = check_json(str(tmp_path), "--select", "FS029,FS030,FS031,FS032,FS033,FS034")
     assert out["findings"] == []
+
+
+def test_process_group_rules_stay_silent_where_torch_accepts_or_the_code_cannot_tell(tmp_path):
+    """Precision of FS038/FS039: a placeholder timeout, a guarded init, a group destroyed between the mesh
+    and the init, an init only in one branch; and the same init after the mesh, unguarded, is found."""
+    head = ("import os\nfrom datetime import timedelta\nimport torch.distributed as dist\n"
+            "from torch.distributed.device_mesh import init_device_mesh\nfrom torch.distributed.fsdp import fully_shard\n"
+            "def shard(model, again):\n    mesh = init_device_mesh('cuda', (int(os.environ['WORLD_SIZE']),))\n")
+    quiet = {"guarded": "    if not dist.is_initialized():\n        dist.init_process_group('nccl')\n",
+             "destroyed": "    dist.destroy_process_group()\n    dist.init_process_group('nccl', timeout=timedelta(minutes=5))\n",
+             "branch": "    if again:\n        dist.init_process_group('nccl')\n",
+             "placeholder": "    dist.destroy_process_group()\n    dist.init_process_group('nccl', timeout='FILL_IN')\n"}
+    for name, body in quiet.items():
+        (tmp_path / f"{name}.py").write_text(head + body + "    fully_shard(model, mesh=mesh)\n")
+    _, out = check_json(str(tmp_path), "--select", "FS038,FS039")
+    assert out["findings"] == []
+    (tmp_path / "twice.py").write_text(head + "    dist.init_process_group('nccl', timeout=600)\n"
+                                              "    fully_shard(model, mesh=mesh)\n")
+    _, out = check_json(str(tmp_path), "--select", "FS038,FS039")
+    assert sorted(f["code"] for f in out["findings"]) == ["FS038", "FS039"]

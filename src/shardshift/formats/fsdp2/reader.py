@@ -1137,6 +1137,9 @@ class Interpreter:
         if last == "init_process_group":
             self._event("process_group", node, kwargs=named, given=given)
             return UNKNOWN
+        if last == "destroy_process_group":  # after it, a new default group may be initialised
+            self._event("process_group_destroyed", node)
+            return UNKNOWN
         if last == "DataLoader":
             self._event("dataloader", node, kwargs=named, given=given, texts=texts())
             return UNKNOWN

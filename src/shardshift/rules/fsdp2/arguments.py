@@ -700,8 +700,8 @@ class ProcessGroupTimeoutNotTimedelta(_base._Fsdp2Rule):
     def judge(self, analysis, context):
         for event in analysis.of("process_group"):
             found = event.kwargs.get("timeout")
-            if not isinstance(found, R.Const) or found.value is None:
-                continue
+            if not isinstance(found, R.Const) or found.value is None or found.value in PLACEHOLDERS:
+                continue  # a placeholder is filled in before the script runs (FS031 skips them too)
             value = found.value
             fix = f"timeout=timedelta(seconds={value})" if isinstance(value, (int, float)) and \
                 not isinstance(value, bool) else "timeout=timedelta(...)"
@@ -715,8 +715,8 @@ class ProcessGroupInitialisedTwice(_base._Fsdp2Rule):
 
     ## What it does
     Reports `torch.distributed.init_process_group(...)` that runs, in the same flow and under no
-    undecided condition, after `init_device_mesh(...)` / `DeviceMesh(...)` or after another
-    `init_process_group(...)`.
+    undecided condition, after `init_device_mesh(...)` or after another `init_process_group(...)`,
+    with no `destroy_process_group()` between them.
 
     ## Why is this bad
     Building a device mesh initialises the default process group when none exists. A second
@@ -745,7 +745,12 @@ class ProcessGroupInitialisedTwice(_base._Fsdp2Rule):
         for flow in analysis.flows():
             first = None
             for event in flow:
-                if event.kind not in ("mesh", "process_group") or event.file:
+                if event.kind not in ("mesh", "process_group", "process_group_destroyed") or event.file:
+                    continue
+                if event.kind == "process_group_destroyed":
+                    if event.conds or event.in_loop:
+                        break  # the group may or may not be gone: the rest of the flow is not judged
+                    first = None
                     continue
                 if event.conds or event.in_loop:
                     continue  # guarded or repeated: whether it runs, or runs first, is not known
