@@ -278,6 +278,29 @@ def _accelerate_fsdp2(path: str, script: Document, flag, ds: Document, root: str
     return migration
 
 
+class _Report:
+    """The entries for a ds_config's settings as a migration decides them: `add` one (the pointer is
+    then handled), and `the_rest` gives every setting left DeepSpeed's own reason (its FSDP2 mapping's)."""
+
+    def __init__(self, ds: Document) -> None:
+        self.ds = ds
+        self.entries: list[MappingEntry] = []
+        self.handled: set[str] = set()
+        self.where = {pointer: (line, column) for pointer, line, column in ds.settings()}
+
+    def add(self, pointer: str, status: str, target: str | None, reason: str) -> None:
+        self.handled.add(pointer)
+        line, column = self.where.get(pointer, (1, 1))
+        self.entries.append(MappingEntry(pointer, line, column, status, target, reason, self.ds.path))
+
+    def the_rest(self) -> None:
+        for pointer, line, column in self.ds.settings():
+            if pointer not in self.handled and not any(pointer.startswith(p + "/") for p in self.handled):
+                self.entries.append(MappingEntry(pointer, line, column,
+                                                 *_deepspeed_only(pointer, _value(self.ds.data, pointer)),
+                                                 self.ds.path))
+
+
 def _accelerate_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[str, list[MappingEntry]]:
     """The Accelerate FSDP2 config for the ds_config (the accelerate-fsdp2 writer's, with the launch's
     process count), its entries for the sharding settings, and the Trainer flags the ds_config decided."""
@@ -292,27 +315,15 @@ def _accelerate_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[str, list
         plan.world.nodes, plan.world.gpus_per_node, plan.world.world_size = 1, processes, processes
     document.plan = plan
     conversion = formats.writer("accelerate-fsdp2").convert(document)
-    data: dict = ds.data
-    entries: list[MappingEntry] = []
-    handled: set[str] = set()
-    where = {pointer: (line, column) for pointer, line, column in ds.settings()}
-
-    def entry(pointer: str, status: str, target: str | None, reason: str) -> None:
-        handled.add(pointer)
-        line, column = where.get(pointer, (1, 1))
-        entries.append(MappingEntry(pointer, line, column, status, target, reason, ds.path))
-
+    report = _Report(ds)
     for found in conversion.entries:  # ZeRO's stage, offload and saving: what the config now says
         if found.source.startswith("/zero_optimization"):
             found.file = ds.path
-            entries.append(found)
-            handled.add(found.source)
-    _trainer_flags(data, rewrite, entry, handled, where)
-    for pointer, line, column in ds.settings():
-        if pointer not in handled and not any(pointer.startswith(p + "/") for p in handled):
-            entries.append(MappingEntry(pointer, line, column, *_deepspeed_only(pointer, _value(data, pointer)),
-                                        ds.path))
-    return conversion.text, entries
+            report.entries.append(found)
+            report.handled.add(found.source)
+    _trainer_flags(ds.data, rewrite, report)
+    report.the_rest()
+    return conversion.text, report.entries
 
 
 def _release_note(release, pinned) -> list[MappingEntry]:
@@ -368,14 +379,8 @@ def _fsdp_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[dict, list[Mapp
     data: dict = ds.data
     zero = data.get("zero_optimization") if isinstance(data.get("zero_optimization"), dict) else {}
     stage = zero.get("stage", 0)
-    entries: list[MappingEntry] = []
-    handled: set[str] = set()
-    where = {pointer: (line, column) for pointer, line, column in ds.settings()}
-
-    def entry(pointer: str, status: str, target: str | None, reason: str) -> None:
-        handled.add(pointer)
-        line, column = where.get(pointer, (1, 1))
-        entries.append(MappingEntry(pointer, line, column, status, target, reason, ds.path))
+    report = _Report(ds)
+    entries, where, entry = report.entries, report.where, report.add
 
     config_name = os.path.basename(_config_path(ds.path))
     if not isinstance(stage, int) or isinstance(stage, bool) or stage not in (0, 1, 2, 3):
@@ -428,17 +433,15 @@ def _fsdp_config(ds: Document, rewrite: _ScriptRewrite) -> tuple[dict, list[Mapp
         config["cpu_ram_efficient_loading"] = True
         entries[0].reason += ("; cpu_ram_efficient_loading: rank 0 reads the checkpoint and sends the shards, where "
                               "ZeRO-3 built the model partitioned (zero.Init)")
-    _trainer_flags(data, rewrite, entry, handled, where)
+    _trainer_flags(data, rewrite, report)
     # everything else DeepSpeed's own: the reason the FSDP2 mapping gives for it
-    for pointer, line, column in ds.settings():
-        if pointer not in handled and not any(pointer.startswith(p + "/") for p in handled):
-            entries.append(MappingEntry(pointer, line, column, *_deepspeed_only(pointer, _value(data, pointer)),
-                                        ds.path))
+    report.the_rest()
     return config, entries
 
 
-def _trainer_flags(data: dict, rewrite: _ScriptRewrite, entry, handled: set[str], where: dict) -> None:
+def _trainer_flags(data: dict, rewrite: _ScriptRewrite, report: _Report) -> None:
     """What the ds_config decided that the Trainer's own flags decide without it."""
+    entry, handled, where = report.add, report.handled, report.where
     _precision(data, rewrite, entry)
     _optimizer_and_schedule(data, rewrite, entry)
     for pointer, flag_name in _TRAINER_FLAGS.items():
