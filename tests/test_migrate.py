@@ -233,18 +233,24 @@ _FLAGS = st.lists(st.sampled_from(["--bf16 True", "--learning_rate 1e-4", "--out
                   max_size=5, unique=True)
 
 
+def _generated_launch(options, before, after, wrapped) -> tuple[str, list[str]]:
+    """A deepspeed launch with the launcher `options`, the Trainer flags `before` and `after` --deepspeed,
+    one line or one flag per line; and the Trainer flags in their order."""
+    if any(o.startswith("--include") for o in options) and any(o.startswith("--num_gpus") for o in options):
+        options = [o for o in options if not o.startswith("--num_gpus")]
+    after = [f for f in after if f not in before]
+    sep = " \\\n    " if wrapped else " "
+    return sep.join(["deepspeed", *options, "train.py", *before, "--deepspeed configs/ds.json", *after]) + "\n", \
+        before + after
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(options=_OPTIONS, before=_FLAGS, after=_FLAGS, wrapped=st.booleans())
 def test_any_launch_reads_back_as_torchrun_with_the_same_trainer_flags(tmp_path_factory, options, before, after,
                                                                         wrapped):
     from shardshift.formats.launch import reader
 
-    if any(o.startswith("--include") for o in options) and any(o.startswith("--num_gpus") for o in options):
-        options = [o for o in options if not o.startswith("--num_gpus")]
-    flags = before + [f for f in after if f not in before]
-    sep = " \\\n    " if wrapped else " "
-    launch = sep.join(["deepspeed", *options, "train.py", *before, "--deepspeed configs/ds.json",
-                       *[f for f in after if f not in before]]) + "\n"
+    launch, flags = _generated_launch(options, before, after, wrapped)
     repo = make(tmp_path_factory.mktemp("prop"), launch, git=False)
     migration = one(repo)
     text = migration.changes[0].after
@@ -321,12 +327,7 @@ def test_any_launch_reads_back_as_accelerate_launch_with_the_same_trainer_flags(
                                                                                 after, wrapped):
     from shardshift.formats.launch import reader
 
-    if any(o.startswith("--include") for o in options) and any(o.startswith("--num_gpus") for o in options):
-        options = [o for o in options if not o.startswith("--num_gpus")]
-    flags = before + [f for f in after if f not in before]
-    sep = " \\\n    " if wrapped else " "
-    launch = sep.join(["deepspeed", *options, "train.py", *before, "--deepspeed configs/ds.json",
-                       *[f for f in after if f not in before]]) + "\n"
+    launch, flags = _generated_launch(options, before, after, wrapped)
     repo = make(tmp_path_factory.mktemp("prop"), launch, git=False)
     migration = one(repo, to="accelerate-fsdp2")
     text = migration.changes[0].after
