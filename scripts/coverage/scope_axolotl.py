@@ -211,6 +211,3 @@ NO_RULE_YET = {
         'a datasets entry whose message_field_content differs from its message_property_mappings.content',
 }
 
-
-def keep(site) -> bool:
-    return site.id not in NO_RULE_YET

@@ -109,6 +109,3 @@ NO_RULE_YET = {
         "the JSON file named by --accelerator_config (or the training-args JSON's accelerator_config path) has keys AcceleratorConfig does not have",
 }
 
-
-def keep(site) -> bool:
-    return site.id not in NO_RULE_YET
