@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from shardshift.document import Document
+from shardshift.formats.accelerate.keys import truthy
 from shardshift.formats.accelerate.reader import fsdp_version
 from shardshift.rules.accelerate.config import (  # noqa: F401 - MULTI_DEVICE and the rest: this module's names too
     MULTI_DEVICE,
@@ -248,7 +249,6 @@ OPT_LEVELS = ("O1", "O2")
 
 # the TE recipe's defaults (TERecipeKwargs.__post_init__): to_kwargs() hands Transformer Engine only what differs
 TE_RECIPE_DEFAULTS = {"fp8_amax_compute_algo": "most_recent", "fp8_amax_history_len": 1024}
-TRUE_WORDS = ("y", "yes", "t", "true", "on", "1")  # accelerate's str_to_bool of the exported variable
 
 
 class InvalidFp8Config(AccelerateRule):
@@ -294,7 +294,7 @@ class InvalidFp8Config(AccelerateRule):
     def _mxfp8(self, document: Document, entry) -> Iterable[Finding]:
         """utils/transformer_engine.py apply_fp8_autowrap: MXFP8 block scaling takes no amax settings."""
         scaling = entry("fp8_use_mxfp8_block_scaling")
-        if scaling is None or str(scaling[1]).strip().lower() not in TRUE_WORDS:
+        if scaling is None or truthy(scaling[1]) is not True:  # str_to_bool of the exported variable
             return
         for name, default in TE_RECIPE_DEFAULTS.items():
             found = entry(name)

@@ -25,6 +25,7 @@ from typing import Any, Iterable
 
 from shardshift.context import UnknownContext
 from shardshift.document import Document
+from shardshift.formats.accelerate.keys import truthy
 from shardshift.formats.python_script.reader import TRAINING_ARGUMENTS_CLASSES, UNKNOWN, ArgumentsCall, ScriptFacts
 from shardshift.rules.base import Context, Finding, Rule
 
@@ -426,7 +427,6 @@ class IntervalStepsRefused(TrainingArgumentsCheck):
 FSDP2_STRATEGIES = ("full_shard", "shard_grad_op")
 FSDP1_STRATEGIES = ("NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2")
 FSDP_AUTO_WRAP_POLICIES = ("TRANSFORMER_BASED_WRAP", "SIZE_BASED_WRAP", "NO_WRAP")
-TRUTH_WORDS = ("y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0")
 
 
 class FsdpOptionRefused(TrainingArgumentsCheck):
@@ -491,6 +491,6 @@ class FsdpOptionRefused(TrainingArgumentsCheck):
                                               f"must be one of {list(FSDP_AUTO_WRAP_POLICIES)}, got {policy})")
             return
         loading = config.get("cpu_ram_efficient_loading")
-        if loading is not None and str(loading).lower() not in TRUTH_WORDS:
+        if loading is not None and truthy(loading) is None:  # transformers' str_to_bool reads Accelerate's words
             yield self.CHECK, "fsdp_config", (f"fsdp_config cpu_ram_efficient_loading {loading!r}: {refusal} "
                                               f"(invalid truth value {str(loading).lower()})")
