@@ -276,3 +276,12 @@ def test_context_parallelism_without_fsdp_is_allowed_when_the_environment_says_s
     assert [f.code for f in api.check([str(bad)]).findings] == ["AC010"]
     allowed = api.check([str(bad)], env={"ACCELERATE_ALLOW_CP_STANDALONE": "true"}).findings
     assert [f.code for f in allowed if f.severity != "info"] == []
+
+
+def test_an_infinite_amax_history_with_mxfp8_raises_no_traceback(tmp_path):
+    from shardshift import api
+
+    config = tmp_path / "accelerate_config.yaml"
+    config.write_text("distributed_type: MULTI_GPU\nmixed_precision: fp8\nnum_machines: 1\nnum_processes: 8\n"
+                      "fp8_config:\n  backend: TE\n  use_mxfp8_block_scaling: true\n  amax_history_len: .inf\n")
+    assert [f.code for f in api.check([str(config)]).findings if f.code == "AC011"] == []

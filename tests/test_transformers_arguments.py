@@ -156,3 +156,11 @@ def test_flags_taken_for_training_arguments_without_a_parser_are_only_an_info(tm
               "--save_strategy epoch\n")
     found = _findings(tmp_path, {"run.sh": launch, "train.py": entry, "ds.json": '{"train_batch_size": 8}'})
     assert [f[:2] for f in found] == [("TA002", "info")]
+
+
+def test_an_infinite_or_nan_interval_is_not_judged_and_raises_nothing(tmp_path):
+    # int() of it raises in transformers itself (OverflowError / ValueError, no check of its own): no TA finding
+    script = ("from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', "
+              "load_best_model_at_end=True, eval_strategy='steps', save_steps=1e999, logging_steps=1e999, "
+              "warmup_steps=-1e999)\n")
+    assert _findings(tmp_path, {"train.py": script}) == []

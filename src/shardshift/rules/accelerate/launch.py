@@ -302,7 +302,7 @@ class InvalidFp8Config(AccelerateRule):
                 continue
             try:
                 given = str(found[1]).lower() if default == "most_recent" else int(found[1])
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 continue  # int() of it raises first, in the recipe
             if given == default:
                 continue  # the recipe's default: not handed to Transformer Engine

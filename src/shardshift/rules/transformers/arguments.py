@@ -19,6 +19,7 @@ and a repository's classes of the same name are not it.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -79,7 +80,8 @@ def _dotted(version: tuple[int, ...]) -> str:
 
 
 def _number(found: Any) -> int | float | None:
-    return found if isinstance(found, (int, float)) and not isinstance(found, bool) else None
+    """A finite number (an infinite or nan one makes int() raise: not judged here)."""
+    return found if isinstance(found, (int, float)) and not isinstance(found, bool) and math.isfinite(found) else None
 
 
 class TrainingArgumentsCheck(Rule):
