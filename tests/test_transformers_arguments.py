@@ -164,3 +164,15 @@ def test_an_infinite_or_nan_interval_is_not_judged_and_raises_nothing(tmp_path):
               "load_best_model_at_end=True, eval_strategy='steps', save_steps=1e999, logging_steps=1e999, "
               "warmup_steps=-1e999)\n")
     assert _findings(tmp_path, {"train.py": script}) == []
+
+
+@pytest.mark.parametrize("field", ["lr_scheduler_type", "eval_strategy", "save_steps", "fsdp", "fsdp_config",
+                                   "torch_empty_cache_steps", "dataloader_prefetch_factor"])
+@pytest.mark.parametrize("written", ["[1]", "{'a': 1}", "(1, 2)", "float('nan')", "1e999", "'x'", "True"])
+def test_a_value_of_any_type_gives_a_finding_or_none_never_a_traceback(tmp_path, field, written):
+    script = ("from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', "
+              f"load_best_model_at_end=True, fsdp='full_shard', {field}={written})\n")
+    found = _findings(tmp_path, {"train.py": script})
+    assert all(code.startswith("TA") for code, *_ in found)
+    if field == "torch_empty_cache_steps" and written == "True":  # isinstance(True, int): transformers takes it
+        assert not [f for f in found if f[0] == "TA006"]

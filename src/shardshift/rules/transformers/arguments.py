@@ -282,7 +282,7 @@ class SchedulerNeedsEvaluation(TrainingArgumentsCheck):
 
     def refusals(self, call):
         schedule = value(call, "lr_scheduler_type")
-        if schedule not in self.SCHEDULES or value(call, "eval_strategy") != "no":
+        if not isinstance(schedule, str) or schedule not in self.SCHEDULES or value(call, "eval_strategy") != "no":
             return
         yield self.SCHEDULES[schedule], "lr_scheduler_type", (
             f"{shown(call, 'lr_scheduler_type', 'eval_strategy')}: TrainingArguments raises ValueError when it is "
@@ -406,7 +406,7 @@ class IntervalStepsRefused(TrainingArgumentsCheck):
                 "IntervalStrategy.STEPS requires either non-zero --eval_steps or --logging_steps)")
             return
         cache = value(call, "torch_empty_cache_steps") if "torch_empty_cache_steps" in call.keywords else None
-        if cache is not None and cache is not UNKNOWN and not (type(cache) is int and cache > 0):
+        if cache is not None and cache is not UNKNOWN and not (isinstance(cache, int) and cache > 0):  # as it checks
             yield self.EMPTY_CACHE, "torch_empty_cache_steps", (
                 f"{shown(call, 'torch_empty_cache_steps')}: {refusal} (`torch_empty_cache_steps` must be an integer "
                 f"bigger than 0, got {cache})")
