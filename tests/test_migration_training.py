@@ -72,13 +72,13 @@ def _name(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def train_side_by_side(folder, cases, world: int = 1) -> tuple[dict, dict]:
+    """Each (name, config) of `cases` trained under DeepSpeed and its migrated module under FSDP2, on
+    `world` ranks each (gloo): the results of rank 0 of each side, by name."""
     import shardshift
 
-    folder = tmp_path_factory.mktemp("side_by_side")
     deepspeed_jobs, fsdp2_jobs = [], []
-    for name, config in CASES + BF16_CASES:
+    for name, config in cases:
         source = folder / f"{_name(name)}.json"
         source.write_text(json.dumps(config))
         module = folder / f"{_name(name)}.py"
@@ -90,14 +90,16 @@ def runs(tmp_path_factory):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     torchrun = shutil.which("torchrun")
     prefix = [torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]
-    # the two frameworks train at the same time, one process each (one core each on CI's two);
+    # one rank: DeepSpeed's driver runs as a plain process (it sets the rank's environment itself)
+    deepspeed_launch = [*prefix, "--standalone", f"--nproc-per-node={world}"] if world > 1 else [sys.executable]
+    # the two frameworks train at the same time (one core each on CI's two with one rank);
     # output to files, not pipes: a process DeepSpeed starts (ZenFlow's step worker) may outlive the driver
     with open(folder / "deepspeed.log", "w") as deepspeed_log, open(folder / "fsdp2.log", "w") as fsdp2_log:
-        deepspeed_side = subprocess.Popen([sys.executable, str(HARNESS / "deepspeed_driver.py"),
+        deepspeed_side = subprocess.Popen([*deepspeed_launch, str(HARNESS / "deepspeed_driver.py"),
                                            str(folder / "deepspeed_jobs.json"), str(folder / "deepspeed.json")],
                                           stdout=deepspeed_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           env={**env, "MASTER_PORT": _port()})
-        fsdp2_side = subprocess.Popen([*prefix, "--standalone", "--nproc-per-node=1", str(HARNESS / "driver.py"),
+        fsdp2_side = subprocess.Popen([*prefix, "--standalone", f"--nproc-per-node={world}", str(HARNESS / "driver.py"),
                                        str(folder / "fsdp2_jobs.json"), str(folder / "fsdp2.json")],
                                       stdout=fsdp2_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         try:
@@ -109,6 +111,11 @@ def runs(tmp_path_factory):
     assert codes[0] == 0, (folder / "deepspeed.log").read_text()[-3000:]
     assert codes[1] == 0, (folder / "fsdp2.log").read_text()[-3000:]
     return (json.loads((folder / "deepspeed.json").read_text()), json.loads((folder / "fsdp2.json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return train_side_by_side(tmp_path_factory.mktemp("side_by_side"), CASES + BF16_CASES)
 
 
 def _relative(a: float, b: float) -> float:
@@ -192,6 +199,12 @@ def test_the_migrated_module_trains_like_deepspeed(runs, name):
         # and shardshift tells the user before the run does
         assert name in refused_reported(), f"DeepSpeed refuses {name}, shardshift check reports no error"
         return
+    assert_same_training(deepspeed_run, fsdp2_run)
+
+
+def assert_same_training(deepspeed_run: dict, fsdp2_run: dict) -> None:
+    """Both sides trained, with the same accumulation, and agree at every step: the learning rate to
+    LR_RTOL, the gradient norm before clipping to NORM_RTOL and the loss to LOSS_RTOL."""
     assert deepspeed_run["error"] is None, deepspeed_run["error"]
     assert fsdp2_run.get("error") is None, fsdp2_run["error"]
     assert fsdp2_run["accumulation"] == deepspeed_run["accumulation"]

@@ -1,15 +1,17 @@
-"""Train ds_configs under DeepSpeed itself on the CPU, one rank (gloo), for the side-by-side
-comparison with their migrated FSDP2 modules (tests/test_migration_training.py).
+"""Train ds_configs under DeepSpeed itself on the CPU (gloo), for the side-by-side comparison with
+their migrated FSDP2 modules (tests/test_migration_training.py, one rank;
+tests/test_migration_training_two_ranks.py, two).
 
-    python deepspeed_driver.py JOBS.json RESULTS.json
+    python deepspeed_driver.py JOBS.json RESULTS.json                      # one rank
+    torchrun --standalone --nproc-per-node=2 deepspeed_driver.py JOBS.json RESULTS.json
 
 JOBS.json: [{"name": ..., "config": {...}, "optimizer_steps": N, "module": the migrated module}, ...]
 (a config without an optimizer block gets the module's `build_optimizer` as its client optimizer,
 as a script passes its own to `deepspeed.initialize`). Each job builds the same
 TinyTransformer from seed 0 (model.py), trains it on the same batches as driver.py, and records per
 optimizer step the mean loss over its micro-steps, the learning rate after the step, and the global
-gradient norm before clipping (`engine.get_global_grad_norm()`). One rank: DeepSpeed's CPU
-accelerator runs ZeRO with gloo here on one process; the FSDP2 side runs on one rank too.
+gradient norm before clipping (`engine.get_global_grad_norm()`). Each rank trains on its own
+batches (`batch(rank, micro_step)`, as driver.py); rank 0 writes RESULTS.json with its own losses.
 """
 
 from __future__ import annotations
@@ -57,13 +59,14 @@ def run_one(job: dict) -> dict:
     except Exception as error:  # noqa: BLE001 - DeepSpeed refuses the config: nothing to train
         return {"error": f"{type(error).__name__}: {error}"[:600], "stage": "initialize"}
     accumulation = engine.gradient_accumulation_steps()
+    rank = int(os.environ["RANK"])
     stage = int(engine.zero_optimization_stage())
     losses, lrs, norms = [], [], []
     micro = 0
     for _ in range(job["optimizer_steps"]):
         total = 0.0
         for index in range(accumulation):
-            loss = engine(batch(0, micro))
+            loss = engine(batch(rank, micro))
             engine.backward(loss)
             if stage == 0 and index == accumulation - 1:  # the engine keeps no norm without ZeRO
                 norms.append(_grad_norm(engine.module))
@@ -76,7 +79,8 @@ def run_one(job: dict) -> dict:
             norm = engine.get_global_grad_norm()
             norms.append(float(norm) if norm is not None else None)
     return {"losses": losses, "lrs": lrs, "norms": norms, "accumulation": accumulation,
-            "optimizer": type(engine.basic_optimizer).__name__, "error": None, "stage": None}
+            "optimizer": type(engine.basic_optimizer).__name__, "error": None, "stage": None,
+            "world": torch.distributed.get_world_size()}
 
 
 def _grad_norm(model: torch.nn.Module) -> float:
@@ -112,7 +116,8 @@ def main() -> None:
             gc.collect()
         except Exception:  # noqa: BLE001 - recorded, then the next config runs
             results[job["name"]] = {"error": traceback.format_exc(limit=6), "stage": "train"}
-    Path(sys.argv[2]).write_text(json.dumps(results, indent=1))
+    if int(os.environ["RANK"]) == 0:
+        Path(sys.argv[2]).write_text(json.dumps(results, indent=1))
     import multiprocessing
 
     for child in multiprocessing.active_children():  # ZenFlow's optimizer-step worker, for one

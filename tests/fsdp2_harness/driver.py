@@ -70,7 +70,7 @@ def run_one(job: dict) -> dict:
         applied.append(engine.global_steps - engine.skipped_steps)
     finite = all(math.isfinite(x) for x in losses)
     return {"losses": losses, "lrs": lrs, "betas": betas, "applied": applied, "norms": norms,
-            "accumulation": accumulation,
+            "accumulation": accumulation, "world": dist.get_world_size(),
             "finite": finite, "error": None, "seconds": round(time.perf_counter() - started, 3)}
 
 
