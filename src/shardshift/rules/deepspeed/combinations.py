@@ -65,6 +65,12 @@ def _zenflow(data: dict) -> bool:
     return get(data, Z + "/zenflow") not in (MISSING, None)
 
 
+def _offloaded_to_cpu(data: dict) -> bool:
+    """ZeRO-1/2's `cpu_offload` (engine.zero_cpu_offload): the optimizer offloaded to the CPU, not NVMe."""
+    found = offload_device(data, OO)
+    return found is not None and found[0] == "cpu"
+
+
 def _deepcompile(data: dict) -> bool:
     return truth(get(data, "/compile/deepcompile")) is True
 
@@ -154,6 +160,19 @@ CONFLICTS: tuple[Conflict, ...] = (
                            and _static_loss_scale(d) else None),
              INIT, "DeepSpeed lamb optimizer requires dynamic loss scaling",
              "set fp16.loss_scale to 0 (dynamic loss scaling; the check applies even with fp16 off)"),
+    # runtime/torch_autocast.py _validate_auto_cast_settings, run when torch_autocast is enabled
+    Conflict(lambda d: "/torch_autocast/enabled", lambda d: Z + "/zero_quantized_weights",
+             lambda d, c: ("torch_autocast enabled with zero_optimization.zero_quantized_weights true"
+                           if truth(get(d, "/torch_autocast/enabled")) is True
+                           and truth(get(d, Z + "/zero_quantized_weights")) is True else None),
+             INIT, "Cannot enable both torch autocast and zero quantized weights",
+             "turn off zero_quantized_weights or torch_autocast"),
+    # runtime/zenflow/zenflow_stage_1_and_2.py _configure_zenflow: ZenFlow's ZeRO-1/2 optimizer
+    Conflict(lambda d: Z + "/zenflow", lambda d: OO + "/device",
+             lambda d, c: (f"zero_optimization.zenflow at ZeRO stage {zero_stage(d)} without optimizer offload to the CPU"
+                           if _zenflow(d) and zero_stage(d) in (1, 2) and not _offloaded_to_cpu(d) else None),
+             INIT, "Zenflow must be used with cpu offload",
+             "add \"offload_optimizer\": {\"device\": \"cpu\"} to zero_optimization, or remove the zenflow block"),
 )
 
 
@@ -167,7 +186,8 @@ class SettingsRejectedTogether(Rule):
     `compute_grad_norm: false` with gradient clipping (its default is 1.0 since DeepSpeed 0.19.3),
     optimizer offload, ZenFlow, or at stage 1 with bf16 and fp32 gradient accumulation; the
     `Lamb` optimizer with a static `fp16.loss_scale`; `zero_optimization.legacy_stage1: true`
-    with ZeRO on (the legacy stage 1 was removed in DeepSpeed 0.5.9).
+    with ZeRO on (the legacy stage 1 was removed in DeepSpeed 0.5.9); `torch_autocast` with
+    `zero_quantized_weights`; ZenFlow at ZeRO stage 1 or 2 without optimizer offload to the CPU.
 
     ## Why is this bad
     Each half is valid on its own, so the file passes a schema check; DeepSpeed stops with an

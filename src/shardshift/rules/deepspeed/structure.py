@@ -463,6 +463,18 @@ EXPERT_PARALLEL_MINIMUM: dict[str, tuple[int, str]] = {
     "num_limited_groups": (1, ">= 1"),
 }
 EXPERT_PARALLEL_BOOLS = ("validate_folding_routing", "async_split_plan")
+# module_inject/auto_ep_presets/registry.py PRESET_MODELS, in registry order
+EXPERT_PARALLEL_PRESETS = ("mixtral", "qwen3_moe", "qwen3_5_moe", "deepseek_v2", "deepseek_v3", "minimax_m3")
+# the names validate_autoep_config's _validate_attr_name checks: a non-empty string without dots, or null
+EXPERT_PARALLEL_NAMES = ("expert_w1", "expert_w2", "expert_w3", "num_experts_attr", "top_k_attr", "router_pattern",
+                         "expert_pattern", "shared_experts_pattern", "shared_experts_gate_pattern")
+
+
+def _number(value) -> float | None:
+    """A JSON number as DeepSpeed compares it (not a boolean), else None: not judged."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return value
 
 
 def _is_int(value) -> bool:
@@ -478,8 +490,15 @@ class ExpertParallelValueRefused(Rule):
     and `score_func` take one of their values; `comm_num_sm` is a positive integer,
     `comm_qp_margin` and `comm_max_tokens_per_rank` are non-negative integers (positive with
     `comm_backend: "deepep"`); `num_expert_groups` and `num_limited_groups` are at least 1 and
-    `num_limited_groups` is at most `num_expert_groups`; `validate_folding_routing` and
-    `async_split_plan` are booleans. With AutoEP off DeepSpeed never looks at these.
+    `num_limited_groups` is at most `num_expert_groups`; `validate_folding_routing`,
+    `async_split_plan` and `has_shared_experts` are booleans; `routed_scaling_factor` is a number
+    or `"auto"`; `preset_model` names a built-in preset; the weight and pattern names
+    (`expert_w1`, `router_pattern`, ...) are non-empty attribute names without dots. And the
+    combinations it refuses: `combine_impl: "fused_weighted_sum"` with AutoTP, with
+    `expert_tensor_parallel_size` > 1 or with DeepEP across ranks; `row_weighting_impl: "fused"`
+    outside DeepEP or with `autoep_size` 1; `gate_up_impl: "fused"` with `use_grouped_mm: false`;
+    `async_split_plan` with AutoEP and AutoTP folded together. With AutoEP off DeepSpeed never
+    looks at these.
 
     ## Why is this bad
     `deepspeed.initialize` raises ValueError before it touches the model, so the job dies at
@@ -534,9 +553,166 @@ class ExpertParallelValueRefused(Rule):
             yield self.finding(document, "/expert_parallel/num_limited_groups",
                                f"expert_parallel.num_limited_groups ({limited}) is larger than num_expert_groups "
                                f"({groups}): {tail} (\"num_limited_groups ({limited}) must be <= num_expert_groups ({groups})\")")
+        yield from self._names(document, section, tail)
+        yield from self._combinations(document, data, section, tail)
         if section.get("comm_backend") == "deepep" and section.get("comm_max_tokens_per_rank", 0) == 0:
             where = "comm_max_tokens_per_rank" if "comm_max_tokens_per_rank" in section else "comm_backend"
             yield self.finding(document, f"/expert_parallel/{where}",
                                f"comm_backend \"deepep\" with comm_max_tokens_per_rank 0 (the default): {tail} "
                                "(\"comm_max_tokens_per_rank must be a positive integer when comm_backend='deepep'\"); "
                                "set it to the most tokens one rank can route (micro batch x padded sequence length)")
+
+    def _names(self, document: Document, section: dict, tail: str) -> Iterable[Finding]:
+        """The single values validate_autoep_config checks by kind: names, flags, the scaling factor."""
+        preset = section.get("preset_model")
+        if preset is not None and preset not in EXPERT_PARALLEL_PRESETS:
+            suggestion = did_you_mean(str(preset), EXPERT_PARALLEL_PRESETS) if isinstance(preset, str) else None
+            message = (f"expert_parallel.preset_model is {json.dumps(preset)}, not one of DeepSpeed's AutoEP presets "
+                       f"({', '.join(EXPERT_PARALLEL_PRESETS)}): {tail} (\"Unknown preset_model\")")
+            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
+            yield self.finding(document, "/expert_parallel/preset_model", message,
+                               fix=json.dumps(suggestion) if suggestion else None)
+        for key in EXPERT_PARALLEL_NAMES:
+            value = section.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, str) or value == "":
+                yield self.finding(document, f"/expert_parallel/{key}",
+                                   f"expert_parallel.{key} is {json.dumps(value)}: {tail} (\"{key} must be a "
+                                   "non-empty string\"); write the attribute's name, or remove the key")
+            elif "." in value:
+                yield self.finding(document, f"/expert_parallel/{key}",
+                                   f"expert_parallel.{key} is {json.dumps(value)}: {tail} (\"{key} must be a direct "
+                                   f"attribute name (no dots)\"); write the last part, {json.dumps(value.rsplit('.', 1)[-1])}",
+                                   fix=json.dumps(value.rsplit(".", 1)[-1]))
+        shared = section.get("has_shared_experts")
+        if shared is not None and not isinstance(shared, bool):
+            yield self.finding(document, "/expert_parallel/has_shared_experts",
+                               f"expert_parallel.has_shared_experts is {json.dumps(shared)}, not true or false: "
+                               f"{tail} (\"has_shared_experts must be a boolean when set\")")
+        if "routed_scaling_factor" in section:
+            factor = section["routed_scaling_factor"]
+            if factor != "auto" and not isinstance(factor, (int, float)):
+                yield self.finding(document, "/expert_parallel/routed_scaling_factor",
+                                   f"expert_parallel.routed_scaling_factor is {json.dumps(factor)}: {tail} "
+                                   "(\"routed_scaling_factor must be a number or 'auto'\")")
+
+    def _combinations(self, document: Document, data: dict, section: dict, tail: str) -> Iterable[Finding]:
+        """The pairs validate_autoep_config refuses (DeepSpeed's defaults for what the file leaves out)."""
+        tensor_parallel = data.get("tensor_parallel")
+        autotp = _number(tensor_parallel.get("autotp_size", 0) if isinstance(tensor_parallel, dict) else 0)
+        autoep = _number(section.get("autoep_size", 1))
+        expert_tp = _number(section.get("expert_tensor_parallel_size", 1))
+        backend = section.get("comm_backend", "comm")
+        if section.get("async_split_plan") is True and autoep is not None and autoep > 1 and autotp is not None \
+                and autotp > 1:
+            yield self.finding(document, "/expert_parallel/async_split_plan",
+                               f"expert_parallel.async_split_plan with autoep_size {_number_text(autoep)} and "
+                               f"tensor_parallel.autotp_size {_number_text(autotp)}: {tail} (\"async_split_plan does "
+                               "not support AutoEP+AutoTP folding yet\"); set one of them off")
+        if section.get("combine_impl") == "fused_weighted_sum":
+            if autotp is not None and autotp > 1:
+                yield self.finding(document, "/expert_parallel/combine_impl",
+                                   f"combine_impl \"fused_weighted_sum\" with tensor_parallel.autotp_size "
+                                   f"{_number_text(autotp)}: {tail} (folded tensor parallelism restores tokens without "
+                                   "the weighted reduction); set autotp_size to 1 or leave combine_impl unset")
+            if expert_tp is not None and expert_tp > 1:
+                yield self.finding(document, "/expert_parallel/combine_impl",
+                                   f"combine_impl \"fused_weighted_sum\" with expert_tensor_parallel_size "
+                                   f"{_number_text(expert_tp)}: {tail} (it requires expert_tensor_parallel_size=1)")
+            if backend == "deepep" and autoep is not None and autoep > 1:
+                yield self.finding(document, "/expert_parallel/combine_impl",
+                                   f"combine_impl \"fused_weighted_sum\" with comm_backend \"deepep\" and autoep_size "
+                                   f"{_number_text(autoep)}: {tail} (DeepEP already reduces the routed rows); set "
+                                   "comm_backend to \"comm\" or leave combine_impl unset")
+        if section.get("gate_up_impl") == "fused" and section.get("use_grouped_mm", True) is False:
+            yield self.finding(document, "/expert_parallel/gate_up_impl",
+                               f"gate_up_impl \"fused\" with use_grouped_mm false: {tail} (the fused projection is one "
+                               "torch._grouped_mm, use_grouped_mm false selects the expert loop); set use_grouped_mm "
+                               "true or leave gate_up_impl unset")
+        if section.get("row_weighting_impl") == "fused":
+            if backend != "deepep":
+                yield self.finding(document, "/expert_parallel/row_weighting_impl",
+                                   f"row_weighting_impl \"fused\" with comm_backend {json.dumps(backend)}: {tail} (it only "
+                                   "runs inside the DeepEP route); set comm_backend to \"deepep\" or leave "
+                                   "row_weighting_impl unset")
+            elif autoep == 1:
+                yield self.finding(document, "/expert_parallel/row_weighting_impl",
+                                   f"row_weighting_impl \"fused\" with autoep_size 1: {tail} (it only runs when DeepEP "
+                                   "dispatches across ranks); raise autoep_size or leave row_weighting_impl unset")
+
+
+class FeatureSettingRefused(Rule):
+    """A setting of an optional feature that DeepSpeed refuses while it sets the run up.
+
+    ## What it does
+    Reports what DeepSpeed 0.19.8 asserts about these sections, each enabled or not as said:
+    `autotuning.results_dir` or `autotuning.exps_dir` written empty (`""`, `null`, `false`, `0`),
+    checked even with autotuning off; `data_efficiency.data_sampling.curriculum_learning` enabled
+    without `curriculum_metrics`; `data_efficiency.data_sampling.dynamic_batching` enabled
+    without `max_tokens`; and a `log_level` that is not one of `debug`, `info`, `warning`,
+    `error`, `critical` (any case).
+
+    ## Why is this bad
+    The first four fail while DeepSpeed reads the config (AssertionError in `DeepSpeedConfig`,
+    so in `deepspeed.initialize` and in the Hugging Face Trainer's `HfDeepSpeedConfig` alike);
+    the log level fails in `deepspeed.initialize` (ValueError). The job stops on every rank
+    before it trains. "Enabled" is Python's truth of the value as written, as DeepSpeed reads it:
+    the string `"false"` enables.
+
+    ## Example
+    ```json
+    {"log_level": "warn",
+     "data_efficiency": {"data_sampling": {"dynamic_batching": {"enabled": true}}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"log_level": "warning",
+     "data_efficiency": {"data_sampling": {"dynamic_batching": {"enabled": true, "max_tokens": 8192}}}}
+    ```
+    """
+
+    code = "DS452"
+    name = "feature-setting-refused"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        autotuning = data.get("autotuning")
+        if isinstance(autotuning, dict):
+            for key in ("results_dir", "exps_dir"):
+                if key in autotuning and not autotuning[key]:
+                    yield self.finding(document, f"/autotuning/{key}",
+                                       f"autotuning.{key} is {json.dumps(autotuning[key])}: DeepSpeed asserts it is "
+                                       f"not empty while it reads the config (\"{key} cannot be empty\"), even with "
+                                       "autotuning off; write a folder or remove the key")
+        efficiency = data.get("data_efficiency")
+        sampling = efficiency.get("data_sampling") if isinstance(efficiency, dict) else None
+        if isinstance(sampling, dict):
+            curriculum = sampling.get("curriculum_learning")
+            if isinstance(curriculum, dict) and curriculum.get("enabled") and "curriculum_metrics" not in curriculum:
+                yield self.finding(document, "/data_efficiency/data_sampling/curriculum_learning",
+                                   "curriculum learning is enabled without curriculum_metrics: DeepSpeed asserts "
+                                   "while it reads the config (\"Curriculum learning is enabled, curriculum_metrics "
+                                   "must be specified\"); add the metrics or disable it")
+            batching = sampling.get("dynamic_batching")
+            if isinstance(batching, dict) and batching.get("enabled") and "max_tokens" not in batching:
+                yield self.finding(document, "/data_efficiency/data_sampling/dynamic_batching",
+                                   "dynamic batching is enabled without max_tokens: DeepSpeed asserts while it reads "
+                                   "the config (\"Dynamic batching is enabled, so max_tokens must be specified\"); "
+                                   "add max_tokens (the tokens of one batch) or disable it")
+        level = data.get("log_level")
+        if isinstance(level, str) and level.lower() not in LOG_LEVELS:
+            suggestion = did_you_mean(level.lower(), LOG_LEVELS)
+            message = (f"log_level is {json.dumps(level)}, not one of {', '.join(LOG_LEVELS)}: "
+                       "deepspeed.initialize raises ValueError (\"is not one of the valid logging levels\")")
+            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
+            yield self.finding(document, "/log_level", message, fix=json.dumps(suggestion) if suggestion else None)
+
+
+# deepspeed/utils/logging.py log_levels (0.19.8), which get_log_level_from_string reads after lower()
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
