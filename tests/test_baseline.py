@@ -165,6 +165,15 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/launch/readme/*", "Issue 33: a README whose shell block launches the setup"),
     NewFile("fixtures/deepspeed/rules/DS307/megatron_deepspeed/*", "Issue 33: DS307 under a Megatron-DeepSpeed "
             "launch whose entry builds a PipelineModule without --no-pipeline-parallel (a fork tree, its launch)"),
+    NewFile("fixtures/deepspeed/rules/DS340/*_zenflow*.json", "Issue 33: DS340's ZenFlow refusals (no CPU offload "
+            "at ZeRO-1/2, select_interval against select_strategy) and configs it takes"),
+    NewFile("fixtures/deepspeed/rules/DS340/bad_autocast_quantized.json", "Issue 33: DS340, torch_autocast with "
+            "zero_quantized_weights"),
+    Change("fixtures/deepspeed/rules/DS340/bad_allreduce_sum.json", "DS340", "changed", "Issue 33: the fixture "
+           "offloads the optimizer to the CPU, so that it shows the allreduce-sum refusal alone (ZenFlow at ZeRO-2 "
+           "needs the offload)"),
+    Change("fixtures/deepspeed/rules/DS340/bad_allreduce_sum.json", "DS309", "added", "Issue 33: its new CPU "
+           "offload pins memory by default (DS309's info)"),
     NewFile("fixtures/deepspeed/rules/DS451/*", "Issue 33: DS451, a torch scheduler class over DeepSpeed's "
             "wrapped optimizer (found by training the migration fixtures under DeepSpeed)"),
     Change("fixtures/fsdp2/migrate/zero*_torch_scheduler.json", "DS451", "added", "Issue 33: a torch scheduler over "

@@ -42,6 +42,7 @@ pytestmark = pytest.mark.oracle
 
 BATCH = {"train_micro_batch_size_per_gpu": 1, "gradient_clipping": 1.0}
 ADAMW = {"type": "AdamW", "params": {"lr": 0.001}}
+CPU = {"device": "cpu"}  # offload_optimizer to the CPU
 Z = "/zero_optimization"
 
 
@@ -149,7 +150,7 @@ CASES = [
     Case("autocast_dtype_unknown", {**BATCH, "torch_autocast": {"enabled": False, "dtype": "bf"}},
          (("DS102", "/torch_autocast/dtype"),), "parse", True, "'bf' is not a valid DtypeEnum"),
     Case("autocast_modules_not_strings", {**BATCH, "torch_autocast": {"enabled": True,
-                                                                      "lower_precision_safe_modules": ["x", 1]}},
+                                                                      "lower_precision_safe_modules": ["torch.nn.Linear", 1]}},
          (("DS102", "/torch_autocast/lower_precision_safe_modules/1"),), "parse", True, "Expected list of strings"),
     Case("keep_in_fp32_string", {**BATCH, "data_types": {"keep_in_fp32_modules": "lm_head"}},
          (("DS102", "/data_types/keep_in_fp32_modules"),), "parse", True, "must be \"auto\" or a list"),
@@ -157,14 +158,15 @@ CASES = [
          (("DS102", "/data_types/keep_in_fp32_modules"),), "parse", True, "must be \"auto\" or a list"),
     Case("keep_in_fp32_list", {**BATCH, "data_types": {"keep_in_fp32_modules": ["lm_head", "norm"]}}, (), "parse",
          False),
-    # ZenFlow's validator and field bounds.
-    Case("zenflow_update_interval_zero", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"update_interval": 0}}},
+    # ZenFlow's validator and field bounds (ZenFlow at ZeRO-1/2 needs the optimizer offloaded to the CPU: DS340).
+    Case("zenflow_update_interval_zero", {**BATCH, "zero_optimization": {"stage": 2, "offload_optimizer": CPU, "zenflow": {"update_interval": 0}}},
          (("DS102", Z + "/zenflow/update_interval"),), "parse", True, "update_interval is a number"),
-    Case("zenflow_select_interval_word", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"select_interval": "step"}}},
+    Case("zenflow_select_interval_word", {**BATCH, "zero_optimization": {"stage": 2, "offload_optimizer": CPU, "zenflow": {"select_interval": "step"}}},
          (("DS102", Z + "/zenflow/select_interval"),), "parse", True, "select_interval is a str"),
-    Case("zenflow_topk_ratio_one", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"topk_ratio": 1}}},
+    Case("zenflow_topk_ratio_one", {**BATCH, "zero_optimization": {"stage": 2, "offload_optimizer": CPU, "zenflow": {"topk_ratio": 1}}},
          (("DS102", Z + "/zenflow/topk_ratio"),), "parse", True, "less than 1"),
-    Case("zenflow_auto", {**BATCH, "zero_optimization": {"stage": 2, "zenflow": {"select_interval": "auto",
+    Case("zenflow_auto", {**BATCH, "zero_optimization": {"stage": 2, "offload_optimizer": CPU,
+                                                         "zenflow": {"select_interval": "auto",
                                                                                  "update_interval": "auto"}}},
          (), "parse", False),
     # No lower bound in DeepSpeed: a negative value trains.
@@ -514,6 +516,32 @@ ORACLE_TEXT = {
     "DS446/bad.json": "comm_num_sm must be a positive integer",
     "DS446/bad_choice.json": "score_func must be one of ('auto', 'softmax', 'sigmoid')",
     "DS446/bad_groups.json": "num_limited_groups (8) must be <= num_expert_groups (4)",
+    "DS446/bad_async_split.json": "expert_parallel.async_split_plan must be a boolean",
+    "DS446/bad_async_split_autotp.json": "async_split_plan does not support AutoEP+AutoTP folding yet",
+    "DS446/bad_attr_dot.json": "router_pattern must be a direct attribute name (no dots)",
+    "DS446/bad_attr_empty.json": "expert_w1 must be a non-empty string",
+    "DS446/bad_combine_impl.json": "combine_impl must be one of",
+    "DS446/bad_comm_backend.json": "comm_backend must be one of",
+    "DS446/bad_deepep_tokens.json": "comm_max_tokens_per_rank must be a positive integer when comm_backend='deepep'",
+    "DS446/bad_ep_size.json": "expert_parallel.autoep_size must be a positive integer, got 0",
+    "DS446/bad_expert_groups.json": "num_expert_groups must be >= 1, got 0",
+    "DS446/bad_folding_routing.json": "expert_parallel.validate_folding_routing must be a boolean",
+    "DS446/bad_fused_combine_autotp.json": 'combine_impl="fused_weighted_sum" does not support folded tensor parallelism',
+    "DS446/bad_fused_combine_deepep.json": 'combine_impl="fused_weighted_sum" cannot be used with comm_backend="deepep"',
+    "DS446/bad_fused_combine_etp.json": 'combine_impl="fused_weighted_sum" requires expert_tensor_parallel_size=1',
+    "DS446/bad_fused_rows_comm.json": 'row_weighting_impl="fused" only runs inside the DeepEP route',
+    "DS446/bad_fused_rows_single.json": 'row_weighting_impl="fused" only runs when DeepEP dispatch is active',
+    "DS446/bad_gate_up.json": "gate_up_impl must be one of",
+    "DS446/bad_gate_up_loop.json": 'gate_up_impl="fused" runs the gate and up projections as one torch._grouped_mm',
+    "DS446/bad_limited_groups.json": "num_limited_groups must be >= 1, got 0",
+    "DS446/bad_max_tokens.json": "comm_max_tokens_per_rank must be a non-negative integer, got -8",
+    "DS446/bad_preset.json": "Unknown preset_model 'mixtral-8x7b'",
+    "DS446/bad_presets_differ.json": "tensor_parallel.preset_model and expert_parallel.preset_model must match",
+    "DS446/bad_qp_margin.json": "comm_qp_margin must be a non-negative integer, got -1",
+    "DS446/bad_row_weighting.json": "row_weighting_impl must be one of",
+    "DS446/bad_scaling.json": "routed_scaling_factor must be a number or 'auto'",
+    "DS446/bad_score_apply.json": "score_apply must be one of",
+    "DS446/bad_shared_flag.json": "has_shared_experts must be a boolean when set",
 }
 
 

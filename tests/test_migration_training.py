@@ -59,7 +59,9 @@ BF16_LOSS_RTOL = 1e-2
 # a setting the migration reports as dropped, which changes the training: ZenFlow's selective updates
 # (the module steps every parameter; 7.5e-2 apart after 20 steps)
 DROPPED_CHANGES_TRAINING = {"corpus/deepspeed/deepspeedai__DeepSpeedExamples__training__DeepSpeed-ZenFlow__finetuning__"
-                            "zf_config.json": "/zero_optimization/zenflow/topk_ratio"}
+                            "zf_config.json": "/zero_optimization/zenflow/topk_ratio",
+                            "deepspeed/rules/DS340/good_zenflow.json": "/zero_optimization/zenflow/topk_ratio",
+                            "deepspeed/rules/DS340/good_zenflow_step.json": "/zero_optimization/zenflow/topk_ratio"}
 
 
 def _port() -> str:
@@ -140,10 +142,7 @@ def test_the_migrated_module_trains_like_deepspeed_in_bf16(runs, name):
         return
     assert fsdp2_run.get("error") is None, fsdp2_run["error"]
     if name in DROPPED_CHANGES_TRAINING:
-        import shardshift
-
-        entries = shardshift.convert(str(CORPUS / name.removeprefix("corpus/")), to="fsdp2").entries
-        assert any(e.source == DROPPED_CHANGES_TRAINING[name] and e.status == "dropped" for e in entries)
+        assert_reported_dropped(name)
         return
     for step in range(STEPS):
         assert _relative(deepspeed_run["lrs"][step], fsdp2_run["lrs"][step]) <= LR_RTOL, step
@@ -172,6 +171,37 @@ REFUSED = {
     "fsdp2/migrate/zero2_adagrad_step_lr.json": ("initialize", "DeepSpeedZeroOptimizer is not an Optimizer"),
     "fsdp2/migrate/zero3_torch_scheduler.json": ("initialize", "DeepSpeedZeroOptimizer_Stage3 is not an Optimizer"),
     "deepspeed/rules/DS451/bad.json": ("initialize", "DeepSpeedZeroOptimizer is not an Optimizer"),
+    # what deepspeed.initialize refuses in ZenFlow, AutoEP and the feature settings (DS340, DS446, DS452)
+    "deepspeed/rules/DS340/bad_zenflow_no_offload.json": ("initialize", "Zenflow must be used with cpu offload"),
+    "deepspeed/rules/DS340/bad_zenflow_auto_interval.json": ("initialize", "If use auto select strategy"),
+    "deepspeed/rules/DS340/bad_zenflow_step_auto.json": ("initialize", "select_interval must be a number"),
+    "deepspeed/rules/DS340/bad_zenflow_step_short.json": ("initialize", "Select interval must be greater or equal to update interval"),
+    "deepspeed/rules/DS452/bad_log_level.json": ("initialize", "is not one of the valid logging levels"),
+    "deepspeed/rules/DS452/bad_autocast_module.json": ("initialize", "Failed to import lower precision safe module"),
+    "deepspeed/rules/DS446/bad_async_split.json": ("initialize", "async_split_plan must be a boolean"),
+    "deepspeed/rules/DS446/bad_attr_dot.json": ("initialize", "must be a direct attribute name (no dots)"),
+    "deepspeed/rules/DS446/bad_attr_empty.json": ("initialize", "must be a non-empty string"),
+    "deepspeed/rules/DS446/bad_combine_impl.json": ("initialize", "combine_impl must be one of"),
+    "deepspeed/rules/DS446/bad_comm_backend.json": ("initialize", "comm_backend must be one of"),
+    "deepspeed/rules/DS446/bad_deepep_tokens.json": ("initialize", "comm_max_tokens_per_rank must be a positive integer"),
+    "deepspeed/rules/DS446/bad_ep_size.json": ("initialize", "autoep_size must be a positive integer"),
+    "deepspeed/rules/DS446/bad_expert_groups.json": ("initialize", "num_expert_groups must be >= 1"),
+    "deepspeed/rules/DS446/bad_folding_routing.json": ("initialize", "validate_folding_routing must be a boolean"),
+    "deepspeed/rules/DS446/bad_fused_combine_deepep.json": ("initialize", "DeepEP already restores and reduces the routed rows"),
+    "deepspeed/rules/DS446/bad_fused_combine_etp.json": ("initialize", "requires expert_tensor_parallel_size=1"),
+    "deepspeed/rules/DS446/bad_fused_rows_comm.json": ("initialize", "only runs inside the DeepEP route"),
+    "deepspeed/rules/DS446/bad_fused_rows_single.json": ("initialize", "only runs when DeepEP dispatch is active"),
+    "deepspeed/rules/DS446/bad_gate_up.json": ("initialize", "gate_up_impl must be one of"),
+    "deepspeed/rules/DS446/bad_gate_up_loop.json": ("initialize", "use_grouped_mm=false selects the sequential expert loop"),
+    "deepspeed/rules/DS446/bad_limited_groups.json": ("initialize", "num_limited_groups must be >= 1"),
+    "deepspeed/rules/DS446/bad_max_tokens.json": ("initialize", "comm_max_tokens_per_rank must be a non-negative integer"),
+    "deepspeed/rules/DS446/bad_preset.json": ("initialize", "Unknown preset_model"),
+    "deepspeed/rules/DS446/bad_presets_differ.json": ("initialize", "preset_model must match"),
+    "deepspeed/rules/DS446/bad_qp_margin.json": ("initialize", "comm_qp_margin must be a non-negative integer"),
+    "deepspeed/rules/DS446/bad_row_weighting.json": ("initialize", "row_weighting_impl must be one of"),
+    "deepspeed/rules/DS446/bad_scaling.json": ("initialize", "routed_scaling_factor must be a number or 'auto'"),
+    "deepspeed/rules/DS446/bad_score_apply.json": ("initialize", "score_apply must be one of"),
+    "deepspeed/rules/DS446/bad_shared_flag.json": ("initialize", "has_shared_experts must be a boolean"),
 }
 
 
@@ -199,7 +229,19 @@ def test_the_migrated_module_trains_like_deepspeed(runs, name):
         # and shardshift tells the user before the run does
         assert name in refused_reported(), f"DeepSpeed refuses {name}, shardshift check reports no error"
         return
+    if name in DROPPED_CHANGES_TRAINING:  # DeepSpeed trains it; the migration says what it drops
+        assert deepspeed_run["error"] is None, deepspeed_run["error"]
+        assert_reported_dropped(name)
+        return
     assert_same_training(deepspeed_run, fsdp2_run)
+
+
+def assert_reported_dropped(name: str) -> None:
+    import shardshift
+
+    source = CORPUS / name.removeprefix("corpus/") if name.startswith("corpus/") else ROOT / "fixtures" / name
+    entries = shardshift.convert(str(source), to="fsdp2").entries
+    assert any(e.source == DROPPED_CHANGES_TRAINING[name] and e.status == "dropped" for e in entries)
 
 
 def assert_same_training(deepspeed_run: dict, fsdp2_run: dict) -> None:

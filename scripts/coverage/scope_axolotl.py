@@ -193,21 +193,5 @@ NO_RULE_YET = {
         'qat.weight_dtype mxfp4 with qat.group_size other than 32',
     'axolotl/utils/quantization.py:get_quantization_config:7':
         'a qat weight_dtype / activation_dtype pair torchao has no config for (e.g. float8 weights without float8 activations, int4 weights with nvfp4 activations)',
-    'axolotl/utils/schemas/datasets.py:SFTDataset.check_chat_template_config:1':
-        'a datasets entry with chat_template: jinja and no chat_template_jinja',
-    'axolotl/utils/schemas/datasets.py:SyntheticDataset.validate_turns:1':
-        'a _synthetic datasets entry with min_turns > 1 and max_turns <= min_turns',
-    'axolotl/utils/schemas/datasets.py:SyntheticDataset.validate_turns:2':
-        'a _synthetic datasets entry whose sequence_length is below max(min_turn_length, 2 or 1) × min_turns when multi-turn or input_fraction > 0',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_adapter:2':
-        'an adapter other than lora, qlora or llama-adapter that no plugin listed in plugins provides',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_mixlora:1':
-        'adapter: mixlora without lora_r',
-    'axolotl/utils/schemas/peft.py:LoraConfig.validate_mixlora:2':
-        'adapter: mixlora without lora_alpha',
-    'axolotl/utils/schemas/utils.py:handle_legacy_message_fields_logic:1':
-        'a datasets entry whose message_field_role differs from its message_property_mappings.role',
-    'axolotl/utils/schemas/utils.py:handle_legacy_message_fields_logic:2':
-        'a datasets entry whose message_field_content differs from its message_property_mappings.content',
 }
 

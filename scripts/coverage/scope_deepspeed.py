@@ -276,9 +276,6 @@ NO_RULE_YET = {
     'deepspeed/module_inject/auto_ep_config.py:validate_autoep_post_detection:1':
         'expert_parallel.enabled true, combine_impl "fused_weighted_sum" and score_apply "pre" (with '
         'score_apply "auto" the preset\'s default decides); raised once an MoE layer is detected',
-    'deepspeed/module_inject/auto_ep_folding.py:_require_positive:1':
-        'expert_parallel.enabled true and autoep_size or expert_tensor_parallel_size not a positive integer '
-        '(0, negative, 2.0, "8")',
     'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:1':
         'expert_parallel.enabled true, compile.deepcompile true and tensor_parallel.autotp_size > 1',
     'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:3':
@@ -286,9 +283,6 @@ NO_RULE_YET = {
         'data_parallel_size set (DeepSpeed\'s mesh); an mpu\'s SP size is runtime',
     'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:4':
         'expert_parallel.enabled true and expert_tensor_parallel_size != 1',
-    'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:5':
-        'expert_parallel.enabled true and tensor_parallel.preset_model and expert_parallel.preset_model both '
-        'set and different',
     'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:6':
         'expert_parallel.enabled true, tensor_parallel.autotp_size > 1 and expert_parallel.autoep_size 1 (the'
         ' default)',
@@ -394,20 +388,4 @@ NO_RULE_YET = {
     'deepspeed/runtime/tensor_parallel/init_utils.py:merge_tp_model_init_into_config:3':
         'tensor_parallel.tp set to a non-object value (raised here once tp_model_init ran; otherwise pydantic'
         ' refuses it) [covered by DS102?]',
-    'deepspeed/runtime/torch_autocast.py:init_autocast_params:1':
-        'torch_autocast.enabled with a lower_precision_safe_modules entry without a "." (not package.Class); '
-        'whether a dotted name imports is the environment',
-    'deepspeed/runtime/zenflow/engine.py:configure_zenflow:2':
-        'zero_optimization.zenflow with select_strategy "auto" (the default) and a numeric select_interval '
-        '(raise Warning)',
-    'deepspeed/runtime/zenflow/engine.py:configure_zenflow:3':
-        'zero_optimization.zenflow with select_strategy "step" or "epoch" and select_interval "auto" or unset',
-    'deepspeed/runtime/zenflow/engine.py:configure_zenflow:4':
-        'zero_optimization.zenflow with select_strategy "step" and numeric select_interval < numeric '
-        'update_interval (for "epoch" the dataloader length decides)',
-    'deepspeed/runtime/zero/muon/original_muon.py:MuonWithAuxAdam.__init__:2':
-        'optimizer.type "muon" with optimizer.params.ns_method not "standard" or "gram"',
-    'deepspeed/runtime/zero/partition_parameters.py:Init._validate_remote_device:3':
-        'zero_optimization.stage 3 with offload_param.device "nvme" and no offload_param.nvme_path [covered '
-        'by DS305?]',
 }

@@ -28,6 +28,8 @@ P = "axolotl/utils/schemas/peft.py"
 M = "axolotl/utils/schemas/model.py"
 MM = "axolotl/utils/schemas/multimodal.py"
 QUANT = "axolotl/utils/schemas/quantization.py"
+DS = "axolotl/utils/schemas/datasets.py"
+SU = "axolotl/utils/schemas/utils.py"
 
 _FALSE_STRINGS = {"false", "f", "no", "n", "off", "0", ""}
 # a value a template fills in before Axolotl reads the file (`${GPTQ}`, `{{ lr }}`, FILL_IN)
@@ -1191,4 +1193,111 @@ CHECKS: tuple[Check, ...] = (
           "Invalid dtype: '...'. Must be one of: ['int4', 'int8', 'float8_e4m3fn', 'nvfp4', 'mxfp4', 'ternary', 'fp8', "
           "'float8']", "one of int4, int8, float8_e4m3fn (fp8, float8), nvfp4, mxfp4, ternary",
           {"qat": {"weight_dtype": "int2"}}),
+    # --- dataset entries (datasets.py; an SFT config: under `rl` the entries are preference datasets, which
+    # take these keys without the check)
+    Check("chat_template_jinja", f"{DS}:SFTDataset.check_chat_template_config:1", ("datasets",),
+          lambda d: not d.get("rl") and any(x.get("chat_template") == "jinja" and not x.get("chat_template_jinja")
+                                            for x in _sft_entries(d)),
+          "chat_template_jinja is required when chat_template is set to jinja",
+          "add the template as `chat_template_jinja` to the dataset entry, or name a built-in chat_template",
+          {"datasets": [{"path": "org/data", "type": "chat_template", "chat_template": "jinja"}]}),
+    Check("message_field_role", f"{SU}:handle_legacy_message_fields_logic:1", ("datasets",),
+          lambda d: not d.get("rl") and any(_legacy_conflict(x, "role") for x in _sft_entries(d)),
+          "Conflicting message role fields: message_field_role=... conflicts with message_property_mappings.role=...",
+          "keep one: message_property_mappings.role (message_field_role is its deprecated name)",
+          {"datasets": [{"path": "org/data", "type": "chat_template", "message_field_role": "from",
+                         "message_property_mappings": {"role": "speaker"}}]}),
+    Check("message_field_content", f"{SU}:handle_legacy_message_fields_logic:2", ("datasets",),
+          lambda d: not d.get("rl") and any(_legacy_conflict(x, "content") for x in _sft_entries(d)),
+          "Conflicting message content fields: message_field_content=... conflicts with "
+          "message_property_mappings.content=...",
+          "keep one: message_property_mappings.content (message_field_content is its deprecated name)",
+          {"datasets": [{"path": "org/data", "type": "chat_template", "message_field_content": "value",
+                         "message_property_mappings": {"content": "text"}}]}),
+    Check("synthetic_turns", f"{DS}:SyntheticDataset.validate_turns:1", ("datasets",),
+          lambda d: not d.get("rl") and any((t := _synthetic_turns(x)) is not None and t[0] > 1 and t[1] <= t[0]
+                                            for x in _entries(d)),
+          "max_turns must exceed min_turns for multi-turn data", "set max_turns above min_turns",
+          {"datasets": [{"path": "synthetic", "type": "_synthetic", "min_turns": 3, "max_turns": 2}]}),
+    Check("synthetic_length", f"{DS}:SyntheticDataset.validate_turns:2", ("datasets",),
+          lambda d: not d.get("rl") and any(_synthetic_too_short(x) for x in _entries(d)),
+          "sequence_length must be at least ... * min_turns",
+          "raise sequence_length to min_turns x the tokens of one turn (min_turn_length, 32 by default)",
+          {"datasets": [{"path": "synthetic", "type": "_synthetic", "min_turns": 4, "max_turns": 6,
+                         "sequence_length": 4}]}),
+    # --- adapters (peft.py)
+    Check("adapter_unknown", f"{P}:LoraConfig.validate_adapter:2", ("adapter",),
+          lambda d: isinstance(d.get("adapter"), str) and d.get("adapter") not in ("", "lora", "qlora", "llama-adapter")
+          and _plugins_known(d) and d.adapter() not in _plugin_adapters(d),
+          "Adapter '...' is not built in and was not registered by a plugin. Add the plugin that provides this "
+          "adapter to `plugins:`.",
+          "add the plugin that provides it (mixlora: axolotl.integrations.mixlora.MixLoraPlugin, mora: "
+          "axolotl.integrations.mora.MoraPlugin), or use lora / qlora (DoRA is `adapter: lora` with "
+          "`peft_use_dora: true`)",
+          {"adapter": "dora", "lora_r": 8, "lora_alpha": 16}),
+    Check("mixlora_no_r", f"{P}:LoraConfig.validate_mixlora:1", ("adapter", "lora_r"),
+          lambda d: d.adapter() == "mixlora" and "mixlora" in _plugin_adapters(d) and not d.get("lora_r"),
+          "lora_r is required when using the mixlora adapter", "set lora_r (the rank of each expert's LoRA)",
+          {"plugins": ["axolotl.integrations.mixlora.MixLoraPlugin"], "adapter": "mixlora", "lora_alpha": 16}),
+    Check("mixlora_no_alpha", f"{P}:LoraConfig.validate_mixlora:2", ("adapter", "lora_alpha"),
+          lambda d: d.adapter() == "mixlora" and "mixlora" in _plugin_adapters(d) and d.get("lora_r")
+          and not d.get("lora_alpha"),
+          "lora_alpha is required when using the mixlora adapter", "set lora_alpha",
+          {"plugins": ["axolotl.integrations.mixlora.MixLoraPlugin"], "adapter": "mixlora", "lora_r": 8}),
 )
+
+
+def _entries(d: View) -> list[dict]:
+    datasets = d.get("datasets")
+    return [x for x in datasets if isinstance(x, dict)] if isinstance(datasets, list) else []
+
+
+def _sft_entries(d: View) -> list[dict]:
+    """The entries pydantic makes SFTDatasets: not the synthetic generator's."""
+    return [x for x in _entries(d) if x.get("type") != "_synthetic"]
+
+
+def _legacy_conflict(entry: dict, name: str) -> bool:
+    """handle_legacy_message_fields_logic: message_field_<name> set beside a different mapping of <name>."""
+    mappings = entry.get("message_property_mappings")
+    return (f"message_field_{name}" in entry and isinstance(mappings, dict) and name in mappings
+            and mappings[name] != entry[f"message_field_{name}"])
+
+
+def _synthetic_turns(entry: dict) -> tuple[int, int] | None:
+    """(min_turns, max_turns) of a synthetic entry as whole numbers (defaults 1), or None: not judged."""
+    if entry.get("type") != "_synthetic" or entry.get("path", "synthetic") != "synthetic":
+        return None
+    turns = (entry.get("min_turns", 1), entry.get("max_turns", 1))
+    return turns if all(isinstance(t, int) and not isinstance(t, bool) and t >= 1 for t in turns) else None
+
+
+def _synthetic_too_short(entry: dict) -> bool:
+    """SyntheticDataset.validate_turns's length check (once its turn check passed)."""
+    turns = _synthetic_turns(entry)
+    length, shortest = entry.get("sequence_length"), entry.get("min_turn_length", 32)
+    fraction = entry.get("input_fraction", 0.25 if turns and turns[1] > 1 else 0)
+    if turns is None or (turns[0] > 1 and turns[1] <= turns[0]) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in (length, shortest, fraction)):
+        return False
+    per_turn = max(shortest, 2 if fraction > 0 else 1)
+    return (turns[1] > 1 or fraction > 0) and length < per_turn * turns[0]
+
+
+# the adapters Axolotl 0.21.0's own plugins register (get_adapter_capabilities), by plugin class
+_ADAPTER_PLUGINS = {"MixLoraPlugin": "mixlora", "MoraPlugin": "mora"}
+
+
+def _plugins(d: View) -> list[str]:
+    plugins = d.get("plugins")
+    return [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
+
+
+def _plugins_known(d: View) -> bool:
+    """Every listed plugin is Axolotl's own: a plugin of another package may register any adapter."""
+    return all(p.startswith("axolotl.integrations.") for p in _plugins(d))
+
+
+def _plugin_adapters(d: View) -> set[str]:
+    return {_ADAPTER_PLUGINS[p.rsplit(".", 1)[-1]] for p in _plugins(d)
+            if p.startswith("axolotl.integrations.") and p.rsplit(".", 1)[-1] in _ADAPTER_PLUGINS}

@@ -65,6 +65,19 @@ def _zenflow(data: dict) -> bool:
     return get(data, Z + "/zenflow") not in (MISSING, None)
 
 
+ZF = Z + "/zenflow"
+
+
+def _zenflow_setting(data: dict, name: str) -> Any:
+    """A ZenFlow setting as ZenFlowConfig holds it: "auto" when not written."""
+    value = get(data, f"{ZF}/{name}")
+    return "auto" if value is MISSING else value
+
+
+def _whole_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _offloaded_to_cpu(data: dict) -> bool:
     """ZeRO-1/2's `cpu_offload` (engine.zero_cpu_offload): the optimizer offloaded to the CPU, not NVMe."""
     found = offload_device(data, OO)
@@ -173,6 +186,31 @@ CONFLICTS: tuple[Conflict, ...] = (
                            if _zenflow(d) and zero_stage(d) in (1, 2) and not _offloaded_to_cpu(d) else None),
              INIT, "Zenflow must be used with cpu offload",
              "add \"offload_optimizer\": {\"device\": \"cpu\"} to zero_optimization, or remove the zenflow block"),
+    # runtime/zenflow/engine.py configure_zenflow (ZenFlowConfig's defaults: "auto" for all three)
+    Conflict(lambda d: ZF + "/select_interval", lambda d: ZF + "/select_strategy",
+             lambda d, c: (f"zenflow select_interval {get(d, ZF + '/select_interval')} with select_strategy \"auto\""
+                           if _zenflow(d) and _zenflow_setting(d, "select_strategy") == "auto"
+                           and _whole_int(_zenflow_setting(d, "select_interval")) else None),
+             INIT, "If use auto select strategy, select_interval will be set to 1 ... (raised as a Warning exception)",
+             "remove select_interval, or set select_strategy to \"step\" or \"epoch\""),
+    Conflict(lambda d: ZF + "/select_strategy", lambda d: ZF + "/select_interval",
+             lambda d, c: (f"zenflow select_strategy {json.dumps(_zenflow_setting(d, 'select_strategy'))} with "
+                           f"select_interval {json.dumps(_zenflow_setting(d, 'select_interval'))}"
+                           f"{' (its default)' if get(d, ZF + '/select_interval') is MISSING else ''}"
+                           if _zenflow(d) and _zenflow_setting(d, "select_strategy") in ("step", "epoch")
+                           and isinstance(_zenflow_setting(d, "select_interval"), str) else None),
+             INIT, "If don't use auto select strategy, select_interval must be a number.",
+             "give select_interval a number of steps (or epochs)"),
+    Conflict(lambda d: ZF + "/select_interval", lambda d: ZF + "/update_interval",
+             lambda d, c: (f"zenflow select_interval {_zenflow_setting(d, 'select_interval')} below update_interval "
+                           f"{_zenflow_setting(d, 'update_interval')} with select_strategy \"step\""
+                           if _zenflow(d) and _zenflow_setting(d, "select_strategy") == "step"
+                           and _whole_int(_zenflow_setting(d, "select_interval"))
+                           and _whole_int(_zenflow_setting(d, "update_interval"))
+                           and 0 != _zenflow_setting(d, "select_interval") < _zenflow_setting(d, "update_interval")
+                           else None),
+             INIT, "Select interval must be greater or equal to update interval",
+             "make select_interval at least update_interval"),
 )
 
 
@@ -187,7 +225,9 @@ class SettingsRejectedTogether(Rule):
     optimizer offload, ZenFlow, or at stage 1 with bf16 and fp32 gradient accumulation; the
     `Lamb` optimizer with a static `fp16.loss_scale`; `zero_optimization.legacy_stage1: true`
     with ZeRO on (the legacy stage 1 was removed in DeepSpeed 0.5.9); `torch_autocast` with
-    `zero_quantized_weights`; ZenFlow at ZeRO stage 1 or 2 without optimizer offload to the CPU.
+    `zero_quantized_weights`; ZenFlow at ZeRO stage 1 or 2 without optimizer offload to the CPU,
+    or with a `select_interval` that its `select_strategy` refuses (a number under `"auto"`, none
+    under `"step"` / `"epoch"`, one below `update_interval` under `"step"`).
 
     ## Why is this bad
     Each half is valid on its own, so the file passes a schema check; DeepSpeed stops with an

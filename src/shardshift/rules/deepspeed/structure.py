@@ -497,8 +497,9 @@ class ExpertParallelValueRefused(Rule):
     combinations it refuses: `combine_impl: "fused_weighted_sum"` with AutoTP, with
     `expert_tensor_parallel_size` > 1 or with DeepEP across ranks; `row_weighting_impl: "fused"`
     outside DeepEP or with `autoep_size` 1; `gate_up_impl: "fused"` with `use_grouped_mm: false`;
-    `async_split_plan` with AutoEP and AutoTP folded together. With AutoEP off DeepSpeed never
-    looks at these.
+    `async_split_plan` with AutoEP and AutoTP folded together. `autoep_size` and
+    `expert_tensor_parallel_size` are positive integers, and `tensor_parallel.preset_model`,
+    when both are set, names the same model. With AutoEP off DeepSpeed never looks at these.
 
     ## Why is this bad
     `deepspeed.initialize` raises ValueError before it touches the model, so the job dies at
@@ -553,6 +554,20 @@ class ExpertParallelValueRefused(Rule):
             yield self.finding(document, "/expert_parallel/num_limited_groups",
                                f"expert_parallel.num_limited_groups ({limited}) is larger than num_expert_groups "
                                f"({groups}): {tail} (\"num_limited_groups ({limited}) must be <= num_expert_groups ({groups})\")")
+        for key in ("autoep_size", "expert_tensor_parallel_size"):
+            value = section.get(key, 1)
+            if not isinstance(value, int) or value < 1:  # auto_ep_folding._require_positive (a boolean passes)
+                yield self.finding(document, f"/expert_parallel/{key}",
+                                   f"expert_parallel.{key} is {json.dumps(value)}: {tail} (\"expert_parallel.{key} must "
+                                   "be a positive integer\")")
+        tp_preset = data.get("tensor_parallel", {}).get("preset_model") if isinstance(
+            data.get("tensor_parallel"), dict) else None
+        ep_preset = section.get("preset_model")
+        if tp_preset is not None and ep_preset is not None and tp_preset != ep_preset:
+            yield self.finding(document, "/expert_parallel/preset_model",
+                               f"expert_parallel.preset_model {json.dumps(ep_preset)} differs from tensor_parallel."
+                               f"preset_model {json.dumps(tp_preset)}: {tail} (\"must match when both are set\"); "
+                               "name one model in both, or leave one unset")
         yield from self._names(document, section, tail)
         yield from self._combinations(document, data, section, tail)
         if section.get("comm_backend") == "deepep" and section.get("comm_max_tokens_per_rank", 0) == 0:
@@ -650,13 +665,15 @@ class FeatureSettingRefused(Rule):
     `autotuning.results_dir` or `autotuning.exps_dir` written empty (`""`, `null`, `false`, `0`),
     checked even with autotuning off; `data_efficiency.data_sampling.curriculum_learning` enabled
     without `curriculum_metrics`; `data_efficiency.data_sampling.dynamic_batching` enabled
-    without `max_tokens`; and a `log_level` that is not one of `debug`, `info`, `warning`,
-    `error`, `critical` (any case).
+    without `max_tokens`; a `log_level` that is not one of `debug`, `info`, `warning`,
+    `error`, `critical` (any case); the Muon optimizer's `ns_method` other than `standard` or
+    `gram`; and, with `torch_autocast` enabled, a `lower_precision_safe_modules` entry with no
+    package (`"Linear"` for `"torch.nn.Linear"`).
 
     ## Why is this bad
     The first four fail while DeepSpeed reads the config (AssertionError in `DeepSpeedConfig`,
     so in `deepspeed.initialize` and in the Hugging Face Trainer's `HfDeepSpeedConfig` alike);
-    the log level fails in `deepspeed.initialize` (ValueError). The job stops on every rank
+    the log level, Muon and autocast settings fail in `deepspeed.initialize`. The job stops on every rank
     before it trains. "Enabled" is Python's truth of the value as written, as DeepSpeed reads it:
     the string `"false"` enables.
 
@@ -705,6 +722,28 @@ class FeatureSettingRefused(Rule):
                                    "dynamic batching is enabled without max_tokens: DeepSpeed asserts while it reads "
                                    "the config (\"Dynamic batching is enabled, so max_tokens must be specified\"); "
                                    "add max_tokens (the tokens of one batch) or disable it")
+        optimizer = data.get("optimizer")
+        if isinstance(optimizer, dict) and isinstance(optimizer.get("type"), str) and \
+                optimizer["type"].lower() == "muon" and isinstance(optimizer.get("params"), dict) and \
+                "ns_method" in optimizer["params"] and optimizer["params"]["ns_method"] not in MUON_NS_METHODS:
+            value = optimizer["params"]["ns_method"]
+            suggestion = did_you_mean(value, MUON_NS_METHODS) if isinstance(value, str) else None
+            message = (f"optimizer.params.ns_method is {json.dumps(value)}, not one of {', '.join(MUON_NS_METHODS)}: "
+                       "deepspeed.initialize fails when it builds the Muon optimizer (AssertionError \"ns_method must "
+                       "be one of\")")
+            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
+            yield self.finding(document, "/optimizer/params/ns_method", message,
+                               fix=json.dumps(suggestion) if suggestion else None)
+        autocast = data.get("torch_autocast")
+        modules = autocast.get("lower_precision_safe_modules") if isinstance(autocast, dict) else None
+        if isinstance(autocast, dict) and autocast.get("enabled") is True and isinstance(modules, list):
+            for index, name in enumerate(modules):
+                if isinstance(name, str) and "." not in name:
+                    yield self.finding(document, f"/torch_autocast/lower_precision_safe_modules/{index}",
+                                       f"torch_autocast.lower_precision_safe_modules[{index}] is {json.dumps(name)}, "
+                                       "not a module path: deepspeed.initialize raises ValueError (\"Failed to import "
+                                       "lower precision safe module\"); write the class with its package, "
+                                       "as in \"torch.nn.Linear\"")
         level = data.get("log_level")
         if isinstance(level, str) and level.lower() not in LOG_LEVELS:
             suggestion = did_you_mean(level.lower(), LOG_LEVELS)
@@ -716,3 +755,5 @@ class FeatureSettingRefused(Rule):
 
 # deepspeed/utils/logging.py log_levels (0.19.8), which get_log_level_from_string reads after lower()
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+# deepspeed/runtime/zero/muon/original_muon.py NS_METHODS (0.19.8)
+MUON_NS_METHODS = ("standard", "gram")
