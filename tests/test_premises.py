@@ -12,7 +12,7 @@ import pytest
 
 from shardshift.cli import main
 
-from conftest import ROOT
+from conftest import ROOT, check_json
 
 PREMISES = ROOT / "fixtures" / "context" / "premises"
 
@@ -125,6 +125,34 @@ def test_a_template_filled_in_with_sed_is_only_an_info_naming_the_sed_command(na
     assert len(found) == 2 and all(f["severity"] == "info" for f in found)
     role = premise(found[0], "role")
     assert role["state"] == "unknown" and role["file"].endswith(f"{name}/run.sh") and role["line"] == line
+
+
+def test_a_stand_in_of_a_template_by_its_name_is_a_placeholder_without_its_script():
+    """No script of the tree fills it in (a partial checkout, a launcher elsewhere): the file's name says it
+    is a template, so its stand-ins are placeholders, known only once it is rendered; what it writes
+    literally stays judged (DS331 on its 5e9 bucket)."""
+    found = findings("deepspeed_template_unfilled", "DS102")
+    assert len(found) == 2 and all(f["severity"] == "info" for f in found)
+    role = premise(found[0], "role")
+    assert role["state"] == "unknown" and "'CONFIG_GBS' at /train_batch_size" in role["what"]
+    assert role["file"].endswith("deepspeed_template_unfilled/ds_config_TEMPLATE.json") and role["line"] == 2
+    [literal] = findings("deepspeed_template_unfilled", "DS331")
+    assert literal["severity"] == "warning"
+
+
+def test_one_template_signal_alone_is_judged_as_written(tmp_path):
+    """A stand-in in a file not named as a template, or a template name without stand-ins, with no script
+    that fills it in: judged as the ds_config it looks like."""
+    (tmp_path / "stand_in").mkdir()
+    (tmp_path / "stand_in" / "ds_config.json").write_text('{"train_batch_size": CONFIG_GBS,\n "zero_optimization": '
+                                                          '{"stage": 2}}\n', encoding="utf-8")
+    (tmp_path / "named").mkdir()
+    (tmp_path / "named" / "ds_template.json").write_text('{"train_batch_size": 16, "zero_optimization": '
+                                                         '{"stage": "two"}}\n', encoding="utf-8")
+    for folder in ("stand_in", "named"):
+        _, output = check_json("--isolated", str(tmp_path / folder))
+        errors = [f for f in output["findings"] if f["code"] == "DS102"]
+        assert errors and all(f["severity"] == "error" for f in errors), (folder, output["findings"])
 
 
 def test_another_programs_json_is_not_judged_as_a_ds_config():

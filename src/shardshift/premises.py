@@ -151,21 +151,25 @@ class Establisher:
 
     def placeholder(self, finding: Finding) -> Premise | None:
         """An unknown premise when the value a finding judges, or a value of a related place in the
-        same file, is a template placeholder (`${VAR}`, `{{ var }}`) that something fills in before
-        the framework reads the file: its value is known only then."""
+        same file, is a template placeholder (`${VAR}`, `{{ var }}`; in a file whose name says it is
+        a template, a stand-in such as `CONFIG_GBS`) that something fills in before the framework
+        reads the file: its value is known only then. Findings on the template's literal parts stand."""
         from shardshift.source import value_at
 
         document = self.by_path.get(finding.file)
         if document is None or not isinstance(document.data, (dict, list)):
             return None
         pointers = [finding.pointer] + [r.pointer for r in finding.related if r.file == finding.file]
+        # in a file whose name says it is a template, a stand-in (`"stage": ZERO_STAGE`) is a placeholder too
+        named = "templ" in os.path.basename(document.path).lower()
         for pointer in pointers:
             if not pointer or not pointer.startswith("/"):
                 continue
             value = value_at(document.data, pointer, None)
-            if isinstance(value, str) and re.search(_PLACEHOLDER, value):
+            if isinstance(value, str) and (re.search(_PLACEHOLDER, value) or (named and _stand_in(value, bare=True))):
                 line, _ = document.position(pointer or "")
-                return Premise("role", "unknown", f"the value {value!r} at {pointer} is a template placeholder, filled "
+                shown = value.rstrip().rstrip(",").rstrip()
+                return Premise("role", "unknown", f"the value {shown!r} at {pointer} is a template placeholder, filled "
                                                   "in before the framework reads the file, so it is known only then",
                                finding.file, line, how="check the file the template is rendered into")
         return None
@@ -451,9 +455,17 @@ def _may_be_template(document: Document) -> bool:
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
-        elif isinstance(value, str) and re.fullmatch(_STAND_IN, value):
+        elif isinstance(value, str) and _stand_in(value):
             return True
     return False
+
+
+def _stand_in(value: str, bare: bool = False) -> bool:
+    """A stand-in value (`CONFIG_GBS`, `<batch>`, `${GBS}`; with `bare`, in a file named as a template, an
+    upper-case word too: `GBSIZE`); hjson, DeepSpeed's loader, reads an unquoted `ZERO_STAGE,` to the end
+    of the line, comma included."""
+    value = value.rstrip().rstrip(",").rstrip()
+    return re.fullmatch(_STAND_IN, value) is not None or (bare and re.fullmatch(r"[A-Z][A-Z0-9_]{2,}", value) is not None)
 
 
 def _not_a_job_config(data: dict, table) -> str | None:
@@ -513,7 +525,11 @@ def judge(findings: list[Finding], rules: dict[str, type[Rule]], context: Contex
         premises = establisher.premises(rule, finding)
         placeholder = establisher.placeholder(finding)
         if placeholder is not None:
-            premises.append(placeholder)
+            # one premise of each kind: the value's placeholder stands for the file's role unless that
+            # is itself not established (a template whose sed command is named keeps that)
+            role = next((p for p in premises if p.kind == "role"), None)
+            if role is None or role.state == "established":
+                premises = [p for p in premises if p.kind != "role"] + [placeholder]
         if any(p.state == "contradicted" for p in premises):
             continue
         unknown = next((p for p in premises if p.state == "unknown"), None)
