@@ -169,6 +169,10 @@ CASES = [
                                                          "zenflow": {"select_interval": "auto",
                                                                                  "update_interval": "auto"}}},
          (), "parse", False),
+    # ZenFlowConfig's `Union[str, int]` interval makes 4.0 the number 4, which the auto strategy refuses (DS340).
+    Case("zenflow_select_interval_float", {**BATCH, "optimizer": ADAMW, "zero_optimization": {
+        "stage": 2, "offload_optimizer": CPU, "zenflow": {"select_interval": 4.0}}},
+         (("DS340", Z + "/zenflow/select_interval"),), "initialize", True, "If use auto select strategy"),
     # No lower bound in DeepSpeed: a negative value trains.
     Case("negative_thresholds", {**BATCH, "optimizer": ADAMW, "tensor_parallel": {"autotp_size": -1},
                                  "zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True,

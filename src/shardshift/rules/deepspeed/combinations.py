@@ -69,12 +69,18 @@ ZF = Z + "/zenflow"
 
 
 def _zenflow_setting(data: dict, name: str) -> Any:
-    """A ZenFlow setting as ZenFlowConfig holds it: "auto" when not written."""
+    """A ZenFlow setting as ZenFlowConfig holds it: "auto" when not written, a whole number (4.0 too, which
+    its `Union[str, int]` field makes 4) as an int."""
     value = get(data, f"{ZF}/{name}")
-    return "auto" if value is MISSING else value
+    if value is MISSING:
+        return "auto"
+    return whole(value) if whole(value) is not None else value
 
 
-def _whole_int(value: Any) -> bool:
+def _zenflow_interval(data: dict, name: str) -> bool:
+    """Whether a ZenFlow interval is a number to ZenFlowConfig (a boolean, which pydantic also makes one,
+    is not judged)."""
+    value = _zenflow_setting(data, name)
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -188,9 +194,10 @@ CONFLICTS: tuple[Conflict, ...] = (
              "add \"offload_optimizer\": {\"device\": \"cpu\"} to zero_optimization, or remove the zenflow block"),
     # runtime/zenflow/engine.py configure_zenflow (ZenFlowConfig's defaults: "auto" for all three)
     Conflict(lambda d: ZF + "/select_interval", lambda d: ZF + "/select_strategy",
-             lambda d, c: (f"zenflow select_interval {get(d, ZF + '/select_interval')} with select_strategy \"auto\""
+             lambda d, c: (f"zenflow select_interval {_zenflow_setting(d, 'select_interval')} with select_strategy "
+                           "\"auto\""
                            if _zenflow(d) and _zenflow_setting(d, "select_strategy") == "auto"
-                           and _whole_int(_zenflow_setting(d, "select_interval")) else None),
+                           and _zenflow_interval(d, "select_interval") else None),
              INIT, "If use auto select strategy, select_interval will be set to 1 ... (raised as a Warning exception)",
              "remove select_interval, or set select_strategy to \"step\" or \"epoch\""),
     Conflict(lambda d: ZF + "/select_strategy", lambda d: ZF + "/select_interval",
@@ -205,8 +212,8 @@ CONFLICTS: tuple[Conflict, ...] = (
              lambda d, c: (f"zenflow select_interval {_zenflow_setting(d, 'select_interval')} below update_interval "
                            f"{_zenflow_setting(d, 'update_interval')} with select_strategy \"step\""
                            if _zenflow(d) and _zenflow_setting(d, "select_strategy") == "step"
-                           and _whole_int(_zenflow_setting(d, "select_interval"))
-                           and _whole_int(_zenflow_setting(d, "update_interval"))
+                           and _zenflow_interval(d, "select_interval")
+                           and _zenflow_interval(d, "update_interval")
                            and 0 != _zenflow_setting(d, "select_interval") < _zenflow_setting(d, "update_interval")
                            else None),
              INIT, "Select interval must be greater or equal to update interval",

@@ -477,6 +477,13 @@ def _number(value) -> float | None:
     return value
 
 
+def _did_you_mean(value, choices: tuple[str, ...]) -> tuple[str, str | None]:
+    """The "; did you mean ...?" a message about a value outside `choices` ends with ("" when no choice is
+    near, or the value is no string), and the fix it suggests."""
+    suggestion = did_you_mean(value, choices) if isinstance(value, str) else None
+    return (f"; did you mean {json.dumps(suggestion)}?", json.dumps(suggestion)) if suggestion else ("", None)
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -536,12 +543,9 @@ class ExpertParallelValueRefused(Rule):
             if key not in section or section[key] in choices:
                 continue
             value = section[key]
-            suggestion = did_you_mean(str(value), choices) if isinstance(value, str) else None
-            message = (f"expert_parallel.{key} is {json.dumps(value)}, not one of "
-                       f"{', '.join(map(json.dumps, choices))}: {tail}")
-            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
-            yield self.finding(document, f"/expert_parallel/{key}", message,
-                               fix=json.dumps(suggestion) if suggestion else None)
+            hint, fix = _did_you_mean(value, choices)
+            yield self.finding(document, f"/expert_parallel/{key}", f"expert_parallel.{key} is {json.dumps(value)}, not "
+                               f"one of {', '.join(map(json.dumps, choices))}: {tail}{hint}", fix=fix)
         for key, (lowest, wording) in EXPERT_PARALLEL_MINIMUM.items():
             value = section.get(key)
             if key not in section or (value is None and key.startswith("num_")) or value == "auto":
@@ -581,12 +585,11 @@ class ExpertParallelValueRefused(Rule):
         """The single values validate_autoep_config checks by kind: names, flags, the scaling factor."""
         preset = section.get("preset_model")
         if preset is not None and preset not in EXPERT_PARALLEL_PRESETS:
-            suggestion = did_you_mean(str(preset), EXPERT_PARALLEL_PRESETS) if isinstance(preset, str) else None
-            message = (f"expert_parallel.preset_model is {json.dumps(preset)}, not one of DeepSpeed's AutoEP presets "
-                       f"({', '.join(EXPERT_PARALLEL_PRESETS)}): {tail} (\"Unknown preset_model\")")
-            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
-            yield self.finding(document, "/expert_parallel/preset_model", message,
-                               fix=json.dumps(suggestion) if suggestion else None)
+            hint, fix = _did_you_mean(preset, EXPERT_PARALLEL_PRESETS)
+            yield self.finding(document, "/expert_parallel/preset_model",
+                               f"expert_parallel.preset_model is {json.dumps(preset)}, not one of DeepSpeed's AutoEP "
+                               f"presets ({', '.join(EXPERT_PARALLEL_PRESETS)}): {tail} (\"Unknown preset_model\"){hint}",
+                               fix=fix)
         for key in EXPERT_PARALLEL_NAMES:
             value = section.get(key)
             if value is None:
@@ -709,31 +712,22 @@ class FeatureSettingRefused(Rule):
                                        "autotuning off; write a folder or remove the key")
         efficiency = data.get("data_efficiency")
         sampling = efficiency.get("data_sampling") if isinstance(efficiency, dict) else None
-        if isinstance(sampling, dict):
-            curriculum = sampling.get("curriculum_learning")
-            if isinstance(curriculum, dict) and curriculum.get("enabled") and "curriculum_metrics" not in curriculum:
-                yield self.finding(document, "/data_efficiency/data_sampling/curriculum_learning",
-                                   "curriculum learning is enabled without curriculum_metrics: DeepSpeed asserts "
-                                   "while it reads the config (\"Curriculum learning is enabled, curriculum_metrics "
-                                   "must be specified\"); add the metrics or disable it")
-            batching = sampling.get("dynamic_batching")
-            if isinstance(batching, dict) and batching.get("enabled") and "max_tokens" not in batching:
-                yield self.finding(document, "/data_efficiency/data_sampling/dynamic_batching",
-                                   "dynamic batching is enabled without max_tokens: DeepSpeed asserts while it reads "
-                                   "the config (\"Dynamic batching is enabled, so max_tokens must be specified\"); "
-                                   "add max_tokens (the tokens of one batch) or disable it")
+        for block, required, refusal, advice in SAMPLING_REQUIRED if isinstance(sampling, dict) else ():
+            section = sampling.get(block)
+            if isinstance(section, dict) and section.get("enabled") and required not in section:
+                yield self.finding(document, f"/data_efficiency/data_sampling/{block}",
+                                   f"{block.replace('_', ' ')} is enabled without {required}: DeepSpeed asserts while "
+                                   f"it reads the config (\"{refusal}\"); {advice}")
         optimizer = data.get("optimizer")
         if isinstance(optimizer, dict) and isinstance(optimizer.get("type"), str) and \
                 optimizer["type"].lower() == "muon" and isinstance(optimizer.get("params"), dict) and \
                 "ns_method" in optimizer["params"] and optimizer["params"]["ns_method"] not in MUON_NS_METHODS:
             value = optimizer["params"]["ns_method"]
-            suggestion = did_you_mean(value, MUON_NS_METHODS) if isinstance(value, str) else None
-            message = (f"optimizer.params.ns_method is {json.dumps(value)}, not one of {', '.join(MUON_NS_METHODS)}: "
-                       "deepspeed.initialize fails when it builds the Muon optimizer (AssertionError \"ns_method must "
-                       "be one of\")")
-            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
-            yield self.finding(document, "/optimizer/params/ns_method", message,
-                               fix=json.dumps(suggestion) if suggestion else None)
+            hint, fix = _did_you_mean(value, MUON_NS_METHODS)
+            yield self.finding(document, "/optimizer/params/ns_method",
+                               f"optimizer.params.ns_method is {json.dumps(value)}, not one of "
+                               f"{', '.join(MUON_NS_METHODS)}: deepspeed.initialize fails when it builds the Muon "
+                               f"optimizer (AssertionError \"ns_method must be one of\"){hint}", fix=fix)
         autocast = data.get("torch_autocast")
         modules = autocast.get("lower_precision_safe_modules") if isinstance(autocast, dict) else None
         if isinstance(autocast, dict) and autocast.get("enabled") is True and isinstance(modules, list):
@@ -746,13 +740,20 @@ class FeatureSettingRefused(Rule):
                                        "as in \"torch.nn.Linear\"")
         level = data.get("log_level")
         if isinstance(level, str) and level.lower() not in LOG_LEVELS:
-            suggestion = did_you_mean(level.lower(), LOG_LEVELS)
-            message = (f"log_level is {json.dumps(level)}, not one of {', '.join(LOG_LEVELS)}: "
-                       "deepspeed.initialize raises ValueError (\"is not one of the valid logging levels\")")
-            message += f"; did you mean {json.dumps(suggestion)}?" if suggestion else ""
-            yield self.finding(document, "/log_level", message, fix=json.dumps(suggestion) if suggestion else None)
+            hint, fix = _did_you_mean(level.lower(), LOG_LEVELS)
+            yield self.finding(document, "/log_level", f"log_level is {json.dumps(level)}, not one of "
+                               f"{', '.join(LOG_LEVELS)}: deepspeed.initialize raises ValueError (\"is not one of "
+                               f"the valid logging levels\"){hint}", fix=fix)
 
 
+# runtime/data_pipeline/config.py (0.19.8): a data_sampling block that, enabled (Python's truth of the value),
+# asserts a key -> (the key, DeepSpeed's words, what to do)
+SAMPLING_REQUIRED = (
+    ("curriculum_learning", "curriculum_metrics", "Curriculum learning is enabled, curriculum_metrics must be specified",
+     "add the metrics or disable it"),
+    ("dynamic_batching", "max_tokens", "Dynamic batching is enabled, so max_tokens must be specified",
+     "add max_tokens (the tokens of one batch) or disable it"),
+)
 # deepspeed/utils/logging.py log_levels (0.19.8), which get_log_level_from_string reads after lower()
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 # deepspeed/runtime/zero/muon/original_muon.py NS_METHODS (0.19.8)
