@@ -176,3 +176,144 @@ def test_a_value_of_any_type_gives_a_finding_or_none_never_a_traceback(tmp_path,
     assert all(code.startswith("TA") for code, *_ in found)
     if field == "torch_empty_cache_steps" and written == "True":  # isinstance(True, int): transformers takes it
         assert not [f for f in found if f[0] == "TA006"]
+
+
+# -- the Trainer's own checks (TA008, TA009) ------------------------------------------------------------------
+
+BUILDS = "trainer = Trainer(model=model, args=args)\n"
+
+
+def test_a_trainer_check_is_an_error_only_where_the_script_builds_a_trainer(tmp_path):
+    script = ("from transformers import Trainer, TrainingArguments\n"
+              "args = TrainingArguments(output_dir='o', eval_strategy='steps', save_strategy='best')\n")
+    assert [f[:2] for f in _findings(tmp_path, {"train.py": script + BUILDS})] == [("TA008", "error")]
+    assert [f[:2] for f in _findings(tmp_path, {"train.py": script})] == [("TA008", "info")]
+    named = script.replace("save_strategy='best'", "save_strategy='best', metric_for_best_model='eval_loss'")
+    assert _findings(tmp_path, {"train.py": named + BUILDS}) == []
+
+
+def test_launch_flags_meet_the_trainer_checks_when_the_entry_builds_a_trainer(tmp_path):
+    launch = "#!/bin/bash\ntorchrun train.py --output_dir out --report_to tensorbaord\n"
+    found = _findings(tmp_path, {"run.sh": launch, "train.py": ENTRY + "trainer = Trainer(args=args)\n"})
+    assert [f[:3] for f in found] == [("TA009", "error", 2)]
+    parser_only = ENTRY.replace("Trainer, ", "")
+    assert [f[:2] for f in _findings(tmp_path, {"run.sh": launch, "train.py": parser_only})] == [("TA009", "info")]
+
+
+@pytest.mark.parametrize(("name", "pin", "expected"), [
+    ("tensorbaord", None, [("TA009", "error")]),  # no release read takes it: no pin needed
+    ("tensorbaord", "4.30.0", [("TA009", "error")]),
+    ("trackio", "4.40.0", [("TA009", "error")]),  # added later
+    ("trackio", "5.24.0", []),
+    ("trackio", None, [("TA009", "info")]),  # the verdict depends on the release
+    ("trackio", "4.29.0", [("TA009", "info")]),  # a release whose names were not read
+    ("wandb", None, []),
+])
+def test_the_release_decides_which_report_to_names_exist(tmp_path, name, pin, expected):
+    script = f"from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', " \
+             f"report_to=[{name!r}])\n" + BUILDS
+    assert [f[:2] for f in _findings(tmp_path, {"train.py": script}, pin)] == expected
+
+
+def test_report_to_messages_suggest_the_name_or_say_why(tmp_path):
+    script = "from transformers import Trainer, TrainingArguments\nargs = TrainingArguments(output_dir='o', " \
+             "report_to=['wandb', 'none', 'tensorbaord'])\n" + BUILDS
+    (tmp_path / "train.py").write_text(script, encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text("transformers==5.24.0\n", encoding="utf-8")
+    messages = [f.message for f in api.check([str(tmp_path)]).findings if f.code == "TA009"]
+    assert len(messages) == 2
+    assert "has its meaning only alone" in messages[0] and "did you mean 'tensorboard'" in messages[1]
+
+
+@pytest.mark.parametrize(("pin", "expected"), [("4.46.3", []), ("4.47.0", [("TA008", "info")]),
+                                               ("4.47.1", [("TA008", "error")])])
+def test_the_release_decides_whether_the_trainer_check_exists(tmp_path, pin, expected):
+    # save_strategy "best" without a metric: refused from 4.47.1 (read); 4.46.3 (read) has no "best" strategy
+    script = ("from transformers import Trainer, TrainingArguments\n"
+              "args = TrainingArguments(output_dir='o', eval_strategy='steps', save_strategy='best')\n" + BUILDS)
+    assert [f[:2] for f in _findings(tmp_path, {"train.py": script}, pin)] == expected
+
+
+@pytest.mark.oracle
+def test_the_trainer_rules_refuse_exactly_what_the_trainer_refuses(tmp_path):
+    """Differential, against transformers' own Trainer built on the CPU (tests/coverage_loaders/transformers.py):
+    over combinations of the values TA008 and TA009 read, a TA008/TA009 finding comes out exactly when building the
+    Trainer raises ValueError, wherever TrainingArguments itself takes the values."""
+    hypothesis = pytest.importorskip("hypothesis")
+    strategies = hypothesis.strategies
+    transformers = pytest.importorskip("transformers")
+    if transformers.__version__ != "5.24.0":
+        pytest.skip(f"input: the rules' checks were read from 5.24.0, not {transformers.__version__}")
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("trainer_loader", Path(__file__).parent / "coverage_loaders"
+                                                  / "transformers.py")
+    loader = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loader)
+    loader.prepare()
+    zero = {2: {"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"},
+            3: {"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto"}}
+    values = {
+        "fsdp": strategies.sampled_from(["", "full_shard"]),
+        "deepspeed": strategies.sampled_from([None, zero[2], zero[3]]),
+        "eval_strategy": strategies.sampled_from(["no", "steps"]),
+        "save_strategy": strategies.sampled_from(["steps", "best"]),
+        "metric_for_best_model": strategies.sampled_from([None, "loss"]),
+        "load_best_model_at_end": strategies.booleans(),
+        "save_only_model": strategies.booleans(),
+        "auto_find_batch_size": strategies.booleans(),
+        "gradient_accumulation_steps": strategies.sampled_from([1, 2]),
+        "accelerator_config": strategies.sampled_from([None, {"gradient_accumulation_kwargs": {"num_steps": 2}}]),
+        "gradient_checkpointing": strategies.booleans(),
+        "fsdp_config": strategies.sampled_from([None, {"activation_checkpointing": True},
+                                                {"state_dict_type": "SHARDED_STATE_DICT"}]),
+        "report_to": strategies.sampled_from(["none", "tensorbaord", ["none"], ["codecarbon", "none"]]),
+    }
+    (tmp_path / "requirements.txt").write_text("transformers==5.24.0\n", encoding="utf-8")
+    script = tmp_path / "train.py"
+    disagreements, compared = [], []
+
+    @hypothesis.settings(max_examples=40, deadline=None, database=None,
+                         suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(strategies.fixed_dictionaries({}, optional=values))
+    def agree(given):
+        text = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        script.write_text(f"from transformers import Trainer, TrainingArguments\nargs = TrainingArguments("
+                          f"output_dir='o', {text})\ntrainer = Trainer(model=model, args=args)\n", encoding="utf-8")
+        found = [f.code for f in api.check([str(script)]).findings if f.code.startswith("TA")]
+        if any(code not in ("TA008", "TA009") for code in found):
+            return  # TrainingArguments itself refuses the values (TA001-TA007)
+        try:
+            loader.load(script, stage="trainer")
+            refused = None
+        except ValueError as error:
+            refused = str(error).splitlines()[0]
+        except Exception:  # noqa: BLE001 - past the checks: what is left needs the GPUs or a package
+            refused = None
+        if refused is not None and refused.startswith(("Please specify the ZeRO", "Accelerate")):
+            return  # refused before the Trainer, by DeepSpeed's plugin
+        compared.append(given)
+        if bool(found) != (refused is not None):
+            disagreements.append((given, found, refused))
+
+    agree()
+    assert len(compared) >= 20, len(compared)
+    assert disagreements == [], disagreements[:3]
+
+
+@pytest.mark.parametrize(("launch", "expected"), [
+    ('python train.py --output_dir o --fsdp "full_shard auto_wrap"', [("TA008", "error")]),
+    ("python3 train.py --output_dir o --fsdp full_shard", [("TA008", "error")]),
+    ("torchrun --nproc_per_node 2 train.py --output_dir o --fsdp full_shard", []),
+    ("python -m torch.distributed.run --nproc_per_node 2 train.py --output_dir o --fsdp full_shard", []),
+    ("srun python train.py --output_dir o --fsdp full_shard", []),  # srun starts the processes
+    ("export WORLD_SIZE=2\npython train.py --output_dir o --fsdp full_shard", []),
+    ("python train.py --output_dir o", []),
+])
+def test_fsdp_in_one_plain_process_is_refused_only_without_a_launcher(tmp_path, launch, expected):
+    entry = ENTRY + "trainer = Trainer(args=args)\n"
+    found = _findings(tmp_path, {"run.sh": f"#!/bin/bash\n{launch}\n", "train.py": entry})
+    assert [f[:2] for f in found] == expected
+    spawning = entry + "import torch.multiprocessing as mp\nmp.spawn(main, nprocs=2)\n"
+    assert _findings(tmp_path, {"run.sh": f"#!/bin/bash\n{launch}\n", "train.py": spawning}) == []

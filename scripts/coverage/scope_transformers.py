@@ -87,24 +87,6 @@ FILES = {
 # training-args JSON, a ds_config or fsdp_config), with no rule yet: kept out of the map until their rules
 # exist (the map would count each as a gap, "todo"), so callgraph.py counts them as not in the map.
 NO_RULE_YET = {
-    'transformers/integrations/integration_utils.py:get_reporting_integration_callbacks:1':
-        "each --report_to entry (launch flag or training-args JSON) is one of transformers' INTEGRATION_TO_CALLBACK names (azure_ml, comet_ml, mlflow, neptune, tensorboard, trackio, wandb, codecarbon, clearml, dagshub, flyte, dvclive, swanlab, kubeflow) or all/none",
-    'transformers/trainer.py:Trainer.__init__:4':
-        '--fsdp (TrainingArguments fsdp set) together with --deepspeed (a ds_config), or a DeepSpeed accelerate config under --fsdp',
-    'transformers/trainer.py:Trainer.__init__:5':
-        '--fsdp in a launch command that runs the script as one plain process (python train.py, no torchrun/accelerate/deepspeed launcher), so parallel_mode is not distributed',
-    'transformers/trainer.py:Trainer._validate_args:4':
-        'save_strategy best without metric_for_best_model (and without load_best_model_at_end or a reduce_lr_on_plateau/greedy scheduler, which default it to loss)',
-    'transformers/trainer.py:Trainer.create_accelerator_and_postprocess:1':
-        "accelerator_config's gradient_accumulation_kwargs.num_steps set together with gradient_accumulation_steps > 1",
-    'transformers/trainer.py:Trainer.create_accelerator_and_postprocess:2':
-        'fsdp_config activation_checkpointing true together with the activation_checkpointing (or gradient_checkpointing) training argument under FSDP; AX104 reports the Axolotl form only',
-    'transformers/trainer.py:Trainer.create_accelerator_and_postprocess:3':
-        'save_only_model and load_best_model_at_end together with DeepSpeed or FSDP enabled (a ds_config, --fsdp or an accelerate config)',
-    'transformers/trainer.py:Trainer.create_accelerator_and_postprocess:4':
-        'auto_find_batch_size with a ds_config (or accelerate DeepSpeed config) at ZeRO stage 3',
-    'transformers/trainer.py:Trainer.create_accelerator_and_postprocess:5':
-        'save_only_model with FSDP whose state_dict_type (fsdp_config or accelerate config) is SHARDED_STATE_DICT',
     'transformers/trainer_pt_utils.py:AcceleratorConfig.from_json_file:1':
         "the JSON file named by --accelerator_config (or the training-args JSON's accelerator_config path) has keys AcceleratorConfig does not have",
 }

@@ -51,11 +51,17 @@ def prepare() -> None:
     _state.update(oracles=oracles, torch=torch, TrainingArguments=TrainingArguments, integration=integration)
 
 
-def _script_arguments(path: Path) -> tuple[dict, dict]:
-    """(ds_config, literal TrainingArguments keywords) of the script's TrainingArguments call."""
+def _calls(path: Path) -> list[ast.Call]:
+    """The script's TrainingArguments calls, in source order."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
-                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "TrainingArguments")
+    return sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                   and getattr(node.func, "id", getattr(node.func, "attr", None)) == "TrainingArguments"),
+                  key=lambda node: (node.lineno, node.col_offset))
+
+
+def _script_arguments(path: Path, call: ast.Call | None = None) -> tuple[dict, dict]:
+    """(ds_config, literal TrainingArguments keywords) of the script's (first) TrainingArguments call."""
+    call = call if call is not None else _calls(path)[0]
     kwargs = {}
     for keyword in call.keywords:
         if keyword.arg is None:
@@ -80,8 +86,105 @@ def _yaml_arguments(path: Path) -> tuple[dict, dict]:
     return config, _state["oracles"].axolotl_training_arguments(yaml_config)
 
 
+class _Tiny:
+    """A model for the Trainer: one Linear layer whose forward returns a loss."""
+
+    @staticmethod
+    def build():
+        torch = _state["torch"]
+
+        class Tiny(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(4, 4)
+
+            def forward(self, x=None, labels=None):
+                return {"loss": self.linear(x).sum()}
+
+        return Tiny()
+
+
+def _reset_accelerate() -> None:
+    """Accelerate's state is a singleton, and TrainingArguments(deepspeed=...) sets ACCELERATE_USE_DEEPSPEED:
+    each Trainer starts from none of the previous one's."""
+    from accelerate.state import AcceleratorState, GradientState, PartialState
+
+    AcceleratorState._reset_state(True)
+    GradientState._reset_state()
+    PartialState._reset_state()
+    for name in [n for n in os.environ if n.startswith(("ACCELERATE_", "FSDP_"))]:
+        del os.environ[name]
+
+
+def _fsdp_on_cpu():
+    """Accelerate enables its FSDP plugin only on accelerators (AcceleratorState keeps `fsdp_plugin` for
+    MULTI_GPU and the like, never on the CPU). The stand-in Accelerator builds the real one, then hands its
+    state the FSDP plugin transformers built from the arguments, as a GPU launch would: the Trainer's
+    FSDP checks then read the real plugin."""
+    from accelerate import Accelerator
+
+    class FsdpOnCpu(Accelerator):
+        def __init__(self, *args, fsdp_plugin=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.state.fsdp_plugin = fsdp_plugin
+
+    return FsdpOnCpu
+
+
+def _build_from_launch(path: Path) -> None:
+    """stage=trainer on a launch script: its `python train.py ...` line as that one plain process runs it, the
+    flags read by transformers' own HfArgumentParser(TrainingArguments), then a Trainer built from them (no
+    process-group variables: no launcher set any)."""
+    import shlex
+    from unittest import mock
+
+    import transformers.trainer
+    from transformers import HfArgumentParser, Trainer
+
+    line = next(line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("python"))
+    words = shlex.split(line, comments=True)
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+        os.environ.pop(name, None)
+    _reset_accelerate()
+    with tempfile.TemporaryDirectory() as output_dir:
+        args, = HfArgumentParser(_state["TrainingArguments"]).parse_args_into_dataclasses(
+            args=[*words[2:], "--output_dir", output_dir, "--use_cpu", "--report_to", "none"])
+        accelerator = _fsdp_on_cpu() if args.fsdp else transformers.trainer.Accelerator
+        with mock.patch.object(transformers.trainer, "Accelerator", accelerator):
+            Trainer(model=_Tiny.build(), args=args, eval_dataset=[{"x": _state["torch"].zeros(4)}])
+
+
+def _build_trainers(path: Path) -> None:
+    """stage=trainer: each TrainingArguments call of the script, built, then a Trainer built from it (its
+    `__init__`, `_validate_args` and `create_accelerator_and_postprocess` checks), one process of a
+    one-process launch (RANK 0, WORLD_SIZE 1, gloo). Under FSDP the Accelerator is `_fsdp_on_cpu`'s."""
+    from unittest import mock
+
+    import transformers.trainer
+    from transformers import Trainer
+
+    if path.suffix == ".sh":
+        _build_from_launch(path)
+        return
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=os.environ.get("MASTER_PORT", "29561"), RANK="0",
+                      WORLD_SIZE="1", LOCAL_RANK="0")
+    for call in _calls(path):
+        config, kwargs = _script_arguments(path, call)
+        _reset_accelerate()
+        with tempfile.TemporaryDirectory() as output_dir:
+            if config is not None:
+                kwargs["deepspeed"] = config
+            args = _state["TrainingArguments"](output_dir=output_dir, use_cpu=True, **{"report_to": "none", **kwargs})
+            accelerator = _fsdp_on_cpu() if args.fsdp else transformers.trainer.Accelerator
+            with mock.patch.object(transformers.trainer, "Accelerator", accelerator):
+                Trainer(model=_Tiny.build(), args=args, eval_dataset=[{"x": _state["torch"].zeros(4)}])
+
+
 def load(path: Path, **options: str) -> None:
     torch, integration = _state["torch"], _state["integration"]
+    if options.get("stage") == "trainer":
+        _build_trainers(path)
+        return
     if path.suffix == ".py":
         config, kwargs = _script_arguments(path)
     elif path.suffix in (".yaml", ".yml"):

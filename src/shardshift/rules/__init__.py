@@ -33,6 +33,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.deepspeed.pipeline": ("deepspeed",),
     "shardshift.rules.deepspeed.script": ("python", "launch"),
     "shardshift.rules.transformers.arguments": ("python", "launch"),
+    "shardshift.rules.transformers.trainer": ("python", "launch"),
     "shardshift.rules.fsdp2.rules": ("fsdp2",),
     "shardshift.rules.fsdp2.catalog": ("fsdp2",),
     "shardshift.rules.fsdp2.arguments": ("fsdp2",),

@@ -72,6 +72,13 @@ class TrainingFlags(ArgumentsCall):
     # that class (a subclass in the repository) runs a __post_init__ of its own, which may change the
     # values before TrainingArguments checks them
     own_post_init: bool = False
+    # the entry script (or a module of it) builds or imports a Trainer: the evidence that the checks
+    # Trainer makes at start-up are run
+    trainer: bool = False
+    # the launch runs the entry as one plain process: `python train.py` with no launcher or wrapper (srun,
+    # mpirun) around it, no process-group variable (LOCAL_RANK, WORLD_SIZE, ...) set in the script, and an
+    # entry script that neither sets those itself nor spawns processes; then the Trainer is not distributed
+    one_process: bool = False
 
 
 def _tables() -> tuple[dict, dict, dict]:
@@ -195,6 +202,14 @@ def _local_modules(tree: ast.Module, folder: str) -> list[str]:
     return found[:20]
 
 
+# the variables by which a process learns it is one rank of several (torchrun's, Open MPI's, MPICH's, MVAPICH's,
+# Intel MPI's), and the calls that start processes from inside a script
+DISTRIBUTED_VARIABLES = ("LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+                         "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_SIZE", "PMI_RANK", "MV2_COMM_WORLD_SIZE", "MPI_LOCALRANKID")
+PROCESS_STARTERS = ("spawn", "start_processes", "notebook_launcher", "debug_launcher", "init_process_group",
+                    "elastic_launch", "Process")
+
+
 class _Entry:
     """What the entry script (and the local modules it imports) says about TrainingArguments."""
 
@@ -208,6 +223,8 @@ class _Entry:
         self.library_names: set[str] = set()
         self.library_modules: set[str] = set()
         self.post_init: set[str] = set()  # subclasses with a __post_init__ of their own (or a base's)
+        # it names a process-group variable or calls something that starts processes (mp.spawn, notebook_launcher)
+        self.own_processes = False
 
     def _library(self, dotted: str) -> bool:
         """Whether `dotted` (a base or a parser's class, as written) is transformers' or trl's argument class."""
@@ -224,6 +241,9 @@ class _Entry:
             return
         nodes = list(walk_nodes(tree))
         for node in nodes:
+            if (isinstance(node, ast.Constant) and node.value in DISTRIBUTED_VARIABLES) or \
+                    (isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] in PROCESS_STARTERS):
+                self.own_processes = True
             if isinstance(node, ast.ImportFrom) and node.module and not node.level and \
                     node.module.split(".")[0] in ("transformers", "trl"):
                 self.library_names.update(a.asname or a.name for a in node.names)
@@ -366,7 +386,16 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
     callee = f"{name or 'the entry script'}'s TrainingArguments flags"
     return TrainingFlags(callee, launch.line, launch.column, keywords, positions, more, False, written=texts,
                          script=path, entry=entry_path, program=program, arguments_class=chosen,
-                         own_post_init=entry_path is not None and chosen in entry.post_init)
+                         own_post_init=entry_path is not None and chosen in entry.post_init,
+                         trainer=entry_path is not None and entry.trainer,
+                         one_process=entry_path is not None and not entry.own_processes and _plain_process(launch))
+
+
+def _plain_process(launch: Any) -> bool:
+    """Whether the launch line starts the entry script as one process (`python train.py`, nothing around it)."""
+    variables = launch.variables if isinstance(launch.variables, dict) else {}
+    return launch.launcher == "python" and not launch.via and not launch.conditions and \
+        not any(name in variables for name in DISTRIBUTED_VARIABLES)
 
 
 def _local_modules_of(path: str) -> list[str]:

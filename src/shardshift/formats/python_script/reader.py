@@ -192,6 +192,9 @@ class ScriptFacts:
     built: list[TrainerBuilt] = field(default_factory=list)
     # every `TrainingArguments(...)` / `Seq2SeqTrainingArguments(...)` call, with or without a ds_config
     arguments: list[ArgumentsCall] = field(default_factory=list)
+    # (class, line) of every call that builds a Trainer (`Trainer(...)`, TRL's `SFTTrainer(...)`, a
+    # repository's `MyTrainer(...)`): the evidence that the checks Trainer makes at start-up are run
+    trainers_built: list[tuple[str, int]] = field(default_factory=list)
 
 
 # the classes whose defaults are transformers' own (TRL's configs and a repository's subclasses change some)
@@ -519,6 +522,9 @@ class _Reader(Visitor):
                 trainer = self._trainer(call, scope)
                 if trainer is not None:
                     facts.trainers.append(trainer)
+                built = (dotted(call.func) or "").rsplit(".", 1)[-1]
+                if built.endswith("Trainer") and built[:1].isupper():
+                    facts.trainers_built.append((built, call.lineno))
                 arguments = self._training_arguments(call, scope, reference)
                 if arguments is not None:
                     facts.arguments.append(arguments)

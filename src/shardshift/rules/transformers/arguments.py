@@ -35,7 +35,12 @@ DEFAULTS = {"eval_strategy": "no", "save_strategy": "steps", "logging_steps": 50
             "eval_steps": None, "dataloader_num_workers": 0, "dataloader_prefetch_factor": None,
             "lr_scheduler_type": "linear", "load_best_model_at_end": False, "warmup_steps": 0,
             "logging_strategy": "steps",
-            "fp16": False, "bf16": False, "fp16_full_eval": False, "bf16_full_eval": False}
+            "fp16": False, "bf16": False, "fp16_full_eval": False, "bf16_full_eval": False,
+            # read by the Trainer's own checks (rules/transformers/trainer.py); `fsdp` is "" before 5.0 and None
+            # since, `report_to` "all" before 5.0 and "none" since: each a value no check refuses
+            "metric_for_best_model": None, "save_only_model": False, "auto_find_batch_size": False,
+            "gradient_accumulation_steps": 1, "accelerator_config": None, "fsdp": None, "fsdp_config": None,
+            "deepspeed": None, "gradient_checkpointing": False, "activation_checkpointing": False, "report_to": None}
 STRATEGIES = ("no", "steps", "epoch", "best")
 
 
@@ -46,6 +51,20 @@ class Check:
 
     present: tuple[int, ...]
     absent: tuple[int, ...] | None
+
+    def verdict(self, version: tuple[int, ...]) -> str:
+        """"refused", "accepted" or "unknown" (a release between the two read) for a known release."""
+        if self.absent is not None and tuple(version) <= self.absent:
+            return "accepted"
+        return "unknown" if tuple(version) < self.present else "refused"
+
+    def between(self, version: tuple[int, ...]) -> str:
+        """Why the release's verdict is unknown."""
+        return (f"transformers {_dotted(version)} lies between the releases read: "
+                + (f"{_dotted(self.absent)} has no such check, " if self.absent else "") + f"{_dotted(self.present)} has it")
+
+    # whether every release read makes the check (then no pin is needed for the verdict)
+    agreed = False
 
 
 def _calls(document: Document) -> list[ArgumentsCall]:
@@ -91,6 +110,7 @@ class TrainingArgumentsCheck(Rule):
     premises = ("release",)
     framework = "transformers"  # the release premise is transformers' on launch scripts too
     severity = "error"
+    source = "training_args.py"  # where the release's checks are read
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
         calls = _calls(document)
@@ -101,7 +121,8 @@ class TrainingArgumentsCheck(Rule):
             if getattr(call, "own_post_init", False):
                 continue  # the repository's subclass may change the values before TrainingArguments checks them
             for check, keyword, message in self.refusals(call):
-                if version is not None and check.absent is not None and tuple(version) <= check.absent:
+                verdict = check.verdict(version) if version is not None else None
+                if verdict == "accepted":
                     continue  # that release has no such check
                 unknown = getattr(call, "program", None)
                 if unknown is None and hasattr(call, "written") and getattr(call, "arguments_class", None) is None:
@@ -112,20 +133,23 @@ class TrainingArgumentsCheck(Rule):
                         "program", f"{entry} builds no HfArgumentParser of TrainingArguments that shardshift found, so "
                         "whether these flags reach TrainingArguments as written is unknown",
                         f"check {entry}'s argument parsing (or ignore TA codes for this launch)")
-                if unknown is None and version is not None and tuple(version) < check.present:
-                    unknown = UnknownContext(
-                        "release", f"transformers {_dotted(version)} lies between the releases read: "
-                        + (f"{_dotted(check.absent)} has no such check, " if check.absent else "")
-                        + f"{_dotted(check.present)} has it", "check the release's own training_args.py")
+                if unknown is None:
+                    unknown = self.unknown_program(call, document)
+                if unknown is None and verdict == "unknown":
+                    unknown = UnknownContext("release", check.between(version), f"check the release's own {self.source}")
                 finding = self.finding(document, None, message,
                                        position=call.positions.get(keyword, (call.line, call.column)),
                                        unknown_context=unknown)
-                finding.release_dependent = version is None
+                finding.release_dependent = version is None and not check.agreed
                 yield finding
 
     def refusals(self, call: ArgumentsCall) -> Iterable[tuple[Check, str, str]]:
         """(the check, the keyword to point at, the message) for each refusal of the call."""
         raise NotImplementedError
+
+    def unknown_program(self, call: ArgumentsCall, document: Document) -> UnknownContext | None:
+        """What the program leaves unknown for these checks (None: building the arguments runs them)."""
+        return None
 
 
 def shown(call: ArgumentsCall, *names: str) -> str:
