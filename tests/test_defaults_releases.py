@@ -226,3 +226,19 @@ def test_the_transformers_table_row_is_the_release_source(release):
         table["variants"][index]
     assert {name: record["line"] for name, record in read.items()} == lines
 
+
+
+@pytest.mark.parametrize("release", ["4.46.3", "5.0.0", "5.24.0"])
+def test_the_report_to_names_row_is_the_release_source(release):
+    """TA009's table (scripts/defaults/transformers_report_to.py), run on the release's own source, gives the
+    names and the cited file and line the checked-in table holds for it."""
+    import json
+
+    spec = importlib.util.spec_from_file_location("transformers_report_to",
+                                                  ROOT / "scripts" / "defaults" / "transformers_report_to.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    table = json.loads((ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_report_to.json").read_text())
+    index, source, line = table["releases"][release]
+    names, found = generator.read_names(source_files("transformers", release)[source])
+    assert (table["variants"][index], line) == (names, found)
