@@ -500,12 +500,16 @@ def _judge_axolotl(cases) -> dict[str, str | None]:
 
 
 def _judge_torchtitan(cases) -> dict[str, str | None]:
+    return _judge_torchtitan_paths([path for case in cases for path in case.paths.values()])
+
+
+def _judge_torchtitan_paths(paths: list[str]) -> dict[str, str | None]:
+    """torchtitan's config manager on each TOML (None: taken), one child for all."""
     import subprocess
 
     import oracles
 
     oracles.require_installed("torchtitan", "tyro")
-    paths = [path for case in cases for path in case.paths.values()]
     if not paths:
         return {}
     done = subprocess.run([sys.executable, str(TESTS / "torchtitan_oracle_child.py")],

@@ -357,3 +357,87 @@ def test_a_hostile_script_is_migrated_to_accelerate_or_refused_never_a_traceback
     assert script.before == launch and "accelerate launch --config_file" in script.after
     if "deepspeed" not in prefix:
         assert script.after.startswith(prefix)
+
+
+# -- a DeepSpeed script's own loop: --to fsdp2 and --to torchtitan ------------------------------------------------
+
+OWN_TRAIN_PY = ("import argparse\nimport deepspeed\n\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument('--epochs', type=int)\nparser = deepspeed.add_config_arguments(parser)\n"
+                "args = parser.parse_args()\nmodel = build()\n"
+                "engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model)\n")
+OWN_LAUNCH = ("#!/bin/bash\ndeepspeed --num_gpus 2 --master_port 29600 train.py \\\n    --epochs 3 \\\n"
+              "    --deepspeed \\\n    --deepspeed_config configs/ds.json\n")
+OWN_CONFIG = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2, "gradient_clipping": 1.0,
+              "zero_optimization": {"stage": 2}, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
+
+
+def own(tmp_path: Path, launch: str = OWN_LAUNCH) -> Path:
+    return make(tmp_path, launch, OWN_CONFIG, files={"train.py": OWN_TRAIN_PY})
+
+
+def test_a_deepspeed_scripts_loop_gets_the_fsdp2_module_and_torchrun(tmp_path):
+    repo = own(tmp_path)
+    migration = one(repo, to="fsdp2")
+    script, module = migration.changes
+    assert script.after == "#!/bin/bash\ntorchrun --nproc_per_node=2 --master_port=29600 train.py \\\n    --epochs 3\n"
+    assert module.before is None and module.path == str(repo / "fsdp2_setup.py")  # beside the entry: importable
+    assert "def setup(" in module.after and "MICRO_BATCH_SIZE = 2" in module.after and "WORLD_SIZE = 2" in module.after
+    assert entry(migration, "--epochs").status == "exact" and "kept" in entry(migration, "--epochs").reason
+    assert entry(migration, "--deepspeed_config").reason.startswith("removed: DeepSpeed's own flag")
+    initialize = entry(migration, "deepspeed.initialize")
+    assert (initialize.file, initialize.line, initialize.status) == (str(repo / "train.py"), 9, "unknown")
+    assert entry(migration, "/gradient_clipping").status == "exact"
+    written = apply(migration)
+    assert sorted(os.path.basename(p) for p in written) == ["fsdp2_setup.py", "train.sh"]
+
+
+def test_a_deepspeed_scripts_loop_gives_way_to_torchtitans_trainer(tmp_path):
+    repo = own(tmp_path)
+    migration = one(repo, to="torchtitan")
+    script, toml = migration.changes
+    assert script.after == ("#!/bin/bash\ntorchrun --nproc_per_node=2 --master_port=29600 -m torchtitan.train "
+                            "--job.config_file configs/ds_torchtitan.toml\n")
+    assert toml.path == str(repo / "configs" / "ds_torchtitan.toml")
+    assert "local_batch_size = 2" in toml.after and "global_batch_size = 8" in toml.after  # 2 × 2 × 2 processes
+    assert entry(migration, "train.py").status == "unknown"
+    assert {entry(migration, f).status for f in ("--epochs", "--deepspeed", "--deepspeed_config")} == {"dropped"}
+
+
+@pytest.mark.parametrize("to", ["fsdp2", "torchtitan"])
+def test_a_ds_config_alone_migrates_to_the_new_file_only(tmp_path, to):
+    repo = own(tmp_path)
+    [migration] = migrate(str(repo / "configs" / "ds.json"), to)
+    assert [c.before for c in migration.changes] == [None]
+    assert migration.changes[0].path == str(repo / "configs" / ("fsdp2_setup.py" if to == "fsdp2"
+                                                                  else "ds_torchtitan.toml"))
+
+
+def test_the_own_loop_targets_refuse_what_they_cannot_migrate(tmp_path):
+    trainer = make(tmp_path / "trainer")
+    with pytest.raises(ShardshiftError, match="Hugging Face Trainer script, whose FSDP2 is the Trainer's own"):
+        one(trainer, to="fsdp2")
+    with pytest.raises(ShardshiftError, match="no launch script here passes --deepspeed_config"):
+        migrate(str(trainer), "torchtitan")
+    repo = own(tmp_path / "own")
+    (repo / "fsdp2_setup.py").write_text("# mine\n", encoding="utf-8")
+    with pytest.raises(ShardshiftError, match="exists already"):
+        one(repo, to="fsdp2")
+    assert [os.path.basename(m.source) for m in migrate(str(repo), "torchtitan")] == ["train.sh"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(options=_OPTIONS, flags=_FLAGS, to=st.sampled_from(["fsdp2", "torchtitan"]))
+def test_any_deepspeed_script_launch_reads_back_as_torchrun(tmp_path_factory, options, flags, to):
+    launch = (f"#!/bin/bash\ndeepspeed {' '.join(options)} train.py {' '.join(flags)} --deepspeed "
+              "--deepspeed_config configs/ds.json\n")
+    repo = own(tmp_path_factory.mktemp("own"), launch)
+    migration = one(repo, to=to)
+    from shardshift.formats.launch.reader import read
+
+    data = read(migration.changes[0].after, str(repo / "train.sh")).data
+    assert data.launch.launcher == "torchrun"
+    given_flags = [a.flag for a in data.launch.args if a.flag]
+    if to == "fsdp2":
+        assert given_flags == [f.split()[0] for f in flags]  # DeepSpeed's own flags gone, the rest as they were
+    else:
+        assert given_flags == ["--job.config_file"]

@@ -202,3 +202,55 @@ def test_the_accelerate_target_gives_a_launch_and_config_accelerate_takes(tmp_pa
     assert written["distributed_type"] == "FSDP" and written["fsdp_config"]["fsdp_version"] == 2
     assert written["fsdp_config"]["fsdp_reshard_after_forward"] is True and written["fsdp_config"]["fsdp_offload_params"]
     assert written["num_processes"] == 2
+
+
+TORCHRUN_CHILD = r'''
+import json, shlex, sys
+from torch.distributed.run import get_args_parser
+words = shlex.split(open(sys.argv[1]).read().replace("\\\n", " "), comments=True)
+args = get_args_parser().parse_args(words[words.index("torchrun") + 1:])  # torchrun's own parser takes the line
+print(json.dumps({"nproc_per_node": args.nproc_per_node, "master_port": args.master_port, "module": args.module,
+                  "script": args.training_script, "script_args": args.training_script_args}))
+'''
+
+
+@pytest.mark.parametrize("to", ["fsdp2", "torchtitan"])
+def test_a_deepspeed_scripts_loop_migrates_to_what_torchrun_and_the_target_take(tmp_path, to):
+    """`migrate --to fsdp2|torchtitan` on a DeepSpeed script's launch: the patch applies, the script parses,
+    torchrun's own parser takes the new launch line with the same processes, and the new file is taken by its
+    framework: the FSDP2 module's setup() shards a small transformer and trains one step (torch, one gloo
+    process), torchtitan's config manager reads the TOML."""
+    from shardshift.setup_migration import migrate
+
+    import convert_oracle
+
+    root = tmp_path / "own"
+    (root / "configs").mkdir(parents=True)
+    (root / "train.sh").write_text("#!/bin/bash\ndeepspeed --num_gpus 2 --master_port 29600 train.py \\\n"
+                                   "    --epochs 3 \\\n    --deepspeed \\\n    --deepspeed_config configs/ds.json\n")
+    (root / "train.py").write_text("import deepspeed\nengine, _, _, _ = deepspeed.initialize(args=args, model=model)\n")
+    (root / "configs" / "ds.json").write_text(json.dumps({
+        "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2, "gradient_clipping": 1.0,
+        "bf16": {"enabled": True}, "zero_optimization": {"stage": 3},
+        "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "weight_decay": 0.01}}}))
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    [migration] = migrate(str(root / "train.sh"), to)
+    patch = tmp_path / "own.patch"
+    patch.write_text(migration.diff(), encoding="utf-8")
+    applied = subprocess.run(["git", "apply", str(patch)], cwd=root, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert subprocess.run(["bash", "-n", str(root / "train.sh")]).returncode == 0
+    done = subprocess.run([sys.executable, "-c", TORCHRUN_CHILD, str(root / "train.sh")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (seen["nproc_per_node"], seen["master_port"]) == ("2", 29600)
+    if to == "fsdp2":
+        assert (seen["script"], seen["script_args"], seen["module"]) == ("train.py", ["--epochs", "3"], False)
+        module = root / "fsdp2_setup.py"
+        assert convert_oracle._child("fsdp2_outcomes", [str(module)]) == {str(module): None}
+    else:
+        assert (seen["script"], seen["module"]) == ("torchtitan.train", True)
+        assert seen["script_args"] == ["--job.config_file", "configs/ds_torchtitan.toml"]
+        toml = root / "configs" / "ds_torchtitan.toml"
+        assert convert_oracle._judge_torchtitan_paths([str(toml)]) == {str(toml): None}

@@ -113,11 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser("migrate", help="move a whole setup (launch script and configs) to another "
                                                   "framework, as a patch with a report")
-    migrate.add_argument("source", metavar="SETUP", help="a launch script, or a folder of them")
+    migrate.add_argument("source", metavar="SETUP", help="a launch script, or a folder of them (fsdp2 and "
+                                                          "torchtitan: also a ds_config alone)")
     migrate.add_argument("--to", required=True, dest="target", help="target: trainer-fsdp2 (the Hugging Face "
-                                                                      "Trainer's own FSDP2) or accelerate-fsdp2 (the "
+                                                                      "Trainer's own FSDP2), accelerate-fsdp2 (the "
                                                                       "Trainer under accelerate launch with an FSDP2 "
-                                                                      "config)")
+                                                                      "config), fsdp2 (a DeepSpeed script's own loop: "
+                                                                      "the FSDP2 module under torchrun) or torchtitan "
+                                                                      "(torchtitan's trainer with a TOML)")
     migrate.add_argument("--env", action="append", metavar="NAME=VALUE",
                          help="a variable of the job's environment for the launch script (repeatable)")
     migrate.add_argument("--transformers-version", metavar="X.Y.Z",

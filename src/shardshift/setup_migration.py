@@ -40,7 +40,15 @@ from typing import Any
 from shardshift.document import MAPPING_STATUSES, Document, MappingEntry
 from shardshift.options import ShardshiftError
 
-TARGETS = ("trainer-fsdp2", "accelerate-fsdp2")
+TARGETS = ("trainer-fsdp2", "accelerate-fsdp2", "fsdp2", "torchtitan")
+# the targets that replace DeepSpeed in a script's own training loop (a DeepSpeed script given
+# --deepspeed_config), or take the ds_config alone: the emitted FSDP2 module, torchtitan's trainer and TOML
+OWN_LOOP_TARGETS = ("fsdp2", "torchtitan")
+FSDP2_MODULE = "fsdp2_setup.py"  # the name the module's own docstring imports it by
+TORCHTITAN_SUFFIX = "_torchtitan.toml"
+# the flags deepspeed.add_config_arguments gives a DeepSpeed script: DeepSpeed's alone
+_DEEPSPEED_SCRIPT_FLAGS = ("--deepspeed", "--deepspeed_config", "--deepspeed-config", "--deepscale",
+                           "--deepscale_config")
 # transformers reads `fsdp_config["version"] == 2` (Accelerate's FSDP2 plugin) from 5.0.0 on; before,
 # its TrainingArguments builds FSDP1 from `--fsdp` (training_args.py of each release, read from the wheels)
 FIRST_TRAINER_FSDP2 = (5, 0, 0)
@@ -138,6 +146,14 @@ def migrate(path: str, to: str, env: Mapping[str, str] | Iterable[str] | None = 
             raise ShardshiftError(f"{transformers_version!r} is not a version like 5.24.0", usage=True) from None
         release = Release("transformers", version, "--transformers-version", transformers_version)
     with given(environment(env)):
+        if to in OWN_LOOP_TARGETS:
+            if os.path.isdir(path):
+                scripts = _deepspeed_launches(path)
+                if not scripts:
+                    raise ShardshiftError(f"{path}: no launch script here passes --deepspeed_config to a DeepSpeed "
+                                          "script (give a ds_config to migrate the config alone)")
+                return [_own_loop(script, to) for script in scripts]
+            return [_own_loop(path, to)]
         if os.path.isdir(path):
             scripts = _trainer_launches(path)
             if not scripts:
@@ -194,6 +210,134 @@ def _deepspeed_arg(document: Document) -> Any:
     if launch is None or getattr(data, "framework", None) != "hf":
         return None
     return next((a for a in launch.args if a.flag == "--deepspeed" and isinstance(a.value, str)), None)
+
+
+def _deepspeed_launches(folder: str) -> list[str]:
+    from shardshift.check import discover, load
+
+    found = []
+    for path, _ in discover([folder]):
+        document = load(path, explicit=False)
+        if document is not None and document.format == "launch" and _deepspeed_config_arg(document) is not None:
+            found.append(path)
+    return found
+
+
+def _deepspeed_config_arg(document: Document) -> Any:
+    """The `--deepspeed_config X` of a launch that runs a DeepSpeed script (its own loop, not a Trainer)."""
+    from shardshift.formats.launch.markdown import SUFFIXES
+
+    data = document.data
+    launch = getattr(data, "launch", None)
+    if document.path.lower().endswith(SUFFIXES) or launch is None or getattr(data, "framework", None) != "deepspeed":
+        return None
+    return next((a for a in launch.args if a.flag in _DEEPSPEED_SCRIPT_FLAGS and isinstance(a.value, str)), None)
+
+
+# --- a script's own loop: the emitted FSDP2 module, or torchtitan's trainer ------------------------------
+
+
+def _own_loop(path: str, to: str) -> SetupMigration:
+    """The ds_config (named by the launch at `path`, or `path` itself) converted by the `to` writer into a new
+    file; the launch's deepspeed launcher becomes torchrun with the same processes. Under `fsdp2` DeepSpeed's
+    own flags leave the launch and the script keeps its loop: the report names the deepspeed.initialize call to
+    replace with the module's setup(). Under `torchtitan` torchtitan's trainer takes the script's place."""
+    from shardshift import api
+    from shardshift.files import repository_root
+
+    try:
+        setup = api.load(path)
+    except ShardshiftError as error:
+        raise ShardshiftError(f"{path}: neither a ds_config nor a launch of a DeepSpeed script ({error.message})") \
+            from None
+    first = setup.documents[0]
+    script, flag = None, None
+    if first.format == "deepspeed":
+        ds = first
+    elif first.format == "launch":
+        if getattr(first.data, "framework", None) == "hf":
+            raise ShardshiftError(f"{path}: the launch runs a Hugging Face Trainer script, whose FSDP2 is the "
+                                  "Trainer's own: migrate it with --to trainer-fsdp2 or --to accelerate-fsdp2")
+        flag = _deepspeed_config_arg(first)
+        if flag is None:
+            raise ShardshiftError(f"{path}: no launch in it passes --deepspeed_config to a DeepSpeed script (give the "
+                                  "launch script, or the ds_config alone)")
+        configs = setup.of_format("deepspeed")
+        if not configs:
+            raise ShardshiftError(f"{path}:{flag.line}:{flag.column}: the ds_config {flag.value!r} is not found")
+        script, ds = first, configs[0]
+    else:
+        raise ShardshiftError(f"{path}: neither a ds_config nor a launch of a DeepSpeed script (it reads as "
+                              f"{first.format})")
+    if not isinstance(ds.data, dict) or ds.syntax is not None:
+        raise ShardshiftError(f"{ds.path}: the ds_config cannot be read; `shardshift check {ds.path}` says why")
+    root = os.path.abspath(repository_root(path))
+    migration = SetupMigration(path, to, root)
+    rewrite = _ScriptRewrite(script, flag, target=to) if script is not None else None
+    entry = _entry_path(script, root) if script is not None else None
+    if to == "fsdp2":
+        output = os.path.join(os.path.dirname(entry or os.path.abspath(ds.path)), FSDP2_MODULE)
+    else:
+        output = os.path.abspath(_config_path(ds.path, TORCHTITAN_SUFFIX))
+    text, entries = _converted(ds, to, rewrite.processes() if rewrite is not None else None)
+    notes: list[MappingEntry] = []
+    if rewrite is not None:
+        rewrite.finish_own_loop(output)
+        migration.changes.append(FileChange(os.path.abspath(script.path), script.text, rewrite.text))
+        notes = rewrite.entries
+        if to == "fsdp2":
+            notes += _initialize_note(script, entry)
+    migration.changes.append(FileChange(output, None, text))
+    if os.path.exists(output) and _read(output) != text:
+        raise ShardshiftError(f"{output} exists already: the migration would write its {to} output there (move "
+                              "that file)")
+    if to == "fsdp2" and script is None:
+        notes.append(MappingEntry("", 1, 1, "unknown", None, f"the ds_config alone was given: call "
+                                  f"{FSDP2_MODULE[:-3]}.setup(model) where the script called deepspeed.initialize, "
+                                  "and start it with torchrun (the module's docstring shows both)"))
+    migration.entries = notes + entries
+    return migration
+
+
+def _converted(ds: Document, to: str, processes: int | None) -> tuple[str, list[MappingEntry]]:
+    """The `to` writer's conversion of the ds_config (with the launch's processes on one node, when known) and
+    its measured report, as `shardshift convert` gives them."""
+    import copy
+
+    from shardshift.migration import migrate as convert
+
+    document = copy.copy(ds)
+    plan = copy.deepcopy(ds.plan)
+    if processes is not None:
+        plan.world.nodes, plan.world.gpus_per_node, plan.world.world_size = 1, processes, processes
+    document.plan = plan
+    conversion = convert(document, plan, to)
+    for found in conversion.entries:
+        if found.file is None:
+            found.file = ds.path
+    return conversion.text, conversion.entries
+
+
+def _initialize_note(script: Document, entry: str | None) -> list[MappingEntry]:
+    """Where the entry script calls deepspeed.initialize: the one change the migration leaves to the user (the
+    script's text is searched, never rewritten or run)."""
+    module = FSDP2_MODULE[:-3]
+    how = (f"replace it with `engine = {module}.setup(model)` and the engine's calls as {FSDP2_MODULE}'s docstring "
+           "shows (backward and step keep their names); the script is not rewritten")
+    text = _read(entry) if entry is not None else None
+    if text is None:
+        launch = script.data.launch
+        return [MappingEntry("deepspeed.initialize", launch.line, launch.column, "unknown", None,
+                             f"the entry script is not in the repository: where it calls deepspeed.initialize, {how}")]
+    found = [m for m in re.finditer(r"\bdeepspeed\.initialize\s*\(|(?<![.\w])initialize\s*\(", text)
+             if "deepspeed" in text[:m.start()] or m.group(0).startswith("deepspeed")]
+    if not found:
+        return [MappingEntry("deepspeed.initialize", 1, 1, "unknown", None,
+                             f"{os.path.basename(entry)} calls no deepspeed.initialize that shardshift found (searched "
+                             f"its text): where the engine is built, {how}", entry)]
+    return [MappingEntry("deepspeed.initialize", text.count("\n", 0, m.start()) + 1,
+                         m.start() - text.rfind("\n", 0, m.start()), "unknown", f"{module}.setup(model)", how, entry)
+            for m in found]
 
 
 # --- the Trainer's FSDP2 ------------------------------------------------------------------------------
@@ -341,6 +485,25 @@ def _release_note(release, pinned) -> list[MappingEntry]:
                          "builds FSDP1 from them instead")]
 
 
+def _entry_path(script: Document, root: str) -> str | None:
+    """The entry script's file, looked for beside the launch script, at the repository's root and in the
+    current directory (a `-m` module as its file or package); None when it is not found."""
+    launch = script.data.launch
+    entry = launch.script if isinstance(launch.script, str) else None
+    if entry is None:
+        return None
+    if launch.options.get("module") is True or launch.options.get("m"):
+        candidates = [entry.replace(".", os.sep) + ".py", os.path.join(entry.replace(".", os.sep), "__main__.py")]
+    else:
+        candidates = [entry]
+    base = os.path.dirname(os.path.abspath(script.path))
+    for candidate in candidates:
+        for folder in (base, root, os.getcwd()):
+            if os.path.isfile(os.path.join(folder, candidate)):
+                return os.path.abspath(os.path.join(folder, candidate))
+    return None
+
+
 def _entry_note(script: Document, root: str) -> list[MappingEntry]:
     """Whether the entry script reads --fsdp into TrainingArguments: its text is searched, never run."""
     launch = script.data.launch
@@ -349,19 +512,8 @@ def _entry_note(script: Document, root: str) -> list[MappingEntry]:
         return [MappingEntry("", launch.line, launch.column, "unknown", None,
                              "the entry script is known only when the job runs: that it reads --fsdp and "
                              "--fsdp_config into TrainingArguments is not shown")]
-    if launch.options.get("module") is True or launch.options.get("m"):
-        candidates = [entry.replace(".", os.sep) + ".py", os.path.join(entry.replace(".", os.sep), "__main__.py")]
-    else:
-        candidates = [entry]
-    base = os.path.dirname(os.path.abspath(script.path))
-    text = None
-    for candidate in candidates:
-        for folder in (base, root, os.getcwd()):
-            text = _read(os.path.join(folder, candidate))
-            if text is not None:
-                break
-        if text is not None:
-            break
+    found = _entry_path(script, root)
+    text = _read(found) if found is not None else None
     if text is None:
         return [MappingEntry("", launch.line, launch.column, "unknown", None,
                              f"the entry {entry} is not in the repository: that it reads --fsdp and --fsdp_config "
@@ -708,6 +860,98 @@ class _ScriptRewrite:
         for start, end, new in sorted(self.edits, reverse=True):
             text = text[:start] + new + text[end:]
         self.text = text
+
+    def finish_own_loop(self, output: str) -> None:
+        """The launch of a DeepSpeed script for `fsdp2` (torchrun; DeepSpeed's own flags leave, the script and
+        its other flags stay) or `torchtitan` (torchrun runs torchtitan's trainer with the TOML `output`)."""
+        launch = self.launch
+        self._launcher()
+        name = os.path.basename(output)
+        if self.target == "fsdp2":
+            removed: set[int] = set()
+            for arg in launch.args:
+                if not arg.flag:
+                    continue
+                if arg.flag not in _DEEPSPEED_SCRIPT_FLAGS:
+                    self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "exact", arg.flag,
+                                                     "kept in the script: it reads it as before"))
+                    continue
+                found = self._flag_words(arg.flag)
+                if found is None:
+                    self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "unknown", None,
+                                                     "built at run time: left in the launch; remove it once the script "
+                                                     "no longer calls deepspeed.add_config_arguments"))
+                    continue
+                flag_index, value_index = found
+                last = flag_index if arg.value is True or value_index is None else value_index
+                removed.update(range(flag_index, last + 1))
+                self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "exact", None,
+                                                 f"removed: DeepSpeed's own flag (deepspeed.add_config_arguments); the "
+                                                 f"ds_config's settings move to {name}, each reported"))
+            self._remove_words(removed)
+        else:
+            index = self._entry_index()
+            if index is None:
+                raise ShardshiftError(f"{self.script.path}:{launch.line}:{launch.column}: no entry script after the "
+                                      f"{launch.launcher} launcher's options")
+            found = self._flag_words(self.flag.flag)
+            raw = self.words[found[1]][2] if found is not None and found[1] is not None else self.flag.value
+            raw_value = raw.split("=", 1)[1] if found is not None and found[1] == found[0] else raw
+            word = _config_word(raw_value, self.flag.value, output)
+            replacement = f"-m torchtitan.train --job.config_file {word}"
+            self.edits.append((self.words[index][0], self.words[-1][1], replacement))
+            entry = launch.script if isinstance(launch.script, str) else "the entry script"
+            self.entries.append(MappingEntry(str(entry), launch.line, launch.column, "unknown", replacement,
+                                             f"{entry} and its own training loop give way to torchtitan's trainer, "
+                                             "which builds its model from the TOML's [model] (fill in a model "
+                                             "torchtitan knows) and its data from [training]"))
+            for arg in launch.args:
+                if arg.flag:
+                    self.entries.append(MappingEntry(arg.flag, arg.line, arg.column, "dropped", None,
+                                                     f"a flag of {entry}, which torchtitan's trainer does not run"
+                                                     + (f"; the ds_config's settings move to {name}, each reported"
+                                                        if arg.flag in _DEEPSPEED_SCRIPT_FLAGS else "")))
+        text = self.text
+        for start, end, new in sorted(self.edits, reverse=True):
+            text = text[:start] + new + text[end:]
+        self.text = text
+
+    def _remove_words(self, indices: set[int]) -> None:
+        """Remove the words at `indices`: each run of them with the blanks (and line continuations) up to the
+        next word, or, for a run that ends the command, back to the word before it."""
+        run: list[int] = []
+        for index in sorted(indices) + [-1]:
+            if run and index != run[-1] + 1:
+                first, last = run[0], run[-1]
+                if last + 1 < len(self.words):
+                    self.edits.append((self.words[first][0], self.words[last + 1][0], ""))
+                else:
+                    self.edits.append((self.words[first - 1][1], self.words[last][1], ""))
+                run = []
+            run.append(index)
+
+    def _entry_index(self) -> int | None:
+        """The index of the entry script's word: the first after the launcher's options."""
+        from shardshift.formats.megatron.shell_launch import DEEPSPEED_VALUED
+
+        launch = self.launch
+        start = 0
+        if launch.launcher.startswith("python"):
+            start = next((i for i, w in enumerate(self.words) if w[2] in ("torch.distributed.run",
+                                                                           "torch.distributed.launch")), 0)
+        index = start + 1
+        while index < len(self.words):
+            raw = self.words[index][2]
+            if not raw.startswith("-"):
+                return index
+            name = raw.lstrip("-").split("=", 1)[0]
+            if launch.launcher == "deepspeed":
+                takes_value = "=" not in raw and name in DEEPSPEED_VALUED
+            else:
+                takes_value = "=" not in raw and name not in ("standalone", "module", "m", "no_python", "no-python",
+                                                              "no_local_rank", "no-local-rank")
+            index += 2 if takes_value else 1
+        return None
 
     def _accelerate_launcher(self, config_word: str) -> None:
         """The deepspeed launcher or torchrun, with their options, becomes `accelerate launch --config_file

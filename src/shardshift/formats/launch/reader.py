@@ -261,9 +261,15 @@ def classify(launch: Any) -> tuple[str, str]:
 
     if MEGATRON_ENTRIES.fullmatch(name):
         return "megatron", entry
+    # `--deepspeed` beside `--deepspeed_config` is the switch deepspeed.add_config_arguments gives a DeepSpeed
+    # script; the Trainer's `--deepspeed` takes the ds_config itself
+    own_config = flags & {"--deepspeed_config", "--deepspeed-config", "--deepscale_config"}
+    switch = all(not isinstance(a.value, str) for a in launch.args if a.flag == "--deepspeed")
+    if own_config and switch and not any(f.startswith("--per_device_train_batch_size") for f in flags):
+        return "deepspeed", entry
     if "--deepspeed" in flags or any(f.startswith("--per_device_train_batch_size") for f in flags):
         return "hf", entry
-    if flags & {"--deepspeed_config", "--deepspeed-config", "--deepscale_config"}:
+    if own_config:
         return "deepspeed", entry
     if launch.launcher == "accelerate launch":
         return "accelerate", entry
