@@ -317,3 +317,21 @@ def test_fsdp_in_one_plain_process_is_refused_only_without_a_launcher(tmp_path, 
     assert [f[:2] for f in found] == expected
     spawning = entry + "import torch.multiprocessing as mp\nmp.spawn(main, nprocs=2)\n"
     assert _findings(tmp_path, {"run.sh": f"#!/bin/bash\n{launch}\n", "train.py": spawning}) == []
+
+
+@pytest.mark.parametrize("entry, expected", [
+    # the flags reach TrainingArguments through HfArgumentParser: the ds_config's bf16 meets the launch's fp16
+    (ENTRY + "trainer = Trainer(args=args)\n", "error"),
+    # no parser of TrainingArguments: the script builds them in code (bf16=True), and what the flags set is unknown
+    ("import argparse\nfrom transformers import Trainer, TrainingArguments\nparser = argparse.ArgumentParser()\n"
+     "cli = parser.parse_known_args()[0]\nargs = TrainingArguments(output_dir='o', bf16=True, deepspeed=cli.deepspeed)\n"
+     "trainer = Trainer(args=args)\n", "info"),
+])
+def test_flags_without_a_parser_of_training_arguments_are_an_unknown_program_for_every_rule(tmp_path, entry, expected):
+    launch = "#!/bin/bash\ndeepspeed train.py --deepspeed ds.json --fp16 True --output_dir o\n"
+    config = '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}}'
+    for name, text in {"run.sh": launch, "train.py": entry, "ds.json": config,
+                       "requirements.txt": "transformers==5.24.0\ndeepspeed==0.19.8\n"}.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = [f for f in api.check([str(tmp_path)]).findings if f.code == "DS436" and f.file.endswith("run.sh")]
+    assert [f.severity for f in found] == [expected]

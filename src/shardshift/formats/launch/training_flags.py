@@ -365,6 +365,15 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
         chosen = entry.arguments_class()
         if chosen is None and not ("--deepspeed" in flags and entry.trainer):
             return None
+        if chosen is None:
+            # flags taken for TrainingArguments because they pass --deepspeed to a Trainer script, with no
+            # HfArgumentParser of TrainingArguments in it: the script may parse them itself and build
+            # TrainingArguments from other values (bf16=True in code), so what they set there is unknown
+            shown = os.path.basename(entry_path)
+            program = UnknownContext("program", f"{shown} builds no HfArgumentParser of TrainingArguments that "
+                                                "shardshift found, so whether these flags reach TrainingArguments as "
+                                                "written is unknown",
+                                     f"check {shown}'s argument parsing (or ignore these codes for this launch)")
         if chosen in entry.subclasses:
             source, own = entry.subclasses[chosen]
             fields, _, _ = _tables()

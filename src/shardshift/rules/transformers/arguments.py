@@ -20,7 +20,6 @@ and a repository's classes of the same name are not it.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -124,15 +123,8 @@ class TrainingArgumentsCheck(Rule):
                 verdict = check.verdict(version) if version is not None else None
                 if verdict == "accepted":
                     continue  # that release has no such check
+                # the launch's entry script not found, or one that builds no HfArgumentParser of TrainingArguments
                 unknown = getattr(call, "program", None)
-                if unknown is None and hasattr(call, "written") and getattr(call, "arguments_class", None) is None:
-                    # flags taken for TrainingArguments because they pass --deepspeed to a Trainer script, with
-                    # no HfArgumentParser of TrainingArguments in it: the script may parse them itself
-                    entry = os.path.basename(getattr(call, "entry", None) or "") or "the entry script"
-                    unknown = UnknownContext(
-                        "program", f"{entry} builds no HfArgumentParser of TrainingArguments that shardshift found, so "
-                        "whether these flags reach TrainingArguments as written is unknown",
-                        f"check {entry}'s argument parsing (or ignore TA codes for this launch)")
                 if unknown is None:
                     unknown = self.unknown_program(call, document)
                 if unknown is None and verdict == "unknown":
