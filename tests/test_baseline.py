@@ -165,6 +165,13 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/accelerate/rules/AC006/run_processes_*.sh", "Issue 33: the launch scripts of AC006's "
             "num_processes fixtures"),
     NewFile("fixtures/launch/readme/*", "Issue 33: a README whose shell block launches the setup"),
+    NewFile("fixtures/deepspeed/rules/DS307/pipeline_module/*", "DS307 where the consumer passes a PipelineModule: "
+                                                                "the pipeline engine's assertion is certain (an error)"),
+    Change("fixtures/deepspeed/rules/DS307/bad.json", "DS307", "changed", "DS307 with no consumer beside the config: "
+           "whether the model is a PipelineModule is unknown, so an info naming the program (a blind sample's false "
+           "error: a Trainer's plain model ignores the section)"),
+    Change("../shared/corpus/deepspeed/DannyMeb__BERT-Parallelism-Efficiency__ds_config.json", "DS307", "changed",
+           "DS307 with no consumer: whether the model is a PipelineModule is unknown, an info naming the program"),
     NewFile("fixtures/deepspeed/rules/DS307/megatron_deepspeed/*", "Issue 33: DS307 under a Megatron-DeepSpeed "
             "launch whose entry builds a PipelineModule without --no-pipeline-parallel (a fork tree, its launch)"),
     NewFile("fixtures/deepspeed/rules/DS340/*_zenflow*.json", "Issue 33: DS340's ZenFlow refusals (no CPU offload "

@@ -44,11 +44,22 @@ def test_a_misspelt_zero_key_is_silently_ignored_before_0_7(tmp_path):
     assert typo["fix"] == "stage3_param_persistence_threshold"
 
 
-@pytest.mark.parametrize("pin", [None, "deepspeed==0.19.8", "deepspeed==0.17.1"])
+@pytest.mark.parametrize("pin", ["deepspeed==0.19.8", "deepspeed==0.17.1"])
 def test_from_the_strict_release_on_they_are_refused(tmp_path, pin):
     found = _found(_setup(tmp_path, pin, "ds_config.json", json.dumps(DS_CONFIG)), "DS101")
     assert found["/fp16/fp16_opt_level"]["severity"] == "error"
     assert "rejects it at launch" in found["/fp16/fp16_opt_level"]["message"]
+
+
+def test_with_no_pin_a_key_the_releases_judge_differently_is_an_info_naming_the_release(tmp_path):
+    # refused from 0.17.1, ignored before: with no release known the verdict is not known either
+    found = _found(_setup(tmp_path, None, "ds_config.json", json.dumps(DS_CONFIG)), "DS101")
+    opt_level = found["/fp16/fp16_opt_level"]
+    assert opt_level["severity"] == "info"
+    [release] = [p for p in opt_level["evidence"] if p["premise"] == "release"]
+    assert release["state"] == "unknown" and "differs" in release["what"]
+    # a near miss is a mistake in every release (refused, or silently ignored): an error with no pin
+    assert found["/zero_optimization/stage3_param_persitence_threshold"]["severity"] == "error"
 
 
 ACCELERATE = """compute_environment: LOCAL_MACHINE

@@ -61,7 +61,7 @@ def test_ds307_defers_to_ds423_where_no_pipeline_engine_is_built(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(config, indent=2))
     _, found = check_json(str(tmp_path))
     assert [f["code"] for f in found["findings"] if f["code"] in ("DS307", "DS423")] == ["DS423"]
-    (tmp_path / "trainer.py").unlink()  # nobody found: the pipeline engine may run, DS307 stands
+    (tmp_path / "trainer.py").unlink()  # nobody found: the pipeline engine may run, DS307 stands as an info
     _, found = check_json("--min-severity", "info", str(tmp_path))
     assert sorted(f["code"] for f in found["findings"] if f["code"] in ("DS307", "DS423")) == ["DS307", "DS423"]
 
@@ -214,3 +214,33 @@ def test_ds307_megatron_deepspeed_rests_on_the_entry_and_the_arguments(tmp_path)
     script.write_text(script.read_text().replace("--bf16 \\", "--bf16 $EXTRA_ARGS \\"))
     (finding,) = _ds307(spliced)
     assert finding["severity"] == "info" and "decided at run time" in finding["unknown_context"]["what"]
+
+
+def _pipeline_setup(tmp_path, script: str | None) -> dict:
+    config = {"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2},
+              "pipeline": {"activation_checkpoint_interval": 1}}
+    (tmp_path / "ds.json").write_text(json.dumps(config, indent=2))
+    if script is not None:
+        (tmp_path / "train.py").write_text(script)
+    _, found = check_json("--min-severity", "info", str(tmp_path))
+    return {f["code"]: f["severity"] for f in found["findings"] if f["code"] in ("DS307", "DS423")}
+
+
+TRAINER = ("from transformers import Trainer, TrainingArguments\n"
+           "args = TrainingArguments(output_dir='o', deepspeed='ds.json')\ntrainer = Trainer(model=model, args=args)\n")
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    # the pipeline engine's assertion needs a PipelineModule: only the model's code shows one
+    (None, {"DS307": "info", "DS423": "info"}),
+    ("import deepspeed\nfrom deepspeed.pipe import PipelineModule\nmodel = PipelineModule(layers=layers, num_stages=2)\n"
+     "engine, _, _, _ = deepspeed.initialize(model=model, config='ds.json')\n", {"DS307": "error"}),
+    # the Trainer's forward-and-backward loop rules a PipelineModule out: the section is ignored
+    (TRAINER, {"DS423": "warning"}),
+    # ... unless the script runs its own training step (train_batch on a PipelineModule): undecided
+    (TRAINER.replace("trainer = ", "class PipeTrainer(Trainer):\n    def training_step(self, model, inputs):\n"
+                     "        return model.train_batch(iter([inputs]))\n\ntrainer = Pipe"),
+     {"DS307": "info", "DS423": "info"}),
+])
+def test_ds307_is_an_error_only_where_a_pipeline_module_is_shown(tmp_path, script, expected):
+    assert _pipeline_setup(tmp_path, script) == expected

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from typing import Iterable
 
 from shardshift.context import UnknownContext
@@ -105,6 +106,12 @@ def model_verdict(document: Document, context: Context) -> tuple[str, list[tuple
     undecided: list[Related] = []
     for consumer in consumers:
         label = consumer.describe().rsplit(" (", 1)[0]
+        if consumer.kind in TRAINING_LOOPS and consumer.file.endswith(".py") and _own_training_step(consumer.file):
+            # a Trainer whose training step the script replaces (train_batch on a PipelineModule) may run one
+            undecided.append(Related(consumer.file, consumer.line, 1, None, f"{label} reads this file, and the script "
+                                     "(or a module it imports) names PipelineModule, train_batch or its own "
+                                     "training_step"))
+            continue
         if consumer.kind in TRAINING_LOOPS:
             plain.append((f"{label} reads this file and trains through the engine's forward, backward and step, "
                           "which a pipeline engine would refuse (\"Only train_batch() is accessible in pipeline mode.\"), "
@@ -129,6 +136,23 @@ def model_verdict(document: Document, context: Context) -> tuple[str, list[tuple
     if undecided:
         return "unknown", [], undecided
     return "plain", plain, []
+
+
+_OWN_STEP = re.compile(r"\bPipelineModule\b|\.train_batch\s*\(|\bdef\s+training_step\b")
+
+
+def _own_training_step(path: str) -> bool:
+    """Whether a Trainer script, or a local module it imports, shows a PipelineModule, a call of the pipeline
+    engine's train_batch or a training_step of its own: then the Trainer's forward-and-backward loop, which
+    rules a PipelineModule out, may not be the one that runs."""
+    from shardshift.files import read_text
+    from shardshift.formats.launch.training_flags import _local_modules_of
+
+    for file in [path, *_local_modules_of(path)]:
+        text = read_text(file, 2_000_000, bom=False)
+        if text and _OWN_STEP.search(text):
+            return True
+    return False
 
 
 class PipelineSectionWithoutPipelineModule(Rule):

@@ -488,15 +488,29 @@ class PipelineWithZero2Or3(Rule):
         if not isinstance(data.get("pipeline"), dict):
             yield from self._megatron_deepspeed(document, context, stage)
             return
+        from shardshift.context import UnknownContext
         from shardshift.rules.deepspeed.pipeline import model_verdict
 
-        if model_verdict(document, context)[0] == "plain":
+        verdict, _, undecided = model_verdict(document, context)
+        if verdict == "plain":
             return  # no PipelineEngine is built: the section is ignored (DS423), nothing asserts
+        unknown = None
+        if verdict == "none":  # the assertion needs a PipelineModule, which only the model's code shows
+            unknown = UnknownContext("program", "no script or config that reads this file was found, so whether its "
+                                     "model is a PipelineModule (the pipeline engine's assertion) or not (the section "
+                                     "is ignored) is unknown",
+                                     "check the ds_config together with the training script that uses it")
+        elif verdict == "unknown":
+            where = undecided[0]
+            shown = os.path.relpath(where.file) if os.path.isabs(where.file) else where.file
+            unknown = UnknownContext("program", f"whether the model that reaches deepspeed.initialize through "
+                                     f"{shown}:{where.line} is a PipelineModule could not be decided",
+                                     "check the ds_config together with the files that define the model")
         yield self.finding(
             document, stage_pointer(data),
             f"ZeRO stage {stage} with a pipeline section: DeepSpeed's pipeline engine asserts stage < 2 at start-up, "
             "and without a PipelineModule the pipeline section is not read at all; use stage 1 (or 0) with pipeline "
-            "parallelism, or remove the pipeline section", fix="1")
+            "parallelism, or remove the pipeline section", fix="1", unknown_context=unknown)
 
 
     def _megatron_deepspeed(self, document: Document, context: Context, stage: int) -> Iterable[Finding]:

@@ -11,7 +11,7 @@ from shardshift.document import Document
 from shardshift.formats.deepspeed.keys import Key, children_of, key_index
 from shardshift.rules.base import Context, Finding, Rule, Severity, Suggestions, did_you_mean
 from shardshift.source import Member, Node, find_node, join_pointer
-from shardshift.versions import removed_by, strict_from, version_text
+from shardshift.versions import BEHAVIOUR_CHANGES, removed_by, strict_from, version_text
 
 TRUTHY_STRINGS = {"true", "yes", "on", "1"}
 FALSY_STRINGS = {"false", "no", "off", "0"}
@@ -131,8 +131,13 @@ class UnknownKey(Rule):
             message += f"; did you mean {suggestion!r}?" if suggestion else "; remove it"
             if suggestions.skipped:
                 message += f" ({suggestions.note()})"
-            yield self.finding(document, child, message, fix=suggestion, severity=severity, key=True,
-                               fix_kind="rename-key" if clear and node.get(clear) is None else None)
+            finding = self.finding(document, child, message, fix=suggestion, severity=severity, key=True,
+                                   fix_kind="rename-key" if clear and node.get(clear) is None else None)
+            # a section DeepSpeed validates only from some release on: before it, a key that is no near miss was
+            # ignored (a warning), so with no release known the verdict differs between releases
+            finding.release_dependent = row is not None and row.strict and lenient is None and \
+                strict_from(pointer) is not None and not suggestion
+            yield finding
 
 
 def _lenient_before(pointer: str, context: Context) -> tuple[int, ...] | None:
@@ -256,6 +261,17 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
     return None
 
 
+# DeepSpeed's config models moved to pydantic v2 in 0.15.0: before it a fraction for a whole-number field
+# was truncated, from it rejected (versions.BEHAVIOUR_CHANGES "fractional element counts")
+PYDANTIC_V2 = next(c.since for c in BEHAVIOUR_CHANGES if c.what == "fractional element counts")
+
+
+def _fraction(row: Key, node: Node) -> bool:
+    """A number with a fractional part for a whole-number key."""
+    return row.type == "int" and node.kind == "number" and isinstance(node.value, float) and \
+        math.isfinite(node.value) and not node.value.is_integer()
+
+
 def _fraction_problem(row: Key, shown: str, strict: bool) -> str:
     """Why a fractional value of a whole-number key is wrong: DeepSpeed's pydantic sections
     reject it while parsing; elsewhere DeepSpeed 0.19.8 keeps the float and computes with it."""
@@ -324,16 +340,36 @@ class InvalidValue(Rule):
     formats = ("deepspeed",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        for _, _, row, member, child, child_row in _members(document):
+        for _, pointer, row, member, child, child_row in _members(document):
             if child_row is None or child_row.foreign or removed_by(child_row, context.deepspeed_version):
                 continue
-            problem = check_value(child_row, member.value, row is not None and row.strict)
+            strict = row is not None and row.strict
+            # a section validated only from some release on: an older release reads it key by key
+            lenient = _lenient_before(pointer, context) if strict else None
+            problem = check_value(child_row, member.value, strict and lenient is None)
             if problem is None:
                 yield from self._items(document, child, child_row, member.value)
                 continue
             severity, message, fix = problem
-            yield self.finding(document, child, f"{child[1:]}: {message}", fix=fix, severity=severity,
-                               fix_kind="replace-value" if _same_meaning(child_row, member.value, fix) else None)
+            fraction = _fraction(child_row, member.value)
+            used = context.deepspeed_version
+            if lenient is not None and severity == "error":
+                severity = "warning"
+                message += (f" ({context.deepspeed_version_text} reads {pointer[1:]} key by key and takes it; DeepSpeed "
+                            f"validates the section, and rejects it, from {version_text(lenient)} on)")
+            elif strict and fraction and used is not None and tuple(used) < PYDANTIC_V2:
+                severity = "warning"
+                message = (f"{member.value.raw} is not a whole number: {context.deepspeed_version_text} truncates it to "
+                           f"{int(member.value.value)} (pydantic v1); DeepSpeed rejects it from "
+                           f"{version_text(PYDANTIC_V2)} on")
+            finding = self.finding(document, child, f"{child[1:]}: {message}", fix=fix, severity=severity,
+                                   fix_kind="replace-value" if _same_meaning(child_row, member.value, fix) else None)
+            # the verdict differs between releases: a value an older release took where it read the section key by
+            # key (before strict_from), or a fraction that pydantic v1 truncated (before 0.15.0)
+            if strict and problem[0] == "error":
+                older = check_value(child_row, member.value, False) if strict_from(pointer) is not None else problem
+                finding.release_dependent = fraction or older is None or older[0] != "error"
+            yield finding
 
     def _items(self, document: Document, pointer: str, row: Key, node: Node) -> Iterable[Finding]:
         """Items of a list whose items DeepSpeed checks by type (`items` in the key table)."""
