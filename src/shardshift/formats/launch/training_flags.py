@@ -34,6 +34,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from shardshift.formats.python_script.arguments_plan import fill_call, plan_fields  # noqa: F401 - the launch's Plan
 from shardshift.formats.python_script.reader import UNKNOWN, ArgumentsCall
 from shardshift.user_code import walk as walk_nodes
 
@@ -460,122 +461,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def _fields(call: ArgumentsCall) -> list[tuple[str, Any, str]]:
-    """(dotted Plan field, value, the TrainingArguments field that gives it)."""
-    out: list[tuple[str, Any, str]] = []
-    if getattr(call, "program", None) is not None:
-        return out
-    given = call.positions
-
-    def value(name: str, kind: type | tuple) -> Any:
-        if name not in given:
-            return None
-        found = call.keywords.get(name, UNKNOWN)
-        if isinstance(found, bool) and kind is not bool:
-            return None
-        return found if isinstance(found, kind) else None
-
-    def put(dotted: str, found: Any, name: str) -> None:
-        if found is not None:
-            out.append((dotted, found, name))
-
-    put("batch.micro", value("per_device_train_batch_size", int), "per_device_train_batch_size")
-    put("batch.accumulation", value("gradient_accumulation_steps", int), "gradient_accumulation_steps")
-    bf16, fp16 = value("bf16", bool), value("fp16", bool)
-    if bf16 is True:
-        put("precision.param_dtype", "bf16", "bf16")
-    elif fp16 is True:
-        put("precision.param_dtype", "fp16", "fp16")
-    elif (bf16 is False or fp16 is False) and call.value("bf16", False) is False and \
-            call.value("fp16", False) is False:
-        put("precision.param_dtype", "fp32", "bf16" if bf16 is False else "fp16")
-    put("optimizer.name", value("optim", str), "optim")
-    put("optimizer.lr", value("learning_rate", (int, float)), "learning_rate")
-    put("optimizer.weight_decay", value("weight_decay", (int, float)), "weight_decay")
-    put("optimizer.eps", value("adam_epsilon", (int, float)), "adam_epsilon")
-    beta1, beta2 = value("adam_beta1", (int, float)), value("adam_beta2", (int, float))
-    if beta1 is not None or beta2 is not None:
-        fields, _, _ = _tables()
-        first = beta1 if beta1 is not None else call.value("adam_beta1", fields["adam_beta1"][1])
-        second = beta2 if beta2 is not None else call.value("adam_beta2", fields["adam_beta2"][1])
-        if isinstance(first, (int, float)) and isinstance(second, (int, float)):
-            put("optimizer.betas", [float(first), float(second)], "adam_beta1" if beta1 is not None else "adam_beta2")
-    put("scheduler.name", value("lr_scheduler_type", str), "lr_scheduler_type")
-    warmup = value("warmup_steps", (int, float))
-    if warmup is not None and warmup >= 1 and float(warmup).is_integer():  # below 1 it is a ratio (transformers 5)
-        put("scheduler.warmup_steps", int(warmup), "warmup_steps")
-    put("activation_checkpointing.enabled", value("gradient_checkpointing", bool), "gradient_checkpointing")
-    put("gradient_clipping", value("max_grad_norm", (int, float)), "max_grad_norm")
-    return out
-
-
-def plan_fields(call: ArgumentsCall) -> list[tuple[str, Any, tuple[int, int]]]:
-    """The Plan fields the flags set: (dotted field, value, (line, column) of the flag), for the
-    fields the command line gives with a known value (defaults of TrainingArguments are not
-    values the script states). UNKNOWN values are left out, and so is everything when the entry
-    script was not found (`program` set): that the flags are TrainingArguments is not known."""
-    return [(dotted, found, call.positions[name]) for dotted, found, name in _fields(call)]
-
-
 def fill_plan(plan: Any, data: Any, path: str) -> None:
     """Sets on a launch document's Plan the fields of the TrainingArguments flags of its chosen
     launch (`data.launch`; the only call when the launch is not known), each with its flag as the
     provenance (`Location(path, line, column, "--per_device_train_batch_size")`)."""
-    from shardshift.source import Location
-
     calls = [c for c in getattr(data, "training_arguments", None) or [] if isinstance(c, ArgumentsCall)]
     launch = getattr(data, "launch", None)
     chosen = [c for c in calls if launch is not None and (c.line, c.column) == (launch.line, launch.column)]
     if not chosen and len(calls) == 1:
         chosen = calls
     for call in chosen[:1]:
-        written = getattr(call, "written", {})
-        # with an "optimizer" block the run uses the block's optimizer (the ds_config's value wins
-        # in the setup) and DS435 says that --optim is ignored: no second finding from the merge
-        # (and DS449 that --lr_scheduler_type is, with a "scheduler" block)
-        skip = {"optimizer.name"} if _config_has(call, path, "optimizer") else set()
-        if _config_has(call, path, "scheduler"):
-            skip.add("scheduler.name")
-        for dotted, found, name in _fields(call):
-            if dotted in skip:
-                continue
-            line, column = call.positions[name]
-            flag = written.get(name, f"--{name}").split(" ", 1)[0].split("=", 1)[0]
-            plan.set(dotted, found, Location(path, line, column, flag))
-            others = [other for other in _TOGETHER.get(dotted, ()) if other != name and other in call.positions]
-            if others:  # `--bf16 true --fp16 false`: both flags make the precision
-                plan.parts[dotted] = [Location(path, *call.positions[other],
-                                               written.get(other, f"--{other}").split(" ", 1)[0].split("=", 1)[0])
-                                      for other in others]
+        fill_call(plan, call, path)
 
 
-# Plan fields that several flags make together
-_TOGETHER = {"precision.param_dtype": ("bf16", "fp16"), "optimizer.betas": ("adam_beta1", "adam_beta2")}
-
-
-def _config_has(call: ArgumentsCall, path: str, key: str) -> bool:
-    """Whether the ds_config `--deepspeed` names (looked up as DS435 looks it up: next to the
-    script, in its parent folders, in the current directory) has the top-level `key`."""
-    import json
-
-    written = call.keywords.get("deepspeed")
-    if not isinstance(written, str) or not written:
-        return False
-    anchors: list[str] = []
-    probe = os.path.dirname(os.path.abspath(path))
-    for _ in range(8):
-        anchors.append(probe)
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    anchors.append(os.getcwd())
-    for candidate in [written] if os.path.isabs(written) else [os.path.join(a, written) for a in anchors]:
-        if os.path.isfile(candidate):
-            try:
-                with open(candidate, encoding="utf-8-sig") as handle:
-                    data = json.loads(handle.read(5_000_001))
-            except (OSError, ValueError, RecursionError):
-                return False
-            return isinstance(data, dict) and key in data
-    return False

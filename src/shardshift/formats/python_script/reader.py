@@ -242,7 +242,27 @@ def read(text: str, path: str = "<string>") -> Document:
     except Exception:  # noqa: BLE001 - a script we cannot follow gives no facts, never a traceback
         document.data = ScriptFacts()
     document.references = references(document)
+    document.plan = _trainer_plan(document)
     return document
+
+
+def _trainer_plan(document: Document):
+    """The Plan fields of the script's one `TrainingArguments(...)` call that names a ds_config with a literal
+    path (its literal keywords, as a launch's flags give them: formats/launch/training_flags.py), when that
+    ds_config is all the script names and the script builds a Trainer, which meets the two when training starts
+    (its PRECEDENCE). None otherwise."""
+    facts: ScriptFacts = document.data
+    calls = [c for c in facts.arguments if isinstance(c.keywords.get("deepspeed"), str) and c.keywords["deepspeed"]
+             and not c.defaults]
+    if len(calls) != 1 or facts.initialize_calls or not facts.trainers_built or \
+            {r.target for r in document.references} != {calls[0].keywords["deepspeed"]}:
+        return None
+    from shardshift.formats.python_script.arguments_plan import fill_call
+    from shardshift.plan import Plan
+
+    plan = Plan()
+    fill_call(plan, calls[0], document.path)
+    return plan if dict(plan.leaves()) else None
 
 
 def references(document: Document) -> list[Reference]:
