@@ -146,6 +146,7 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/fsdp2/rules/FS038/*", "Issue 33: FS038, a process-group timeout that is not a timedelta"),
     NewFile("fixtures/transformers/rules/TA007/*", "Issue 33: TA007, fsdp words and fsdp_config values TrainingArguments "
             "refuses"),
+    NewFile("fixtures/transformers/rules/TA010/*", "Issue 33: TA010, keywords the release's TrainingArguments lacks"),
     NewFile("fixtures/transformers/rules/TA008/*", "Issue 33: TA008, arguments the Trainer refuses when it is built"),
     NewFile("fixtures/transformers/rules/TA009/*", "Issue 33: TA009, report_to names the Trainer does not know"),
     NewFile("fixtures/transformers/rules/TA001/*", "Issue 33: TA001, both half precisions (TrainingArguments refuses the pair)"),

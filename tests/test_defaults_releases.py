@@ -242,3 +242,24 @@ def test_the_report_to_names_row_is_the_release_source(release):
     index, source, line = table["releases"][release]
     names, found = generator.read_names(source_files("transformers", release)[source])
     assert (table["variants"][index], line) == (names, found)
+
+
+@pytest.mark.parametrize("release", ["4.46.3", "5.0.0", "5.24.0"])
+def test_the_fields_table_row_is_the_release_source(release):
+    """TA010's table (scripts/defaults/transformers_fields.py), run on the release's own source, gives the fields
+    the checked-in table holds for that release, for both classes."""
+    import json
+
+    spec = importlib.util.spec_from_file_location("transformers_fields",
+                                                  ROOT / "scripts" / "defaults" / "transformers_fields.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    files = source_files("transformers", release)
+    table = json.loads((ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_fields.json").read_text())
+    index = table["releases"].index(release)
+    base = generator.class_fields(files[generator.SOURCES["TrainingArguments"]], "TrainingArguments")
+    own = generator.class_fields(files[generator.SOURCES["Seq2SeqTrainingArguments"]], "Seq2SeqTrainingArguments")
+    read = {"TrainingArguments": set(base), "Seq2SeqTrainingArguments": set(base) | set(own)}
+    for cls, fields in read.items():
+        held = {name for name, spans in table["classes"][cls].items() if any(a <= index <= b for a, b in spans)}
+        assert held == fields, (cls, sorted(held ^ fields))

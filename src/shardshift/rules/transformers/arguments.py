@@ -19,15 +19,18 @@ and a repository's classes of the same name are not it.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 from typing import Any, Iterable
 
 from shardshift.context import UnknownContext
 from shardshift.document import Document
 from shardshift.formats.accelerate.keys import truthy
 from shardshift.formats.python_script.reader import TRAINING_ARGUMENTS_CLASSES, UNKNOWN, ArgumentsCall, ScriptFacts
-from shardshift.rules.base import Context, Finding, Rule
+from shardshift.rules.base import Context, Finding, Rule, did_you_mean
 
 # transformers' TrainingArguments defaults that these checks read, the same in 4.10 to 5.24
 DEFAULTS = {"eval_strategy": "no", "save_strategy": "steps", "logging_steps": 500, "save_steps": 500,
@@ -512,3 +515,107 @@ class FsdpOptionRefused(TrainingArgumentsCheck):
         if loading is not None and truthy(loading) is None:  # transformers' str_to_bool reads Accelerate's words
             yield self.CHECK, "fsdp_config", (f"fsdp_config cpu_ram_efficient_loading {loading!r}: {refusal} "
                                               f"(invalid truth value {str(loading).lower()})")
+
+
+@lru_cache(maxsize=1)
+def _field_table() -> tuple[list[tuple[int, ...]], dict[str, dict[str, list[list[int]]]]]:
+    """The releases read and, per class, each field's ranges of release indexes
+    (data/defaults/transformers_fields.json, scripts/defaults/transformers_fields.py)."""
+    table = json.loads(resources.files("shardshift").joinpath("data/defaults/transformers_fields.json")
+                       .read_text("utf-8"))
+    return [tuple(int(p) for p in r.split(".")) for r in table["releases"]], table["classes"]
+
+
+def _fields_of(cls: str, index: int) -> list[str]:
+    _, classes = _field_table()
+    return [name for name, spans in classes[cls].items() if any(a <= index <= b for a, b in spans)]
+
+
+@dataclass(frozen=True)
+class FieldRefused:
+    """A keyword and the releases whose class has no such field (the releases read: 4.30.0 on)."""
+
+    cls: str
+    name: str
+
+    def verdict(self, version: tuple[int, ...]) -> str:
+        releases, classes = _field_table()
+        spans = classes[self.cls].get(self.name, [])
+
+        def at(index: int) -> str:
+            return "accepted" if any(a <= index <= b for a, b in spans) else "refused"
+
+        version = tuple(version)
+        if version in releases:
+            return at(releases.index(version))
+        # a release not read: the verdict of the releases read around it, where they agree
+        below = [i for i, r in enumerate(releases) if r < version]
+        above = [i for i, r in enumerate(releases) if r > version]
+        if below and above and at(below[-1]) == at(above[0]):
+            return at(below[-1])
+        return "unknown"
+
+    def between(self, version: tuple[int, ...]) -> str:
+        releases, _ = _field_table()
+        return (f"transformers {_dotted(version)} is not among the releases whose {self.cls} fields were read "
+                f"({_dotted(releases[0])} to {_dotted(releases[-1])})")
+
+    @property
+    def agreed(self) -> bool:
+        """No release read has the field (then no pin is needed for the verdict)."""
+        return not _field_table()[1][self.cls].get(self.name)
+
+
+class UnknownTrainingArgument(TrainingArgumentsCheck):
+    """A keyword `TrainingArguments` does not have in the release that judges the file.
+
+    ## What it does
+    Reports each keyword of a `TrainingArguments(...)` or `Seq2SeqTrainingArguments(...)` call
+    (transformers' own classes) that is no field of the class in the transformers release that judges
+    the file: a misspelling (with the closest field), a field a later release removed
+    (`evaluation_strategy` after 4.50, `overwrite_output_dir` and `no_cuda` after 4.57, `logging_dir`
+    after 5.14, `group_by_length` after 5.1) or one an earlier release did not have yet
+    (`eval_strategy` before 4.41). The fields of every release from 4.30.0 on are read from each
+    release's own source.
+
+    ## Why is this bad
+    The class is a dataclass: its `__init__` raises `TypeError: TrainingArguments.__init__() got an
+    unexpected keyword argument 'evaluation_strategy'` before anything else runs. Scripts written for
+    4.x break on the first run after an upgrade.
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", evaluation_strategy="steps")  # transformers 5
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", eval_strategy="steps")
+    ```
+    """
+
+    code = "TA010"
+    name = "unknown-training-argument"
+
+    def refusals(self, call):
+        if hasattr(call, "written") or call.callee not in TRAINING_ARGUMENTS_CLASSES:
+            return  # launch flags meet HfArgumentParser, whose handling of extra flags the entry chooses
+        releases, classes = _field_table()
+        table = classes[call.callee]
+        newest = _fields_of(call.callee, len(releases) - 1)
+        for name in call.positions:
+            check = FieldRefused(call.callee, name)
+            spans = table.get(name, [])
+            if sum(b - a + 1 for a, b in spans) == len(releases):
+                continue  # every release read has it
+            refusal = (f"{call.callee}({name}=...): {call.callee} raises TypeError when it is built (got an "
+                       f"unexpected keyword argument {name!r})")
+            if spans:
+                first, last = releases[spans[0][0]], releases[spans[-1][1]]
+                close = did_you_mean(name, [f for f in newest if f != name])
+                hint = (f"; {name} is a field of transformers {_dotted(first)} to {_dotted(last)}"
+                        + (f": write {close!r}" if close and last != releases[-1] else ""))
+            else:
+                close = did_you_mean(name, newest)
+                hint = f"; did you mean {close!r}?" if close else "; no release read has such a field"
+            yield check, name, refusal + hint

@@ -1,0 +1,96 @@
+"""Write src/shardshift/data/defaults/transformers_fields.json: the fields of `TrainingArguments` and
+`Seq2SeqTrainingArguments` in every transformers release from 4.30.0 on, read with `ast` from each
+release's own `transformers/training_args.py` and `transformers/training_args_seq2seq.py` (downloaded as a
+wheel, never installed or imported). A keyword that is no field of the release's class makes the
+dataclass's `__init__` raise `TypeError: ... got an unexpected keyword argument` (rules/transformers/
+arguments.py, TA010).
+
+The table is compact: the releases in order, and for each class and field the ranges of release indexes
+(first and last, both included) whose class has it.
+
+    python scripts/defaults/transformers_fields.py [--cache DIR]   # downloads missing wheels into DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_fields.json"
+FIRST = (4, 30, 0)
+SOURCES = {"TrainingArguments": "transformers/training_args.py",
+           "Seq2SeqTrainingArguments": "transformers/training_args_seq2seq.py"}
+
+
+def class_fields(text: str, name: str) -> list[str]:
+    """The dataclass fields the class body declares (annotated names, ClassVar and private ones left out)."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            fields = []
+            for statement in node.body:
+                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                    annotation = ast.unparse(statement.annotation)
+                    if "ClassVar" in annotation or statement.target.id.startswith("_") or _no_init(statement.value):
+                        continue
+                    fields.append(statement.target.id)
+            return fields
+    raise ValueError(f"no class {name}")
+
+
+def _no_init(value: ast.AST | None) -> bool:
+    """`field(..., init=False)`: not a keyword of `__init__`."""
+    return isinstance(value, ast.Call) and any(k.arg == "init" and isinstance(k.value, ast.Constant)
+                                               and k.value.value is False for k in value.keywords)
+
+
+def release_fields(archive: zipfile.ZipFile) -> dict[str, list[str]]:
+    base = class_fields(archive.read(SOURCES["TrainingArguments"]).decode("utf-8"), "TrainingArguments")
+    own = class_fields(archive.read(SOURCES["Seq2SeqTrainingArguments"]).decode("utf-8"), "Seq2SeqTrainingArguments")
+    return {"TrainingArguments": base, "Seq2SeqTrainingArguments": base + [f for f in own if f not in base]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cache", default="/tmp/transformers-wheels")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "src"))
+    from shardshift.context.releases import known_releases
+
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    releases: list[str] = []
+    per_release: list[dict[str, list[str]]] = []
+    for version in (v for v in known_releases("transformers") if v >= FIRST):
+        shown = ".".join(map(str, version))
+        wheel = next(cache.glob(f"transformers-{shown}-*.whl"), None)
+        if wheel is None:
+            subprocess.run([sys.executable, "-m", "pip", "download", f"transformers=={shown}", "--no-deps",
+                            "--only-binary", ":all:", "-d", str(cache), "-q"], check=True)
+            wheel = next(cache.glob(f"transformers-{shown}-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            per_release.append(release_fields(archive))
+        releases.append(shown)
+    classes: dict[str, dict[str, list[list[int]]]] = {}
+    for name in SOURCES:
+        ranges: dict[str, list[list[int]]] = {}
+        for index, fields in enumerate(per_release):
+            for field in fields[name]:
+                spans = ranges.setdefault(field, [])
+                if spans and spans[-1][1] == index - 1:
+                    spans[-1][1] = index
+                else:
+                    spans.append([index, index])
+        classes[name] = dict(sorted(ranges.items()))
+    OUT.write_text(json.dumps({"generator": "scripts/defaults/transformers_fields.py", "sources": SOURCES,
+                               "releases": releases, "classes": classes}, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
