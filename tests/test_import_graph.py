@@ -111,3 +111,21 @@ def test_a_circle_through_a_function_level_import_is_found(tmp_path):
     (package / "formats" / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                                "    from pkg.formats.a import x\nfrom pkg.formats import a\n")
     assert circles(import_graph(tmp_path)) == [["pkg.formats.a", "pkg.formats.b", "pkg.formats.c"]]
+
+
+def test_no_writer_imports_another_formats_writer_or_mapping():
+    """Issue 34: writers know only their own format. A format's writer or mapping module may read its source's
+    explanation tables (formats/deepspeed/fsdp2_explained.py, meaning.py, keys.py) and the neutral
+    fsdp2_settings.py, never another format's writer or mapping."""
+    graph = import_graph(ROOT / "src")
+    crossing = []
+    for module, targets in graph.items():
+        parts = module.split(".")
+        if len(parts) < 4 or parts[1] != "formats" or not parts[3].startswith(("writer", "mapping")):
+            continue
+        for target in targets:
+            other = target.split(".")
+            if len(other) >= 4 and other[1] == "formats" and other[2] != parts[2] and \
+                    other[3].startswith(("writer", "mapping")):
+                crossing.append((module, target))
+    assert crossing == []

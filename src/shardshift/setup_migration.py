@@ -689,9 +689,10 @@ def _trainer_value(pointer: str, value: Any, flag_name: str, rewrite: _ScriptRew
 
 
 def _deepspeed_only(pointer: str, value: Any) -> tuple[str, str | None, str]:
-    """A setting of DeepSpeed's own (buckets, overlap, logging, ...): FSDP2's reason (fsdp2/mapping.py)."""
+    """A setting of DeepSpeed's own (buckets, overlap, logging, ...): FSDP2's reason (DeepSpeed's table,
+    formats/deepspeed/fsdp2_explained.py)."""
+    from shardshift.formats.deepspeed.fsdp2_explained import row_for
     from shardshift.formats.deepspeed.keys import key_index
-    from shardshift.formats.fsdp2.mapping import row_for
 
     key = key_index().get(pointer)
     if key is not None and key.inert:

@@ -170,7 +170,7 @@ def _megatron() -> list[str]:
 
 
 def _fsdp2() -> list[str]:
-    from shardshift.formats.fsdp2 import mapping
+    from shardshift.formats.deepspeed import fsdp2_explained as mapping
 
     lines = ["## From a ds_config (`convert --to fsdp2`)", "", _doc(mapping.__name__), "",
              "| ds_config key | Status | In the FSDP2 module | Why |", "|---|---|---|---|"]

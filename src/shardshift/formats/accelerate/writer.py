@@ -12,7 +12,7 @@
   default of the source framework included. `num_processes`, which `accelerate launch` requires
   ("You need to manually pass in `--num_processes` using this config yaml" when the config has
   none), is the placeholder `FILL_IN` with a comment and an `unknown` entry when the Plan has no
-  world. The report of a ds_config reuses the DeepSpeed -> FSDP2 rows (formats/fsdp2/mapping.py)
+  world. The report of a ds_config reuses the DeepSpeed -> FSDP2 rows (formats/deepspeed/fsdp2_explained.py)
   where Accelerate's FSDP2 plugin does what the module does; for any source, what an Accelerate
   config cannot hold (the optimizer, the scheduler, batch sizes, gradient accumulation and
   clipping, which belong to the training script or the Trainer; pipeline and expert degrees) is
@@ -350,8 +350,8 @@ def _override(pointer: str) -> tuple[str, str | None, str] | None:
 
 def deepspeed_fsdp2_config(plan, source_name: str) -> tuple[dict, Any]:
     """The Accelerate FSDP2 config for a DeepSpeed Plan, making the FSDP2 module's choices where
-    Accelerate's config can hold them, and those settings (formats/fsdp2/writer.py)."""
-    from shardshift.formats.fsdp2.writer import settings_from_plan
+    Accelerate's config can hold them, and those settings (fsdp2_settings.py)."""
+    from shardshift.fsdp2_settings import settings_from_plan
 
     settings = settings_from_plan(plan, source_name=source_name)
     config = fsdp2_settings(plan)
@@ -370,7 +370,7 @@ def _switch(document: Document, pointer: str) -> Any:
 
 
 def _from_deepspeed(document: Document, plan) -> Conversion:
-    from shardshift.formats.fsdp2.mapping import report
+    from shardshift.formats.deepspeed.fsdp2_explained import report
 
     config, settings = deepspeed_fsdp2_config(plan, document.path)
     entries: list[MappingEntry] = []

@@ -18,7 +18,7 @@ Axolotl's own default differs (an fp32 run gets `bf16: false`, since Axolotl's d
 trains bf16 where the GPU supports it).
 
 Statuses and reasons for the ZeRO settings follow the DeepSpeed -> FSDP2 table
-(shardshift.formats.fsdp2.mapping): Axolotl runs FSDP2 through Accelerate's fully_shard, the same
+(shardshift.formats.deepspeed.fsdp2_explained): Axolotl runs FSDP2 through Accelerate's fully_shard, the same
 engine the FSDP2 module uses.
 """
 
@@ -507,7 +507,7 @@ def _fallback(document: Document, pointer: str, dotted: str | None) -> tuple[str
         return A, "fsdp_config.state_dict_type", ("FULL_STATE_DICT: the saved model is one full state dict, in "
                                                   "the parameters' dtype rather than 16-bit")
     if document.format == "deepspeed":  # the DeepSpeed -> FSDP2 table explains the ds_config's own settings
-        from shardshift.formats.fsdp2.mapping import row_for
+        from shardshift.formats.deepspeed.fsdp2_explained import row_for
 
         row = row_for(pointer)
         if row is not None:

@@ -1,8 +1,8 @@
 """PyTorch FSDP2 (`torch.distributed.fsdp.fully_shard`) wrapper code.
 
-Reader: fsdp2_reader.py (ast, never imports the file). Writer: fsdp2_writer.py (a Plan -> one
-self-contained setup module). DeepSpeed -> FSDP2 key mapping and migration report:
-fsdp2_mapping.py.
+Reader: reader.py (ast, never imports the file). Writer: writer.py (a Plan -> one self-contained setup
+module, from the settings of shardshift/fsdp2_settings.py). The migration report: mapping.py, which
+explains a ds_config's keys with DeepSpeed's own table (formats/deepspeed/fsdp2_explained.py).
 """
 
 from __future__ import annotations

@@ -580,7 +580,7 @@ def _entry(pointer, line, column, fields, by_field, dropped, plan, source) -> Ma
         return MappingEntry(pointer, line, column, "dropped", None,
                             f"torchtitan has no setting for {fields[0]} with this value")
     if source == "deepspeed":  # the DeepSpeed -> FSDP2 table explains the ds_config's own settings
-        from shardshift.formats.fsdp2.mapping import row_for
+        from shardshift.formats.deepspeed.fsdp2_explained import row_for
 
         row = row_for(pointer)
         if row is not None and row.reason:
