@@ -263,3 +263,7 @@ def test_the_fields_table_row_is_the_release_source(release):
     for cls, fields in read.items():
         held = {name for name, spans in table["classes"][cls].items() if any(a <= index <= b for a, b in spans)}
         assert held == fields, (cls, sorted(held ^ fields))
+    complements = set(generator.class_fields(files[generator.SOURCES["TrainingArguments"]], "TrainingArguments", True))
+    held = {name for name, spans in table["complements"]["TrainingArguments"].items()
+            if any(a <= index <= b for a, b in spans)}
+    assert held == complements, sorted(held ^ complements)

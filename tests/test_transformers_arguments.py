@@ -116,9 +116,11 @@ def test_an_older_release_flag_name_is_read_not_taken_for_the_new_fields_default
     # --evaluation_strategy is eval_strategy before 4.41: reading it as absent would make eval_strategy "no"
     launch = ("#!/bin/bash\ntorchrun train.py --output_dir out --load_best_model_at_end --evaluation_strategy epoch "
               "--save_strategy epoch\n")
-    assert _findings(tmp_path, {"run.sh": launch, "train.py": ENTRY}, "4.26.0") == []
+    found = _findings(tmp_path, {"run.sh": launch, "train.py": ENTRY}, "4.26.0")
+    # 4.26 is older than the releases whose fields were read (4.30 on): whether it has the option is unknown
+    assert [f[:2] for f in found] == [("TA010", "info")]
     differ = launch.replace("--evaluation_strategy epoch", "--evaluation_strategy steps")
-    assert [f[:2] for f in _findings(tmp_path, {"run.sh": differ}, "4.26.0")] == [("TA002", "error")]
+    assert [f[:2] for f in _findings(tmp_path, {"run.sh": differ}, "4.26.0") if f[0] != "TA010"] == [("TA002", "error")]
 
 
 @pytest.mark.parametrize("source", ["from paddlenlp.trainer import TrainingArguments\n",
@@ -205,7 +207,7 @@ def test_launch_flags_meet_the_trainer_checks_when_the_entry_builds_a_trainer(tm
     ("tensorbaord", "4.30.0", [("TA009", "error")]),
     ("trackio", "4.40.0", [("TA009", "error")]),  # added later
     ("trackio", "5.24.0", []),
-    ("trackio", None, [("TA009", "info")]),  # the verdict depends on the release
+    ("trackio", None, []),  # no pin: the newest release judges, and it has trackio
     ("trackio", "4.29.0", [("TA009", "info")]),  # a release whose names were not read
     ("wandb", None, []),
 ])
@@ -394,3 +396,89 @@ def test_the_field_table_is_what_the_installed_release_takes(tmp_path):
             if refused != (index in flagged):
                 disagreements.append((cls, name, refused))
     assert disagreements == [], disagreements[:5]
+
+
+MODEL_ARGS = ("from dataclasses import dataclass, field\n\n@dataclass\nclass ModelArguments:\n"
+              "    model_name_or_path: str = field(default='gpt2')\n\n")
+PARSED = ("from transformers import HfArgumentParser, Trainer, TrainingArguments\n" + MODEL_ARGS +
+          "parser = HfArgumentParser((ModelArguments, TrainingArguments))\n"
+          "model_args, args = parser.parse_args_into_dataclasses()\n")
+
+
+@pytest.mark.parametrize(("flags", "entry", "pin", "expected"), [
+    ("--evaluation_strategy steps", PARSED, "5.24.0", [("TA010", "error")]),  # removed after 4.50
+    ("--evaluation_strategy steps", PARSED, "4.40.0", []),
+    ("--evaluation_strategy steps", PARSED, None, [("TA010", "info")]),
+    ("--model_name_or_path gpt2 --eval_strategy steps", PARSED, "5.24.0", []),  # the repository's dataclass
+    ("--modle_name_or_path gpt2", PARSED, "5.24.0", [("TA010", "error")]),  # no dataclass defines it
+    ("--eval_strat steps", PARSED, "5.24.0", []),  # an abbreviation argparse takes
+    ("--no_remove_unused_columns", PARSED, "5.24.0", []),  # the complement of a default-True switch
+    ("--evaluation_strategy steps", PARSED.replace("parse_args_into_dataclasses()",
+                                                   "parse_args_into_dataclasses(return_remaining_strings=True)"),
+     "5.24.0", []),  # the entry keeps what it does not know
+    ("--evaluation_strategy steps", PARSED.replace("(ModelArguments, TrainingArguments)",
+                                                   "(ModelArguments, TrainingArguments, ScriptArguments)"),
+     "5.24.0", []),  # a class shardshift does not know: its fields may hold it
+])
+def test_a_launch_flag_no_parser_dataclass_defines_is_refused(tmp_path, flags, entry, pin, expected):
+    launch = f"#!/bin/bash\ntorchrun --nproc_per_node 2 train.py --output_dir o {flags}\n"
+    found = [f for f in _findings(tmp_path, {"run.sh": launch, "train.py": entry}, pin) if f[0] == "TA010"]
+    assert [f[:2] for f in found] == expected
+    if expected:
+        assert found[0][2:] == (2, launch.splitlines()[1].index(flags.split()[0]) + 1)
+
+
+@pytest.mark.oracle
+def test_launch_flags_are_refused_exactly_where_hfargumentparser_refuses(tmp_path):
+    """Every field name any release read had (and misspellings) as a launch flag: TA010 at the installed release is
+    reported exactly where transformers' own HfArgumentParser(TrainingArguments).parse_args_into_dataclasses
+    raises "Some specified arguments are not used" (argparse's own abbreviations and --no_ complements taken)."""
+    transformers = pytest.importorskip("transformers")
+    import contextlib
+    import io
+    import json
+
+    from conftest import ROOT
+
+    table = json.loads((ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_fields.json").read_text())
+    names = sorted(set(table["classes"]["TrainingArguments"]) | {"learnng_rate", "eval_strat", "no_bf16"})
+    (tmp_path / "train.py").write_text(ENTRY, encoding="utf-8")
+    lines = ["#!/bin/bash"] + [f"torchrun train.py --output_dir o --{name} 1" for name in names]
+    (tmp_path / "run.sh").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text(f"transformers=={transformers.__version__}\n", encoding="utf-8")
+    flagged = {f.line - 2 for f in api.check([str(tmp_path)]).findings if f.code == "TA010"}
+    disagreements = []
+    parser = transformers.HfArgumentParser(transformers.TrainingArguments)
+    for index, name in enumerate(names):
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                parser.parse_args_into_dataclasses(args=["--output_dir", str(tmp_path / "o"), f"--{name}", "1"])
+            refused = False
+        except ValueError as error:
+            refused = "not used by the HfArgumentParser" in str(error)
+        except (SystemExit, Exception):  # noqa: BLE001 - argparse or a field's own check refused the value "1"
+            refused = False
+        if refused != (index in flagged):
+            disagreements.append((name, refused))
+    assert disagreements == [], disagreements[:5]
+
+
+def test_a_repository_class_that_shadows_the_library_name_brings_its_own_fields(tmp_path):
+    entry = ("import transformers\nfrom dataclasses import dataclass, field\n"
+             "from transformers import HfArgumentParser, Trainer, TrainingArguments\n\n@dataclass\n"
+             "class TrainingArguments(transformers.TrainingArguments):\n    model_max_length: int = field(default=512)\n\n"
+             "args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n")
+    launch = "#!/bin/bash\ntorchrun train.py --output_dir o --model_max_length 1024 --modle_max_length 1\n"
+    found = [f[:2] for f in _findings(tmp_path, {"run.sh": launch, "train.py": entry}) if f[0] == "TA010"]
+    assert found == [("TA010", "error")]  # --modle_max_length only
+
+
+def test_transformers_installed_without_a_version_is_judged_as_the_newest_release(tmp_path):
+    launch = "#!/bin/bash\ntorchrun train.py --output_dir o --eval_strategy steps --evaluation_strategy steps\n"
+    found = _findings(tmp_path, {"run.sh": launch, "train.py": PARSED}, pin=None)
+    (tmp_path / "requirements.txt").write_text("transformers\n", encoding="utf-8")
+    unpinned = [f for f in api.check([str(tmp_path)]).findings if f.code == "TA010"]
+    assert [(f.severity, f.column) for f in unpinned] == [("error", launch.splitlines()[1].index("--evaluation") + 1)]
+    # no pin at all: the newest release judges (--eval_strategy is fine), and the refusal is an info since older
+    # releases take --evaluation_strategy
+    assert [f[:2] for f in found if f[0] == "TA010"] == [("TA010", "info")]

@@ -28,8 +28,10 @@ SOURCES = {"TrainingArguments": "transformers/training_args.py",
            "Seq2SeqTrainingArguments": "transformers/training_args_seq2seq.py"}
 
 
-def class_fields(text: str, name: str) -> list[str]:
-    """The dataclass fields the class body declares (annotated names, ClassVar and private ones left out)."""
+def class_fields(text: str, name: str, complements: bool = False) -> list[str]:
+    """The dataclass fields the class body declares (annotated names, ClassVar and private ones left out); with
+    `complements`, the `no_<field>` options HfArgumentParser adds instead: one for each bool field whose default
+    is True (hf_argparser.py: `if field.type is bool and field.default is True`, Optional[bool] included)."""
     for node in ast.parse(text).body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             fields = []
@@ -38,9 +40,20 @@ def class_fields(text: str, name: str) -> list[str]:
                     annotation = ast.unparse(statement.annotation)
                     if "ClassVar" in annotation or statement.target.id.startswith("_") or _no_init(statement.value):
                         continue
-                    fields.append(statement.target.id)
+                    if not complements:
+                        fields.append(statement.target.id)
+                    elif annotation.replace(" ", "") in ("bool", "Optional[bool]", "bool|None", "None|bool") and \
+                            _default(statement.value) is True:
+                        fields.append("no_" + statement.target.id)
             return fields
     raise ValueError(f"no class {name}")
+
+
+def _default(value: ast.AST | None):
+    """A field's literal default (`= True`, `field(default=True)`), else None."""
+    if isinstance(value, ast.Call):
+        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+    return value.value if isinstance(value, ast.Constant) else None
 
 
 def _no_init(value: ast.AST | None) -> bool:
@@ -49,9 +62,10 @@ def _no_init(value: ast.AST | None) -> bool:
                                                and k.value.value is False for k in value.keywords)
 
 
-def release_fields(archive: zipfile.ZipFile) -> dict[str, list[str]]:
-    base = class_fields(archive.read(SOURCES["TrainingArguments"]).decode("utf-8"), "TrainingArguments")
-    own = class_fields(archive.read(SOURCES["Seq2SeqTrainingArguments"]).decode("utf-8"), "Seq2SeqTrainingArguments")
+def release_fields(archive: zipfile.ZipFile, complements: bool = False) -> dict[str, list[str]]:
+    base = class_fields(archive.read(SOURCES["TrainingArguments"]).decode("utf-8"), "TrainingArguments", complements)
+    own = class_fields(archive.read(SOURCES["Seq2SeqTrainingArguments"]).decode("utf-8"), "Seq2SeqTrainingArguments",
+                       complements)
     return {"TrainingArguments": base, "Seq2SeqTrainingArguments": base + [f for f in own if f not in base]}
 
 
@@ -66,6 +80,7 @@ def main() -> int:
     cache.mkdir(parents=True, exist_ok=True)
     releases: list[str] = []
     per_release: list[dict[str, list[str]]] = []
+    per_complement: list[dict[str, list[str]]] = []
     for version in (v for v in known_releases("transformers") if v >= FIRST):
         shown = ".".join(map(str, version))
         wheel = next(cache.glob(f"transformers-{shown}-*.whl"), None)
@@ -75,7 +90,16 @@ def main() -> int:
             wheel = next(cache.glob(f"transformers-{shown}-*.whl"))
         with zipfile.ZipFile(wheel) as archive:
             per_release.append(release_fields(archive))
+            per_complement.append(release_fields(archive, complements=True))
         releases.append(shown)
+    OUT.write_text(json.dumps({"generator": "scripts/defaults/transformers_fields.py", "sources": SOURCES,
+                               "releases": releases, "classes": _ranges(per_release),
+                               "complements": _ranges(per_complement)}, sort_keys=True) + "\n")
+    return 0
+
+
+def _ranges(per_release: list[dict[str, list[str]]]) -> dict[str, dict[str, list[list[int]]]]:
+    """Per class, each name's ranges of release indexes (first and last, both included)."""
     classes: dict[str, dict[str, list[list[int]]]] = {}
     for name in SOURCES:
         ranges: dict[str, list[list[int]]] = {}
@@ -87,9 +111,7 @@ def main() -> int:
                 else:
                     spans.append([index, index])
         classes[name] = dict(sorted(ranges.items()))
-    OUT.write_text(json.dumps({"generator": "scripts/defaults/transformers_fields.py", "sources": SOURCES,
-                               "releases": releases, "classes": classes}, sort_keys=True) + "\n")
-    return 0
+    return classes
 
 
 if __name__ == "__main__":

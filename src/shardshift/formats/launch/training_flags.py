@@ -76,6 +76,13 @@ class TrainingFlags(ArgumentsCall):
     # the entry script (or a module of it) builds or imports a Trainer: the evidence that the checks
     # Trainer makes at start-up are run
     trainer: bool = False
+    # the parser's dataclasses, when all are known (None otherwise): transformers' own class that takes the
+    # TrainingArguments fields ("TrainingArguments" / "Seq2SeqTrainingArguments", judged per release) and the
+    # fields of the repository's dataclasses; with `flags`, every flag of the launch and where it is written.
+    # HfArgumentParser refuses a flag none of them defines (parse_args_into_dataclasses, without
+    # return_remaining_strings), which TA010 reports.
+    parser_fields: tuple[str, frozenset] | None = None
+    flags: tuple = ()
     # the launch runs the entry as one plain process: `python train.py` with no launcher or wrapper (srun,
     # mpirun) around it, no process-group variable (LOCAL_RANK, WORLD_SIZE, ...) set in the script, and an
     # entry script that neither sets those itself nor spawns processes; then the Trainer is not distributed
@@ -226,6 +233,12 @@ class _Entry:
         self.post_init: set[str] = set()  # subclasses with a __post_init__ of their own (or a base's)
         # it names a process-group variable or calls something that starts processes (mp.spawn, notebook_launcher)
         self.own_processes = False
+        # every dataclass of the entry and its local modules: name -> (own field names, bases as written)
+        self.dataclasses: dict[str, tuple[list[str], list[str]]] = {}
+        # how the flags are parsed: parse_args_into_dataclasses seen; a way that keeps flags it does not know
+        # (return_remaining_strings, parse_known_args, allow_extra_keys) seen
+        self.strict_parse = False
+        self.lenient_parse = False
 
     def _library(self, dotted: str) -> bool:
         """Whether `dotted` (a base or a parser's class, as written) is transformers' or trl's argument class."""
@@ -252,6 +265,16 @@ class _Entry:
                 self.library_modules.update(a.asname or a.name.split(".")[0] for a in node.names
                                             if a.name.split(".")[0] in ("transformers", "trl"))
         for node in nodes:
+            if isinstance(node, ast.ClassDef) and any(_dotted(d.func if isinstance(d, ast.Call) else d)
+                                                      .rsplit(".", 1)[-1] == "dataclass" for d in node.decorator_list):
+                self.dataclasses[node.name] = ([s.target.id for s in node.body if isinstance(s, ast.AnnAssign)
+                                                and isinstance(s.target, ast.Name)], [_dotted(b) for b in node.bases])
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "parse_args_into_dataclasses":
+                    self.strict_parse = True
+                if node.func.attr in ("parse_known_args", "parse_dict") or \
+                        any(k.arg in ("return_remaining_strings", "allow_extra_keys") for k in node.keywords):
+                    self.lenient_parse = True
             if isinstance(node, ast.ClassDef):
                 bases = [_dotted(b) for b in node.bases]
                 if any(self._library(b) or b in self.subclasses for b in bases):
@@ -272,6 +295,33 @@ class _Entry:
                                                                                                    "trl"):
                 if any(a.name.endswith("Trainer") for a in node.names):
                     self.trainer = True
+
+    def parser_fields(self) -> tuple[str, frozenset] | None:
+        """(transformers' class among the parser's dataclasses, the fields of the others), when every class
+        given to HfArgumentParser is known and the flags are parsed with parse_args_into_dataclasses alone."""
+        if not self.strict_parse or self.lenient_parse or not self.parser_classes:
+            return None
+        library: set[str] = set()
+        others: set[str] = set()
+
+        def resolve(name: str, depth: int = 0) -> bool:
+            last = name.rpartition(".")[2]
+            # a dataclass the repository defines under a bare name shadows a library class imported as that name
+            # (`class TrainingArguments(transformers.TrainingArguments)` after `from transformers import ...`)
+            if self._library(name) and not (name in self.dataclasses and self.dataclasses[name][1] != [name]):
+                if last not in ("TrainingArguments", "Seq2SeqTrainingArguments"):
+                    return False  # a TRL config: its fields are not read here
+                library.add(last)
+                return True
+            if name not in self.dataclasses or depth > 8:
+                return False
+            own, bases = self.dataclasses[name]
+            others.update(own)
+            return all(resolve(base, depth + 1) for base in bases if base not in ("object",))
+
+        if not all(resolve(name) for name in self.parser_classes) or len(library) != 1:
+            return None
+        return library.pop(), frozenset(others)
 
     def arguments_class(self) -> str | None:
         """The TrainingArguments-like class HfArgumentParser fills, when it has one."""
@@ -398,7 +448,9 @@ def _arguments_call(launch: Any, path: str) -> TrainingFlags | None:
                          script=path, entry=entry_path, program=program, arguments_class=chosen,
                          own_post_init=entry_path is not None and chosen in entry.post_init,
                          trainer=entry_path is not None and entry.trainer,
-                         one_process=entry_path is not None and not entry.own_processes and _plain_process(launch))
+                         one_process=entry_path is not None and not entry.own_processes and _plain_process(launch),
+                         parser_fields=entry.parser_fields() if entry_path is not None else None,
+                         flags=tuple((a.flag, a.line, a.column) for a in launch.args if a.flag is not None))
 
 
 def _plain_process(launch: Any) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -118,22 +119,32 @@ class TrainingArgumentsCheck(Rule):
         calls = _calls(document)
         if not calls:
             return
-        version = context.release("transformers", document.path).version
+        release = context.release("transformers", document.path)
+        version = release.version
+        from shardshift.context.releases import known_releases
+
+        newest = tuple(known_releases("transformers")[-1])
+        if version is None and release.basis == "unpinned":  # installed without a version: the newest release
+            version = newest
         for call in calls:
             if getattr(call, "own_post_init", False):
                 continue  # the repository's subclass may change the values before TrainingArguments checks them
             for check, keyword, message in self.refusals(call):
-                verdict = check.verdict(version) if version is not None else None
+                # with no pin, the newest release judges (as the summary says), and the finding is an info where
+                # older releases judge otherwise (release_dependent)
+                verdict = check.verdict(version if version is not None else newest)
                 if verdict == "accepted":
                     continue  # that release has no such check
+                if version is None:
+                    verdict = None
                 # the launch's entry script not found, or one that builds no HfArgumentParser of TrainingArguments
                 unknown = getattr(call, "program", None)
                 if unknown is None:
                     unknown = self.unknown_program(call, document)
                 if unknown is None and verdict == "unknown":
                     unknown = UnknownContext("release", check.between(version), f"check the release's own {self.source}")
-                finding = self.finding(document, None, message,
-                                       position=call.positions.get(keyword, (call.line, call.column)),
+                where = keyword if isinstance(keyword, tuple) else call.positions.get(keyword, (call.line, call.column))
+                finding = self.finding(document, None, message, position=where,
                                        unknown_context=unknown)
                 finding.release_dependent = version is None and not check.agreed
                 yield finding
@@ -518,17 +529,20 @@ class FsdpOptionRefused(TrainingArgumentsCheck):
 
 
 @lru_cache(maxsize=1)
+def _table() -> dict:
+    return json.loads(resources.files("shardshift").joinpath("data/defaults/transformers_fields.json")
+                      .read_text("utf-8"))
+
+
 def _field_table() -> tuple[list[tuple[int, ...]], dict[str, dict[str, list[list[int]]]]]:
     """The releases read and, per class, each field's ranges of release indexes
     (data/defaults/transformers_fields.json, scripts/defaults/transformers_fields.py)."""
-    table = json.loads(resources.files("shardshift").joinpath("data/defaults/transformers_fields.json")
-                       .read_text("utf-8"))
-    return [tuple(int(p) for p in r.split(".")) for r in table["releases"]], table["classes"]
+    return [tuple(int(p) for p in r.split(".")) for r in _table()["releases"]], _table()["classes"]
 
 
-def _fields_of(cls: str, index: int) -> list[str]:
-    _, classes = _field_table()
-    return [name for name, spans in classes[cls].items() if any(a <= index <= b for a, b in spans)]
+def _fields_of(cls: str, index: int, table: str = "classes") -> list[str]:
+    """The class's fields in the release at `index` (`table` "complements": its `--no_<field>` options)."""
+    return [name for name, spans in _table()[table][cls].items() if any(a <= index <= b for a, b in spans)]
 
 
 @dataclass(frozen=True)
@@ -538,12 +552,15 @@ class FieldRefused:
     cls: str
     name: str
 
+    def takes(self, index: int) -> bool:
+        """Whether the class of the release at `index` takes the keyword."""
+        return any(a <= index <= b for a, b in _field_table()[1][self.cls].get(self.name, []))
+
     def verdict(self, version: tuple[int, ...]) -> str:
-        releases, classes = _field_table()
-        spans = classes[self.cls].get(self.name, [])
+        releases, _ = _field_table()
 
         def at(index: int) -> str:
-            return "accepted" if any(a <= index <= b for a, b in spans) else "refused"
+            return "accepted" if self.takes(index) else "refused"
 
         version = tuple(version)
         if version in releases:
@@ -562,8 +579,28 @@ class FieldRefused:
 
     @property
     def agreed(self) -> bool:
-        """No release read has the field (then no pin is needed for the verdict)."""
-        return not _field_table()[1][self.cls].get(self.name)
+        """No release read takes it (then no pin is needed for the verdict)."""
+        return not any(self.takes(index) for index in range(len(_field_table()[0])))
+
+    @property
+    def everywhere(self) -> bool:
+        """Every release read takes it."""
+        return all(self.takes(index) for index in range(len(_field_table()[0])))
+
+
+@dataclass(frozen=True)
+class FlagRefused(FieldRefused):
+    """A command-line flag and the releases whose HfArgumentParser has no option for it: none of the parser's
+    dataclasses (the class's fields for that release, the repository's `others`) defines it, as `--name`, the
+    `--no_name` complement of a bool field whose default is True, or an abbreviation argparse takes (a prefix
+    of an option). A repository dataclass's `--no_` complements are taken as possible for each of its fields."""
+
+    others: frozenset = frozenset()
+
+    def takes(self, index: int) -> bool:
+        options = set(_fields_of(self.cls, index)) | set(_fields_of(self.cls, index, "complements")) | set(self.others)
+        complements = {"no_" + field for field in self.others}  # a repository bool field's, if its default is True
+        return any(option.startswith(self.name) for option in options | complements)  # the option, or its abbreviation
 
 
 class UnknownTrainingArgument(TrainingArgumentsCheck):
@@ -576,12 +613,16 @@ class UnknownTrainingArgument(TrainingArgumentsCheck):
     (`evaluation_strategy` after 4.50, `overwrite_output_dir` and `no_cuda` after 4.57, `logging_dir`
     after 5.14, `group_by_length` after 5.1) or one an earlier release did not have yet
     (`eval_strategy` before 4.41). The fields of every release from 4.30.0 on are read from each
-    release's own source.
+    release's own source. Also reports a launch's flag that none of the entry script's HfArgumentParser
+    dataclasses defines (transformers' class for the release, and the repository's own dataclasses), where
+    every class given to the parser is known and it parses with `parse_args_into_dataclasses` alone
+    (an abbreviation argparse takes, and a `--no_` complement, count as defined).
 
     ## Why is this bad
     The class is a dataclass: its `__init__` raises `TypeError: TrainingArguments.__init__() got an
-    unexpected keyword argument 'evaluation_strategy'` before anything else runs. Scripts written for
-    4.x break on the first run after an upgrade.
+    unexpected keyword argument 'evaluation_strategy'` before anything else runs; HfArgumentParser raises
+    `ValueError: Some specified arguments are not used by the HfArgumentParser: ['--evaluation_strategy',
+    'steps']`. Scripts written for 4.x break on the first run after an upgrade.
 
     ## Example
     ```python
@@ -598,15 +639,18 @@ class UnknownTrainingArgument(TrainingArgumentsCheck):
     name = "unknown-training-argument"
 
     def refusals(self, call):
-        if hasattr(call, "written") or call.callee not in TRAINING_ARGUMENTS_CLASSES:
-            return  # launch flags meet HfArgumentParser, whose handling of extra flags the entry chooses
+        if hasattr(call, "written"):
+            yield from self._flags(call)
+            return
+        if call.callee not in TRAINING_ARGUMENTS_CLASSES:
+            return
         releases, classes = _field_table()
         table = classes[call.callee]
         newest = _fields_of(call.callee, len(releases) - 1)
         for name in call.positions:
             check = FieldRefused(call.callee, name)
             spans = table.get(name, [])
-            if sum(b - a + 1 for a, b in spans) == len(releases):
+            if check.everywhere:
                 continue  # every release read has it
             refusal = (f"{call.callee}({name}=...): {call.callee} raises TypeError when it is built (got an "
                        f"unexpected keyword argument {name!r})")
@@ -619,3 +663,32 @@ class UnknownTrainingArgument(TrainingArgumentsCheck):
                 close = did_you_mean(name, newest)
                 hint = f"; did you mean {close!r}?" if close else "; no release read has such a field"
             yield check, name, refusal + hint
+
+    def _flags(self, call):
+        """The launch's flags that none of the entry's HfArgumentParser dataclasses defines, where the entry
+        parses them with parse_args_into_dataclasses alone (formats/launch/training_flags.py)."""
+        known = getattr(call, "parser_fields", None)
+        if known is None:
+            return
+        cls, others = known
+        releases, _ = _field_table()
+        newest = _fields_of(cls, len(releases) - 1)
+        entry = os.path.basename(getattr(call, "entry", None) or "") or "the entry script"
+        for flag, line, column in getattr(call, "flags", ()):
+            name = flag[2:].split("=", 1)[0].replace("-", "_") if flag.startswith("--") else ""
+            if not name:
+                continue
+            check = FlagRefused(cls, name, others)
+            if check.everywhere:
+                continue
+            refusal = (f"{flag} ({entry}'s HfArgumentParser of {cls}): parse_args_into_dataclasses raises ValueError "
+                       f"(Some specified arguments are not used by the HfArgumentParser: [{flag!r}, ...])")
+            held = [index for index in range(len(releases)) if check.takes(index)]
+            if held:
+                hint = f"; {name} is an option of transformers {_dotted(releases[held[0]])} to {_dotted(releases[held[-1]])}"
+                close = did_you_mean(name, [f for f in newest if f != name])
+                hint += f": write --{close}" if close and held[-1] != len(releases) - 1 else ""
+            else:
+                close = did_you_mean(name, [*newest, *others])
+                hint = f"; did you mean --{close}?" if close else "; no dataclass of the parser defines it"
+            yield check, (line, column), refusal + hint
