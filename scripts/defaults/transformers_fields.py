@@ -1,5 +1,5 @@
 """Write src/shardshift/data/defaults/transformers_fields.json: the fields of `TrainingArguments` and
-`Seq2SeqTrainingArguments` in every transformers release from 4.30.0 on, read with `ast` from each
+`Seq2SeqTrainingArguments` in every transformers release from 4.10.0 on, read with `ast` from each
 release's own `transformers/training_args.py` and `transformers/training_args_seq2seq.py` (downloaded as a
 wheel, never installed or imported). A keyword that is no field of the release's class makes the
 dataclass's `__init__` raise `TypeError: ... got an unexpected keyword argument` (rules/transformers/
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_fields.json"
-FIRST = (4, 30, 0)
+FIRST = (4, 10, 0)
 SOURCES = {"TrainingArguments": "transformers/training_args.py",
            "Seq2SeqTrainingArguments": "transformers/training_args_seq2seq.py"}
 

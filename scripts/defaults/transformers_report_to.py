@@ -1,5 +1,5 @@
 """Write src/shardshift/data/defaults/transformers_report_to.json: the `report_to` names each transformers
-release from 4.30.0 on takes, read with `ast` from the keys of `INTEGRATION_TO_CALLBACK` in its own
+release from 4.10.0 on takes, read with `ast` from the keys of `INTEGRATION_TO_CALLBACK` in its own
 `transformers/integrations/integration_utils.py` (`transformers/integrations.py` before 4.32), downloaded as
 a wheel, never installed or imported. `Trainer.__init__` raises `ValueError: X is not supported, only ... are
 supported.` for a name that is not a key (rules/transformers/trainer.py, TA009).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_report_to.json"
-FIRST = (4, 30, 0)
+FIRST = (4, 10, 0)
 SOURCES = ("transformers/integrations/integration_utils.py", "transformers/integrations.py")
 
 

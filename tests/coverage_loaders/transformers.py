@@ -157,7 +157,8 @@ def _build_from_launch(path: Path) -> None:
 def _build_trainers(path: Path) -> None:
     """stage=trainer: each TrainingArguments call of the script, built, then a Trainer built from it (its
     `__init__`, `_validate_args` and `create_accelerator_and_postprocess` checks), one process of a
-    one-process launch (RANK 0, WORLD_SIZE 1, gloo). Under FSDP the Accelerator is `_fsdp_on_cpu`'s."""
+    one-process launch (RANK 0, WORLD_SIZE 1, gloo). Under FSDP the Accelerator is `_fsdp_on_cpu`'s. The
+    process-group variables stay set: run it in a process of its own (tests/coverage_child.py)."""
     from unittest import mock
 
     import transformers.trainer
@@ -166,8 +167,13 @@ def _build_trainers(path: Path) -> None:
     if path.suffix == ".sh":
         _build_from_launch(path)
         return
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=os.environ.get("MASTER_PORT", "29561"), RANK="0",
-                      WORLD_SIZE="1", LOCAL_RANK="0")
+    if "MASTER_PORT" not in os.environ:  # a free port: another process of the run may hold a fixed one
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            os.environ["MASTER_PORT"] = str(probe.getsockname()[1])
+    os.environ.update(MASTER_ADDR="127.0.0.1", RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
     for call in _calls(path):
         config, kwargs = _script_arguments(path, call)
         _reset_accelerate()

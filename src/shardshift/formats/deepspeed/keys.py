@@ -49,6 +49,9 @@ class Key:
     rejects_bool: bool = False  # a number field whose validator refuses true/false (no coercion to 1/0)
     rejects_auto: bool = False  # "auto" is not filled by anyone and DeepSpeed raises when it parses it
     bool_only: bool = False  # a bool DeepSpeed raises on unless the value == true or false (1 and 0 pass)
+    # typed int by DeepSpeed's validator, but a quantity, not a count: where a release reads the key as written
+    # (before its section was validated), a fraction is used as meant
+    fraction_meant: bool = False
 
 
 def _k(path, type_, default=None, doc="", **kw) -> Key:
@@ -135,7 +138,7 @@ KEYS: tuple[Key, ...] = (
     _k("/fp16/hysteresis", "int", 2, "Overflows tolerated before the scale halves.", field="precision.hysteresis"),
     _k("/fp16/consecutive_hysteresis", "bool", False, "Refill hysteresis on good steps.", field="precision.consecutive_hysteresis"),
     _k("/fp16/min_loss_scale", "int", 1, "Lowest dynamic loss scale.", field="precision.min_loss_scale",
-       rejects_bool=True),
+       rejects_bool=True, fraction_meant=True),
     _k("/fp16/fp16_master_weights_and_grads", "bool", False, "Keep master weights and gradients in fp16 (ZeRO 1-3)."),
     _k("/bf16", "object", None, "bf16 mixed precision.", strict=True),
     _k("/bf16/enabled", "bool", False, "Train in bf16.", field="precision.param_dtype"),

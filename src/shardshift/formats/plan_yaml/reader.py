@@ -54,7 +54,12 @@ def read(text: str, path: str = "<string>") -> Document:
                     plan.set(dotted, child(), where(here))
                 visit(child, value, dotted + ".", here)
                 continue
-            if isinstance(value, dict) and set(value) <= {"unknown", "where", "alternatives"} and "unknown" in value:
+            if dotted == "passthrough":  # kept as written: a format's name -> a mapping of its settings
+                if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, dict)
+                                                          for k, v in value.items()):
+                    problems.append((here, "passthrough maps each format's name to a mapping of its settings"))
+                    continue
+            elif isinstance(value, dict) and set(value) <= {"unknown", "where", "alternatives"} and "unknown" in value:
                 value = Unknown(str(value["unknown"]), where(here))
             if not plan.set(dotted, value, where(here)):
                 problems.append((here, f"{value!r} is not a valid value for {dotted}"))

@@ -353,7 +353,13 @@ class InvalidValue(Rule):
             severity, message, fix = problem
             fraction = _fraction(child_row, member.value)
             used = context.deepspeed_version
-            if lenient is not None and severity == "error":
+            if lenient is not None and severity == "error" and fraction and child_row.fraction_meant:
+                severity = "info"  # used as meant: nothing fails or changes until an upgrade
+                message = (f"{member.value.raw} is not a whole number: {context.deepspeed_version_text} reads "
+                           f"{pointer[1:]} key by key and uses it as written; DeepSpeed validates the section, and "
+                           f"rejects a fraction here, from {version_text(lenient)} on (write a whole number before "
+                           "upgrading)")
+            elif lenient is not None and severity == "error":
                 severity = "warning"
                 message += (f" ({context.deepspeed_version_text} reads {pointer[1:]} key by key and takes it; DeepSpeed "
                             f"validates the section, and rejects it, from {version_text(lenient)} on)")

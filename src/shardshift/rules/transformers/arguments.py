@@ -547,7 +547,7 @@ def _fields_of(cls: str, index: int, table: str = "classes") -> list[str]:
 
 @dataclass(frozen=True)
 class FieldRefused:
-    """A keyword and the releases whose class has no such field (the releases read: 4.30.0 on)."""
+    """A keyword and the releases whose class has no such field (the releases read: 4.10.0 on)."""
 
     cls: str
     name: str
@@ -612,7 +612,7 @@ class UnknownTrainingArgument(TrainingArgumentsCheck):
     the file: a misspelling (with the closest field), a field a later release removed
     (`evaluation_strategy` after 4.50, `overwrite_output_dir` and `no_cuda` after 4.57, `logging_dir`
     after 5.14, `group_by_length` after 5.1) or one an earlier release did not have yet
-    (`eval_strategy` before 4.41). The fields of every release from 4.30.0 on are read from each
+    (`eval_strategy` before 4.41). The fields of every release from 4.10.0 on are read from each
     release's own source. Also reports a launch's flag that none of the entry script's HfArgumentParser
     dataclasses defines (transformers' class for the release, and the repository's own dataclasses), where
     every class given to the parser is known and it parses with `parse_args_into_dataclasses` alone

@@ -9,7 +9,7 @@ A script that calls a `...Trainer(...)` class (transformers' own, TRL's, a subcl
 script builds or imports one, is that evidence; without it the finding is an info saying so.
 
 Each check names the releases read for it, as arguments.py does (the trainer.py of 31 wheels from 4.10 to
-5.24, searched for each error message); the `report_to` names come from every release from 4.30.0 on
+5.24, searched for each error message); the `report_to` names come from every release from 4.10.0 on
 (data/defaults/transformers_report_to.json, scripts/defaults/transformers_report_to.py).
 
 Values that only a file names (`deepspeed="ds.json"`, `fsdp_config="fsdp.json"`, an `accelerator_config`
@@ -202,7 +202,7 @@ def _report_to_names() -> dict[tuple[int, ...], tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class NameRefused:
-    """A `report_to` name and the releases whose Trainer refuses it (the releases read: 4.30.0 on)."""
+    """A `report_to` name and the releases whose Trainer refuses it (the releases read: 4.10.0 on)."""
 
     name: str
 
