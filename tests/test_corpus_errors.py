@@ -7,6 +7,8 @@ DeepSpeed 0.19.8 rejects gets at least one error."""
 
 from __future__ import annotations
 
+import pytest
+
 from shardshift.check import run_check
 from shardshift.rules.base import Context
 
@@ -197,31 +199,21 @@ def test_every_corpus_error_is_a_justified_real_mistake():
     assert not gone, f"errors no longer reported (a rule regressed, or update the table): {gone}"
 
 
-@needs_corpus
-def test_template_stand_ins_are_infos_naming_the_placeholder():
-    result = run_check([str(CORPUS / "deepspeed")], Context())
-    infos = {(f.file.rsplit("/", 1)[-1], f.code, f.pointer): f for f in result.findings if f.severity == "info"}
-    assert PLACEHOLDER_INFOS <= infos.keys(), sorted(PLACEHOLDER_INFOS - infos.keys(), key=str)
-    for key in PLACEHOLDER_INFOS:
-        role = [p for p in infos[key].evidence if p.kind == "role"]
-        assert len(role) == 1 and role[0].state == "unknown" and "template placeholder" in role[0].what, key
+# infos whose unknown premise the table names: (the findings, the premise's kind, words of what is unknown)
+UNKNOWN_PREMISE_INFOS = {
+    "template placeholders": (PLACEHOLDER_INFOS, "role", "template placeholder"),
+    "releases that judge differently": (RELEASE_DEPENDENT_INFOS, "release", "differs"),
+    "what only the model decides": (MODEL_UNKNOWN_INFOS, "program", "PipelineModule"),
+}
 
 
 @needs_corpus
-def test_what_releases_judge_differently_is_an_info_naming_the_release():
+@pytest.mark.parametrize("kind", sorted(UNKNOWN_PREMISE_INFOS))
+def test_a_finding_on_an_unknown_premise_is_an_info_naming_it(kind):
+    expected, premise, words = UNKNOWN_PREMISE_INFOS[kind]
     result = run_check([str(CORPUS / "deepspeed")], Context())
     infos = {(f.file.rsplit("/", 1)[-1], f.code, f.pointer): f for f in result.findings if f.severity == "info"}
-    assert RELEASE_DEPENDENT_INFOS <= infos.keys(), sorted(RELEASE_DEPENDENT_INFOS - infos.keys(), key=str)
-    for key in RELEASE_DEPENDENT_INFOS:
-        release = [p for p in infos[key].evidence if p.kind == "release"]
-        assert len(release) == 1 and release[0].state == "unknown" and "differs" in release[0].what, key
-
-
-@needs_corpus
-def test_what_only_the_model_decides_is_an_info_naming_the_program():
-    result = run_check([str(CORPUS / "deepspeed")], Context())
-    infos = {(f.file.rsplit("/", 1)[-1], f.code, f.pointer): f for f in result.findings if f.severity == "info"}
-    assert MODEL_UNKNOWN_INFOS <= infos.keys(), sorted(MODEL_UNKNOWN_INFOS - infos.keys(), key=str)
-    for key in MODEL_UNKNOWN_INFOS:
-        program = [p for p in infos[key].evidence if p.kind == "program"]
-        assert len(program) == 1 and program[0].state == "unknown" and "PipelineModule" in program[0].what, key
+    assert expected <= infos.keys(), sorted(expected - infos.keys(), key=str)
+    for key in expected:
+        found = [p for p in infos[key].evidence if p.kind == premise]
+        assert len(found) == 1 and found[0].state == "unknown" and words in found[0].what, key

@@ -215,10 +215,7 @@ def test_the_transformers_table_row_is_the_release_source(release):
     holds for it (values and cited lines)."""
     import json
 
-    spec = importlib.util.spec_from_file_location("transformers_defaults",
-                                                  ROOT / "scripts" / "defaults" / "transformers_defaults.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = importlib.import_module("transformers_defaults")  # scripts/defaults is on sys.path
     read = generator.read_defaults(source_files("transformers", release)["transformers/training_args.py"])
     table = json.loads((ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers.json").read_text())
     index, lines = table["releases"][release]
@@ -234,10 +231,7 @@ def test_the_report_to_names_row_is_the_release_source(release):
     names and the cited file and line the checked-in table holds for it."""
     import json
 
-    spec = importlib.util.spec_from_file_location("transformers_report_to",
-                                                  ROOT / "scripts" / "defaults" / "transformers_report_to.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = importlib.import_module("transformers_report_to")  # scripts/defaults is on sys.path
     table = json.loads((ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_report_to.json").read_text())
     index, source, line = table["releases"][release]
     names, found = generator.read_names(source_files("transformers", release)[source])
@@ -250,10 +244,7 @@ def test_the_fields_table_row_is_the_release_source(release):
     the checked-in table holds for that release, for both classes."""
     import json
 
-    spec = importlib.util.spec_from_file_location("transformers_fields",
-                                                  ROOT / "scripts" / "defaults" / "transformers_fields.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = importlib.import_module("transformers_fields")  # scripts/defaults is on sys.path
     files = source_files("transformers", release)
     table = json.loads((ROOT / "src" / "shardshift" / "data" / "defaults" / "transformers_fields.json").read_text())
     index = table["releases"].index(release)

@@ -70,6 +70,18 @@ def source_files(package: str, version: str, cache: Path = CACHE) -> dict[str, s
     return files
 
 
+def release_wheels(package: str, first: tuple[int, ...], cache: Path = CACHE):
+    """(version as written, the open wheel) of every release of `package` shardshift knows from `first` on,
+    oldest first, each wheel downloaded into `cache` once (the generators of the per-release tables)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+    from shardshift.context.releases import known_releases
+
+    for version in (v for v in known_releases(package) if v >= first):
+        shown = ".".join(map(str, version))
+        with zipfile.ZipFile(download(package, shown, cache)) as archive:
+            yield shown, archive
+
+
 def _installed(package: str, version: str) -> dict[str, str] | None:
     from importlib import metadata
 

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,21 +96,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cache", default="/tmp/transformers-wheels")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "src"))
-    from shardshift.context.releases import known_releases
+    from release_sources import release_wheels  # beside this script
 
-    cache = Path(args.cache)
-    cache.mkdir(parents=True, exist_ok=True)
     releases: dict[str, dict] = {}
-    for version in (v for v in known_releases("transformers") if v >= FIRST):
-        shown = ".".join(map(str, version))
-        wheel = next(cache.glob(f"transformers-{shown}-*.whl"), None)
-        if wheel is None:
-            subprocess.run([sys.executable, "-m", "pip", "download", f"transformers=={shown}", "--no-deps",
-                            "--only-binary", ":all:", "-d", str(cache), "-q"], check=True)
-            wheel = next(cache.glob(f"transformers-{shown}-*.whl"))
-        with zipfile.ZipFile(wheel) as archive:
-            text = archive.read(SOURCE).decode("utf-8")
+    for shown, archive in release_wheels("transformers", FIRST, Path(args.cache)):
+        text = archive.read(SOURCE).decode("utf-8")
         releases[shown] = read_defaults(text)
         print(shown, releases[shown]["optim"], file=sys.stderr)
     # the defaults repeat from release to release: each distinct set once, each release with its lines

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -73,24 +71,14 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cache", default="/tmp/transformers-wheels")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "src"))
-    from shardshift.context.releases import known_releases
+    from release_sources import release_wheels  # beside this script
 
-    cache = Path(args.cache)
-    cache.mkdir(parents=True, exist_ok=True)
     releases: list[str] = []
     per_release: list[dict[str, list[str]]] = []
     per_complement: list[dict[str, list[str]]] = []
-    for version in (v for v in known_releases("transformers") if v >= FIRST):
-        shown = ".".join(map(str, version))
-        wheel = next(cache.glob(f"transformers-{shown}-*.whl"), None)
-        if wheel is None:
-            subprocess.run([sys.executable, "-m", "pip", "download", f"transformers=={shown}", "--no-deps",
-                            "--only-binary", ":all:", "-d", str(cache), "-q"], check=True)
-            wheel = next(cache.glob(f"transformers-{shown}-*.whl"))
-        with zipfile.ZipFile(wheel) as archive:
-            per_release.append(release_fields(archive))
-            per_complement.append(release_fields(archive, complements=True))
+    for shown, archive in release_wheels("transformers", FIRST, Path(args.cache)):
+        per_release.append(release_fields(archive))
+        per_complement.append(release_fields(archive, complements=True))
         releases.append(shown)
     OUT.write_text(json.dumps({"generator": "scripts/defaults/transformers_fields.py", "sources": SOURCES,
                                "releases": releases, "classes": _ranges(per_release),

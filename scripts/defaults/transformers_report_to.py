@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,24 +37,14 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cache", default="/tmp/transformers-wheels")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "src"))
-    from shardshift.context.releases import known_releases
+    from release_sources import release_wheels  # beside this script
 
-    cache = Path(args.cache)
-    cache.mkdir(parents=True, exist_ok=True)
     variants: list[list[str]] = []
     releases: dict[str, list] = {}
-    for version in (v for v in known_releases("transformers") if v >= FIRST):
-        shown = ".".join(map(str, version))
-        wheel = next(cache.glob(f"transformers-{shown}-*.whl"), None)
-        if wheel is None:
-            subprocess.run([sys.executable, "-m", "pip", "download", f"transformers=={shown}", "--no-deps",
-                            "--only-binary", ":all:", "-d", str(cache), "-q"], check=True)
-            wheel = next(cache.glob(f"transformers-{shown}-*.whl"))
-        with zipfile.ZipFile(wheel) as archive:
-            present = set(archive.namelist())
-            source = next(s for s in SOURCES if s in present)
-            names, line = read_names(archive.read(source).decode("utf-8"))
+    for shown, archive in release_wheels("transformers", FIRST, Path(args.cache)):
+        present = set(archive.namelist())
+        source = next(s for s in SOURCES if s in present)
+        names, line = read_names(archive.read(source).decode("utf-8"))
         if names not in variants:
             variants.append(names)
         releases[shown] = [variants.index(names), source, line]

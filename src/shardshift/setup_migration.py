@@ -148,14 +148,14 @@ def migrate(path: str, to: str, env: Mapping[str, str] | Iterable[str] | None = 
     with given(environment(env)):
         if to in OWN_LOOP_TARGETS:
             if os.path.isdir(path):
-                scripts = _deepspeed_launches(path)
+                scripts = _launches(path, _deepspeed_config_arg)
                 if not scripts:
                     raise ShardshiftError(f"{path}: no launch script here passes --deepspeed_config to a DeepSpeed "
                                           "script (give a ds_config to migrate the config alone)")
                 return [_own_loop(script, to) for script in scripts]
             return [_own_loop(path, to)]
         if os.path.isdir(path):
-            scripts = _trainer_launches(path)
+            scripts = _launches(path)
             if not scripts:
                 raise ShardshiftError(f"{path}: no launch script here passes --deepspeed with a ds_config to a "
                                       "training script")
@@ -189,13 +189,15 @@ def apply(migration: SetupMigration) -> list[str]:
 # --- which scripts -----------------------------------------------------------------------------------
 
 
-def _trainer_launches(folder: str) -> list[str]:
+def _launches(folder: str, argument=None) -> list[str]:
+    """The launch scripts under `folder` whose launch `argument` finds (default: a Trainer's --deepspeed X)."""
     from shardshift.check import discover, load
 
+    argument = argument or _deepspeed_arg
     found = []
     for path, _ in discover([folder]):
         document = load(path, explicit=False)
-        if document is not None and document.format == "launch" and _deepspeed_arg(document) is not None:
+        if document is not None and document.format == "launch" and argument(document) is not None:
             found.append(path)
     return found
 
@@ -210,17 +212,6 @@ def _deepspeed_arg(document: Document) -> Any:
     if launch is None or getattr(data, "framework", None) != "hf":
         return None
     return next((a for a in launch.args if a.flag == "--deepspeed" and isinstance(a.value, str)), None)
-
-
-def _deepspeed_launches(folder: str) -> list[str]:
-    from shardshift.check import discover, load
-
-    found = []
-    for path, _ in discover([folder]):
-        document = load(path, explicit=False)
-        if document is not None and document.format == "launch" and _deepspeed_config_arg(document) is not None:
-            found.append(path)
-    return found
 
 
 def _deepspeed_config_arg(document: Document) -> Any:

@@ -8,6 +8,20 @@ import os
 from typing import Iterable
 
 
+def anchors(folder: str, depth: int = 8) -> list[str]:
+    """Where a relative path a script writes may start: the script's folder and up to `depth` folders above
+    it, then the current directory (the job's working directory is known only when it runs)."""
+    found: list[str] = []
+    probe = folder
+    for _ in range(depth):
+        found.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    return found + [os.getcwd()]
+
+
 def components(path: str) -> list[str]:
     return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
 

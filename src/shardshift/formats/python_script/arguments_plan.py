@@ -115,15 +115,9 @@ def _config_has(call: ArgumentsCall, path: str, key: str) -> bool:
     written = call.keywords.get("deepspeed")
     if not isinstance(written, str) or not written:
         return False
-    anchors: list[str] = []
-    probe = os.path.dirname(os.path.abspath(path))
-    for _ in range(8):
-        anchors.append(probe)
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    anchors.append(os.getcwd())
+    from shardshift.context.paths import anchors as lookup_anchors
+
+    anchors = lookup_anchors(os.path.dirname(os.path.abspath(path)))
     for candidate in [written] if os.path.isabs(written) else [os.path.join(a, written) for a in anchors]:
         if os.path.isfile(candidate):
             try:

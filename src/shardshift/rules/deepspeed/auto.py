@@ -393,15 +393,9 @@ def _resolve(reference: str, referrer: str, targets: dict[str, list[str]]) -> li
     candidates = targets.get(name)
     if not candidates:
         return []
-    anchors = []
-    probe = os.path.dirname(referrer)
-    for _ in range(8):
-        anchors.append(probe)
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    anchors.append(os.getcwd())
+    from shardshift.context.paths import anchors as lookup_anchors
+
+    anchors = lookup_anchors(os.path.dirname(referrer))
     if "$" not in reference and "{" not in reference:
         if os.path.isabs(reference):
             resolved = {os.path.normpath(reference)}

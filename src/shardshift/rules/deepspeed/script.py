@@ -68,15 +68,9 @@ def config_of(expr: Expr | None, script: Document, context: Context) -> LoadedCo
     if expr.kind != "str" or not expr.value:
         return None
     written = expr.value
-    anchors: list[str] = []
-    probe = os.path.dirname(os.path.abspath(script.path))
-    for _ in range(8):
-        anchors.append(probe)
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    anchors.append(os.getcwd())
+    from shardshift.context.paths import anchors as lookup_anchors
+
+    anchors = lookup_anchors(os.path.dirname(os.path.abspath(script.path)))
     candidates = [written] if os.path.isabs(written) else [os.path.join(a, written) for a in anchors]
     for candidate in candidates:
         if os.path.isfile(candidate):
