@@ -142,6 +142,8 @@ EXPECTED: list[Change | NewFile] = [
             "(a resume raises)"),
     NewFile("fixtures/deepspeed/rules/DS316/good_zero3.json", "Issue 34: DS316 is silent under ZeRO-3, which reads "
             "no check_grad_overflow"),
+    NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
+    NewFile("fixtures/fsdp2/rules/FS040/*", "Issue 33: FS040, init_process_group arguments torch refuses"),
     NewFile("fixtures/fsdp2/rules/FS039/*", "Issue 33: FS039, a process group initialised after the mesh did it"),
     NewFile("fixtures/fsdp2/rules/FS038/*", "Issue 33: FS038, a process-group timeout that is not a timedelta"),
     NewFile("fixtures/transformers/rules/TA007/*", "Issue 33: TA007, fsdp words and fsdp_config values TrainingArguments "

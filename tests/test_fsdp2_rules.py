@@ -21,7 +21,8 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS021": "error", "FS022": "warning", "FS023": "error", "FS024": "warning", "FS025": "warning",
             "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",
             "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error",
-            "FS035": "error", "FS036": "error", "FS037": "error", "FS038": "error", "FS039": "error"}
+            "FS035": "error", "FS036": "error", "FS037": "error", "FS038": "error", "FS039": "error",
+            "FS040": "error"}
 
 
 def expected(path):
@@ -205,3 +206,33 @@ def test_process_group_rules_stay_silent_where_torch_accepts_or_the_code_cannot_
                                               "    fully_shard(model, mesh=mesh)\n")
     _, out = check_json(str(tmp_path), "--select", "FS038,FS039")
     assert sorted(f["code"] for f in out["findings"]) == ["FS038", "FS039"]
+
+
+def test_fs040_judges_only_what_the_call_shows_and_names_the_unknown_premise(tmp_path):
+    """Precision of FS040: values the reader cannot know (a variable store, an argparse backend, a URL
+    built at run time), another library's init_process_group and torch's accepted spellings are quiet;
+    a name an imported package may register is an info; a string device_id is an error."""
+    head = "import os\nimport torch\nimport torch.distributed as dist\nfrom torch.distributed.fsdp import fully_shard\n"
+    quiet = {
+        "variable_store": "def f(store):\n    dist.init_process_group('gloo', store=store)\n",
+        "maybe_none_store": "store = None\nif os.environ.get('S'):\n    store = dist.TCPStore('h', 1)\n"
+                            "dist.init_process_group('gloo', store=store, init_method='env://')\n",
+        "argparse_backend": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--backend')\n"
+                            "dist.init_process_group(p.parse_args().backend)\n",
+        "runtime_url": "dist.init_process_group('nccl', init_method=f\"tcp://{os.environ['H']}:1?rank=0\", rank=0)\n",
+        "other_library": "from mylib.dist import init_process_group\ninit_process_group('ncll')\n",
+        "accepted": "dist.init_process_group('NCCL', device_id=torch.device('cuda', int(os.environ['LOCAL_RANK'])))\n",
+        "accepted_int": "dist.init_process_group('cuda:nccl,cpu:gloo', device_id=0, init_method='file:///tmp/x')\n",
+    }
+    for name, body in quiet.items():
+        (tmp_path / f"{name}.py").write_text(head + body)
+    _, out = check_json(*(str(tmp_path / f"{name}.py") for name in quiet), "--select", "FS040", "--isolated")
+    assert out["findings"] == []
+    (tmp_path / "plugin.py").write_text(head + "import torch_npu\ndist.init_process_group('hccl', "
+                                               "init_method='etcd://h:1')\n")
+    (tmp_path / "string_device.py").write_text(head + "dist.init_process_group('nccl', device_id='cuda:0')\n")
+    _, out = check_json(str(tmp_path / "plugin.py"), str(tmp_path / "string_device.py"), "--select", "FS040",
+                        "--isolated")
+    found = {Path(f["file"]).name: f for f in out["findings"]}
+    assert found["plugin.py"]["severity"] == "info" and "torch_npu" in found["plugin.py"]["unknown_context"]["what"]
+    assert found["string_device.py"]["severity"] == "error" and "AttributeError" in found["string_device.py"]["message"]

@@ -334,57 +334,12 @@ NO_RULE_YET = {
     'deepspeed/runtime/bf16_optimizer.py:BF16_Optimizer.__init__:1':
         'optimizer.type "muon" with bf16.enabled and a PipelineModule model (its mpu is always passed), no '
         'ZeRO or stage 1 with data_types.grad_accum_dtype fp32; elsewhere an mpu/MoE layers decide',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:1':
-        'curriculum_learning.enabled with a curriculum_metrics entry lacking min_difficulty (raised when the '
-        'script passes training_data to deepspeed.initialize)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:2':
-        'curriculum_learning.enabled with a curriculum_metrics entry lacking max_difficulty (raised when the '
-        'script passes training_data to deepspeed.initialize)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:3':
-        'curriculum_learning.enabled with a curriculum_metrics entry lacking schedule_type (raised when the '
-        'script passes training_data to deepspeed.initialize)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:4':
-        'curriculum metric with schedule_type fixed_discrete whose schedule_config lacks difficulty (raised '
-        'when training_data is passed to deepspeed.initialize)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:5':
-        'curriculum metric with schedule_type fixed_discrete whose schedule_config lacks max_step (raised '
-        'when training_data is passed to deepspeed.initialize)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:6':
-        'curriculum metric with schedule_type fixed_discrete and an empty schedule_config.max_step list '
-        '(raised when training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:7':
-        'curriculum metric with schedule_type fixed_discrete and an empty schedule_config.difficulty list '
-        '(raised when training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:8':
-        'curriculum metric fixed_discrete where len(schedule_config.difficulty) != '
-        'len(schedule_config.max_step) + 1 (raised when training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:9':
-        'curriculum metric with schedule_type fixed_root whose schedule_config lacks total_curriculum_step '
-        '(raised when training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:10':
-        'curriculum metric with schedule_type fixed_root whose schedule_config lacks difficulty_step (raised '
-        'when training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:11':
-        'curriculum metric with schedule_type fixed_root whose schedule_config lacks root_degree (raised when'
-        ' training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:12':
-        'curriculum metric with schedule_type fixed_linear whose schedule_config lacks total_curriculum_step '
-        '(raised when training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:13':
-        'curriculum metric with schedule_type fixed_linear whose schedule_config lacks difficulty_step '
-        '(raised when training_data is passed)',
-    'deepspeed/runtime/data_pipeline/curriculum_scheduler.py:CurriculumScheduler.__init__:14':
-        'curriculum metric schedule_type not one of fixed_discrete/fixed_root/fixed_linear/custom (raised '
-        'when training_data is passed to deepspeed.initialize)',
     'deepspeed/runtime/data_pipeline/data_routing/scheduler.py:BaseScheduler.get_value:1':
         'data_efficiency.data_routing.random_ltd.enabled with random_ltd_schedule.schedule_type other than '
         '"fixed_linear" and min_value < max_value (first training forward)',
     'deepspeed/runtime/data_pipeline/data_routing/scheduler.py:RandomLTDScheduler.__init__:1':
         'data_efficiency.data_routing.random_ltd.enabled true with random_ltd.layer_token_lr_schedule.enabled'
         ' true (NotImplementedError in deepspeed.initialize)',
-    'deepspeed/runtime/data_pipeline/data_sampling/data_sampler.py:DeepSpeedDataSampler.__init__:1':
-        'data_efficiency.data_sampling.num_epochs <= 0 with curriculum_learning enabled and training_data '
-        'passed (an empty dataset trips it too)',
     'deepspeed/runtime/tensor_parallel/init_utils.py:merge_tp_model_init_into_config:3':
         'tensor_parallel.tp set to a non-object value (raised here once tp_model_init ran; otherwise pydantic'
         ' refuses it) [covered by DS102?]',

@@ -218,26 +218,8 @@ NO_RULE_YET = {
         'replicate(m) and fully_shard(m) applied to the same module (each has its own contract registry, so contract lets the second through; both insert an FSDP-style state)',
     'torch/distributed/_mesh_layout.py:_FlatLayout.__init__:3':
         'an init_device_mesh mesh_shape holding a float (a literal 2.0, or a true division such as world_size / tp) instead of an int',
-    'torch/distributed/distributed_c10d.py:BackendConfig.__init__:2':
-        'init_process_group(backend=...) with a literal "device:backend" string that has a part without exactly one colon ("cuda:nccl:x")',
-    'torch/distributed/distributed_c10d.py:BackendConfig.__init__:3':
-        'init_process_group(backend=...) with a literal "device:backend" string naming one device type twice ("cuda:nccl,cuda:gloo")',
-    'torch/distributed/distributed_c10d.py:init_process_group:2':
-        'init_process_group given both init_method= and store=',
-    'torch/distributed/distributed_c10d.py:init_process_group:3':
-        'init_process_group(store=...) without world_size= (default -1)',
-    'torch/distributed/distributed_c10d.py:init_process_group:4':
-        'init_process_group(store=...) without rank= (default -1)',
-    'torch/distributed/distributed_c10d.py:init_process_group:7':
-        'init_process_group(device_id=torch.device("cuda")) with an accelerator device_id written without an index',
-    'torch/distributed/distributed_c10d.py:_new_process_group_helper:2':
-        'init_process_group(device_id=torch.device("cpu")): a CPU device_id, which init_process_group passes on and the group set-up refuses',
-    'torch/distributed/distributed_c10d.py:_new_process_group_helper:3':
-        'init_process_group(backend=...) with a literal single name that is no built-in backend (nccl, gloo, mpi, ucc, xccl, fake) nor one an imported package registers (a typo: "ncll")',
     'torch/distributed/distributed_c10d.py:_new_process_group_helper:7':
         'init_process_group("nccl", pg_options=...) with an options object that is not ProcessGroupNCCL.Options',
-    'torch/distributed/distributed_c10d.py:_new_process_group_helper:9':
-        'init_process_group(backend="cuda:ncll"): a literal "device:backend" string naming a backend that is no built-in one nor one an imported package registers',
     'torch/distributed/distributed_c10d.py:split_group:11':
         'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice (in one row of a dim)',
     'torch/distributed/distributed_c10d.py:_new_group_with_tag:3':
@@ -260,9 +242,5 @@ NO_RULE_YET = {
         'fully_shard(..., offload_policy=CPUOffloadPolicy()) on a module the script then moves to an accelerator (model.to("cuda"), .cuda(), to_empty(device="cuda")) before its first forward',
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_reduce_scatter_max_input_buffers:1':
         'set_reduce_scatter_max_input_buffers(n > 1) on a module that also gets set_force_sum_reduction_for_comms(True) then set_symm_mem_for_comm() (the symmetric-memory reduce-scatter)',
-    'torch/distributed/rendezvous.py:_rendezvous_helper:1':
-        'init_process_group(init_method="tcp://...?rank=0&world_size=8", rank=..., world_size=...): rank or world_size both in the URL\'s query and given as arguments',
-    'torch/distributed/rendezvous.py:_rendezvous_helper:2':
-        'init_process_group(init_method=...) whose literal URL scheme is not tcp://, env:// or file://',
 }
 

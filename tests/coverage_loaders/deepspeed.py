@@ -12,7 +12,9 @@ Two paths, as DeepSpeed's users take them:
   ZeRO and scheduler set-up included. The config is first made runnable on one CPU rank as
   tests/test_messages_oracle.py's `runnable` does: AdamW when there is no optimizer block (not
   with `optimizer=none`), fp16 off (it fails on the CPU only) unless `fp16=1`, and a
-  train_batch_size that does not fit one rank dropped;
+  train_batch_size that does not fit one rank dropped; with `data=1` the call also hands DeepSpeed
+  `training_data` (16 samples), as a script that lets the engine build its data loader does, from a
+  temporary working directory (the curriculum sampler creates its data_cluster_path there);
 - a Python script (`.py`, a DS43x fixture): the `deepspeed.initialize(...)` call it makes, read
   with `ast` (the script is never run): its `config` (a file name beside it, a literal dict, or
   none at all),
@@ -84,10 +86,13 @@ def _runnable(config: dict, options: dict) -> dict:
     return config
 
 
-def _initialize(config: dict | None, *, client_optimizer: str | None = None, client_scheduler: bool = False) -> None:
+def _initialize(config: dict | None, *, client_optimizer: str | None = None, client_scheduler: bool = False,
+                data: bool = False) -> None:
     deepspeed, torch = _state["deepspeed"], _state["torch"]
     model = torch.nn.Linear(4, 4)
     kwargs: dict = {"model_parameters": model.parameters()}
+    if data:
+        kwargs["training_data"] = torch.utils.data.TensorDataset(torch.zeros(16, 4))
     if client_optimizer == "DeepSpeedCPUAdam":
         from deepspeed.ops.adam import DeepSpeedCPUAdam
 
@@ -134,6 +139,17 @@ def load(path: Path, **options: str) -> None:
             config = _runnable(config, {**options, "optimizer": "none"})
         _initialize(config, client_optimizer=optimizer,
                     client_scheduler=scheduler)
+        return
+    if options.get("stage") == "initialize" and options.get("data") == "1":
+        import tempfile
+
+        config, here = _runnable(_state["oracles"].load_file(path), options), os.getcwd()
+        with tempfile.TemporaryDirectory() as folder:
+            os.chdir(folder)
+            try:
+                _initialize(config, data=True)
+            finally:
+                os.chdir(here)
         return
     if options.get("stage") == "initialize":
         _initialize(_runnable(_state["oracles"].load_file(path), options))

@@ -13,8 +13,11 @@ Options (the map's case column, `key=value`): `world` (default 32, the world eve
 written for), `call` (the entry function; default: the first top-level function whose first
 parameter is `model`, else the module body alone), `tied=1` (the model's output weight is its
 embedding's), `forward=0` (skip the forward), `pg=own` (no fake group: the fixture calls
-init_process_group itself, on one rank with env:// set up as torchrun would), and any other key: an
-int argument of the entry.
+init_process_group itself, on one rank with env:// set up as torchrun would), `accelerator=cuda` (torch
+answers as a CUDA build with one GPU would: `torch.accelerator.current_accelerator()` is cuda and
+`device_count()` 1, so init_process_group's device_id checks run as on a GPU machine; nothing else is
+patched and no CUDA call is made before the check that raises), and any other key: an int argument of
+the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
 """
 
@@ -81,7 +84,7 @@ def _entry(tree: ast.Module, call: str | None) -> str | None:
 
 
 def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
-         pg: str = "fake", **arguments: str) -> None:
+         pg: str = "fake", accelerator: str = "", **arguments: str) -> None:
     import torch
     import torch.distributed as dist
     from torch.distributed import device_mesh
@@ -108,6 +111,10 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     tree = ast.parse(text)
     device_mesh.init_device_mesh = init_device_mesh
     torch.distributed.init_device_mesh = init_device_mesh  # `from torch.distributed import init_device_mesh`
+    saved_accelerator = (torch.accelerator.current_accelerator, torch.accelerator.device_count)
+    if accelerator:
+        torch.accelerator.current_accelerator = lambda *args, **kwargs: torch.device(accelerator)
+        torch.accelerator.device_count = lambda: 1
     try:
         namespace = {"__name__": f"fixture_{Path(path).parent.name}", "__file__": str(path)}
         exec(compile(tree, str(path), "exec"), namespace)  # noqa: S102 - our own fixture, in the oracle only
@@ -121,6 +128,7 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
         if forward == "1":
             model(torch.tensor([[1, 2, 3]]))
     finally:
+        torch.accelerator.current_accelerator, torch.accelerator.device_count = saved_accelerator
         device_mesh.init_device_mesh = original
         torch.distributed.init_device_mesh = original
         if dist.is_initialized():

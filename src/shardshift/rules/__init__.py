@@ -31,6 +31,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.deepspeed.schedule_ranges": ("deepspeed",),
     "shardshift.rules.deepspeed.auto": ("deepspeed",),
     "shardshift.rules.deepspeed.pipeline": ("deepspeed",),
+    "shardshift.rules.deepspeed.data_efficiency": ("deepspeed",),
     "shardshift.rules.deepspeed.script": ("python", "launch"),
     "shardshift.rules.transformers.arguments": ("python", "launch"),
     "shardshift.rules.transformers.trainer": ("python", "launch"),

@@ -312,7 +312,8 @@ POSITIONAL = {
     "GradScaler": ("device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
     "ShardedGradScaler": ("device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
     "clip_grad_norm_": ("parameters", "max_norm"),
-    "init_process_group": ("backend",),
+    "init_process_group": ("backend", "init_method", "timeout", "world_size", "rank", "store", "group_name",
+                           "pg_options", "device_id"),
     "DataLoader": ("dataset", "batch_size"),
     "checkpoint_wrapper": ("module",),
     "apply_activation_checkpointing": ("model",),
@@ -1135,7 +1136,7 @@ class Interpreter:
             self._event("register_forward_method", node, targets=_paths(named.get("module", UNKNOWN)), kwargs=named)
             return UNKNOWN
         if last == "init_process_group":
-            self._event("process_group", node, kwargs=named, given=given)
+            self._event("process_group", node, kwargs=named, given=given, texts=texts(), qualified=qualified)
             return UNKNOWN
         if last == "destroy_process_group":  # after it, a new default group may be initialised
             self._event("process_group_destroyed", node)

@@ -8,6 +8,7 @@ rule's bad fixtures through torch on a fake process group (tests/coverage_loader
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 
 from shardshift.rules.fsdp2 import rules as _base
@@ -764,3 +765,254 @@ class ProcessGroupInitialisedTwice(_base._Fsdp2Rule):
                            "to initialize the default process group twice!)",
                            "initialise the process group once, before the mesh (or leave it to the mesh)")
                     break
+
+
+# torch 2.13's built-in c10d backends (Backend.backend_list) and the names any 2.x release had:
+# a name outside them is refused unless a package registers it (Backend.register_backend)
+BUILT_IN_BACKENDS = frozenset({"undefined", "gloo", "nccl", "xccl", "ucc", "mpi", "fake"})
+# torch's own rendezvous handlers (torch.distributed.rendezvous: register_rendezvous_handler adds others)
+RENDEZVOUS_SCHEMES = frozenset({"tcp", "env", "file"})
+TORCH_C10D = ("torch.distributed.", "torch.distributed.distributed_c10d.")
+
+
+def _foreign_imports(text: str) -> list[str]:
+    """Top-level modules the file imports that are neither the standard library nor torch: any of
+    them may register a backend or a rendezvous handler when imported (oneccl_bindings_for_pytorch
+    registers "ccl", torch_npu "hccl")."""
+    import sys
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ["(the file)"]
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names = ["." * node.level + (node.module or "")] if node.level else [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if name.startswith(".") or (top not in sys.stdlib_module_names and top not in ("torch", "__future__")):
+                if name not in found:
+                    found.append(name)
+    return found
+
+
+def _device_literal(text: str | None) -> tuple[str, int | None] | str | None:
+    """`torch.device("cuda")` -> ("cuda", None), `torch.device("cuda", 0)` / `"cuda:0"` -> ("cuda", 0);
+    a plain string literal -> the string itself; anything else -> None."""
+    if not text:
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if not (isinstance(node, ast.Call) and not node.keywords and 1 <= len(node.args) <= 2
+            and (getattr(node.func, "attr", None) == "device" or getattr(node.func, "id", None) == "device")
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return None
+    kind, _, index = node.args[0].value.partition(":")
+    if len(node.args) == 2:
+        return (kind, 0) if not index else None  # an index given twice: torch's own device() refuses it
+    return kind, int(index) if index.isdigit() else None if not index else -1
+
+
+class ProcessGroupArgumentsRefused(_base._Fsdp2Rule):
+    """`init_process_group(...)` with arguments torch refuses before the group exists.
+
+    ## What it does
+    Reports `torch.distributed.init_process_group` called with literal arguments that torch 2.13's
+    own checks refuse:
+
+    - a `backend` written as `"device:backend"` pairs with a part that is not one `device:backend`
+      pair (`"cuda:nccl:x"`), or that names one device twice (`"cuda:nccl,cuda:gloo"`);
+    - a `backend` name that is no built-in backend (`gloo`, `nccl`, `xccl`, `ucc`, `mpi`, `fake`),
+      alone (`"ncll"`) or in a pair (`"cuda:ncll"`);
+    - both `init_method=` and `store=`; `store=` without a positive `world_size=` or without a
+      `rank=` of 0 or more;
+    - an `init_method` URL whose scheme has no rendezvous handler (torch has `tcp://`, `env://` and
+      `file://`), or whose query already holds `rank` or `world_size` while the call passes them too;
+    - a `device_id` that is a CPU device, an accelerator device with no index
+      (`torch.device("cuda")`), or a string (`"cuda:0"`, where torch wants a `torch.device` or an int).
+
+    A backend name or URL scheme that an imported package may register (any import that is not the
+    standard library or torch) is an info: the premise that nothing registers it is not established.
+
+    ## Why is this bad
+    Each of these raises on every rank before any collective runs (c10d `BackendConfig`,
+    `init_process_group`, `_new_process_group_helper`, and the rendezvous helper): the job stops at
+    start-up, after the launcher has allocated every node.
+
+    ## Example
+    ```python
+    dist.init_process_group(backend="ncll", device_id=torch.device("cuda"))
+    ```
+
+    ## Use instead
+    ```python
+    dist.init_process_group(backend="nccl", device_id=torch.device("cuda", local_rank))
+    ```
+    """
+
+    code = "FS040"
+    name = "process-group-arguments-refused"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        foreign: list[str] | None = None
+
+        def registered(what: str, api: str):
+            """None when nothing in the file can register `what`; else the premise left unknown."""
+            nonlocal foreign
+            if foreign is None:
+                foreign = _foreign_imports(analysis.text)
+            if not foreign and api not in analysis.text:
+                return None
+            from shardshift.context import UnknownContext
+
+            shown = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "") if foreign else f"a {api} call"
+            return UnknownContext("program", f"{what} is no built-in of torch, but the program may register it "
+                                  f"({shown}: code torch runs before this call)",
+                                  "if no import registers it, fix the name; add `# shardshift: ignore[FS040]` where a "
+                                  "package does")
+
+        for event in analysis.of("process_group"):
+            if event.file or not event.qualified.startswith(TORCH_C10D):
+                continue  # another library's init_process_group, or a call in another file
+            for problem in self._problems(event, registered, analysis.text):
+                yield (event, *problem)
+                break  # torch stops at the first; one finding per call (the checker keeps one per place)
+
+    @staticmethod
+    def _problems(event, registered, source: str):
+        args = event.kwargs
+
+        def const(name):
+            found = args.get(name)
+            return found.value if isinstance(found, R.Const) and found.value not in PLACEHOLDERS else None
+
+        backend, init_method = const("backend"), const("init_method")
+        store_given = _is_store(event.texts.get("store"), source)
+        world_size, rank = args.get("world_size"), args.get("rank")
+        if isinstance(init_method, str) and init_method and store_given:
+            yield ("init_process_group(init_method=..., store=...): torch raises AssertionError (Cannot specify both "
+                   "init_method and store.)", "pass either init_method or store, not both")
+        if store_given:
+            for name, value, bound, wants in (("world_size", world_size, 1, "positive"), ("rank", rank, 0,
+                                                                                            "non-negative")):
+                if name not in event.given:
+                    yield (f"init_process_group(store=...) without {name}=: the default is -1 and torch raises "
+                           f"AssertionError ({name} must be {wants} if using store)",
+                           f"pass {name}= with the store (read it from the launcher's environment)")
+                elif isinstance(value, R.Const) and isinstance(value.value, int) and not isinstance(value.value, bool) \
+                        and value.value < bound:
+                    yield (f"init_process_group(store=..., {name}={value.value}): torch raises AssertionError ({name} "
+                           f"must be {wants} if using store)", f"pass the real {name}")
+        if isinstance(backend, str) and backend:
+            yield from ProcessGroupArgumentsRefused._backend(backend, registered)
+        if isinstance(init_method, str) and "://" in init_method:
+            yield from ProcessGroupArgumentsRefused._url(init_method, args, registered)
+        device = _device_literal(event.texts.get("device_id"))
+        if isinstance(device, str):
+            yield (f"init_process_group(device_id={device!r}): a string has no .type, so torch raises AttributeError "
+                   "while it checks the device", f"device_id=torch.device({device!r})")
+        elif isinstance(device, tuple):
+            kind, index = device
+            if kind == "cpu":
+                yield ("init_process_group(device_id=<a CPU device>): torch raises ValueError (init_process_group "
+                       "device_id parameter must be an accelerator with an index)",
+                       "leave device_id out for a CPU (gloo) group, or pass the rank's accelerator")
+            elif index is None:
+                yield (f"init_process_group(device_id=torch.device({kind!r})): a device with no index; torch raises "
+                       "ValueError (Please use a device_id with index; on a build without that accelerator: does not "
+                       "match the current compilation's accelerator support)",
+                       f"device_id=torch.device({kind!r}, local_rank)")
+
+    @staticmethod
+    def _backend(backend: str, registered):
+        lowered = backend.lower()
+        if lowered in BUILT_IN_BACKENDS:
+            return
+        if ":" not in lowered:
+            yield ProcessGroupArgumentsRefused._unknown(backend, lowered, f"Unknown backend type {lowered}",
+                                                        "backend={}", registered)
+            return
+        seen: set[str] = set()
+        for part in lowered.split(","):
+            pair = part.split(":")
+            if len(pair) != 2:
+                yield (f"init_process_group(backend={backend!r}): {part!r} is not one device:backend pair; torch "
+                       "raises ValueError (Invalid device:backend pairing)", "write it as 'cpu:gloo,cuda:nccl'")
+                return
+            if pair[0] in seen:
+                yield (f"init_process_group(backend={backend!r}): the device {pair[0]!r} is named twice; torch raises "
+                       f"ValueError (Duplicate device type {pair[0]})", "name each device type once")
+                return
+            seen.add(pair[0])
+        for part in lowered.split(","):
+            name = part.split(":")[1]
+            if name not in BUILT_IN_BACKENDS:
+                device = part.split(":")[0]
+                yield ProcessGroupArgumentsRefused._unknown(backend, name, f"Unknown c10d backend type {name.upper()}",
+                                                            device + ":{}", registered)
+                return
+
+    @staticmethod
+    def _unknown(backend: str, name: str, raised: str, fix: str, registered) -> tuple:
+        """An unknown backend name: an error where nothing the file imports can register it (then
+        with "did you mean"), else an info that says so."""
+        unknown = registered(f"the backend {name!r}", "register_backend")
+        if unknown is not None:
+            return (f"init_process_group(backend={backend!r}): {name!r} is no built-in c10d backend; unless a package "
+                    f"the program imports registers it, torch raises AssertionError ({raised})",
+                    "check that an import registers it (Backend.register_backend)", unknown)
+        close = difflib.get_close_matches(name, sorted(BUILT_IN_BACKENDS - {"undefined"}), n=1, cutoff=0.7)
+        return (f"init_process_group(backend={backend!r}): {name!r} is no c10d backend and nothing the file imports "
+                f"registers one; torch raises AssertionError ({raised})"
+                + (f"; did you mean {close[0]!r}?" if close else ""),
+                fix.format(repr(close[0]) if ":" not in fix else close[0]) if close
+                else "use gloo, nccl, xccl, ucc or mpi")
+
+    @staticmethod
+    def _url(url: str, args, registered):
+        from urllib.parse import urlparse
+
+        try:
+            parsed = urlparse(url)
+        except ValueError:
+            return
+        scheme = parsed.scheme
+        if scheme not in RENDEZVOUS_SCHEMES:
+            yield (f"init_process_group(init_method={url!r}): torch has no rendezvous handler for {scheme}://; unless "
+                   f"the program registers one, it raises RuntimeError (No rendezvous handler for {scheme}://)",
+                   "use env:// (torchrun's variables), tcp://host:port or file:///path",
+                   registered(f"the rendezvous scheme {scheme}://", "register_rendezvous_handler"))
+            return
+        query = {pair.split("=")[0] for pair in filter(None, parsed.query.split("&"))}
+        passed = [name for name in ("rank", "world_size") if isinstance(args.get(name), R.Const)
+                  and isinstance(args[name].value, int) and args[name].value != -1]
+        if query & {"rank", "world_size"} and passed:
+            yield (f"init_process_group(init_method={url!r}, {', '.join(f'{n}=...' for n in passed)}): the URL already "
+                   "holds rank or world_size; torch raises AssertionError (... has node-specific arguments(rank, "
+                   "world_size) already.)", "give rank and world_size once: in the URL or as arguments")
+
+
+def _is_store(text: str | None, source: str) -> bool:
+    """Whether `store=` is shown to be a store object: a call of a `...Store(...)` class written in the
+    call, or a name the file binds once, to such a call (a name that may be None at run time is not)."""
+    if not text:
+        return False
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if isinstance(node, ast.Name):
+        bound = re.findall(rf"^[ \t]*{re.escape(node.id)}[ \t]*(?::[^=]+)?=(?!=)(.*)$", source, re.M)
+        return len(bound) == 1 and re.match(r"\s*[\w.]*Store\(", bound[0]) is not None
+    return isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", "")
+                                            ).endswith("Store")
