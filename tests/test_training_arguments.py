@@ -117,6 +117,29 @@ def test_runtime_values_give_no_finding(tmp_path):
     assert [f for f in output["findings"] if f["code"] in CODES] == []
 
 
+
+@pytest.mark.parametrize("arguments", ["SFTConfig", "HfArgumentParser"])
+def test_a_class_with_defaults_of_its_own_leaves_unset_fields_unknown(tmp_path, arguments):
+    """TRL's SFTConfig turns bf16 on where fp16 is unset (its own __post_init__), so a bf16 ds_config
+    with bf16 left out is no mismatch shardshift can show: DS436 stays silent. The same call with
+    transformers' own class (bf16 False by default) is the mismatch the Trainer raises on."""
+    (tmp_path / "ds.json").write_text(json.dumps({"bf16": {"enabled": True}, "zero_optimization": {"stage": 2}}))
+    if arguments == "SFTConfig":
+        script = ("from trl import SFTConfig, SFTTrainer\nfrom transformers import TrainingArguments\n"
+                  "a = SFTConfig(output_dir='o', deepspeed='ds.json')\nSFTTrainer(model=None, args=a).train()\n")
+    else:
+        script = ("from transformers import HfArgumentParser, TrainingArguments\nfrom trl import SFTConfig, SFTTrainer\n"
+                  "(a,) = HfArgumentParser(SFTConfig).parse_args_into_dataclasses()\n"
+                  "SFTTrainer(model=None, args=a).train()\n")
+        (tmp_path / "run.sh").write_text("deepspeed --num_gpus 2 train.py --deepspeed ds.json --output_dir o\n")
+    (tmp_path / "train.py").write_text(script)
+    _, output = check_json(str(tmp_path))
+    assert [f for f in output["findings"] if f["code"] == "DS436"] == []
+    (tmp_path / "train.py").write_text(script.replace("SFTConfig)", "TrainingArguments)")
+                                       .replace("SFTConfig(", "TrainingArguments("))
+    _, output = check_json(str(tmp_path))
+    assert [f["severity"] for f in output["findings"] if f["code"] == "DS436"] == ["error"]
+
 # --- the oracle: the real Trainer on the CPU --------------------------------------------------
 
 PROBE = r'''

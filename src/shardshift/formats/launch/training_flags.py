@@ -88,6 +88,10 @@ class TrainingFlags(ArgumentsCall):
     # entry script that neither sets those itself nor spawns processes; then the Trainer is not distributed
     one_process: bool = False
 
+    def own_defaults(self) -> bool:
+        # a repository subclass's literal defaults are in `keywords` already; a TRL config has its own
+        return self.arguments_class is None or not self.arguments_class.endswith("Config")
+
 
 def _tables() -> tuple[dict, dict, dict]:
     from shardshift.formats.launch.training_fields import CHOICES, FIELDS, OPTIONS

@@ -137,11 +137,16 @@ class ArgumentsCall:
     defaults: bool = False
 
     def value(self, name: str, default: Any) -> Any:
-        """The keyword's literal value; `default` when the call certainly does not pass it;
-        UNKNOWN when the source cannot tell."""
+        """The keyword's literal value; `default` (transformers' TrainingArguments default) when the
+        call certainly does not pass it and the class takes transformers' defaults; UNKNOWN when the
+        source cannot tell, or the class is another (TRL's SFTConfig turns bf16 on by default)."""
         if name in self.keywords:
             return self.keywords[name]
-        return UNKNOWN if self.star_kwargs else default
+        return UNKNOWN if self.star_kwargs or not self.own_defaults() else default
+
+    def own_defaults(self) -> bool:
+        """Whether a field the call leaves out takes transformers' TrainingArguments default."""
+        return self.callee in TRAINING_ARGUMENTS_CLASSES
 
 
 @dataclass(slots=True)

@@ -78,21 +78,13 @@ def _calls(document: Document) -> list[ArgumentsCall]:
     return list(facts.arguments) if isinstance(facts, ScriptFacts) else []
 
 
-def _own_defaults(call: ArgumentsCall) -> bool:
-    """Whether a field the call leaves out takes transformers' TrainingArguments default."""
-    if hasattr(call, "written"):  # command-line flags: a subclass's literal defaults are in keywords already
-        chosen = getattr(call, "arguments_class", None)
-        return chosen is None or not chosen.endswith("Config")
-    return call.callee in TRAINING_ARGUMENTS_CLASSES
-
-
 def value(call: ArgumentsCall, name: str) -> Any:
     """The field's value: given, transformers' default, or UNKNOWN."""
     names = (name, "evaluation_strategy") if name == "eval_strategy" else (name,)  # renamed in 4.41
     for spelled in names:
         if spelled in call.keywords:
             return call.keywords[spelled]
-    if call.star_kwargs or not _own_defaults(call):
+    if call.star_kwargs or not call.own_defaults():
         return UNKNOWN
     return DEFAULTS[name]
 
