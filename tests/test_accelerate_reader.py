@@ -237,7 +237,17 @@ def test_a_repeated_key_says_what_pyyaml_does_and_pyyaml_does_it(tmp_path):
     assert finding["code"] == "SS002" and finding["line"] == 4
     assert "PyYAML, which Accelerate reads the file with, keeps only the last value" in finding["message"]
     assert "DeepSpeed" not in finding["message"]
+    assert finding["severity"] == "warning" and "the first (false) is never read" in finding["message"]
     assert yaml.safe_load(path.read_text())["debug"] is True  # the oracle: the last value, no error
+    # the same value twice changes nothing: an info; 1 and true are different values to the program
+    path.write_text("compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\ndebug: true\ndebug: true\n"
+                    "num_processes: 1\nnum_processes: true\n")
+    status, output = check_json(str(path))
+    assert [(f["line"], f["severity"]) for f in output["findings"] if f["code"] == "SS002"] == [(4, "info"),
+                                                                                                (6, "warning")]
+    assert "the repeat changes nothing" in output["findings"][0]["message"]
+    loaded = yaml.safe_load(path.read_text())
+    assert loaded["debug"] is True and loaded["num_processes"] is True
 
 
 # --- fsdp_config, parallelism_config, megatron_lm_config (issue 10) --------------------------

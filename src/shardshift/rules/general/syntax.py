@@ -6,6 +6,7 @@ from typing import Iterable
 
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Related, Rule
+from shardshift.source import Member
 
 
 class UnparseableFile(Rule):
@@ -180,6 +181,31 @@ CONSEQUENCE = {
 }
 
 
+# formats whose loader keeps the last of repeated keys without a word (PyYAML, the Plan's reader)
+LAST_VALUE_WINS = frozenset({"accelerate", "axolotl", "plan"})
+
+
+def _plain(node) -> tuple:
+    """A value with its type, so that 1, 1.0 and true differ as the program sees them."""
+    value = node.to_python()
+
+    def typed(item):
+        if isinstance(item, dict):
+            return ("dict", tuple((k, typed(v)) for k, v in item.items()))
+        if isinstance(item, list):
+            return ("list", tuple(typed(v) for v in item))
+        return (type(item).__name__, item)
+
+    return typed(value)
+
+
+def _shown(node) -> str:
+    import json
+
+    text = json.dumps(node.to_python(), default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 class DuplicateKey(Rule):
     """A key appears twice in the same object.
 
@@ -189,9 +215,10 @@ class DuplicateKey(Rule):
     ## Why is this bad
     DeepSpeed's own file loader rejects duplicate keys, while Hugging Face Transformers and
     Accelerate read the file with `json.load`, which silently keeps the last value. The same file
-    therefore means different things, or nothing, depending on who loads it. Accelerate and
-    Axolotl read their YAML with PyYAML, which also keeps the last value without a word: the
-    first one, often the one a reader of the file sees, does nothing.
+    therefore means different things, or nothing, depending on who loads it (an error). Accelerate
+    and Axolotl read their YAML with PyYAML, which keeps the last value without a word: where the
+    two values differ, the first one, often the one a reader of the file sees, does nothing (a
+    warning); where they are the same value, the repeat changes nothing (an info).
 
     ## Example
     ```json
@@ -215,14 +242,27 @@ class DuplicateKey(Rule):
             members = node.members
             if len(members) < 2 or len({m.key for m in members}) == len(members):
                 continue  # no repeated key here (the common case, decided at C speed)
-            seen: dict[str, int] = {}
+            seen: dict[str, Member] = {}
             for member in members:
-                if member.key in seen:
-                    pointer = member.value.pointer
-                    yield self.finding(
-                        document, pointer,
-                        f"key {member.key!r} is repeated (first at line {seen[member.key]}); "
-                        f"{CONSEQUENCE.get(document.format, CONSEQUENCE['deepspeed'])}; remove one of them",
-                        position=(member.line, member.column))
-                else:
-                    seen[member.key] = member.line
+                first = seen.get(member.key)
+                if first is None:
+                    seen[member.key] = member
+                    continue
+                pointer = member.value.pointer
+                consequence = CONSEQUENCE.get(document.format, CONSEQUENCE["deepspeed"])
+                severity = None
+                if document.format in LAST_VALUE_WINS:
+                    # the loader keeps the last value without a word: a silent change where the values
+                    # differ, nothing at all where they are the same value
+                    kept, dropped = _plain(member.value), _plain(first.value)
+                    if kept == dropped:
+                        severity = "info"
+                        consequence += f", the same value ({_shown(member.value)}) as the first: the repeat changes nothing"
+                    else:
+                        severity = "warning"
+                        consequence += (f" ({_shown(member.value)}); the first ({_shown(first.value)}) is never "
+                                        "read")
+                yield self.finding(
+                    document, pointer,
+                    f"key {member.key!r} is repeated (first at line {first.line}); {consequence}; remove one of them",
+                    position=(member.line, member.column), severity=severity)
