@@ -191,6 +191,22 @@ def test_the_walk_stops_at_the_repository_root(tmp_path):
     assert detect("axolotl", str(inner / "config.yml")).source == "no pin found"
 
 
+def test_the_framework_image_tag_is_a_pin(tmp_path):
+    """Axolotl's image tag names its release (and torch's at the end): read from a Dockerfile, a compose
+    file and a Python job definition; a `main-...` tag names no release; a directory's many Python files
+    never crowd its requirements file out."""
+    root = _repo(tmp_path, {
+        "modal/job.py": 'import modal\nimage = modal.Image.from_registry("axolotlai/axolotl:0.8.1-py3.11-cu124-2.5.1")\n',
+        "compose/docker-compose.yml": "services:\n  train:\n    image: axolotlai/axolotl:0.10.0\n",
+        "docker/Dockerfile": "FROM winglian/axolotl:main-py3.10-cu118-2.0.1\n",
+        "many/requirements.txt": "axolotl==0.9.2\n",
+        **{f"many/a{i:02}.py": "print(1)\n" for i in range(45)}})
+    assert detect("axolotl", str(root / "modal" / "c.yml")).text() == "axolotl 0.8.1 (modal/job.py:2)"
+    assert detect("torch", str(root / "modal" / "c.yml")).text() == "torch 2.5.1 (modal/job.py:2)"
+    assert detect("axolotl", str(root / "compose" / "c.yml")).text() == "axolotl 0.10.0 (compose/docker-compose.yml:3)"
+    assert detect("axolotl", str(root / "docker" / "c.yml")).source == "no pin found"
+    assert detect("axolotl", str(root / "many" / "c.yml")).text() == "axolotl 0.9.2 (many/requirements.txt:1)"
+
 def test_package_names_are_normalised_and_conda_pytorch_is_torch(tmp_path):
     root = _repo(tmp_path, {"environment.yml": "dependencies:\n  - pytorch=2.1.2=py3.10_cuda12.1_0\n"
                                                "  - pip:\n    - Megatron_Core==0.8.0\n",

@@ -122,6 +122,9 @@ _CLONE = (r"\bgit\s+clone\b([^\n;&|]*?)(?:https?://|git@)github\.com[/:]([\w.-]+
 _SIDE_DIRS = ("requirements", "docker", "scripts", "setup", "assets", "env", "envs", "install", ".devcontainer")
 _MAX_FILES_PER_DIR = 40
 _MAX_BYTES = 2_000_000
+# a Python file is read for the image tags it names only up to this size (a job definition is short)
+_MAX_PYTHON_BYTES = 200_000
+_MAX_PYTHON_FILES_PER_DIR = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,11 +318,13 @@ def file_pins(path: str) -> tuple[Pin, ...]:
 
 @lru_cache(maxsize=512)
 def _file_pins(path: str, size: int, mtime: int) -> tuple[Pin, ...]:
+    name = os.path.basename(path)
+    lower = name.lower()
+    if lower.endswith(".py") and name != "setup.py" and size > _MAX_PYTHON_BYTES:
+        return ()
     text = _read(path)
     if text is None:
         return ()
-    name = os.path.basename(path)
-    lower = name.lower()
     try:
         if lower.endswith(".txt") and ("requirements" in lower or os.path.basename(os.path.dirname(path)) == "requirements"):
             return tuple(_requirements_txt(path, text, set()))
@@ -340,6 +345,10 @@ def _file_pins(path: str, size: int, mtime: int) -> tuple[Pin, ...]:
         if name.startswith("Dockerfile") or lower.endswith(".dockerfile"):
             return tuple(_shell(text, docker=True))
         if lower.endswith(".sh"):
+            return tuple(_shell(text, docker=False))
+        if lower.endswith(".py"):
+            return tuple(_python_images(text))
+        if lower.endswith((".yml", ".yaml")) and ("compose" in lower or lower.startswith("docker")):
             return tuple(_shell(text, docker=False))
         if lower.startswith("readme") and lower.endswith(".md"):
             return tuple(_shell(_fenced_shell(text), docker=False)) if "install" in text or "clone" in text else ()
@@ -562,6 +571,7 @@ def _shell(text: str, docker: bool) -> list[Pin]:
             image = re.match(r"^\s*FROM\s+(?:--\S+\s+)*(?:docker\.io/)?pytorch/pytorch:v?(\d+\.\d+(?:\.\d+)?)", line, re.I)
             if image:
                 pins.append(Pin("torch", image.group(1), number, EXACT, line.strip()))
+        pins += _image_pins(line, number)
         variable = re.match(r'^\s*(?:export\s+|ARG\s+|ENV\s+)?([A-Z_]+?)_VERSION\s*=\s*["\']?v?(\d+(?:\.\d+)+)["\']?\s*$', line)
         if variable and variable.group(1) in _VARIABLES:
             pins.append(Pin(_VARIABLES[variable.group(1)], variable.group(2), number, EXACT, line.strip()))
@@ -577,6 +587,36 @@ def _shell(text: str, docker: bool) -> list[Pin]:
     pins += _git_installs(text)
     return pins
 
+
+
+# A framework's own container image named with a release tag: `axolotlai/axolotl:0.19.0-py3.12-cu130-2.13.0`
+# runs Axolotl 0.19.0 on torch 2.13.0 (the image's tag scheme: release, Python, CUDA, torch); a `main-...`
+# or `latest` tag names no release.
+_IMAGE = re.compile(r"(?<![\w.-])(?:docker\.io/)?(?:axolotlai|winglian)/axolotl(?:-cloud)?:v?(\d+\.\d+\.\d+)"
+                    r"((?:-[A-Za-z0-9.]+)*)")
+
+
+def _image_pins(line: str, number: int) -> list[Pin]:
+    pins: list[Pin] = []
+    for image in _IMAGE.finditer(line):
+        shown = image.group(0)
+        pins.append(Pin("axolotl", image.group(1), number, EXACT, shown))
+        parts = image.group(2).split("-")
+        if len(parts) >= 3 and any(p.startswith("cu") for p in parts) and re.fullmatch(r"\d+\.\d+\.\d+", parts[-1]):
+            pins.append(Pin("torch", parts[-1], number, EXACT, shown))
+    return pins
+
+
+def _python_images(text: str) -> list[Pin]:
+    """The image tags a Python file names (a job definition: `modal.Image.from_registry("axolotlai/axolotl:0.17.0")`,
+    a launcher's default image); nothing else of a Python file is read as a pin."""
+    if "/axolotl" not in text:
+        return []
+    pins: list[Pin] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if "/axolotl" in line and not line.lstrip().startswith("#"):
+            pins += _image_pins(line, number)
+    return pins
 
 # --- vendored copies ----------------------------------------------------------------------------
 
@@ -628,7 +668,11 @@ def _dependency_files(directory: str) -> list[str]:
         names = sorted(os.listdir(directory))
     except OSError:
         return []
-    files = [os.path.join(directory, n) for n in names if _is_dependency_file(n)
+
+    def plain_python(name: str) -> bool:  # read only for the image tags it names (_python_images)
+        return name.endswith(".py") and name != "setup.py"
+
+    files = [os.path.join(directory, n) for n in names if _is_dependency_file(n) and not plain_python(n)
              and os.path.isfile(os.path.join(directory, n))]
     for side in _SIDE_DIRS:
         folder = os.path.join(directory, side)
@@ -637,11 +681,13 @@ def _dependency_files(directory: str) -> list[str]:
         for root, dirs, inner in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for n in sorted(inner):
-                if _is_dependency_file(n) or (side == "requirements" and n.endswith(".txt")):
+                if (_is_dependency_file(n) and not plain_python(n)) or (side == "requirements" and n.endswith(".txt")):
                     files.append(os.path.join(root, n))
             if len(files) > _MAX_FILES_PER_DIR:
                 break
-    return files[:_MAX_FILES_PER_DIR]
+    # the directory's own Python files last, bounded apart, so that they never crowd a requirements file out
+    python = [os.path.join(directory, n) for n in names if plain_python(n)][:_MAX_PYTHON_FILES_PER_DIR]
+    return files[:_MAX_FILES_PER_DIR] + [p for p in python if os.path.isfile(p)]
 
 
 def _is_dependency_file(name: str) -> bool:
@@ -652,7 +698,9 @@ def _is_dependency_file(name: str) -> bool:
             or name in ("pyproject.toml", "setup.py", "setup.cfg", "uv.lock", "poetry.lock", "conda-lock.yml",
                         "conda-lock.yaml")
             or (lower.startswith("environment") and lower.endswith((".yml", ".yaml")))
-            or name.startswith("Dockerfile") or lower.endswith(".dockerfile") or lower.endswith(".sh"))
+            or name.startswith("Dockerfile") or lower.endswith(".dockerfile") or lower.endswith(".sh")
+            or lower.endswith(".py")
+            or (lower.endswith((".yml", ".yaml")) and ("compose" in lower or lower.startswith("docker"))))
 
 
 def detect(framework: str, path: str, tops: tuple[str, ...] = ()) -> Release:
