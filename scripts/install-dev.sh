@@ -19,4 +19,7 @@ python -m pip install --quiet $nocompile --no-deps "torchtitan==0.2.2" "tyro==1.
 # dependencies (it declares Python >= 3.12; the schema runs on 3.11), plus what the schema imports
 python -m pip install --quiet $nocompile --no-deps --ignore-requires-python "axolotl==0.21.0"
 python -m pip install --quiet $nocompile --no-deps "peft==0.21.2" "addict==2.4.0"
+# torchao, the version axolotl 0.21.0 pins: its QAT configurations, which the coverage loader's `stage=qat`
+# builds on the CPU (torch is its only import there)
+python -m pip install --quiet $nocompile --no-deps "torchao==0.18.0"
 python -m pip install --quiet $nocompile "pillow==13.0.0"

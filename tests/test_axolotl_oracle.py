@@ -429,3 +429,27 @@ def test_ax011_class_names_reach_accelerate_unstripped():
     _, output = check_json(str(RULES / "AX011" / "bad.yaml"))
     (finding,) = [f for f in output["findings"] if f["code"] == "AX011"]
     assert "Could not find the transformer layer class  LlamaMLP in the model." in finding["message"]
+
+
+def test_ax112_refuses_exactly_the_dtype_pairs_axolotl_refuses():
+    """AX112's table of get_quantization_config (axolotl 0.21.0) against the function itself, run with
+    torchao on the CPU in a child process, for every dtype pair and group size the schema lets through."""
+    from shardshift.rules.axolotl.rules import _AO_NAMES, quantization_refusal
+
+    names = sorted({v for v in _AO_NAMES.values() if v != "ternary"})
+    cases = [(w, a, g) for w in names for a in [None, *names] for g in (None, 16, 32, 64)]
+    script = (
+        "import json, sys, warnings, logging\nwarnings.filterwarnings('ignore'); logging.disable(logging.CRITICAL)\n"
+        "from axolotl.utils.quantization import get_quantization_config\n"
+        "from axolotl.utils.schemas.quantization import validate_ao_dtype\nout = []\n"
+        "for w, a, g in json.loads(sys.argv[1]):\n"
+        "    try:\n        get_quantization_config(validate_ao_dtype(w), validate_ao_dtype(a), g); out.append(None)\n"
+        "    except ValueError as error:\n        out.append(str(error))\n"
+        "print(json.dumps(out))\n")
+    child = subprocess.run([sys.executable, "-c", script, json.dumps(cases)], capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    real = json.loads(child.stdout.strip().splitlines()[-1])
+    ours = [quantization_refusal(w, a, g) for w, a, g in cases]
+    assert ours == real
+    assert sum(r is not None for r in real) > len(cases) // 2  # most pairs are refused: the table is not empty

@@ -52,6 +52,9 @@ BAD_CASES = [
     ("AX110/bad_warmup.yaml", "AX110", "error", "/warmup_ratio", "warmup_ratio:", None, None),
     ("AX111/bad.yaml", "AX111", "warning", "/fp16", "fp16:", None, ("bf16:", "/bf16")),
     ("AX012/bad.yaml", "AX012", "warning", "/save_steps", "0100", None, None),
+    ("AX112/bad.yaml", "AX112", "error", "/qat/weight_dtype", "int8", None, None),
+    ("AX112/bad_nvfp4_group.yaml", "AX112", "error", "/qat/weight_dtype", "nvfp4", None, None),
+    ("AX112/bad_embedding.yaml", "AX112", "error", "/qat/weight_dtype", "fp8", None, None),
 ]
 
 

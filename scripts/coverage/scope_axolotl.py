@@ -179,19 +179,5 @@ NO_RULE_YET = {
         'a bnb_config_kwargs.llm_int8_skip_modules entry with regex metacharacters that does not compile as a regex (CPU-staged NF4)',
     'axolotl/utils/nf4_loading.py:nf4_loading_group:1':
         'a negative ddp_timeout with fsdp_config under CPU-staged NF4 loading (an AXOLOTL_NCCL_TIMEOUT in the environment overrides it)',
-    'axolotl/utils/quantization.py:get_quantization_config:1':
-        'qat.weight_dtype int8 (the default) without qat.activation_dtype (also reached for the embedding with quantize_embedding)',
-    'axolotl/utils/quantization.py:get_quantization_config:2':
-        'qat with weight_dtype int4 and activation_dtype int4',
-    'axolotl/utils/quantization.py:get_quantization_config:3':
-        'qat with weight_dtype int8 and activation_dtype int8',
-    'axolotl/utils/quantization.py:get_quantization_config:4':
-        'qat.weight_dtype nvfp4 with qat.group_size other than 16 (the default group_size is 32)',
-    'axolotl/utils/quantization.py:get_quantization_config:5':
-        'qat.weight_dtype nvfp4 with an activation_dtype other than nvfp4 or none',
-    'axolotl/utils/quantization.py:get_quantization_config:6':
-        'qat.weight_dtype mxfp4 with qat.group_size other than 32',
-    'axolotl/utils/quantization.py:get_quantization_config:7':
-        'a qat weight_dtype / activation_dtype pair torchao has no config for (e.g. float8 weights without float8 activations, int4 weights with nvfp4 activations)',
 }
 

@@ -9,7 +9,9 @@ site tracer sees the validator's own raise). With `capabilities=gpu` (a map case
 validates as `axolotl train` does, with `AxolotlConfigWCapabilities` and the capabilities of one
 bf16 GPU (sm_90) and torch 2.13: the class whose own checks of file-written keys
 (`check_qat_config`, `check_quantize_moe_experts`, ...) run only then. The checks of that class
-that read the GPU's capabilities are `environment:` sites in the map.
+that read the GPU's capabilities are `environment:` sites in the map. With `stage=qat` it then does
+what `axolotl train` does with a `qat` block once the model is loaded (loaders/model.py `_configure_qat`):
+`prepare_model_for_qat` on a small torch model with the validated block's dtypes (torchao on the CPU).
 """
 
 from __future__ import annotations
@@ -39,9 +41,16 @@ def load(path: Path, **options: str) -> None:
 
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     prepare_plugins(DictDefault(data))
-    if options.get("capabilities") == "gpu":
-        _validate(DictDefault(data), capabilities={"bf16": True, "fp8": False, "tf32": True, "n_gpu": 1, "n_node": 1,
-                                                   "compute_capability": "sm_90"},
-                  env_capabilities={"torch_version": "2.13.0"})
+    if options.get("capabilities") == "gpu" or options.get("stage") == "qat":
+        cfg = _validate(DictDefault(data), capabilities={"bf16": True, "fp8": False, "tf32": True, "n_gpu": 1,
+                                                         "n_node": 1, "compute_capability": "sm_90"},
+                        env_capabilities={"torch_version": "2.13.0"})
     else:
-        _validate(DictDefault(data))
+        cfg = _validate(DictDefault(data))
+    if options.get("stage") == "qat" and cfg.qat:
+        import torch
+        from axolotl.utils.quantization import prepare_model_for_qat
+
+        model = torch.nn.Sequential(torch.nn.Embedding(64, 64), torch.nn.Linear(64, 64))
+        prepare_model_for_qat(model, cfg.qat.weight_dtype, cfg.qat.group_size, cfg.qat.activation_dtype,
+                              cfg.qat.quantize_embedding)

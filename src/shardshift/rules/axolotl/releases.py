@@ -49,6 +49,9 @@ CHECKS: dict[str, Since] = {
     "AX007:fsdp_final_state_dict_type": Since((0, 12, 0), "axolotl 0.12.0 utils/schemas/deprecated.py (absent in 0.11.0)"),
     "AX007:ring_attn_func": Since((0, 20, 0), f"axolotl 0.20.0 {V} validate_ring_attn_func (absent in 0.19.0)"),
     "AX007:heads_k_stride": Since((0, 20, 0), f"axolotl 0.20.0 {V} validate_ring_attn_func (absent in 0.19.0)"),
+    # get_quantization_config's refusals as 0.21.0 has them ("NVFP4 weights support only NVFP4 or unquantized
+    # activations" is new in 0.20.0; 0.19.0 judged some pairs otherwise)
+    "AX112": Since((0, 20, 0), "axolotl 0.20.0 utils/quantization.py get_quantization_config (0.19.0 differs)"),
     "AX007:evaluation_strategy": Since(OLDEST, "axolotl 0.5.2 schema (every release of the table)"),
     "AX007:gradient_checkpointing": Since((0, 12, 0), f"axolotl 0.12.0 {V} check_gradient_checkpointing_w_offload "
                                                       "(absent in 0.11.0)"),

@@ -1082,6 +1082,117 @@ class ExpertParallelRequirements(Rule):
                 return
 
 
+
+# utils/schemas/quantization.py validate_ao_dtype: the names of each dtype
+_AO_NAMES = {"int4": "int4", "int8": "int8", "float8_e4m3fn": "float8_e4m3fn", "fp8": "float8_e4m3fn",
+             "float8": "float8_e4m3fn", "nvfp4": "nvfp4", "mxfp4": "mxfp4", "ternary": "ternary"}
+
+
+def quantization_refusal(weight: str, activation: str | None, group_size: int | None) -> str | None:
+    """What axolotl 0.20.0-0.21.0's get_quantization_config raises for the (validated) dtypes, or None."""
+    if activation is None:
+        if weight == "int8":
+            return "Int8WeightOnlyConfig is not supported by torchao QAT."
+        if weight == "int4":
+            return None
+    if (activation, weight) == ("int4", "int4"):
+        return "Int4DynamicActivationInt4WeightConfig is not supported by torchao QAT."
+    if (activation, weight) == ("int8", "int8"):
+        return "Int8DynamicActivationInt8WeightConfig is not supported by torchao QAT."
+    if (activation, weight) in (("int8", "int4"), ("float8_e4m3fn", "float8_e4m3fn"), ("float8_e4m3fn", "int4")):
+        return None
+    if weight == "nvfp4":
+        if group_size is not None and group_size != 16:
+            return "NVFP4 quantization must use a group_size of 16"
+        if activation not in (None, "nvfp4"):
+            return "NVFP4 weights support only NVFP4 or unquantized activations"
+        return None
+    if weight == "mxfp4":
+        return None if (32 if group_size is None else group_size) == 32 else \
+            "MXFP4 quantization must use a block_size (group_size) of 32"
+    shown = [f"TorchAOQuantDType.{d}" if d else "None" for d in (activation, weight)]  # the enum's str, as raised
+    return f"Invalid activation/weight dtype combination: {shown[0]}/{shown[1]}"
+
+
+class QuantizationDtypesRefused(Rule):
+    """A `qat:` block whose dtypes torchao has no QAT configuration for in Axolotl.
+
+    ## What it does
+    Reports a `qat` block that `axolotl train` refuses when it prepares the model for
+    quantization-aware training, with Axolotl's defaults for what the block leaves out (`weight_dtype: int8`, no
+    `activation_dtype`, `group_size: 32`): int8 weights without activation quantization,
+    int4 or int8 for both, NVFP4 weights with a `group_size` other than 16 (the default 32
+    included) or with activations other than NVFP4, MXFP4 with a `group_size` other than 32,
+    and any other pair (float8 weights without float8 activations, say). With
+    `quantize_embedding`, the embedding is quantized with the weight dtype alone, which is
+    judged too. Ternary QAT takes another path and is not judged here; nor is a `quantization`
+    block, whose dtypes `axolotl quantize` takes from its command line first.
+
+    ## Why is this bad
+    The schema accepts the block; the run stops later with ValueError (`get_quantization_config`),
+    after the model is loaded.
+
+    ## Example
+    ```yaml
+    qat:
+      weight_dtype: int8
+    ```
+
+    ## Use instead
+    ```yaml
+    qat:
+      weight_dtype: int4
+      activation_dtype: int8
+      group_size: 32
+    ```
+    """
+
+    code = "AX112"
+    name = "quantization-dtypes-refused"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX112", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        for block, command, when in (("qat", "axolotl train", "when it prepares the model for QAT"),):
+            section = data.get(block)
+            if not isinstance(section, dict) or not section:
+                continue  # an empty or absent block is not read (`if cfg.qat:`)
+            weight = section.get("weight_dtype", "int8")
+            activation = section.get("activation_dtype")
+            group_size = section.get("group_size", 32)
+            if not isinstance(weight, str) or weight not in _AO_NAMES or (
+                    activation is not None and (not isinstance(activation, str) or activation not in _AO_NAMES)):
+                continue  # a name validate_ao_dtype refuses: AX110
+            if group_size is not None and (not isinstance(group_size, int) or isinstance(group_size, bool)):
+                continue  # the schema's type check (AX110 / pydantic)
+            weight, activation = _AO_NAMES[weight], _AO_NAMES.get(activation) if activation else None
+            if weight == "ternary":
+                continue
+            quantize_embedding = section.get("quantize_embedding") is True
+            calls = [(activation, "")] + ([(None, " for the embedding (quantize_embedding quantizes it with the "
+                                                  "weight dtype alone)")] if quantize_embedding else [])
+            for used, note in calls:
+                refusal = quantization_refusal(weight, used, group_size)
+                if refusal is None:
+                    continue
+                pointer = next((f"/{block}/{k}" for k in ("weight_dtype", "activation_dtype", "group_size")
+                                if k in section), f"/{block}")
+                written = ", ".join(f"{k}: {section[k]}" for k in ("weight_dtype", "activation_dtype", "group_size")
+                                    if k in section) or "the defaults"
+                yield self.finding(document, pointer,
+                                   f"{block} with {written} (weight {weight}, activation {used or 'none'}, group_size "
+                                   f"{group_size}){note}: {command} raises ValueError {when} (\"{refusal}\"); "
+                                   f"{_QUANT_FIX}", key=pointer == f"/{block}")
+                break
+
+
+_QUANT_FIX = ("use a pair torchao QAT has: int4 weights with int8 activations (or none), float8 with float8, "
+              "nvfp4 with group_size 16, mxfp4 with group_size 32")
+
 # what Axolotl refuses to edit on a mistral-common tokenizer (validation.py,
 # check_mistral_common_incompatible_options)
 MISTRAL_COMMON_EDITS = ("added_tokens_overrides", "special_tokens", "tokens")
