@@ -143,6 +143,7 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/deepspeed/rules/DS316/good_zero3.json", "Issue 34: DS316 is silent under ZeRO-3, which reads "
             "no check_grad_overflow"),
     NewFile("fixtures/axolotl/rules/AX112/*", "Issue 33: AX112, QAT dtype pairs Axolotl's torchao path refuses"),
+    NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
     NewFile("fixtures/fsdp2/rules/FS040/*", "Issue 33: FS040, init_process_group arguments torch refuses"),
     NewFile("fixtures/fsdp2/rules/FS039/*", "Issue 33: FS039, a process group initialised after the mesh did it"),

@@ -249,9 +249,6 @@ for _file, _functions in REACHED.items():
 # Reached sites judged decidable from the files, with no rule yet: kept out of the map until one exists
 # (sites.py leaves them out), each with what a rule would check.
 NO_RULE_YET = {
-    'deepspeed/runtime/engine.py:DeepSpeedEngine._apply_autotp_partitioning:1':
-        'tensor_parallel.autotp_size > 1 with tensor_parallel.tp.tp_size (alias '
-        'tensor_parallel.tensor_parallel.tp_size) neither 1 nor autotp_size',
     'deepspeed/runtime/engine.py:DeepSpeedEngine._apply_autotp_partitioning.finalize_autotp:3':
         'tensor_parallel.autotp_size > 1 with vocab_parallel_ce_backend "liger" and vocab_parallel_lm_head '
         'false (unset: the model\'s HF tp_plan decides)',
@@ -298,33 +295,6 @@ NO_RULE_YET = {
     'deepspeed/module_inject/auto_tp.py:AutoTP._create_column_parallel_layer:1':
         'tensor_parallel.autotp_size > 1 and a partition_config.layer_specs[] column spec with both shape and'
         ' gather_output true (raised for the first weight its patterns match)',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:1':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'shape is not a list (e.g. a number or string)',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:2':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'partition_dim (default 0 column / 1 row) is outside [0, len(shape))',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:3':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'shape has a nested list at an index other than partition_dim',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:4':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'shape has more than one nested list',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:5':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'shape has an empty nested list at partition_dim',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:6':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'nested list at partition_dim itself contains a list',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:7':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'nested sub-parameter sizes include a non-integer or a value <= 0',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:8':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'shape has a dimension 0 or below -1',
-    'deepspeed/module_inject/autotp_config.py:TPLayerSpec._validate_shape_format:9':
-        'tensor_parallel.autotp_size > 1 and a tensor_parallel.partition_config.layer_specs[] entry whose '
-        'shape has a non-integer, non-list entry (float, string, null)',
     'deepspeed/module_inject/layers.py:_infer_subparam_logical_shapes:14':
         'tensor_parallel.autotp_size > 1 and a partition_config.layer_specs[] shape with two or more inferred'
         ' dims (-1 or a sub-param count) and length != 2, for the 2-D weights its patterns match',

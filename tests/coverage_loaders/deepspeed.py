@@ -15,6 +15,11 @@ Two paths, as DeepSpeed's users take them:
   train_batch_size that does not fit one rank dropped; with `data=1` the call also hands DeepSpeed
   `training_data` (16 samples), as a script that lets the engine build its data loader does, from a
   temporary working directory (the curriculum sampler creates its data_cluster_path there);
+- option `stage=autotp`: what `deepspeed.initialize` does with `tensor_parallel` when autotp_size > 1,
+  without the other ranks it needs: the config parsed as on `world` ranks (default 2), then the
+  engine's own `DeepSpeedEngine._apply_autotp_partitioning` run on `torch.nn.Linear(4, 4)` with the
+  parsed tensor_parallel config (a stand-in engine answers autotp_size and local_rank; no tensor
+  parallel group exists, so the group DeepSpeed would ask the mesh for is None);
 - a Python script (`.py`, a DS43x fixture): the `deepspeed.initialize(...)` call it makes, read
   with `ast` (the script is never run): its `config` (a file name beside it, a literal dict, or
   none at all),
@@ -104,6 +109,24 @@ def _initialize(config: dict | None, *, client_optimizer: str | None = None, cli
     deepspeed.initialize(model=model, config=config, **kwargs)
 
 
+def _autotp(path: Path, world: int) -> None:
+    import types
+
+    deepspeed, oracles, torch = _state["deepspeed"], _state["oracles"], _state["torch"]
+    from deepspeed.utils import groups
+
+    with oracles._world(world):
+        config = deepspeed.runtime.config.DeepSpeedConfig(oracles.load_file(path))
+    tp_config = config.tensor_parallel_config
+    engine = types.SimpleNamespace(autotp_size=lambda: tp_config.autotp_size, local_rank=-1)
+    saved = groups.get_tensor_model_parallel_group
+    groups.get_tensor_model_parallel_group = lambda: None
+    try:
+        deepspeed.runtime.engine.DeepSpeedEngine._apply_autotp_partitioning(engine, torch.nn.Linear(4, 4), tp_config)
+    finally:
+        groups.get_tensor_model_parallel_group = saved
+
+
 def _script_call(path: Path) -> tuple[dict, str | None, bool]:
     """(config, the optimizer class it passes or None, passes a scheduler) of the script's
     deepspeed.initialize call. The class is DeepSpeedCPUAdam when the script names that class
@@ -139,6 +162,9 @@ def load(path: Path, **options: str) -> None:
             config = _runnable(config, {**options, "optimizer": "none"})
         _initialize(config, client_optimizer=optimizer,
                     client_scheduler=scheduler)
+        return
+    if options.get("stage") == "autotp":
+        _autotp(path, int(options.get("world", "2")))
         return
     if options.get("stage") == "initialize" and options.get("data") == "1":
         import tempfile

@@ -32,6 +32,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.deepspeed.auto": ("deepspeed",),
     "shardshift.rules.deepspeed.pipeline": ("deepspeed",),
     "shardshift.rules.deepspeed.data_efficiency": ("deepspeed",),
+    "shardshift.rules.deepspeed.tensor_parallel": ("deepspeed",),
     "shardshift.rules.deepspeed.script": ("python", "launch"),
     "shardshift.rules.transformers.arguments": ("python", "launch"),
     "shardshift.rules.transformers.trainer": ("python", "launch"),
