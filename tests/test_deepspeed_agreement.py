@@ -582,7 +582,15 @@ def test_good_fixtures_are_clean_and_every_new_rule_has_cases():
     assert {case[1] for case in FIXTURE_CASES} == set(NEW_CODES)
 
 
-@pytest.mark.parametrize("path", sorted(p for code in NEW_CODES for p in (RULES / code).glob("*.json")),
+# AutoEP folded with AutoTP needs ranks for both (tp divides the world, experts tile it): one CPU rank refuses
+# these for the world size first. DeepSpeed's own _configure_expert_parallel reaches each one's check on four
+# ranks' worth of config in tests/test_coverage_map.py (`stage=autoep`).
+NEEDS_RANKS = {f"DS446/bad_fold_{name}.json" for name in ("deepcompile", "expert_tp", "single_ep", "data_before",
+                                                          "offload")}
+
+
+@pytest.mark.parametrize("path", sorted(p for code in NEW_CODES for p in (RULES / code).glob("*.json")
+                                        if f"{code}/{p.name}" not in NEEDS_RANKS),
                          ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_fixtures_get_deepspeeds_verdict(engines_fixtures, path):
     """Each bad fixture is refused by DeepSpeed with the message the finding quotes; each good one

@@ -602,6 +602,12 @@ EXEMPT = {
              "pipeline_engine_refuses_forward (deepspeed.initialize on the CPU)",
     **{f"DS{n}": "tests/test_deepspeed_agreement.py (DeepSpeed 0.19.8's own verdict on each case of issue 14)"
        for n in range(444, 450)},
+    "DS453": "tests/test_coverage_map.py::test_framework_reaches_each_rule_site_on_its_bad_fixture_and_the_rule_reports_"
+             "it[deepspeed] (deepspeed.initialize with training_data builds the curriculum sampler on each fixture)",
+    "DS454": "tests/test_rules_deepspeed_tensor_parallel.py::test_the_shape_checks_are_deepspeeds and the coverage "
+             "map's stage=autotp (the engine's _apply_autotp_partitioning on each fixture)",
+    "AX112": "tests/test_axolotl_oracle.py::test_ax112_refuses_exactly_the_dtype_pairs_axolotl_refuses and the coverage "
+             "map's stage=qat (prepare_model_for_qat on each fixture)",
     **{code: f"tests/test_fsdp2_catalog_oracle.py::{test} (torch on the CPU)" for code, test in FSDP2_CLAIMS.items()},
     **{code: f"{test} (torch's argument checks, site by site)" for code, test in FSDP2_COVERAGE_CLAIMS.items()},
 }

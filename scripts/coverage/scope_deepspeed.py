@@ -273,22 +273,9 @@ NO_RULE_YET = {
     'deepspeed/module_inject/auto_ep_config.py:validate_autoep_post_detection:1':
         'expert_parallel.enabled true, combine_impl "fused_weighted_sum" and score_apply "pre" (with '
         'score_apply "auto" the preset\'s default decides); raised once an MoE layer is detected',
-    'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:1':
-        'expert_parallel.enabled true, compile.deepcompile true and tensor_parallel.autotp_size > 1',
     'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:3':
         'expert_parallel.enabled true, tensor_parallel.autotp_size > 1 and sequence_parallel_size > 1 with '
         'data_parallel_size set (DeepSpeed\'s mesh); an mpu\'s SP size is runtime',
-    'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:4':
-        'expert_parallel.enabled true and expert_tensor_parallel_size != 1',
-    'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:6':
-        'expert_parallel.enabled true, tensor_parallel.autotp_size > 1 and expert_parallel.autoep_size 1 (the'
-        ' default)',
-    'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:7':
-        'expert_parallel.enabled true, tensor_parallel.autotp_size > 1 and top-level '
-        'use_data_before_expert_parallelism true',
-    'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:8':
-        'expert_parallel.enabled true, tensor_parallel.autotp_size > 1 and '
-        'zero_optimization.offload_optimizer or offload_param present',
     'deepspeed/module_inject/auto_ep_layer.py:AutoEPMoELayer.set_deepspeed_parallelism:2':
         'expert_parallel.enabled true, comm_backend "deepep", autoep_size > 1 and tensor_parallel.autotp_size'
         ' > 1 (refused in initialize after MoE layers are replaced)',

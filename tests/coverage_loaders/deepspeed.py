@@ -20,6 +20,12 @@ Two paths, as DeepSpeed's users take them:
   engine's own `DeepSpeedEngine._apply_autotp_partitioning` run on `torch.nn.Linear(4, 4)` with the
   parsed tensor_parallel config (a stand-in engine answers autotp_size and local_rank; no tensor
   parallel group exists, so the group DeepSpeed would ask the mesh for is None);
+- option `stage=autoep`: the engine's own `DeepSpeedEngine._configure_expert_parallel` (its AutoEP
+  checks before any process group exists: validate_autoep_config, build_folding_spec,
+  validate_folding_global) on `torch.nn.Linear(4, 4)`, with the config parsed as on `world` ranks
+  (default 4) and DeepSpeed's world size answering the same; an engine made without its __init__
+  holds the parsed config, no mpu and a sequence-parallel size of 1. What follows the checks (the
+  expert groups) needs those ranks and fails here, after every site the map names;
 - a Python script (`.py`, a DS43x fixture): the `deepspeed.initialize(...)` call it makes, read
   with `ast` (the script is never run): its `config` (a file name beside it, a literal dict, or
   none at all),
@@ -127,6 +133,22 @@ def _autotp(path: Path, world: int) -> None:
         groups.get_tensor_model_parallel_group = saved
 
 
+def _autoep(path: Path, world: int) -> None:
+    deepspeed, oracles, torch = _state["deepspeed"], _state["oracles"], _state["torch"]
+    engine_module = deepspeed.runtime.engine
+
+    with oracles._world(world):
+        config = deepspeed.runtime.config.DeepSpeedConfig(oracles.load_file(path))
+    engine = engine_module.DeepSpeedEngine.__new__(engine_module.DeepSpeedEngine)
+    engine.__dict__.update(_config=config, mpu=None, _autoep_sequence_parallel_world_size=lambda: 1)
+    saved = engine_module.dist.get_world_size
+    engine_module.dist.get_world_size = lambda *args, **kwargs: world
+    try:
+        engine_module.DeepSpeedEngine._configure_expert_parallel(engine, torch.nn.Linear(4, 4))
+    finally:
+        engine_module.dist.get_world_size = saved
+
+
 def _script_call(path: Path) -> tuple[dict, str | None, bool]:
     """(config, the optimizer class it passes or None, passes a scheduler) of the script's
     deepspeed.initialize call. The class is DeepSpeedCPUAdam when the script names that class
@@ -162,6 +184,9 @@ def load(path: Path, **options: str) -> None:
             config = _runnable(config, {**options, "optimizer": "none"})
         _initialize(config, client_optimizer=optimizer,
                     client_scheduler=scheduler)
+        return
+    if options.get("stage") == "autoep":
+        _autoep(path, int(options.get("world", "4")))
         return
     if options.get("stage") == "autotp":
         _autotp(path, int(options.get("world", "2")))

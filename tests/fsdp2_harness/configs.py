@@ -157,6 +157,11 @@ def inexpressible(config: dict) -> str | None:
     tp = config.get("tensor_parallel")
     if isinstance(tp, dict) and isinstance(tp.get("autotp_size"), int) and tp["autotp_size"] > 1:
         return "tensor parallelism"
+    sampling = (config.get("data_efficiency") or {}).get("data_sampling") if isinstance(
+        config.get("data_efficiency"), dict) else None
+    if isinstance(sampling, dict) and isinstance(sampling.get("curriculum_learning"), dict) \
+            and sampling["curriculum_learning"].get("enabled"):
+        return "curriculum learning (DeepSpeed's data sampler, which FSDP2 has no counterpart of)"
     return None
 
 

@@ -616,12 +616,55 @@ class ExpertParallelValueRefused(Rule):
                                "name one model in both, or leave one unset")
         yield from self._names(document, section, tail)
         yield from self._combinations(document, data, section, tail)
+        yield from self._folding(document, data, section, tail)
         if section.get("comm_backend") == "deepep" and section.get("comm_max_tokens_per_rank", 0) == 0:
             where = "comm_max_tokens_per_rank" if "comm_max_tokens_per_rank" in section else "comm_backend"
             yield self.finding(document, f"/expert_parallel/{where}",
                                f"comm_backend \"deepep\" with comm_max_tokens_per_rank 0 (the default): {tail} "
                                "(\"comm_max_tokens_per_rank must be a positive integer when comm_backend='deepep'\"); "
                                "set it to the most tokens one rank can route (micro batch x padded sequence length)")
+
+    def _folding(self, document: Document, data: dict, section: dict, tail: str) -> Iterable[Finding]:
+        """What validate_folding_global (auto_ep_folding.py) refuses before any process group exists: expert
+        tensor parallelism, and AutoEP folded with AutoTP (autotp_size > 1) together with DeepCompile, with
+        autoep_size 1, with use_data_before_expert_parallelism or with ZeRO offload."""
+        expert_tp = section.get("expert_tensor_parallel_size", 1)
+        if _is_int(expert_tp) and expert_tp > 1:
+            yield self.finding(document, "/expert_parallel/expert_tensor_parallel_size",
+                               f"expert_parallel.expert_tensor_parallel_size is {expert_tp}: {tail} "
+                               f"(\"expert_parallel.expert_tensor_parallel_size={expert_tp} is reserved for "
+                               "expert-internal tensor parallelism and is not supported yet\"); set it to 1", fix="1")
+        tensor_parallel = data.get("tensor_parallel")
+        autotp = tensor_parallel.get("autotp_size", 0) if isinstance(tensor_parallel, dict) else 0
+        if not _is_int(autotp) or autotp <= 1:
+            return
+        folded = f"{tail} with AutoTP folded in (tensor_parallel.autotp_size {autotp})"
+        compile_section = data.get("compile")
+        if isinstance(compile_section, dict) and compile_section.get("deepcompile") is True:
+            yield self.finding(document, "/compile/deepcompile",
+                               f"compile.deepcompile with AutoEP: {folded} (\"DeepCompile with AutoEP+AutoTP folding is "
+                               "not supported\"); disable deepcompile or set autotp_size to 1")
+        autoep = section.get("autoep_size", 1)
+        if _is_int(autoep) and autoep == 1:
+            where = "/expert_parallel/autoep_size" if "autoep_size" in section else "/expert_parallel"
+            yield self.finding(document, where,
+                               f"expert_parallel.autoep_size 1{'' if 'autoep_size' in section else ' (the default)'}: "
+                               f"{folded} (\"AutoEP+AutoTP folding requires expert_parallel.autoep_size > 1\"); raise "
+                               "autoep_size or set autotp_size to 1", key="autoep_size" not in section)
+        if data.get("use_data_before_expert_parallelism"):
+            yield self.finding(document, "/use_data_before_expert_parallelism",
+                               f"use_data_before_expert_parallelism with AutoEP: {folded} (\"expert_parallel with "
+                               "use_data_before_expert_parallel_ is not supported with AutoEP+AutoTP folding\")")
+        zero = data.get("zero_optimization")
+        if isinstance(zero, dict):
+            offload = next((k for k in ("offload_optimizer", "offload_param") if zero.get(k) is not None), None)
+            if offload is None and zero.get("cpu_offload") is True:
+                offload = "cpu_offload"
+            if offload is not None:
+                yield self.finding(document, f"/zero_optimization/{offload}",
+                                   f"zero_optimization.{offload} with AutoEP: {folded} (\"ZeRO optimizer/parameter "
+                                   "offload with AutoEP+AutoTP folding is not validated yet\"); remove the offload "
+                                   "or set autotp_size to 1", key=True)
 
     def _names(self, document: Document, section: dict, tail: str) -> Iterable[Finding]:
         """The single values validate_autoep_config checks by kind: names, flags, the scaling factor."""
