@@ -55,6 +55,9 @@ BAD_CASES = [
     ("AX112/bad.yaml", "AX112", "error", "/qat/weight_dtype", "int8", None, None),
     ("AX112/bad_nvfp4_group.yaml", "AX112", "error", "/qat/weight_dtype", "nvfp4", None, None),
     ("AX112/bad_embedding.yaml", "AX112", "error", "/qat/weight_dtype", "fp8", None, None),
+    ("AX113/bad.yaml", "AX113", "error", "/lora_target_linear", "true", None, ("adapter:", "/adapter")),
+    ("AX113/bad_ffn_targets.yaml", "AX113", "error", "/lora_target_modules", "- q_proj", None, ("adapter:", "/adapter")),
+    ("AX113/bad_tp_dpo.yaml", "AX113", "error", "/tensor_parallel_size", "2", None, ("rl:", "/rl")),
 ]
 
 

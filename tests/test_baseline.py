@@ -142,6 +142,7 @@ EXPECTED: list[Change | NewFile] = [
             "(a resume raises)"),
     NewFile("fixtures/deepspeed/rules/DS316/good_zero3.json", "Issue 34: DS316 is silent under ZeRO-3, which reads "
             "no check_grad_overflow"),
+    NewFile("fixtures/axolotl/rules/AX113/*", "Issue 33: AX113, adapter set-ups axolotl train refuses once the model is loaded"),
     NewFile("fixtures/axolotl/rules/AX112/*", "Issue 33: AX112, QAT dtype pairs Axolotl's torchao path refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),

@@ -606,6 +606,8 @@ EXEMPT = {
              "it[deepspeed] (deepspeed.initialize with training_data builds the curriculum sampler on each fixture)",
     "DS454": "tests/test_rules_deepspeed_tensor_parallel.py::test_the_shape_checks_are_deepspeeds and the coverage "
              "map's stage=autotp (the engine's _apply_autotp_partitioning on each fixture)",
+    "AX113": "tests/test_coverage_map.py (stage=adapter: Axolotl's own check_tensor_parallel_rl_adapter_support and "
+             "_validate_mixlora_lora_target_modules on each fixture)",
     "AX112": "tests/test_axolotl_oracle.py::test_ax112_refuses_exactly_the_dtype_pairs_axolotl_refuses and the coverage "
              "map's stage=qat (prepare_model_for_qat on each fixture)",
     **{code: f"tests/test_fsdp2_catalog_oracle.py::{test} (torch on the CPU)" for code, test in FSDP2_CLAIMS.items()},

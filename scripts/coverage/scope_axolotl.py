@@ -145,12 +145,6 @@ FILES = {
 # until their rules exist (the map would count each as a gap, "todo"), so callgraph.py counts them as
 # not in the map.
 NO_RULE_YET = {
-    'axolotl/loaders/adapter.py:_validate_mixlora_lora_target_modules:1':
-        'adapter: mixlora with lora_target_linear: true (MixLoRA patches the FFN projections itself)',
-    'axolotl/loaders/adapter.py:_validate_mixlora_lora_target_modules:2':
-        'adapter: mixlora with lora_target_modules naming gate_proj, up_proj or down_proj',
-    'axolotl/loaders/model.py:check_tensor_parallel_rl_adapter_support:1':
-        'an adapter with tensor_parallel_size > 1 under rl: dpo, ipo or kto, unless merge_lora',
     'axolotl/loaders/utils.py:check_model_config:3':
         'an adapter with `tokens:` (new tokens) but no lora_modules_to_save; with a list, the embedding and head names it must hold depend on the model type (embed_tokens and lm_head for most)',
     'axolotl/monkeypatch/torchao_tp_lora.py:_validate_ordinary_lora:1':

@@ -12,6 +12,11 @@ bf16 GPU (sm_90) and torch 2.13: the class whose own checks of file-written keys
 that read the GPU's capabilities are `environment:` sites in the map. With `stage=qat` it then does
 what `axolotl train` does with a `qat` block once the model is loaded (loaders/model.py `_configure_qat`):
 `prepare_model_for_qat` on a small torch model with the validated block's dtypes (torchao on the CPU).
+With `stage=adapter` it runs the checks `axolotl train` makes of the validated config when it builds the
+adapter, in their order (ModelLoader._build_adapters, then load_adapter): Axolotl's own
+`check_tensor_parallel_rl_adapter_support` and `_validate_mixlora_lora_target_modules`, compiled from their
+installed source files with their own file names and lines (the modules they sit in import bitsandbytes and
+a GPU stack, which the oracle does not install; these two functions read only the config).
 """
 
 from __future__ import annotations
@@ -34,6 +39,21 @@ def prepare() -> None:
     _validate = validate_config()  # its classes built once per set of plugins (tests/axolotl_schema.py)
 
 
+def _function(relative: str, name: str, **names):
+    """An installed Axolotl function, compiled alone from its file (its own file name and line numbers, so
+    the site tracer sees Axolotl's lines), with the module-level names it reads given in `names`."""
+    import ast
+
+    import axolotl
+
+    path = Path(axolotl.__file__).parent.parent / relative
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    namespace = dict(names)
+    exec(compile(ast.Module(body=[node], type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102 - oracle only
+    return namespace[name]
+
+
 def load(path: Path, **options: str) -> None:
     import yaml
     from axolotl.utils.config import prepare_plugins
@@ -47,6 +67,14 @@ def load(path: Path, **options: str) -> None:
                         env_capabilities={"torch_version": "2.13.0"})
     else:
         cfg = _validate(DictDefault(data))
+    if options.get("stage") == "adapter":
+        from axolotl.integrations.mixlora.constants import MIXLORA_FFN_MODULE_NAMES
+        from axolotl.utils.schemas.enums import RLType
+
+        _function("axolotl/loaders/model.py", "check_tensor_parallel_rl_adapter_support", RLType=RLType)(cfg)
+        if cfg.adapter == "mixlora":
+            _function("axolotl/loaders/adapter.py", "_validate_mixlora_lora_target_modules",
+                      MIXLORA_FFN_MODULE_NAMES=MIXLORA_FFN_MODULE_NAMES)(cfg)
     if options.get("stage") == "qat" and cfg.qat:
         import torch
         from axolotl.utils.quantization import prepare_model_for_qat

@@ -52,6 +52,9 @@ CHECKS: dict[str, Since] = {
     # get_quantization_config's refusals as 0.21.0 has them ("NVFP4 weights support only NVFP4 or unquantized
     # activations" is new in 0.20.0; 0.19.0 judged some pairs otherwise)
     "AX112": Since((0, 20, 0), "axolotl 0.20.0 utils/quantization.py get_quantization_config (0.19.0 differs)"),
+    # loaders/adapter.py _validate_mixlora_lora_target_modules and loaders/model.py
+    # check_tensor_parallel_rl_adapter_support, both new in 0.20.0 and unchanged in 0.21.0
+    "AX113": Since((0, 20, 0), "axolotl 0.20.0 loaders/adapter.py, loaders/model.py (absent in 0.19.0)"),
     "AX007:evaluation_strategy": Since(OLDEST, "axolotl 0.5.2 schema (every release of the table)"),
     "AX007:gradient_checkpointing": Since((0, 12, 0), f"axolotl 0.12.0 {V} check_gradient_checkpointing_w_offload "
                                                       "(absent in 0.11.0)"),

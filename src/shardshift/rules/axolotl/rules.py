@@ -1193,6 +1193,92 @@ class QuantizationDtypesRefused(Rule):
 _QUANT_FIX = ("use a pair torchao QAT has: int4 weights with int8 activations (or none), float8 with float8, "
               "nvfp4 with group_size 16, mxfp4 with group_size 32")
 
+
+# integrations/mixlora/constants.py MIXLORA_FFN_MODULE_NAMES: the FFN projections MixLoRA patches itself
+MIXLORA_FFN_MODULES = ("gate_proj", "up_proj", "down_proj")
+# loaders/model.py check_tensor_parallel_rl_adapter_support: the trainers that wrap the TP-sharded model in PEFT
+TP_ADAPTER_RL = ("dpo", "ipo", "kto")
+
+
+def _truthy(value) -> bool:
+    """Truth after pydantic's coercion of a bool field ("false" is False), as Axolotl's cfg holds it."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("false", "f", "no", "n", "off", "0", "")
+    return bool(value)
+
+
+class AdapterSetupRefused(Rule):
+    """An adapter set-up that `axolotl train` refuses when it builds the adapter, after the model is loaded.
+
+    ## What it does
+    Reports `adapter: mixlora` (its plugin listed in `plugins`) with `lora_target_linear: true`, or
+    with `lora_target_modules` naming `gate_proj`, `up_proj` or `down_proj` (MixLoRA patches those
+    FFN projections itself);
+    and any adapter with `tensor_parallel_size` above 1 under `rl: dpo`, `ipo` or `kto` without
+    `merge_lora`.
+
+    ## Why is this bad
+    The schema accepts the file; the run stops with ValueError once the model is loaded
+    (`_validate_mixlora_lora_target_modules`, `check_tensor_parallel_rl_adapter_support`): with
+    DPO, IPO or KTO the trainer applies PEFT to the tensor-parallel shards itself, so every rank
+    would train a shard-local adapter.
+
+    ## Example
+    ```yaml
+    adapter: mixlora
+    lora_target_linear: true
+    ```
+
+    ## Use instead
+    ```yaml
+    adapter: mixlora
+    lora_target_modules: [q_proj, k_proj, v_proj, o_proj]
+    ```
+    """
+
+    code = "AX113"
+    name = "adapter-setup-refused"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX113", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        adapter = data.get("adapter")
+        plugins = data.get("plugins")
+        # without the MixLoRA plugin listed the schema refuses the adapter first (AX110)
+        if adapter == "mixlora" and isinstance(plugins, list) and any(isinstance(p, str) and "mixlora" in p.lower()
+                                                                      for p in plugins):
+            if _truthy(data.get("lora_target_linear")):
+                yield self.finding(document, "/lora_target_linear",
+                                   "adapter mixlora with lora_target_linear: axolotl train raises ValueError when it "
+                                   "builds the adapter (\"MixLoRA is incompatible with lora_target_linear=true because "
+                                   "FFN gate_proj/up_proj/down_proj are patched by MixLoRA\"); list the attention "
+                                   "projections in lora_target_modules instead",
+                                   related=[self.related(document, "/adapter", "the MixLoRA adapter", key=True)])
+            modules = data.get("lora_target_modules")
+            modules = [modules] if isinstance(modules, str) else modules if isinstance(modules, list) else []
+            overlap = sorted({m for m in modules if isinstance(m, str)} & set(MIXLORA_FFN_MODULES))
+            if overlap:
+                yield self.finding(document, "/lora_target_modules",
+                                   f"adapter mixlora with lora_target_modules {overlap}: axolotl train raises ValueError "
+                                   "when it builds the adapter (\"MixLoRA cannot be combined with LoRA targets on FFN "
+                                   f"modules. Remove overlapping lora_target_modules entries: {overlap}\")",
+                                   related=[self.related(document, "/adapter", "the MixLoRA adapter", key=True)])
+        size = data.get("tensor_parallel_size")
+        rl = data.get("rl")
+        if adapter and isinstance(size, int) and not isinstance(size, bool) and size > 1 and \
+                isinstance(rl, str) and rl in TP_ADAPTER_RL and not _truthy(data.get("merge_lora")):
+            yield self.finding(document, "/tensor_parallel_size",
+                               f"adapter {adapter} with tensor_parallel_size {size} under rl: {rl}: axolotl train raises "
+                               f"ValueError when it loads the model (\"tensor_parallel_size > 1 with an adapter is not "
+                               f"supported for rl: {rl}\"): the trainer applies PEFT to the tensor-parallel shards, so "
+                               "every rank would train a shard-local adapter; use FSDP (dp_shard_size) or "
+                               "context_parallel_size instead",
+                               related=[self.related(document, "/rl", "the preference trainer", key=True)])
+
 # what Axolotl refuses to edit on a mistral-common tokenizer (validation.py,
 # check_mistral_common_incompatible_options)
 MISTRAL_COMMON_EDITS = ("added_tokens_overrides", "special_tokens", "tokens")
