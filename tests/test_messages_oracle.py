@@ -604,6 +604,8 @@ EXEMPT = {
        for n in range(444, 450)},
     "DS453": "tests/test_coverage_map.py::test_framework_reaches_each_rule_site_on_its_bad_fixture_and_the_rule_reports_"
              "it[deepspeed] (deepspeed.initialize with training_data builds the curriculum sampler on each fixture)",
+    "DS455": "tests/test_coverage_map.py (deepspeed.initialize builds the random-LTD scheduler on each fixture; "
+             "forward=1 runs the first training forward)",
     "DS454": "tests/test_rules_deepspeed_tensor_parallel.py::test_the_shape_checks_are_deepspeeds and the coverage "
              "map's stage=autotp (the engine's _apply_autotp_partitioning on each fixture)",
     "AX113": "tests/test_coverage_map.py (stage=adapter: Axolotl's own check_tensor_parallel_rl_adapter_support and "

@@ -68,3 +68,28 @@ def test_disabled_or_stringly_enabled_curriculum(tmp_path):
         config["data_efficiency"]["data_sampling"]["curriculum_learning"]["enabled"] = value
         (tmp_path / "bad.json").write_text(json.dumps(config))
         assert [f["severity"] for f in _findings(str(tmp_path)).get("bad.json", [])] == expected
+
+
+LTD = FIXTURES / "deepspeed" / "rules" / "DS455"
+
+
+def test_random_ltd_refusals_are_errors_at_their_keys(tmp_path):
+    """Every program that trains through the engine builds the scheduler: no consumer premise. Off, or a
+    min_value that is already the max_value (get_value is never asked), nothing is reported."""
+    _, output = check_json("--select", "DS455", "--isolated", str(LTD))
+    found = {Path(f["file"]).name: f for f in output["findings"]}
+    assert sorted(found) == sorted(p.name for p in LTD.glob("bad*.json"))
+    assert {f["severity"] for f in found.values()} == {"error"}
+    assert found["bad_schedule_type.json"]["fix"] == '"fixed_linear"'
+    config = json.loads((LTD / "bad_schedule_type.json").read_text())
+    block = config["data_efficiency"]["data_routing"]["random_ltd"]
+    for change, expected in (({"enabled": False}, 0), ({"enabled": "false"}, 1)):
+        block.update(change)
+        (tmp_path / "ds.json").write_text(json.dumps(config))
+        _, output = check_json("--select", "DS455", "--isolated", str(tmp_path / "ds.json"))
+        assert len(output["findings"]) == expected
+    block["enabled"] = True
+    block["random_ltd_schedule"]["min_value"] = block["random_ltd_schedule"]["max_value"]
+    (tmp_path / "ds.json").write_text(json.dumps(config))
+    _, output = check_json("--select", "DS455", "--isolated", str(tmp_path / "ds.json"))
+    assert output["findings"] == []

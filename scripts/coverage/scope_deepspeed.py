@@ -291,12 +291,6 @@ NO_RULE_YET = {
     'deepspeed/runtime/bf16_optimizer.py:BF16_Optimizer.__init__:1':
         'optimizer.type "muon" with bf16.enabled and a PipelineModule model (its mpu is always passed), no '
         'ZeRO or stage 1 with data_types.grad_accum_dtype fp32; elsewhere an mpu/MoE layers decide',
-    'deepspeed/runtime/data_pipeline/data_routing/scheduler.py:BaseScheduler.get_value:1':
-        'data_efficiency.data_routing.random_ltd.enabled with random_ltd_schedule.schedule_type other than '
-        '"fixed_linear" and min_value < max_value (first training forward)',
-    'deepspeed/runtime/data_pipeline/data_routing/scheduler.py:RandomLTDScheduler.__init__:1':
-        'data_efficiency.data_routing.random_ltd.enabled true with random_ltd.layer_token_lr_schedule.enabled'
-        ' true (NotImplementedError in deepspeed.initialize)',
     'deepspeed/runtime/tensor_parallel/init_utils.py:merge_tp_model_init_into_config:3':
         'tensor_parallel.tp set to a non-object value (raised here once tp_model_init ran; otherwise pydantic'
         ' refuses it) [covered by DS102?]',

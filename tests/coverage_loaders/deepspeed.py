@@ -14,7 +14,8 @@ Two paths, as DeepSpeed's users take them:
   with `optimizer=none`), fp16 off (it fails on the CPU only) unless `fp16=1`, and a
   train_batch_size that does not fit one rank dropped; with `data=1` the call also hands DeepSpeed
   `training_data` (16 samples), as a script that lets the engine build its data loader does, from a
-  temporary working directory (the curriculum sampler creates its data_cluster_path there);
+  temporary working directory (the curriculum sampler creates its data_cluster_path there); with
+  `forward=1` the engine then runs one training forward on a batch of zeros;
 - option `stage=autotp`: what `deepspeed.initialize` does with `tensor_parallel` when autotp_size > 1,
   without the other ranks it needs: the config parsed as on `world` ranks (default 2), then the
   engine's own `DeepSpeedEngine._apply_autotp_partitioning` run on `torch.nn.Linear(4, 4)` with the
@@ -98,7 +99,7 @@ def _runnable(config: dict, options: dict) -> dict:
 
 
 def _initialize(config: dict | None, *, client_optimizer: str | None = None, client_scheduler: bool = False,
-                data: bool = False) -> None:
+                data: bool = False, forward: bool = False) -> None:
     deepspeed, torch = _state["deepspeed"], _state["torch"]
     model = torch.nn.Linear(4, 4)
     kwargs: dict = {"model_parameters": model.parameters()}
@@ -112,7 +113,10 @@ def _initialize(config: dict | None, *, client_optimizer: str | None = None, cli
         kwargs["optimizer"] = torch.optim.AdamW(model.parameters(), lr=1e-4)
         if client_scheduler:
             kwargs["lr_scheduler"] = torch.optim.lr_scheduler.LambdaLR(kwargs["optimizer"], lambda step: 1.0)
-    deepspeed.initialize(model=model, config=config, **kwargs)
+    engine, *_ = deepspeed.initialize(model=model, config=config, **kwargs)
+    if forward:
+        engine.train()
+        engine(torch.zeros(1, 4))
 
 
 def _autotp(path: Path, world: int) -> None:
@@ -203,6 +207,6 @@ def load(path: Path, **options: str) -> None:
                 os.chdir(here)
         return
     if options.get("stage") == "initialize":
-        _initialize(_runnable(_state["oracles"].load_file(path), options))
+        _initialize(_runnable(_state["oracles"].load_file(path), options), forward=options.get("forward") == "1")
         return
     _parse(path, int(options.get("world", "1")), json_load=options.get("load") == "json")

@@ -162,6 +162,10 @@ def inexpressible(config: dict) -> str | None:
     if isinstance(sampling, dict) and isinstance(sampling.get("curriculum_learning"), dict) \
             and sampling["curriculum_learning"].get("enabled"):
         return "curriculum learning (DeepSpeed's data sampler, which FSDP2 has no counterpart of)"
+    routing = (config.get("data_efficiency") or {}).get("data_routing") if isinstance(
+        config.get("data_efficiency"), dict) else None
+    if isinstance(routing, dict) and isinstance(routing.get("random_ltd"), dict) and routing["random_ltd"].get("enabled"):
+        return "random layer-token drop (DeepSpeed's data routing, which FSDP2 has no counterpart of)"
     return None
 
 

@@ -249,3 +249,83 @@ def _discrete(shown: str, config: dict, where: str) -> Iterable[tuple[str, str]]
 
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
+
+
+RANDOM_LTD = "/data_efficiency/data_routing/random_ltd"
+
+
+class RandomLtdRefused(Rule):
+    """A `random_ltd` block (data routing) that DeepSpeed's random-LTD scheduler refuses.
+
+    ## What it does
+    Reports, in an enabled `data_efficiency.data_routing.random_ltd` (Python's truth of the
+    value, as DeepSpeed reads it), what DeepSpeed 0.19.8's `RandomLTDScheduler` refuses:
+    `total_layer_num`, `random_ltd_layer_num` or `random_ltd_schedule` missing, a schedule without
+    `min_value`, `max_value`, `schedule_config` or `schedule_type`, a `layer_token_lr_schedule`
+    without `enabled` or with it on (not implemented), and a `schedule_type` other than
+    `fixed_linear` while `min_value` is below `max_value`.
+
+    ## Why is this bad
+    `deepspeed.initialize` builds the scheduler for every program that trains through the engine
+    (the Hugging Face Trainer included) and stops with KeyError or NotImplementedError; an
+    unsupported schedule type stops the first training forward (RuntimeError "Unsupported random
+    LTD schedule type").
+
+    ## Example
+    ```json
+    {"data_efficiency": {"data_routing": {"random_ltd": {"enabled": true, "total_layer_num": 24,
+      "random_ltd_layer_num": 22, "random_ltd_schedule": {"min_value": 128, "max_value": 2048,
+      "schedule_type": "fixed_root", "schedule_config": {"require_steps": 200000, "seq_per_step": 16}}}}}}
+    ```
+
+    ## Use instead
+    ```json
+      "schedule_type": "fixed_linear"
+    ```
+    """
+
+    code = "DS455"
+    name = "random-ltd-refused"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        efficiency = data.get("data_efficiency") if isinstance(data, dict) else None
+        routing = efficiency.get("data_routing") if isinstance(efficiency, dict) else None
+        block = routing.get("random_ltd") if isinstance(routing, dict) else None
+        if not isinstance(block, dict) or not _truth(block.get("enabled", False)):
+            return
+        built = "when deepspeed.initialize builds the random-LTD scheduler"
+        for key in ("total_layer_num", "random_ltd_layer_num", "random_ltd_schedule"):
+            if key not in block:
+                yield self.finding(document, RANDOM_LTD, f"random_ltd is enabled without {key}: DeepSpeed reads it "
+                                   f"{built} and raises KeyError: '{key}'")
+        lr_schedule = block.get("layer_token_lr_schedule")
+        if isinstance(lr_schedule, dict):
+            if "enabled" not in lr_schedule:
+                yield self.finding(document, f"{RANDOM_LTD}/layer_token_lr_schedule",
+                                   f"random_ltd.layer_token_lr_schedule has no enabled: DeepSpeed reads it {built} and "
+                                   "raises KeyError: 'enabled'; add \"enabled\": false")
+            elif _truth(lr_schedule["enabled"]):
+                yield self.finding(document, f"{RANDOM_LTD}/layer_token_lr_schedule/enabled",
+                                   f"random_ltd.layer_token_lr_schedule is enabled: DeepSpeed raises "
+                                   f"NotImplementedError {built} (its scheduler is work in progress); set it to false",
+                                   fix="false")
+        schedule = block.get("random_ltd_schedule")
+        if not isinstance(schedule, dict):
+            return
+        missing = [k for k in ("min_value", "max_value", "schedule_config", "schedule_type") if k not in schedule]
+        for key in missing:
+            yield self.finding(document, f"{RANDOM_LTD}/random_ltd_schedule", f"random_ltd.random_ltd_schedule has no "
+                               f"{key}: DeepSpeed reads it {built} and raises KeyError: '{key}'")
+        if missing:
+            return
+        low, high, kind = schedule["min_value"], schedule["max_value"], schedule["schedule_type"]
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high))
+        if kind != "fixed_linear" and numbers and low < high:
+            yield self.finding(document, f"{RANDOM_LTD}/random_ltd_schedule/schedule_type",
+                               f"random_ltd.random_ltd_schedule.schedule_type is {json.dumps(kind)}: DeepSpeed supports "
+                               "only \"fixed_linear\" and raises RuntimeError at the first training forward "
+                               f"(\"Unsupported random LTD schedule type\"), while min_value {low} is below max_value "
+                               f"{high}", fix='"fixed_linear"')
