@@ -22,7 +22,7 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",
             "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error",
             "FS035": "error", "FS036": "error", "FS037": "error", "FS038": "error", "FS039": "error",
-            "FS040": "error"}
+            "FS040": "error", "FS041": "error"}
 
 
 def expected(path):
@@ -236,3 +236,29 @@ def test_fs040_judges_only_what_the_call_shows_and_names_the_unknown_premise(tmp
     found = {Path(f["file"]).name: f for f in out["findings"]}
     assert found["plugin.py"]["severity"] == "info" and "torch_npu" in found["plugin.py"]["unknown_context"]["what"]
     assert found["string_device.py"]["severity"] == "error" and "AttributeError" in found["string_device.py"]["message"]
+
+
+def test_mesh_ranks_and_float_sizes_are_judged_only_from_literals(tmp_path):
+    """FS029's rank checks read a literal mesh (or torch.tensor of one); a mesh built at run time
+    (torch.arange(...).view(...)) and a rank judged against an unknown world are quiet. FS041 takes a
+    true division or a float literal, never a floor division or an int(...) of a division."""
+    head = ("import os\nimport torch\nfrom torch.distributed.device_mesh import DeviceMesh, init_device_mesh\n"
+            "from torch.distributed.fsdp import fully_shard\nW = int(os.environ['WORLD_SIZE'])\n")
+    quiet = {
+        "arange": "m = DeviceMesh('cuda', torch.arange(8).view(2, 4))\n",
+        "floor": "m = init_device_mesh('cuda', (W // 2, 2), mesh_dim_names=('dp', 'tp'))\n",
+        "wrapped": "m = init_device_mesh('cuda', (int(W / 2), 2), mesh_dim_names=('dp', 'tp'))\n",
+        "large_rank": "m = DeviceMesh('cuda', [[0, 1], [2, 300]])\n",  # no --world-size: the world is unknown
+    }
+    for name, body in quiet.items():
+        (tmp_path / f"{name}.py").write_text(head + body + "fully_shard(torch.nn.Linear(2, 2), mesh=m)\n")
+    _, out = check_json(*(str(tmp_path / f"{n}.py") for n in quiet), "--select", "FS029,FS041", "--isolated")
+    assert out["findings"] == []
+    (tmp_path / "tensor.py").write_text(head + "m = DeviceMesh('cuda', torch.tensor([[0, 1], [1, 2]]))\n"
+                                               "fully_shard(torch.nn.Linear(2, 2), mesh=m)\n")
+    (tmp_path / "literal.py").write_text(head + "m = init_device_mesh('cuda', (4.0,))\n"
+                                                "fully_shard(torch.nn.Linear(2, 2), mesh=m)\n")
+    _, out = check_json(str(tmp_path / "tensor.py"), str(tmp_path / "literal.py"), "--select", "FS029,FS041",
+                        "--isolated")
+    assert sorted((Path(f["file"]).name, f["code"]) for f in out["findings"]) == [("literal.py", "FS041"),
+                                                                                  ("tensor.py", "FS029")]

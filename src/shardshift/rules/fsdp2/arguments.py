@@ -97,7 +97,7 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
         for event in analysis.of("mesh"):
             yield from self._init(event)
         for event in analysis.of("device_mesh"):
-            yield from self._constructor(event)
+            yield from self._constructor(event, context.world_size)  # --world-size: the launch's process count
         flattened = _flattened(analysis.text)
         for event in analysis.of("mesh_slice"):
             yield from self._slice(event, flattened)
@@ -133,7 +133,7 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
                        f"{twice[0][1]!r}: torch raises RuntimeError (redundant dim index and name)",
                        "keep one of the two keys")
 
-    def _constructor(self, event):
+    def _constructor(self, event, world: int | None):
         given = event.given | set(event.kwargs)
         if "mesh" not in given and not {"_layout", "_rank_map"} & given and "**" not in event.texts:
             yield (event, "DeviceMesh is constructed without a mesh: torch raises TypeError (the mesh argument is "
@@ -141,10 +141,57 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
             return
         override = _literal(event.texts.get("backend_override", ""))
         dims = _depth(_literal(event.texts.get("mesh", "")))
+        yield from self._ranks(event, world)
         if isinstance(override, (tuple, list)) and dims and len(override) != dims:
             yield (event, f"DeviceMesh gets {len(override)} backend_override entries for a {dims}-D mesh: torch raises "
                    "ValueError (backend_override should have the same length as the number of mesh dimensions)",
                    "give one (backend, options) entry per dim, or use init_device_mesh(..., backend_override={...})")
+
+    def _ranks(self, event, context_world: int | None):
+        """A literal mesh (`[[0, 1], [2, 3]]`, or `torch.tensor(...)` of one) that lists a rank twice, or a rank
+        at or past the world size: the process groups torch creates for it refuse the ranks."""
+        text = event.texts.get("mesh", "")
+        try:
+            node = ast.parse(text, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "tensor", "as_tensor"):
+            node = node.args[0]
+        mesh = _literal(ast.unparse(node))
+        positions: dict[int, tuple[int, ...]] = {}
+
+        def walk(value, at: tuple[int, ...]):
+            if isinstance(value, (list, tuple)):
+                for index, item in enumerate(value):
+                    yield from walk(item, at + (index,))
+            elif isinstance(value, int) and not isinstance(value, bool):
+                yield value, at
+            else:
+                raise ValueError(value)
+
+        try:
+            ranks = list(walk(mesh, ()))
+        except ValueError:
+            return  # not a literal of ranks
+        for rank, at in ranks:
+            first = positions.setdefault(rank, at)
+            if first == at:
+                continue
+            differ = [d for d, (a, b) in enumerate(zip(first, at)) if a != b]
+            if len(differ) == 1:
+                why = f"ValueError: ranks list must not contain duplicate entries (one group of dim {differ[0]} holds it twice)"
+            else:
+                why = (f"RuntimeError: each device mesh dimension should get only one process group (rank {rank} falls "
+                       f"in two groups of dim {differ[0]})")
+            yield (event, f"DeviceMesh lists rank {rank} twice (at {list(first)} and {list(at)}): torch refuses it "
+                   f"while it creates the mesh's process groups ({why})", "list each rank once")
+            return
+        if context_world:
+            past = sorted({rank for rank, _ in ranks if rank >= context_world or rank < 0})
+            if past:
+                yield (event, f"DeviceMesh lists rank {past[0]}, outside the world of {context_world} ranks: torch raises "
+                       f"ValueError (Rank {past[0]} is out of range)", f"use ranks 0 to {context_world - 1}")
 
     def _slice(self, event, flattened):
         mesh = event.kwargs["mesh"]
@@ -1016,3 +1063,76 @@ def _is_store(text: str | None, source: str) -> bool:
         return len(bound) == 1 and re.match(r"\s*[\w.]*Store\(", bound[0]) is not None
     return isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", "")
                                             ).endswith("Store")
+
+
+def _float_entries(event, source: str) -> list[str]:
+    """The entries of an init_device_mesh mesh_shape that are floats: a float the reader computed
+    (`world / tp` with both known), a float literal, or a true division (`/` always gives a float), written
+    in the call or bound once in the file to the name the call uses."""
+    shape = event.kwargs.get("mesh_shape")
+    if isinstance(shape, R.Const):
+        values = shape.value if isinstance(shape.value, tuple) else (shape.value,)
+        found = [repr(v) for v in values if isinstance(v, float)]
+        if found:
+            return found
+    text = event.texts.get("mesh_shape", "")
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    elements = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    found = []
+    for element in elements:
+        if isinstance(element, ast.Name):  # `dp = world_size / tp` bound once, then `(dp, tp)`
+            bound = re.findall(rf"^[ \t]*{re.escape(element.id)}[ \t]*=(?!=)(.*)$", source, re.M)
+            if len(bound) == 1:
+                try:
+                    element = ast.parse(bound[0].strip(), mode="eval").body
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+        if (isinstance(element, ast.Constant) and isinstance(element.value, float)) or \
+                (isinstance(element, ast.BinOp) and isinstance(element.op, ast.Div)):
+            found.append(ast.unparse(element))
+    return found
+
+
+class MeshShapeNotInteger(_base._Fsdp2Rule):
+    """`init_device_mesh(...)` with a mesh dimension that is a float (`world_size / tp`).
+
+    ## What it does
+    Reports a `mesh_shape` entry of `torch.distributed.init_device_mesh` that is a float: a float
+    literal, or a true division (`/`), which gives a float in Python 3 even when it divides evenly,
+    written in the call or bound once to the name the call uses.
+
+    ## Why is this bad
+    torch builds the mesh's layout from the sizes and refuses a float: `ValueError: sizes (8.0,)
+    and strides (4,) don't match` (`_FlatLayout`), on every rank at start-up. Use floor division
+    (`//`), which keeps the sizes integers.
+
+    ## Example
+    ```python
+    mesh = init_device_mesh("cuda", (world_size / tp, tp), mesh_dim_names=("dp", "tp"))
+    ```
+
+    ## Use instead
+    ```python
+    mesh = init_device_mesh("cuda", (world_size // tp, tp), mesh_dim_names=("dp", "tp"))
+    ```
+    """
+
+    code = "FS041"
+    name = "mesh-shape-not-integer"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        for event in analysis.of("mesh"):
+            if event.file:
+                continue
+            floats = _float_entries(event, analysis.text)
+            if floats:
+                shown = ", ".join(floats)
+                fix = event.texts.get("mesh_shape", "").replace(" / ", " // ") if "/" in event.texts.get(
+                    "mesh_shape", "") else "int sizes"
+                yield (event, f"init_device_mesh(..., mesh_shape={event.texts.get('mesh_shape', '...')}): {shown} is a "
+                       "float (a true division or a float literal); torch raises ValueError while it lays out the "
+                       "mesh (sizes ... and strides ... don't match)", f"mesh_shape={fix}")
