@@ -57,6 +57,8 @@ BAD_CASES = [
     ("AX112/bad_embedding.yaml", "AX112", "error", "/qat/weight_dtype", "fp8", None, None),
     ("AX113/bad.yaml", "AX113", "error", "/lora_target_linear", "true", None, ("adapter:", "/adapter")),
     ("AX113/bad_ffn_targets.yaml", "AX113", "error", "/lora_target_modules", "- q_proj", None, ("adapter:", "/adapter")),
+    ("AX114/bad.yaml", "AX114", "error", "/diffusion_lm/from_causal_lm", "  from_causal_lm:", None, None),
+    ("AX114/bad_varlen.yaml", "AX114", "error", "/attn_implementation", "varlen", None, None),
     ("AX113/bad_tp_dpo.yaml", "AX113", "error", "/tensor_parallel_size", "2", None, ("rl:", "/rl")),
 ]
 

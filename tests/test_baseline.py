@@ -142,6 +142,7 @@ EXPECTED: list[Change | NewFile] = [
             "(a resume raises)"),
     NewFile("fixtures/deepspeed/rules/DS316/good_zero3.json", "Issue 34: DS316 is silent under ZeRO-3, which reads "
             "no check_grad_overflow"),
+    NewFile("fixtures/axolotl/rules/AX114/*", "Issue 33: AX114, diffusion set-ups normalize_config refuses"),
     NewFile("fixtures/axolotl/rules/AX113/*", "Issue 33: AX113, adapter set-ups axolotl train refuses once the model is loaded"),
     NewFile("fixtures/axolotl/rules/AX112/*", "Issue 33: AX112, QAT dtype pairs Axolotl's torchao path refuses"),
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),

@@ -155,10 +155,6 @@ NO_RULE_YET = {
         "the schema's pydantic field types and constraints (a string for an int, a value outside an enum's choices, a number below a ge/gt bound), re-raised here; the validators' own errors are judged at their sites, and AX010 / AX006 report two kinds (a fraction for an int, YAML 1.1 scalars)",
     'axolotl/utils/config/__init__.py:_model_with_inherited_default_fallback:2':
         'a required schema field with no default missing from the config (base_model)',
-    'axolotl/utils/config/__init__.py:_validate_diffusion_lm_target:2':
-        'diffusion_lm.from_causal_lm: true without axolotl.integrations.diffusion.DiffusionPlugin in plugins',
-    'axolotl/utils/config/__init__.py:normalize_config:1':
-        "attn_implementation: varlen without a native diffusion_lm block (from_causal_lm false); with one, the model's diffusion profile decides",
     'axolotl/utils/distributed.py:_get_parallel_config_kwargs:1':
         "expert_parallel_size divides the world size (the launch's process count, given to shardshift as --world-size; PL102 reports it, but the coverage loader stops at validate_config)",
     'axolotl/utils/distributed.py:_get_parallel_config_kwargs:2':

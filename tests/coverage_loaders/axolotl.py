@@ -16,7 +16,10 @@ With `stage=adapter` it runs the checks `axolotl train` makes of the validated c
 adapter, in their order (ModelLoader._build_adapters, then load_adapter): Axolotl's own
 `check_tensor_parallel_rl_adapter_support` and `_validate_mixlora_lora_target_modules`, compiled from their
 installed source files with their own file names and lines (the modules they sit in import bitsandbytes and
-a GPU stack, which the oracle does not install; these two functions read only the config).
+a GPU stack, which the oracle does not install; these two functions read only the config). With
+`stage=normalize` it then runs Axolotl's own `normalize_config`, as `axolotl train` does after validation,
+with the model's config answered by a stand-in (transformers' LlamaConfig: a causal model with no
+diffusion profile) instead of a download.
 """
 
 from __future__ import annotations
@@ -67,6 +70,16 @@ def load(path: Path, **options: str) -> None:
                         env_capabilities={"torch_version": "2.13.0"})
     else:
         cfg = _validate(DictDefault(data))
+    if options.get("stage") == "normalize":
+        import axolotl.utils.config as config_module
+        import transformers
+
+        saved = config_module.load_model_config
+        config_module.load_model_config = lambda cfg: transformers.LlamaConfig()
+        try:
+            config_module.normalize_config(cfg)
+        finally:
+            config_module.load_model_config = saved
     if options.get("stage") == "adapter":
         from axolotl.integrations.mixlora.constants import MIXLORA_FFN_MODULE_NAMES
         from axolotl.utils.schemas.enums import RLType

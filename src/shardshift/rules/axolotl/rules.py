@@ -1279,6 +1279,73 @@ class AdapterSetupRefused(Rule):
                                "context_parallel_size instead",
                                related=[self.related(document, "/rl", "the preference trainer", key=True)])
 
+
+# utils/config/__init__.py _LEGACY_DIFFUSION_PLUGINS (after normalize_plugin_name: "module:Class" -> "module.Class")
+DIFFUSION_PLUGINS = frozenset({"axolotl.integrations.diffusion.DiffusionPlugin",
+                               "axolotl.integrations.diffusion.plugin.DiffusionPlugin"})
+
+
+class DiffusionSetupRefused(Rule):
+    """A diffusion language-model set-up that `axolotl train` refuses when it normalizes the config.
+
+    ## What it does
+    Reports `diffusion_lm.from_causal_lm: true` (a causal checkpoint converted to diffusion)
+    without `axolotl.integrations.diffusion.DiffusionPlugin` in `plugins`, and
+    `attn_implementation: varlen` without a native diffusion block (`diffusion_lm` with
+    `from_causal_lm` false): varlen attention is only for native full-sequence diffusion models.
+    With a native block, whether the model supports varlen is the model's own profile, and not
+    judged here.
+
+    ## Why is this bad
+    The schema accepts the file; `normalize_config` raises ValueError before the model loads
+    ("requires `plugins: [axolotl.integrations.diffusion.DiffusionPlugin]`; without it training
+    would silently fall back to causal SFT", "varlen is supported only for native full-sequence
+    diffusion models").
+
+    ## Example
+    ```yaml
+    diffusion_lm:
+      from_causal_lm: true
+    ```
+
+    ## Use instead
+    ```yaml
+    plugins:
+      - axolotl.integrations.diffusion.DiffusionPlugin
+    diffusion_lm:
+      from_causal_lm: true
+    ```
+    """
+
+    code = "AX114"
+    name = "diffusion-setup-refused"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX114", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        block = data.get("diffusion_lm")
+        from_causal = isinstance(block, dict) and bool(block.get("from_causal_lm", False))
+        native = isinstance(block, dict) and not from_causal
+        if from_causal:
+            plugins = data.get("plugins") if isinstance(data.get("plugins"), list) else []
+            named = {p.replace(":", ".", 1) if ":" in p else p for p in plugins if isinstance(p, str)}
+            if not named & DIFFUSION_PLUGINS:
+                yield self.finding(document, "/diffusion_lm/from_causal_lm",
+                                   "diffusion_lm.from_causal_lm without the DiffusionPlugin in plugins: axolotl train "
+                                   "raises ValueError while it normalizes the config (\"`diffusion_lm.from_causal_lm: "
+                                   "true` requires `plugins: [axolotl.integrations.diffusion.DiffusionPlugin]`\"); "
+                                   "add the plugin", key=True)
+        if data.get("attn_implementation") == "varlen" and not native:
+            yield self.finding(document, "/attn_implementation",
+                               "attn_implementation varlen without a native diffusion_lm block: axolotl train raises "
+                               "ValueError while it normalizes the config (\"attn_implementation: varlen is supported "
+                               "only for native full-sequence diffusion models that declare diffusion_varlen\"); use "
+                               "flash_attention_2 or sdpa")
+
 # what Axolotl refuses to edit on a mistral-common tokenizer (validation.py,
 # check_mistral_common_incompatible_options)
 MISTRAL_COMMON_EDITS = ("added_tokens_overrides", "special_tokens", "tokens")
