@@ -59,6 +59,7 @@ BAD_CASES = [
     ("AX113/bad_ffn_targets.yaml", "AX113", "error", "/lora_target_modules", "- q_proj", None, ("adapter:", "/adapter")),
     ("AX114/bad.yaml", "AX114", "error", "/diffusion_lm/from_causal_lm", "  from_causal_lm:", None, None),
     ("AX114/bad_varlen.yaml", "AX114", "error", "/attn_implementation", "varlen", None, None),
+    ("AX115/bad.yaml", "AX115", "error", "/dp_shard_size", "4", None, None),
     ("AX113/bad_tp_dpo.yaml", "AX113", "error", "/tensor_parallel_size", "2", None, ("rl:", "/rl")),
 ]
 
@@ -74,7 +75,7 @@ def _position(path, marker):
                          ids=[c[0] for c in BAD_CASES])
 def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, pointer, marker, fix, related):
     path = RULES / fixture
-    status, output = check_json("--isolated", str(path))
+    status, output = check_json("--isolated", *WORLD.get(code, ()), str(path))
     (finding,) = findings_with_code(output, code)
     assert (finding["severity"], finding["pointer"], finding["file"]) == (severity, pointer, shown(path))
     assert (finding["line"], finding["column"]) == _position(path, marker)
@@ -89,11 +90,13 @@ def test_bad_fixture_is_reported_at_the_right_place(fixture, code, severity, poi
 
 
 GOOD_CASES = sorted(RULES.glob("*/good*.yaml"))
+# rules that judge against the launch's world size: their fixtures are checked with it given
+WORLD = {"AX115": ("--world-size", "8")}
 
 
 @pytest.mark.parametrize("path", GOOD_CASES, ids=[f"{p.parent.name}/{p.name}" for p in GOOD_CASES])
 def test_good_fixture_is_clean(path):
-    status, output = check_json("--isolated", str(path))
+    status, output = check_json("--isolated", *WORLD.get(path.parent.name, ()), str(path))
     assert findings_with_code(output, path.parent.name) == []
     assert [f for f in output["findings"] if f["severity"] == "error"] == []
     assert status == 0
@@ -192,3 +195,23 @@ def test_number_surprise_is_what_pyyaml_reads(token, surprise):
     assert number_surprise(token, value) == surprise
     if surprise is not None:
         assert surprise.endswith(str(value))
+
+
+def test_ax115_needs_the_world_and_a_parallelism_config(tmp_path):
+    """AX115 judges only with the world size given and where Axolotl builds its parallelism config; with
+    the ranks used up by the other sizes, or under DeepSpeed's Ulysses branch, the key is never refused."""
+    base = (RULES / "AX115" / "bad.yaml").read_text()
+    cases = {
+        "no_world": (base, ()),
+        "used_up": (base, ("--world-size", "2")),
+        "no_mesh": (base.replace("tensor_parallel_size: 2\n", ""), ("--world-size", "8")),
+        "ulysses": (base.replace("tensor_parallel_size: 2", "context_parallel_size: 2\ndeepspeed: ds.json"),
+                    ("--world-size", "8")),
+        "muon": (base.replace("tensor_parallel_size: 2\n", "optimizer: muon\n"), ("--world-size", "8")),
+    }
+    found = {}
+    for name, (text, world) in cases.items():
+        (tmp_path / f"{name}.yaml").write_text(text)
+        _, output = check_json("--isolated", "--select", "AX115", *world, str(tmp_path / f"{name}.yaml"))
+        found[name] = [f["severity"] for f in output["findings"]]
+    assert found == {"no_world": [], "used_up": [], "no_mesh": [], "ulysses": [], "muon": ["error"]}

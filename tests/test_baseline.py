@@ -142,6 +142,9 @@ EXPECTED: list[Change | NewFile] = [
             "(a resume raises)"),
     NewFile("fixtures/deepspeed/rules/DS316/good_zero3.json", "Issue 34: DS316 is silent under ZeRO-3, which reads "
             "no check_grad_overflow"),
+    NewFile("fixtures/axolotl/rules/AX115/*", "Issue 33: AX115, dp_shard_size without FSDP on a world that leaves ranks for it"),
+    NewFile("fixtures/axolotl/layout/*", "Issue 33: Axolotl's parallel sizes refused by build_parallelism_config, "
+            "reported by PL101/PL102 (coverage map)"),
     NewFile("fixtures/axolotl/rules/AX114/*", "Issue 33: AX114, diffusion set-ups normalize_config refuses"),
     NewFile("fixtures/axolotl/rules/AX113/*", "Issue 33: AX113, adapter set-ups axolotl train refuses once the model is loaded"),
     NewFile("fixtures/axolotl/rules/AX112/*", "Issue 33: AX112, QAT dtype pairs Axolotl's torchao path refuses"),

@@ -608,6 +608,8 @@ EXEMPT = {
              "forward=1 runs the first training forward)",
     "DS454": "tests/test_rules_deepspeed_tensor_parallel.py::test_the_shape_checks_are_deepspeeds and the coverage "
              "map's stage=autotp (the engine's _apply_autotp_partitioning on each fixture)",
+    "AX115": "tests/test_coverage_map.py (stage=parallel: Axolotl's own build_parallelism_config on 8 ranks' "
+             "worth of world)",
     "AX114": "tests/test_coverage_map.py (stage=normalize: Axolotl's own normalize_config on each fixture, with a "
              "stand-in causal model config)",
     "AX113": "tests/test_coverage_map.py (stage=adapter: Axolotl's own check_tensor_parallel_rl_adapter_support and "

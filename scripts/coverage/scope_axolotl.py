@@ -155,14 +155,6 @@ NO_RULE_YET = {
         "the schema's pydantic field types and constraints (a string for an int, a value outside an enum's choices, a number below a ge/gt bound), re-raised here; the validators' own errors are judged at their sites, and AX010 / AX006 report two kinds (a fraction for an int, YAML 1.1 scalars)",
     'axolotl/utils/config/__init__.py:_model_with_inherited_default_fallback:2':
         'a required schema field with no default missing from the config (base_model)',
-    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:1':
-        "expert_parallel_size divides the world size (the launch's process count, given to shardshift as --world-size; PL102 reports it, but the coverage loader stops at validate_config)",
-    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:2':
-        'under deepspeed with context_parallel_size > 1, a dp_replicate_size > 1 equals world size / context_parallel_size (world size given as --world-size)',
-    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:3':
-        'dp_shard_size > 1 without fsdp / fsdp_config, when the world size left after tensor, context, expert and replicate parallelism exceeds 1',
-    'axolotl/utils/distributed.py:_get_parallel_config_kwargs:4':
-        'the parallel sizes (tensor × context × expert × dp_replicate × dp_shard) fill the world size given as --world-size (PL101 checks the product, but the coverage loader stops at validate_config)',
     'axolotl/utils/lora_precision.py:configure_deepspeed_lora_precision:1':
         'lora_fp32_gradients with a ds_config of ZeRO stage 1 or 2 whose zero_optimization.offload_optimizer.device is not none',
     'axolotl/utils/nf4.py:_skip_matcher:1':

@@ -19,7 +19,9 @@ installed source files with their own file names and lines (the modules they sit
 a GPU stack, which the oracle does not install; these two functions read only the config). With
 `stage=normalize` it then runs Axolotl's own `normalize_config`, as `axolotl train` does after validation,
 with the model's config answered by a stand-in (transformers' LlamaConfig: a causal model with no
-diffusion profile) instead of a download.
+diffusion profile) instead of a download. With `stage=parallel` (and `world=N`, default 8) it runs Axolotl's
+own `build_parallelism_config` as the model loader does, with the world size answering N (what follows,
+the device mesh, needs those ranks).
 """
 
 from __future__ import annotations
@@ -70,6 +72,15 @@ def load(path: Path, **options: str) -> None:
                         env_capabilities={"torch_version": "2.13.0"})
     else:
         cfg = _validate(DictDefault(data))
+    if options.get("stage") == "parallel":
+        import axolotl.utils.distributed as distributed
+
+        saved_world = distributed.get_world_size
+        distributed.get_world_size = lambda: int(options.get("world", "8"))
+        try:
+            distributed.build_parallelism_config(cfg)
+        finally:
+            distributed.get_world_size = saved_world
     if options.get("stage") == "normalize":
         import axolotl.utils.config as config_module
         import transformers

@@ -57,6 +57,9 @@ CHECKS: dict[str, Since] = {
     "AX113": Since((0, 20, 0), "axolotl 0.20.0 loaders/adapter.py, loaders/model.py (absent in 0.19.0)"),
     # utils/config/__init__.py normalize_config's diffusion checks, new in 0.21.0 (absent in 0.20.0)
     "AX114": Since((0, 21, 0), "axolotl 0.21.0 utils/config/__init__.py normalize_config (absent in 0.20.0)"),
+    # utils/distributed.py _get_parallel_config_kwargs as 0.21.0 has it (the expert-parallel and DeepSpeed
+    # branches differ in 0.20.0)
+    "AX115": Since((0, 21, 0), "axolotl 0.21.0 utils/distributed.py _get_parallel_config_kwargs (0.20.0 differs)"),
     "AX007:evaluation_strategy": Since(OLDEST, "axolotl 0.5.2 schema (every release of the table)"),
     "AX007:gradient_checkpointing": Since((0, 12, 0), f"axolotl 0.12.0 {V} check_gradient_checkpointing_w_offload "
                                                       "(absent in 0.11.0)"),

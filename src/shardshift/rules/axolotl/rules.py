@@ -1346,6 +1346,86 @@ class DiffusionSetupRefused(Rule):
                                "only for native full-sequence diffusion models that declare diffusion_varlen\"); use "
                                "flash_attention_2 or sdpa")
 
+
+# core/builders/base.py: the optimizers whose factory asks build_parallelism_config for a device mesh
+MESH_OPTIMIZERS = ("muon", "muon_8bit", "dion", "sinkgd")
+
+
+def _size(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+class DpShardWithoutFsdp(Rule):
+    """`dp_shard_size` above 1 without FSDP, in a run whose world leaves ranks for it to shard over.
+
+    ## What it does
+    With the launch's world size given (`--world-size`, or `world-size` in `[tool.shardshift]`), reports
+    `dp_shard_size` above 1 with neither `fsdp_config` nor `fsdp`, where Axolotl builds its
+    parallelism config (`tensor_parallel_size` or `context_parallel_size` above 1, or a Muon, Dion
+    or SinkGD optimizer) and the ranks left after expert, tensor, context and replicate
+    parallelism are more than one.
+
+    ## Why is this bad
+    `dp_shard_size` only means something to FSDP: Axolotl raises ValueError when it builds the
+    device mesh ("dp_shard_size was configured without a corresponding fsdp_config!"), after the
+    schema accepted the file.
+
+    ## Example
+    ```yaml
+    tensor_parallel_size: 2
+    dp_shard_size: 4
+    ```
+
+    ## Use instead
+    ```yaml
+    tensor_parallel_size: 2
+    dp_shard_size: 4
+    fsdp_version: 2
+    fsdp_config:
+      reshard_after_forward: true
+    ```
+    """
+
+    code = "AX115"
+    name = "dp-shard-without-fsdp"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX115", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        world = context.world_size
+        shard = data.get("dp_shard_size")
+        if world is None or not isinstance(shard, int) or isinstance(shard, bool) or shard <= 1:
+            return
+        if data.get("fsdp") or data.get("fsdp_config"):
+            return
+        tp, cp = _size(data.get("tensor_parallel_size")), _size(data.get("context_parallel_size"))
+        if tp <= 1 and cp <= 1 and data.get("optimizer") not in MESH_OPTIMIZERS:
+            return  # Axolotl builds no parallelism config: the key is not read
+        # _get_parallel_config_kwargs (0.21.0), up to the check
+        remaining = world
+        expert = _size(data.get("expert_parallel_size"))
+        if expert > 1:
+            if remaining % expert:
+                return  # it refuses the expert size first (PL102)
+            remaining //= expert
+        remaining //= tp
+        remaining //= cp
+        if data.get("deepspeed") and cp > 1 and remaining > 1:
+            return  # under DeepSpeed the context axis is Ulysses and the rest replicates
+        replicate = data.get("dp_replicate_size")
+        if isinstance(replicate, int) and not isinstance(replicate, bool) and replicate > 1:
+            remaining //= replicate
+        if remaining > 1:
+            yield self.finding(document, "/dp_shard_size",
+                               f"dp_shard_size {shard} without fsdp_config, on {world} ranks: axolotl train raises "
+                               "ValueError when it builds the device mesh (\"dp_shard_size was configured without a "
+                               "corresponding fsdp_config!\"); configure FSDP (fsdp_version: 2 and an fsdp_config) or "
+                               "remove dp_shard_size")
+
 # what Axolotl refuses to edit on a mistral-common tokenizer (validation.py,
 # check_mistral_common_incompatible_options)
 MISTRAL_COMMON_EDITS = ("added_tokens_overrides", "special_tokens", "tokens")
