@@ -464,8 +464,6 @@ NOT_THE_FILE = {
     "deepspeed_config_file is not in the corpus",
     "huggingface__accelerate__examples__config_yaml_templates__deepspeed.yaml": "its deepspeed_config_file is not in "
     "the corpus",
-    "huggingface__accelerate__examples__config_yaml_templates__fp8.yaml": "no FP8 backend installed on this machine",
-    "huggingface__accelerate__tests__test_configs__0_34_0_fp8.yaml": "no FP8 backend installed on this machine",
     "huggingface__accelerate__tests__test_configs__0_28_0_mpi.yaml": "no mpirun on this machine",
     "huggingface__accelerate__tests__test_configs__0_30_0_sagemaker.yaml": "Accelerate 1.15 fails every SageMaker "
     "config in _validate_launch_command (AttributeError: no parallelism_config): an Accelerate bug, not the file",

@@ -147,6 +147,7 @@ def test_fix_edits_one_line_and_clears_the_finding(tmp_path, fixture, before, af
     original = (RULES / fixture).read_text()
     path = tmp_path / "axolotl.yaml"
     path.write_text(original)
+    (tmp_path / "requirements.txt").write_text("axolotl==0.21.0\n")  # judged by a release, as the fixtures are
     run_cli("check", "--isolated", "--fix", str(path))
     fixed = path.read_text()
     assert fixed == original.replace(before + "\n", after + "\n", 1)
@@ -201,6 +202,7 @@ def test_ax115_needs_the_world_and_a_parallelism_config(tmp_path):
     """AX115 judges only with the world size given and where Axolotl builds its parallelism config; with
     the ranks used up by the other sizes, or under DeepSpeed's Ulysses branch, the key is never refused."""
     base = (RULES / "AX115" / "bad.yaml").read_text()
+    (tmp_path / "requirements.txt").write_text("axolotl==0.21.0\n")  # the release whose check this is
     cases = {
         "no_world": (base, ()),
         "used_up": (base, ("--world-size", "2")),

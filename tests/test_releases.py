@@ -193,8 +193,8 @@ def test_the_walk_stops_at_the_repository_root(tmp_path):
 
 def test_the_framework_image_tag_is_a_pin(tmp_path):
     """Axolotl's image tag names its release (and torch's at the end): read from a Dockerfile, a compose
-    file and a Python job definition; a `main-...` tag names no release; a directory's many Python files
-    never crowd its requirements file out."""
+    file and a Python job definition; a `main-...` tag names a branch build, no release; a directory's many
+    Python files never crowd its requirements file out."""
     root = _repo(tmp_path, {
         "modal/job.py": 'import modal\nimage = modal.Image.from_registry("axolotlai/axolotl:0.8.1-py3.11-cu124-2.5.1")\n',
         "compose/docker-compose.yml": "services:\n  train:\n    image: axolotlai/axolotl:0.10.0\n",
@@ -204,7 +204,11 @@ def test_the_framework_image_tag_is_a_pin(tmp_path):
     assert detect("axolotl", str(root / "modal" / "c.yml")).text() == "axolotl 0.8.1 (modal/job.py:2)"
     assert detect("torch", str(root / "modal" / "c.yml")).text() == "torch 2.5.1 (modal/job.py:2)"
     assert detect("axolotl", str(root / "compose" / "c.yml")).text() == "axolotl 0.10.0 (compose/docker-compose.yml:3)"
-    assert detect("axolotl", str(root / "docker" / "c.yml")).source == "no pin found"
+    # a branch tag names a build of an unknown commit: no release, and no "newest" either
+    branch = detect("axolotl", str(root / "docker" / "c.yml"))
+    assert (branch.version, branch.basis, branch.source) == (None, "build", "docker/Dockerfile:1")
+    assert branch.text().startswith("a branch build of axolotl")
+    assert detect("torch", str(root / "docker" / "c.yml")).text() == "torch 2.0.1 (docker/Dockerfile:1)"
     assert detect("axolotl", str(root / "many" / "c.yml")).text() == "axolotl 0.9.2 (many/requirements.txt:1)"
 
 def test_package_names_are_normalised_and_conda_pytorch_is_torch(tmp_path):
@@ -331,3 +335,19 @@ def test_a_key_newer_than_the_pinned_axolotl_is_reported():
 def test_an_axolotl_pin_older_than_the_tables_is_an_info():
     found = _codes("axolotl_old_pin", "--axolotl-version", "0.4.0")["AX101"]
     assert [f["severity"] for f in found] == ["info"] and found[0]["unknown_context"]["kind"] == "release"
+
+
+def test_a_release_dependent_axolotl_verdict_needs_a_release(tmp_path):
+    """AX101 holds from axolotl 0.20.0 on (0.19.0 still ran the FSDP1 list): judged as an error under a
+    release pin or an unpinned install (the newest when installed), an info with no pin or under a branch
+    build of Axolotl's image, whose release is unknown."""
+    config = (FIXTURES / "axolotl" / "rules" / "AX101" / "bad.yaml").read_text()
+    cases = {"pinned": ("requirements.txt", "axolotl==0.20.0\n"), "unpinned": ("requirements.txt", "axolotl\n"),
+             "old": ("requirements.txt", "axolotl==0.19.0\n"), "none": None,
+             "branch": ("Dockerfile", "FROM axolotlai/axolotl:main-py3.11-cu124-2.5.1\n")}
+    found = {}
+    for name, dependency in cases.items():
+        root = _repo(tmp_path / name, {"config.yaml": config, **(dict([dependency]) if dependency else {})})
+        _, output = check_json("--select", "AX101", str(root / "config.yaml"))
+        found[name] = [f["severity"] for f in output["findings"]]
+    assert found == {"pinned": ["error"], "unpinned": ["error"], "old": [], "none": ["info"], "branch": ["info"]}

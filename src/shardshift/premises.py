@@ -192,6 +192,15 @@ class Establisher:
             return Premise("release", "unknown", f"the repository installs a fork of {framework} ({release.detail}), "
                                                  "whose code may differ from any release", file, line,
                            how=f"check against the fork's code, or pass --{framework}-version if it follows a release")
+        if release.basis == "build":
+            if getattr(rule, "release_agreement", True) and not finding.release_dependent:
+                return Premise("release", "established", f"{framework} from a branch build ({release.detail}); the "
+                                                         f"verdict is the same in every {framework} release", file, line)
+            return Premise("release", "unknown", f"the repository runs a branch build of {framework} "
+                                                 f"({release.detail}), not a release: which release its code matches "
+                                                 "is unknown, and the verdict differs between releases", file, line,
+                           how=f"pass --{framework}-version with the release that build matches, or use a release "
+                               "tag")
         if release.basis == "unpinned":
             return Premise("release", "established", f"{framework} installed without a version ({release.detail}): "
                                                      "the newest release when installed", file, line)

@@ -60,7 +60,9 @@ class Release:
     detail: str = ""  # the pin as written ("axolotl==0.12.2", "deepspeed>=0.14,<0.16")
     # how the repository installs it when `version` is None but a place was found: "unpinned" (listed or
     # installed without a version, or from the upstream default branch: the newest when installed),
-    # "fork" (from another repository than the framework's own: its release is unknown)
+    # "fork" (from another repository than the framework's own: its release is unknown), "build" (the
+    # framework's own container image under a branch tag such as main-py3.11-cu124-2.5.1: a build of an
+    # unknown commit, no release)
     basis: str = ""
 
     @property
@@ -72,6 +74,8 @@ class Release:
         if self.version is None:
             if self.basis == "fork":
                 return f"a fork of {self.framework} ({self.source}: {self.detail})"
+            if self.basis == "build":
+                return f"a branch build of {self.framework} ({self.source}: {self.detail})"
             return f"the newest {self.framework} ({self.source})"
         return f"{self.framework} {'.'.join(map(str, self.version))} ({self.source})"
 

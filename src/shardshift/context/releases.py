@@ -592,15 +592,23 @@ def _shell(text: str, docker: bool) -> list[Pin]:
 # A framework's own container image named with a release tag: `axolotlai/axolotl:0.19.0-py3.12-cu130-2.13.0`
 # runs Axolotl 0.19.0 on torch 2.13.0 (the image's tag scheme: release, Python, CUDA, torch); a `main-...`
 # or `latest` tag names no release.
-_IMAGE = re.compile(r"(?<![\w.-])(?:docker\.io/)?(?:axolotlai|winglian)/axolotl(?:-cloud)?:v?(\d+\.\d+\.\d+)"
-                    r"((?:-[A-Za-z0-9.]+)*)")
+_IMAGE = re.compile(r"(?<![\w.-])(?:docker\.io/)?(?:axolotlai|winglian)/axolotl(?:-cloud)?:"
+                    r"(v?\d+\.\d+\.\d+|main|latest|nightly|dev)((?:-[A-Za-z0-9.]+)*)")
+# a tag that names a branch build, not a release: moving while the branch builds, frozen at an unknown
+# commit once it stops (main-py3.11-cu124-2.5.1 was last built when Axolotl left torch 2.5.1)
+BUILD_TAGS = ("main", "latest", "nightly", "dev")
+BUILD = 5  # rank of such a tag: below any version (a version anywhere in the directory wins), above nothing
 
 
 def _image_pins(line: str, number: int) -> list[Pin]:
     pins: list[Pin] = []
     for image in _IMAGE.finditer(line):
         shown = image.group(0)
-        pins.append(Pin("axolotl", image.group(1), number, EXACT, shown))
+        tag = image.group(1)
+        if tag in BUILD_TAGS:
+            pins.append(Pin("axolotl", "", number, BUILD, shown))
+        else:
+            pins.append(Pin("axolotl", tag.lstrip("v"), number, EXACT, shown))
         parts = image.group(2).split("-")
         if len(parts) >= 3 and any(p.startswith("cu") for p in parts) and re.fullmatch(r"\d+\.\d+\.\d+", parts[-1]):
             pins.append(Pin("torch", parts[-1], number, EXACT, shown))
@@ -763,6 +771,8 @@ def _release(framework: str, pin: Pin, file: str, root: str) -> Release:
         return Release(framework, None, place, pin.text, "unpinned")
     if pin.rank == FORK:
         return Release(framework, None, place, pin.text, "fork")
+    if pin.rank == BUILD:
+        return Release(framework, None, place, pin.text, "build")
     version = resolve(framework, pin.spec)
     if pin.rank == RANGE and version is None:
         return Release(framework, None, place, f"{pin.text} (allows no release shardshift knows)")

@@ -281,12 +281,17 @@ class Gate:
     applies: bool
     note: str = ""
     unknown: UnknownContext | None = None
+    # the verdict holds from a release on, and no release was found: the release premise decides it
+    # (premises.py: an info, unless the repository installs Axolotl without a version, the newest)
+    release_dependent: bool = False
 
     def apply(self, finding):
         """The finding, saying which release judged it (an info when the release is not covered)."""
         if self.unknown is not None:
             return dataclasses.replace(finding, message=f"{finding.message} ({self.note})", severity="info",
                                        unknown_context=self.unknown)
+        if self.release_dependent:
+            finding = dataclasses.replace(finding, release_dependent=True)
         return dataclasses.replace(finding, message=f"{finding.message} ({self.note})") if self.note else finding
 
     def all(self, findings: Iterable) -> Iterator:
@@ -306,7 +311,7 @@ def gate(release: Release, check: str) -> Gate:
         return Gate(True, f"judged by {release.text()}")
     if since <= OLDEST:
         return Gate(True)  # every release does it: nothing to say
-    return Gate(True, f"from axolotl {text(since)}; judged by the newest, {text(NEWEST)}")
+    return Gate(True, f"from axolotl {text(since)}; judged by the newest, {text(NEWEST)}", release_dependent=True)
 
 
 def known_key(key: str, version: Version) -> bool | None:
