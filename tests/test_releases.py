@@ -351,3 +351,17 @@ def test_a_release_dependent_axolotl_verdict_needs_a_release(tmp_path):
         _, output = check_json("--select", "AX101", str(root / "config.yaml"))
         found[name] = [f["severity"] for f in output["findings"]]
     assert found == {"pinned": ["error"], "unpinned": ["error"], "old": [], "none": ["info"], "branch": ["info"]}
+
+
+def test_an_axolotl_checkout_is_its_own_pin(tmp_path):
+    """A repository that is Axolotl itself (a fork or checkout) runs its own version: VERSION from 0.13,
+    src/axolotl/__init__.py's __version__ before."""
+    toml = '[project]\nname = "axolotl"\ndynamic = ["version"]\n'
+    new = _repo(tmp_path / "new", {"pyproject.toml": toml, "VERSION": "0.16.1\n", "examples/c.yml": "base_model: x\n"})
+    old = _repo(tmp_path / "old", {"pyproject.toml": toml, "src/axolotl/__init__.py": '__version__ = "0.10.0"\n',
+                                   "examples/c.yml": "base_model: x\n"})
+    other = _repo(tmp_path / "other", {"pyproject.toml": '[project]\nname = "mine"\n', "VERSION": "0.16.1\n",
+                                       "c.yml": "base_model: x\n"})
+    assert detect("axolotl", str(new / "examples" / "c.yml")).text() == "axolotl 0.16.1 (VERSION:1)"
+    assert detect("axolotl", str(old / "examples" / "c.yml")).text() == "axolotl 0.10.0 (src/axolotl/__init__.py:1)"
+    assert detect("axolotl", str(other / "c.yml")).source == "no pin found"

@@ -9,7 +9,10 @@ poetry), `setup.py` (ast), `setup.cfg`, `uv.lock`, `poetry.lock`, `conda-lock.ym
 and `X_VERSION="..."` assignments (also under `scripts/`, `setup/`, `assets/`, `docker/`), and the
 version file of a vendored copy of the framework (`DeepSpeed/version.txt`,
 `deepspeed/git_version_info_installed.py`, `megatron/core/package_info.py`, the
-`assets/version.txt` of a torchtitan tree).
+`assets/version.txt` of a torchtitan tree, the `VERSION` or `src/axolotl/__init__.py` of an Axolotl
+checkout), and the framework's own container image named with its tag (`axolotlai/axolotl:0.19.0-...`:
+a release; `axolotlai/axolotl:main-...`: a branch build, whose release is unknown) in those files and
+in the Python files of each directory walked (a job definition's base image).
 
 Which pin governs: the nearest directory that pins the framework; within it a lock file or a
 vendored copy's version wins over an exact pin, and an exact pin over a range. A range gives the
@@ -642,6 +645,11 @@ def _vendored(directory: str, framework: str) -> tuple[Pin, str] | None:
             candidates.append((os.path.join(directory, "assets", "version.txt"), "txt"))
     elif framework == "megatron-core":
         candidates = [(os.path.join(directory, "megatron", "core", "package_info.py"), "megatron")]
+    elif framework == "axolotl" and _names_itself(directory, "axolotl"):
+        # the repository is Axolotl itself (a fork or checkout): VERSION (pyproject's dynamic version, from
+        # 0.13), or src/axolotl/__init__.py's __version__ before
+        candidates = [(os.path.join(directory, "VERSION"), "txt"),
+                      (os.path.join(directory, "src", "axolotl", "__init__.py"), "init")]
     for path, kind in candidates:
         if not os.path.isfile(path):
             continue
@@ -650,6 +658,8 @@ def _vendored(directory: str, framework: str) -> tuple[Pin, str] | None:
             match = re.match(r"\s*v?(\d+(?:\.\d+)+)", text)
         elif kind == "py":
             match = re.search(r"""(?m)^version\s*=\s*['"](\d+(?:\.\d+)+)""", text)
+        elif kind == "init":
+            match = re.search(r"""(?m)^__version__\s*=\s*['"](\d+(?:\.\d+)+)""", text)
         else:
             parts = [re.search(rf"(?m)^{n}\s*=\s*(\d+)", text) for n in ("MAJOR", "MINOR", "PATCH")]
             match = None
