@@ -262,3 +262,15 @@ def test_mesh_ranks_and_float_sizes_are_judged_only_from_literals(tmp_path):
                         "--isolated")
     assert sorted((Path(f["file"]).name, f["code"]) for f in out["findings"]) == [("literal.py", "FS041"),
                                                                                   ("tensor.py", "FS029")]
+
+
+def test_fs024_is_an_info_where_the_file_also_offers_fully_shard(tmp_path):
+    """As FS007: an FSDP1 strategy in one function and fully_shard in another is a choice made outside the
+    file (a config or flag picks the wrapper), so the missing plain equivalent is an info there."""
+    text = ("from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, fully_shard\n"
+            "def legacy(model):\n    return FSDP(model, sharding_strategy=ShardingStrategy.HYBRID_SHARD)\n")
+    (tmp_path / "alone.py").write_text(text)
+    (tmp_path / "both.py").write_text(text + "def modern(model):\n    fully_shard(model)\n")
+    _, out = check_json(str(tmp_path / "alone.py"), str(tmp_path / "both.py"), "--select", "FS024", "--isolated")
+    assert sorted((Path(f["file"]).name, f["severity"]) for f in out["findings"]) == [("alone.py", "warning"),
+                                                                                      ("both.py", "info")]

@@ -339,19 +339,21 @@ class Fsdp1StrategyWithoutPlainEquivalent(_base._Fsdp2Rule):
             if any(_base._alternatives(event, other) for other in shards):
                 continue
             strategy = _strategy(event)
+            other, unknown = _base.offers_both(event, shards)  # the FSDP1 path may be kept on purpose
+            note = f"; this file also calls fully_shard (line {other.line}) in another function" if other else ""
             if strategy == "NO_SHARD":
                 yield (event, "ShardingStrategy.NO_SHARD (FSDP1 warns that it is deprecated) keeps full replicas, but "
                        "fully_shard always shards: reshard_after_forward=False still shards parameters, gradients "
-                       "and optimizer state",
+                       f"and optimizer state{note}",
                        "migrate to DistributedDataParallel (or torch.distributed._composable.replicate), not "
-                       "fully_shard")
+                       "fully_shard", unknown)
             elif strategy in ("HYBRID_SHARD", "_HYBRID_SHARD_ZERO2"):
                 reshard = "True" if strategy == "HYBRID_SHARD" else "False"
                 yield (event, f"ShardingStrategy.{strategy} replicates across groups of ranks and shards within them; "
                        "fully_shard does that only with a 2-D mesh (dim 0 replicates, dim 1 shards), a 1-D mesh "
-                       "shards across every rank",
+                       f"shards across every rank{note}",
                        "fully_shard(..., mesh=init_device_mesh(device, (nodes, gpus_per_node), mesh_dim_names="
-                       f"(\"replicate\", \"shard\")), reshard_after_forward={reshard})")
+                       f"(\"replicate\", \"shard\")), reshard_after_forward={reshard})", unknown)
 
 
 def _pipeline(analysis):

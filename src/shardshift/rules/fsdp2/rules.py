@@ -471,18 +471,26 @@ class Fsdp1Wrapper(_Fsdp2Rule):
             mapping = ("; ".join(sorted(moves))) if moves else "call fully_shard on each block, then on the root"
             message = ("FullyShardedDataParallel is FSDP1, deprecated in the PyTorch docs since mid-2025 "
                        "(about 2.7-2.8) and still shipped in 2.14")
-            other = next((s for s in shards if s.flow != event.flow and not s.file), None)
+            other, unknown = offers_both(event, shards)
             if other is not None:  # the file offers both wrappers: the run's own config picks one
-                from shardshift.context import UnknownContext
-
                 yield (event, f"{message}; this file also calls fully_shard (line {other.line}) in another "
-                       "function", f"use fully_shard (torch.distributed.fsdp): {mapping}",
-                       UnknownContext("program", "the file offers both FSDP1 and fully_shard; which one a run uses "
-                                      "is chosen by code or configuration outside it",
-                                      "check this file together with the entry script and the config that pick "
-                                      "the wrapper"))
+                       "function", f"use fully_shard (torch.distributed.fsdp): {mapping}", unknown)
                 continue
             yield (event, message, f"use fully_shard (torch.distributed.fsdp): {mapping}")
+
+
+def offers_both(event, shards) -> tuple:
+    """(the fully_shard call, the unknown premise) where the file calls fully_shard in another function than
+    the FSDP1 wrapper `event`: the file offers both, and which one a run uses is chosen outside it; else
+    (None, None)."""
+    other = next((s for s in shards if s.flow != event.flow and not s.file), None)
+    if other is None:
+        return None, None
+    from shardshift.context import UnknownContext
+
+    return other, UnknownContext("program", "the file offers both FSDP1 and fully_shard; which one a run uses is "
+                                 "chosen by code or configuration outside it", "check this file together with the "
+                                 "entry script and the config that pick the wrapper")
 
 
 def _deprecated_spans(text: str) -> list[tuple[int, int]]:
