@@ -530,6 +530,7 @@ ORACLE_TEXT = {
     "DS446/bad_ep_size.json": "expert_parallel.autoep_size must be a positive integer, got 0",
     "DS446/bad_expert_groups.json": "num_expert_groups must be >= 1, got 0",
     "DS446/bad_folding_routing.json": "expert_parallel.validate_folding_routing must be a boolean",
+    "DS446/bad_activation.json": "expert_activation must be one of",
     "DS446/bad_fused_combine_autotp.json": 'combine_impl="fused_weighted_sum" does not support folded tensor parallelism',
     "DS446/bad_fused_combine_deepep.json": 'combine_impl="fused_weighted_sum" cannot be used with comm_backend="deepep"',
     "DS446/bad_fused_combine_etp.json": 'combine_impl="fused_weighted_sum" requires expert_tensor_parallel_size=1',

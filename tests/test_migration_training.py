@@ -187,6 +187,7 @@ REFUSED = {
     "deepspeed/rules/DS446/bad_ep_size.json": ("initialize", "autoep_size must be a positive integer"),
     "deepspeed/rules/DS446/bad_expert_groups.json": ("initialize", "num_expert_groups must be >= 1"),
     "deepspeed/rules/DS446/bad_folding_routing.json": ("initialize", "validate_folding_routing must be a boolean"),
+    "deepspeed/rules/DS446/bad_activation.json": ("initialize", "expert_activation must be one of"),
     # on one rank the expert width (autoep_size x expert_tensor_parallel_size) does not tile the world first
     "deepspeed/rules/DS446/bad_fold_expert_tp.json": ("initialize", "must divide the stage size"),
     "deepspeed/rules/DS446/bad_fused_combine_deepep.json": ("initialize", "DeepEP already restores and reduces the routed rows"),

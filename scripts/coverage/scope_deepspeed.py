@@ -267,9 +267,6 @@ NO_RULE_YET = {
     'deepspeed/module_inject/auto_ep.py:_as_finite_float:2':
         'expert_parallel.enabled true with routed_scaling_factor NaN or Infinity (not \'auto\'; '
         'validate_autoep_config only checks the type); raised for the first MoE layer AutoEP detects',
-    'deepspeed/module_inject/auto_ep_config.py:validate_autoep_config:21':
-        'expert_parallel.enabled true and expert_activation not a registered name (swiglu, swiglu_clamped, '
-        'swiglu_oai, ...; unless the script calls register_expert_activation)',
     'deepspeed/module_inject/auto_ep_config.py:validate_autoep_post_detection:1':
         'expert_parallel.enabled true, combine_impl "fused_weighted_sum" and score_apply "pre" (with '
         'score_apply "auto" the preset\'s default decides); raised once an MoE layer is detected',

@@ -506,6 +506,8 @@ EXPERT_PARALLEL_MINIMUM: dict[str, tuple[int, str]] = {
 }
 EXPERT_PARALLEL_BOOLS = ("validate_folding_routing", "async_split_plan")
 # module_inject/auto_ep_presets/registry.py PRESET_MODELS, in registry order
+# deepspeed/moe/ep_experts.py EXPERT_ACTIVATIONS (0.19.8): the built-in names; register_expert_activation adds more
+EXPERT_ACTIVATIONS = ("geglu_tanh", "swiglu", "swiglu_clamped", "swiglu_oai")
 EXPERT_PARALLEL_PRESETS = ("mixtral", "qwen3_moe", "qwen3_5_moe", "deepseek_v2", "deepseek_v3", "minimax_m3")
 # the names validate_autoep_config's _validate_attr_name checks: a non-empty string without dots, or null
 EXPERT_PARALLEL_NAMES = ("expert_w1", "expert_w2", "expert_w3", "num_experts_attr", "top_k_attr", "router_pattern",
@@ -617,12 +619,43 @@ class ExpertParallelValueRefused(Rule):
         yield from self._names(document, section, tail)
         yield from self._combinations(document, data, section, tail)
         yield from self._folding(document, data, section, tail)
+        yield from self._activation(document, context, section, tail)
         if section.get("comm_backend") == "deepep" and section.get("comm_max_tokens_per_rank", 0) == 0:
             where = "comm_max_tokens_per_rank" if "comm_max_tokens_per_rank" in section else "comm_backend"
             yield self.finding(document, f"/expert_parallel/{where}",
                                f"comm_backend \"deepep\" with comm_max_tokens_per_rank 0 (the default): {tail} "
                                "(\"comm_max_tokens_per_rank must be a positive integer when comm_backend='deepep'\"); "
                                "set it to the most tokens one rank can route (micro batch x padded sequence length)")
+
+    def _activation(self, document: Document, context: Context, section: dict, tail: str) -> Iterable[Finding]:
+        """An expert_activation that is no built-in name: refused unless the program registers it first
+        (register_expert_activation), which the scripts that read the file show or not."""
+        name = section.get("expert_activation")
+        if not isinstance(name, str) or name in EXPERT_ACTIVATIONS:
+            return
+        from shardshift.context import UnknownContext
+        from shardshift.files import read_text
+        from shardshift.formats.launch.training_flags import _local_modules_of
+        from shardshift.rules.deepspeed.auto import consumers_of
+
+        scripts = sorted({c.file for c in consumers_of(document, context) if c.file.endswith(".py")})
+        registers = False
+        for script in scripts:
+            for file in [script, *_local_modules_of(script)]:
+                if "register_expert_activation" in (read_text(file, 2_000_000, bom=False) or ""):
+                    registers = True
+        if registers:
+            return  # the program adds activations of its own: the name may be one of them
+        unknown = None if scripts else UnknownContext(
+            "program", "no script that reads this file was found, so whether the program registers "
+                       f"{json.dumps(name)} (register_expert_activation) before deepspeed.initialize is unknown",
+            "check the ds_config together with the training script that uses it")
+        hint, fix = _did_you_mean(name, EXPERT_ACTIVATIONS)
+        yield self.finding(document, "/expert_parallel/expert_activation",
+                           f"expert_parallel.expert_activation is {json.dumps(name)}, not one of DeepSpeed's "
+                           f"activations ({', '.join(EXPERT_ACTIVATIONS)}) and not registered by the script that "
+                           f"reads the file: {tail} (\"expert_activation must be one of ...\"){hint}", fix=fix,
+                           unknown_context=unknown)
 
     def _folding(self, document: Document, data: dict, section: dict, tail: str) -> Iterable[Finding]:
         """What validate_folding_global (auto_ep_folding.py) refuses before any process group exists: expert
