@@ -591,7 +591,6 @@ def _shell(text: str, docker: bool) -> list[Pin]:
     return pins
 
 
-
 # A framework's own container image named with a release tag: `axolotlai/axolotl:0.19.0-py3.12-cu130-2.13.0`
 # runs Axolotl 0.19.0 on torch 2.13.0 (the image's tag scheme: release, Python, CUDA, torch); a `main-...`
 # or `latest` tag names no release.
@@ -600,7 +599,8 @@ _IMAGE = re.compile(r"(?<![\w.-])(?:docker\.io/)?(?:axolotlai|winglian)/axolotl(
 # a tag that names a branch build, not a release: moving while the branch builds, frozen at an unknown
 # commit once it stops (main-py3.11-cu124-2.5.1 was last built when Axolotl left torch 2.5.1)
 BUILD_TAGS = ("main", "latest", "nightly", "dev")
-BUILD = 5  # rank of such a tag: below any version (a version anywhere in the directory wins), above nothing
+BUILD = 5  # rank of such a tag: a fallback like an unpinned listing (any version pin up to the root wins over it),
+# preferred to one and to a fork: the image is what the job runs
 
 
 def _image_pins(line: str, number: int) -> list[Pin]:
