@@ -148,6 +148,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/axolotl/rules/AX114/*", "Issue 33: AX114, diffusion set-ups normalize_config refuses"),
     NewFile("fixtures/axolotl/rules/AX113/*", "Issue 33: AX113, adapter set-ups axolotl train refuses once the model is loaded"),
     NewFile("fixtures/axolotl/rules/AX112/*", "Issue 33: AX112, QAT dtype pairs Axolotl's torchao path refuses"),
+    NewFile("fixtures/deepspeed/rules/DS102/bad_tp_not_object.json", "Issue 33: DS102, tensor_parallel.tp that is no "
+            "object, refused at tp_model_init's merge (coverage map)"),
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),

@@ -512,6 +512,9 @@ FIXTURE_EXEMPT = {
                                       "oracle (tests/test_coverage_map.py, accelerate)",
     "deepspeed/rules/DS421/bad_bf16.json": "Accelerate's DeepSpeed plugin refusal - UNCONFIRMED",
     "deepspeed/rules/DS421/bad_trainer.py": "the script that reads DS421/bad.json, not a fixture of its own",
+    "deepspeed/rules/DS102/bad_tp_not_object.json": "tests/test_coverage_map.py (deepspeed.initialize after "
+                                                    "tp_model_init refuses it while it merges the arguments: "
+                                                    "tensor_parallel.tp must be a dict)",
 }
 
 # The FSDP2 rules' claims, confirmed by one torch child process in their own module.

@@ -288,7 +288,4 @@ NO_RULE_YET = {
     'deepspeed/runtime/bf16_optimizer.py:BF16_Optimizer.__init__:1':
         'optimizer.type "muon" with bf16.enabled and a PipelineModule model (its mpu is always passed), no '
         'ZeRO or stage 1 with data_types.grad_accum_dtype fp32; elsewhere an mpu/MoE layers decide',
-    'deepspeed/runtime/tensor_parallel/init_utils.py:merge_tp_model_init_into_config:3':
-        'tensor_parallel.tp set to a non-object value (raised here once tp_model_init ran; otherwise pydantic'
-        ' refuses it) [covered by DS102?]',
 }

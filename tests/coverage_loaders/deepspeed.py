@@ -15,7 +15,9 @@ Two paths, as DeepSpeed's users take them:
   train_batch_size that does not fit one rank dropped; with `data=1` the call also hands DeepSpeed
   `training_data` (16 samples), as a script that lets the engine build its data loader does, from a
   temporary working directory (the curriculum sampler creates its data_cluster_path there); with
-  `forward=1` the engine then runs one training forward on a batch of zeros;
+  `forward=1` the engine then runs one training forward on a batch of zeros; with `tp_model_init=1`
+  the program first calls `deepspeed.tp_model_init(model, tp_size=1, dtype=float32)`, whose arguments
+  deepspeed.initialize then merges into the config (`merge_tp_model_init_into_config`);
 - option `stage=autotp`: what `deepspeed.initialize` does with `tensor_parallel` when autotp_size > 1,
   without the other ranks it needs: the config parsed as on `world` ranks (default 2), then the
   engine's own `DeepSpeedEngine._apply_autotp_partitioning` run on `torch.nn.Linear(4, 4)` with the
@@ -99,9 +101,11 @@ def _runnable(config: dict, options: dict) -> dict:
 
 
 def _initialize(config: dict | None, *, client_optimizer: str | None = None, client_scheduler: bool = False,
-                data: bool = False, forward: bool = False) -> None:
+                data: bool = False, forward: bool = False, tp_model_init: bool = False) -> None:
     deepspeed, torch = _state["deepspeed"], _state["torch"]
     model = torch.nn.Linear(4, 4)
+    if tp_model_init:
+        deepspeed.tp_model_init(model, tp_size=1, dtype=torch.float32)
     kwargs: dict = {"model_parameters": model.parameters()}
     if data:
         kwargs["training_data"] = torch.utils.data.TensorDataset(torch.zeros(16, 4))
@@ -113,7 +117,13 @@ def _initialize(config: dict | None, *, client_optimizer: str | None = None, cli
         kwargs["optimizer"] = torch.optim.AdamW(model.parameters(), lr=1e-4)
         if client_scheduler:
             kwargs["lr_scheduler"] = torch.optim.lr_scheduler.LambdaLR(kwargs["optimizer"], lambda step: 1.0)
-    engine, *_ = deepspeed.initialize(model=model, config=config, **kwargs)
+    try:
+        engine, *_ = deepspeed.initialize(model=model, config=config, **kwargs)
+    finally:
+        if tp_model_init:  # tp_model_init's arguments are module state: the next case starts without them
+            from deepspeed.runtime.tensor_parallel import init_utils
+
+            init_utils._TP_MODEL_INIT_ARGS = None
     if forward:
         engine.train()
         engine(torch.zeros(1, 4))
@@ -207,6 +217,7 @@ def load(path: Path, **options: str) -> None:
                 os.chdir(here)
         return
     if options.get("stage") == "initialize":
-        _initialize(_runnable(_state["oracles"].load_file(path), options), forward=options.get("forward") == "1")
+        _initialize(_runnable(_state["oracles"].load_file(path), options), forward=options.get("forward") == "1",
+                    tp_model_init=options.get("tp_model_init") == "1")
         return
     _parse(path, int(options.get("world", "1")), json_load=options.get("load") == "json")
