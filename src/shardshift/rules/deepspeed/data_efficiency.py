@@ -30,6 +30,13 @@ CURRICULUM = "/data_efficiency/data_sampling/curriculum_learning"
 BUILT = "when deepspeed.initialize builds the training data loader"
 
 
+def _block(data: Any, *keys: str) -> dict | None:
+    """The object at `keys` under `data`, or None where a step is missing or no object."""
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
 def _truth(value: Any) -> bool:
     """DeepSpeed reads `enabled` with get_scalar_param and tests Python's truth: "false" enables."""
     return bool(value)
@@ -148,10 +155,8 @@ class CurriculumScheduleRefused(Rule):
     formats = ("deepspeed",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        efficiency = data.get("data_efficiency") if isinstance(data, dict) else None
-        sampling = efficiency.get("data_sampling") if isinstance(efficiency, dict) else None
-        curriculum = sampling.get("curriculum_learning") if isinstance(sampling, dict) else None
+        sampling = _block(document.data, "data_efficiency", "data_sampling")
+        curriculum = _block(sampling, "curriculum_learning")
         if not isinstance(curriculum, dict) or not _truth(curriculum.get("enabled", False)):
             return
         metrics = curriculum.get("curriculum_metrics")
@@ -290,10 +295,7 @@ class RandomLtdRefused(Rule):
     formats = ("deepspeed",)
 
     def check(self, document: Document, context: Context) -> Iterable[Finding]:
-        data = document.data
-        efficiency = data.get("data_efficiency") if isinstance(data, dict) else None
-        routing = efficiency.get("data_routing") if isinstance(efficiency, dict) else None
-        block = routing.get("random_ltd") if isinstance(routing, dict) else None
+        block = _block(document.data, "data_efficiency", "data_routing", "random_ltd")
         if not isinstance(block, dict) or not _truth(block.get("enabled", False)):
             return
         built = "when deepspeed.initialize builds the random-LTD scheduler"
