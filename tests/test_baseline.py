@@ -152,6 +152,7 @@ EXPECTED: list[Change | NewFile] = [
             "object, refused at tp_model_init's merge (coverage map)"),
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
+    NewFile("fixtures/deepspeed/rules/DS456/*", "Issue 33: DS456, optimizer parameters the class DeepSpeed builds refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
     NewFile("fixtures/fsdp2/rules/FS041/*", "Issue 33: FS041, a device mesh dimension written as a true division"),
     NewFile("fixtures/fsdp2/rules/FS040/*", "Issue 33: FS040, init_process_group arguments torch refuses"),

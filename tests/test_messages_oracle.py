@@ -609,6 +609,8 @@ EXEMPT = {
              "it[deepspeed] (deepspeed.initialize with training_data builds the curriculum sampler on each fixture)",
     "DS455": "tests/test_coverage_map.py (deepspeed.initialize builds the random-LTD scheduler on each fixture; "
              "forward=1 runs the first training forward)",
+    "DS456": "tests/test_rules_deepspeed_optimizer_values.py::test_deepspeed_refuses_exactly_the_files_ds456_reports "
+             "(deepspeed.initialize on the CPU builds each fixture's optimizer)",
     "DS454": "tests/test_rules_deepspeed_tensor_parallel.py::test_the_shape_checks_are_deepspeeds and the coverage "
              "map's stage=autotp (the engine's _apply_autotp_partitioning on each fixture)",
     "AX115": "tests/test_coverage_map.py (stage=parallel: Axolotl's own build_parallelism_config on 8 ranks' "

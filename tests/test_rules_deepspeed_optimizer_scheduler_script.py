@@ -30,7 +30,8 @@ OWN_FILES = PART_C | {"DS435", "DS436", "DS437", "DS438", "DS439", "DS440", "DS4
                       "DS452",  # DS452 (structure.py): DeepSpeed reaches each bad fixture, test_coverage_map.py
                       "DS453",  # DS453: test_rules_deepspeed_data_efficiency.py
                       "DS454",  # DS454: test_rules_deepspeed_tensor_parallel.py
-                      "DS455"}  # DS455: test_rules_deepspeed_data_efficiency.py
+                      "DS455",  # DS455: test_rules_deepspeed_data_efficiency.py
+                      "DS456"}  # DS456: test_rules_deepspeed_optimizer_values.py
 DIRECTORIES = sorted(p for p in RULES.glob("DS4*") if p.is_dir() and p.name not in OWN_FILES)
 
 # (fixture, run, code, severity, marker, occurrence, pointer, fix, fix_kind); pointer None for

@@ -249,9 +249,6 @@ for _file, _functions in REACHED.items():
 # Reached sites judged decidable from the files, with no rule yet: kept out of the map until one exists
 # (sites.py leaves them out), each with what a rule would check.
 NO_RULE_YET = {
-    'deepspeed/runtime/engine.py:DeepSpeedEngine._apply_autotp_partitioning.finalize_autotp:3':
-        'tensor_parallel.autotp_size > 1 with vocab_parallel_ce_backend "liger" and vocab_parallel_lm_head '
-        'false (unset: the model\'s HF tp_plan decides)',
     'deepspeed/runtime/engine.py:DeepSpeedEngine._validate_zero3_moe_compatibility:3':
         'expert_parallel.enabled, zero_optimization.stage 3 and sequence_parallel_size > 1 (with '
         'data_parallel_size, building the mesh), on a model with MoE layers AutoEP detects',
@@ -276,15 +273,6 @@ NO_RULE_YET = {
     'deepspeed/module_inject/auto_ep_layer.py:AutoEPMoELayer.set_deepspeed_parallelism:2':
         'expert_parallel.enabled true, comm_backend "deepep", autoep_size > 1 and tensor_parallel.autotp_size'
         ' > 1 (refused in initialize after MoE layers are replaced)',
-    'deepspeed/module_inject/auto_tp.py:AutoTP._create_column_parallel_layer:1':
-        'tensor_parallel.autotp_size > 1 and a partition_config.layer_specs[] column spec with both shape and'
-        ' gather_output true (raised for the first weight its patterns match)',
-    'deepspeed/module_inject/layers.py:_infer_subparam_logical_shapes:14':
-        'tensor_parallel.autotp_size > 1 and a partition_config.layer_specs[] shape with two or more inferred'
-        ' dims (-1 or a sub-param count) and length != 2, for the 2-D weights its patterns match',
-    'deepspeed/ops/lamb/fused_lamb.py:FusedLamb.__init__:1':
-        'optimizer.type "Lamb" with optimizer.params.amsgrad true (FusedLamb refuses AMSGrad once its op '
-        'loads)',
     'deepspeed/runtime/bf16_optimizer.py:BF16_Optimizer.__init__:1':
         'optimizer.type "muon" with bf16.enabled and a PipelineModule model (its mpu is always passed), no '
         'ZeRO or stage 1 with data_types.grad_accum_dtype fp32; elsewhere an mpu/MoE layers decide',

@@ -17,12 +17,16 @@ Two paths, as DeepSpeed's users take them:
   temporary working directory (the curriculum sampler creates its data_cluster_path there); with
   `forward=1` the engine then runs one training forward on a batch of zeros; with `tp_model_init=1`
   the program first calls `deepspeed.tp_model_init(model, tp_size=1, dtype=float32)`, whose arguments
-  deepspeed.initialize then merges into the config (`merge_tp_model_init_into_config`);
+  deepspeed.initialize then merges into the config (`merge_tp_model_init_into_config`); with `ops=loaded`
+  FusedLamb's CUDA op answers as loaded (a stand-in object, as on a GPU machine where it builds: the
+  constructor's own argument checks follow the load, and the op is first used at a step);
 - option `stage=autotp`: what `deepspeed.initialize` does with `tensor_parallel` when autotp_size > 1,
   without the other ranks it needs: the config parsed as on `world` ranks (default 2), then the
   engine's own `DeepSpeedEngine._apply_autotp_partitioning` run on `torch.nn.Linear(4, 4)` with the
   parsed tensor_parallel config (a stand-in engine answers autotp_size and local_rank; no tensor
-  parallel group exists, so the group DeepSpeed would ask the mesh for is None);
+  parallel group exists, so the group DeepSpeed would ask the mesh for is None); with `model=proj` the
+  model is a module whose one child is that Linear, named `proj` (AutoTP replaces a model's children,
+  never the root, so a layer spec's patterns only meet a weight there: `proj.weight`);
 - option `stage=autoep`: the engine's own `DeepSpeedEngine._configure_expert_parallel` (its AutoEP
   checks before any process group exists: validate_autoep_config, build_folding_spec,
   validate_folding_global) on `torch.nn.Linear(4, 4)`, with the config parsed as on `world` ranks
@@ -101,8 +105,21 @@ def _runnable(config: dict, options: dict) -> dict:
 
 
 def _initialize(config: dict | None, *, client_optimizer: str | None = None, client_scheduler: bool = False,
-                data: bool = False, forward: bool = False, tp_model_init: bool = False) -> None:
+                data: bool = False, forward: bool = False, tp_model_init: bool = False, ops_loaded: bool = False) -> None:
     deepspeed, torch = _state["deepspeed"], _state["torch"]
+    if ops_loaded:
+        import types
+
+        from deepspeed.ops.lamb import fused_lamb
+
+        saved = fused_lamb.FusedLambBuilder
+        fused_lamb.FusedLambBuilder = lambda: types.SimpleNamespace(load=lambda verbose=False: types.SimpleNamespace())
+        try:
+            _initialize(config, client_optimizer=client_optimizer, client_scheduler=client_scheduler, data=data,
+                        forward=forward, tp_model_init=tp_model_init)
+        finally:
+            fused_lamb.FusedLambBuilder = saved
+        return
     model = torch.nn.Linear(4, 4)
     if tp_model_init:
         deepspeed.tp_model_init(model, tp_size=1, dtype=torch.float32)
@@ -129,7 +146,7 @@ def _initialize(config: dict | None, *, client_optimizer: str | None = None, cli
         engine(torch.zeros(1, 4))
 
 
-def _autotp(path: Path, world: int) -> None:
+def _autotp(path: Path, world: int, model_kind: str | None = None) -> None:
     import types
 
     deepspeed, oracles, torch = _state["deepspeed"], _state["oracles"], _state["torch"]
@@ -139,10 +156,14 @@ def _autotp(path: Path, world: int) -> None:
         config = deepspeed.runtime.config.DeepSpeedConfig(oracles.load_file(path))
     tp_config = config.tensor_parallel_config
     engine = types.SimpleNamespace(autotp_size=lambda: tp_config.autotp_size, local_rank=-1)
+    model = torch.nn.Linear(4, 4)
+    if model_kind == "proj":
+        model = torch.nn.Sequential()
+        model.add_module("proj", torch.nn.Linear(4, 4))
     saved = groups.get_tensor_model_parallel_group
     groups.get_tensor_model_parallel_group = lambda: None
     try:
-        deepspeed.runtime.engine.DeepSpeedEngine._apply_autotp_partitioning(engine, torch.nn.Linear(4, 4), tp_config)
+        deepspeed.runtime.engine.DeepSpeedEngine._apply_autotp_partitioning(engine, model, tp_config)
     finally:
         groups.get_tensor_model_parallel_group = saved
 
@@ -203,7 +224,7 @@ def load(path: Path, **options: str) -> None:
         _autoep(path, int(options.get("world", "4")))
         return
     if options.get("stage") == "autotp":
-        _autotp(path, int(options.get("world", "2")))
+        _autotp(path, int(options.get("world", "2")), options.get("model"))
         return
     if options.get("stage") == "initialize" and options.get("data") == "1":
         import tempfile
@@ -218,6 +239,6 @@ def load(path: Path, **options: str) -> None:
         return
     if options.get("stage") == "initialize":
         _initialize(_runnable(_state["oracles"].load_file(path), options), forward=options.get("forward") == "1",
-                    tp_model_init=options.get("tp_model_init") == "1")
+                    tp_model_init=options.get("tp_model_init") == "1", ops_loaded=options.get("ops") == "loaded")
         return
     _parse(path, int(options.get("world", "1")), json_load=options.get("load") == "json")

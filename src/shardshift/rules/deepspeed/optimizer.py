@@ -574,3 +574,61 @@ class OptimizerWeightDecayDefault(Rule):
             "decay), while torch.optim.AdamW defaults to 0.01 and the Hugging Face Trainer's --weight_decay is "
             "used only with \"weight_decay\": \"auto\"; write the value you mean (0.0 keeps this behaviour)",
             fix="0.0", position=document.position(where, key=True))
+
+
+# the classes DeepSpeed builds whose constructor takes `amsgrad` only to refuse it (0.19.8)
+REFUSE_AMSGRAD = ("FusedLamb", "FusedAdam", "DeepSpeedCPUAdam")
+
+
+class OptimizerParamValueRefused(Rule):
+    """An `optimizer.params` value that the optimizer DeepSpeed builds refuses in its constructor.
+
+    ## What it does
+    Reports `optimizer.params.amsgrad` set (any true value) where DeepSpeed 0.19.8 builds a class
+    that takes the parameter only to refuse it: `FusedLamb` for `Lamb`, `FusedAdam` for `Adam`
+    and `AdamW`, `DeepSpeedCPUAdam` for them with optimizer offload. With `torch_adam: true`
+    DeepSpeed builds torch's Adam/AdamW, which have the variant: nothing is reported.
+
+    ## Why is this bad
+    `deepspeed.initialize` raises `RuntimeError: FusedLamb does not support the AMSGrad variant.`
+    (or FusedAdam's, DeepSpeedCPUAdam's) when it builds the optimizer, on every rank, after the
+    model is built.
+
+    ## Example
+    ```json
+    {"optimizer": {"type": "Lamb", "params": {"lr": 1e-3, "amsgrad": true}}}
+    ```
+
+    ## Use instead
+    ```json
+    {"optimizer": {"type": "Lamb", "params": {"lr": 1e-3}}}
+    ```
+    """
+
+    code = "DS456"
+    premises = ("release", "role", "consumer")  # DeepSpeed builds the block (no client optimizer)
+    name = "optimizer-param-value-refused"
+    severity = "error"
+    formats = ("deepspeed",)
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        found = optimizer_block(document)
+        if found is None or not params_of(found[0]).get("amsgrad"):
+            return
+        block, type_name = found
+        resolved = resolve_optimizer(type_name, context.deepspeed_version)
+        if resolved.deepspeed is None:
+            return  # a torch.optim class: torch's own Adam/AdamW take the variant
+        built = built_for(document, resolved)
+        classes = [b.signature.cls.rsplit(".", 1)[-1] if b.signature is not None else None for b in built]
+        if not classes or not all(cls in REFUSE_AMSGRAD for cls in classes):
+            return  # torch_adam (or an offload switch left open) may build a class that has the variant
+        first = built[0]
+        where = f" {first.where}" if first.where else ""
+        amsgrad = json.dumps(params_of(block)["amsgrad"])
+        yield self.finding(document, f"{P}/amsgrad",
+                           f"optimizer.params.amsgrad is {amsgrad} with optimizer type {json.dumps(type_name)}, "
+                           f"which DeepSpeed builds as {classes[0]}{where}: deepspeed.initialize raises RuntimeError "
+                           f"(\"{classes[0]} does not support the AMSGrad variant.\"); remove amsgrad"
+                           + (", or set \"torch_adam\": true to build torch's AdamW, which has it"
+                              if resolved.deepspeed.name in ("Adam", "AdamW") else ""), key=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
+from shardshift.context import UnknownContext
 from shardshift.document import Document
 from shardshift.rules.base import Context, Finding, Rule, did_you_mean
 
@@ -68,7 +69,16 @@ class AutoTpPartitionConfigRefused(Rule):
       `skip` (any case), or whose `shape` is not a list, has a `partition_dim` outside it (the
       default is 0 for column and 1 for row specs), a nested list anywhere but at
       `partition_dim` or nested twice, an empty nested list, a nested size that is not a positive
-      integer, a dimension of 0 or below -1, or an entry that is neither an integer nor a list.
+      integer, a dimension of 0 or below -1, or an entry that is neither an integer nor a list;
+    - `vocab_parallel_ce_backend: "liger"` without the vocabulary-parallel LM head it needs
+      (`vocab_parallel_lm_head` false, or unset with a `partition_config`; unset without one, the
+      model's Hugging Face `tp_plan` decides: an info).
+
+    And, as infos (they are raised for the first weight a spec's `patterns` match, and whether the
+    model has one is not in the config): a column spec with both a `shape` and
+    `gather_output: true` (NotImplementedError), and a `shape` that leaves two or more
+    dimensions to infer (`-1`, or a sub-parameter count at `partition_dim`) without being 2-D like
+    the Linear and Embedding weights AutoTP replaces.
 
     ## Why is this bad
     The engine stops while it shards the model (ValueError), on every rank, after the model is
@@ -132,3 +142,62 @@ class AutoTpPartitionConfigRefused(Rule):
             if refusal is not None:
                 yield self.finding(document, f"{where}/shape",
                                    f"layer_specs[{index}].shape {json.dumps(spec['shape'])}: {tail} (\"{refusal}\")")
+                continue
+            if not isinstance(kind, str) or kind.lower() == "skip":
+                continue
+            yield from self._layer_refusal(document, where, index, spec, kind.lower(), size)
+        yield from self._loss_backend(document, section, size)
+
+    def _layer_refusal(self, document: Document, where: str, index: int, spec: dict, kind: str,
+                       size: int) -> Iterable[Finding]:
+        """What AutoTP raises when it replaces a weight the spec's patterns match (auto_tp.py
+        _create_column_parallel_layer, layers.py _infer_subparam_logical_shapes): whether the model has
+        such a weight is the program's, so an info naming it."""
+        shape = _tuple(spec["shape"])
+        patterns = spec.get("patterns")
+        unknown = UnknownContext(
+            "program", f"whether the model has a weight that layer_specs[{index}].patterns "
+                       f"{json.dumps(patterns)} match (the config does not show the model; a spec that matches no weight "
+                       "is never used)",
+            "check the patterns against the model's parameter names (model.named_parameters())")
+        tail = (f"with tensor_parallel.autotp_size {size}, deepspeed.initialize raises {{}} when AutoTP replaces the "
+                "first weight the spec's patterns match")
+        if kind == "column" and spec.get("gather_output") is True:
+            yield self.finding(document, f"{where}/gather_output",
+                               f"layer_specs[{index}] has both a shape and gather_output true: "
+                               + tail.format("NotImplementedError") + " (\"AutoTP gather_output does not yet support "
+                               "shaped sub-parameter layers.\"); drop gather_output, or the shape", unknown_context=unknown)
+            return
+        dim = spec.get("partition_dim")
+        dim = dim if isinstance(dim, int) and not isinstance(dim, bool) else (0 if kind == "column" else 1)
+        inferred = sum(1 for position, item in enumerate(shape)
+                       if item == -1 or (position == dim and isinstance(item, int) and item > 0))
+        if inferred >= 2 and len(shape) != 2:  # Linear and Embedding weights, the layers AutoTP replaces, are 2-D
+            yield self.finding(document, f"{where}/shape",
+                               f"layer_specs[{index}].shape {json.dumps(spec['shape'])} leaves {inferred} dimensions to "
+                               f"infer (-1, or a sub-parameter count at partition_dim) and has {len(shape)}, not 2: "
+                               + tail.format("ValueError") + " (\"AutoTP layer '...' shape has multiple inferred dims "
+                               "and is ambiguous for weight.\"); give every dimension but one", unknown_context=unknown)
+
+    def _loss_backend(self, document: Document, section: dict, size: int) -> Iterable[Finding]:
+        """vocab_parallel_ce_backend "liger" needs the vocabulary-parallel LM head, which AutoTP builds only
+        with vocab_parallel_lm_head true, or, unset and without a partition_config, where the model's
+        Hugging Face tp_plan asks for it (a tied head planned "embedding_rowwise")."""
+        if section.get("vocab_parallel_ce_backend") != "liger" or section.get("vocab_parallel_lm_head") is True:
+            return
+        head = section.get("vocab_parallel_lm_head")
+        unknown = None
+        if head is None and section.get("partition_config") is None:
+            unknown = UnknownContext(
+                "program", "vocab_parallel_lm_head is unset, so whether AutoTP builds the vocabulary-parallel head "
+                           "depends on the model's Hugging Face tp_plan (a tied output head planned "
+                           "\"embedding_rowwise\"), which the config does not show",
+                "set tensor_parallel.vocab_parallel_lm_head explicitly")
+        shown = "unset" if head is None else json.dumps(head)
+        yield self.finding(document, "/tensor_parallel/vocab_parallel_ce_backend",
+                           f"vocab_parallel_ce_backend \"liger\" with vocab_parallel_lm_head {shown}"
+                           + (" and a partition_config" if section.get("partition_config") is not None else "")
+                           + f": with tensor_parallel.autotp_size {size}, deepspeed.initialize raises ValueError after "
+                           "AutoTP shards the model (\"vocab_parallel_ce_backend='liger' requires a no-gather "
+                           "vocabulary-parallel LM head\"); set vocab_parallel_lm_head to true, or the backend to "
+                           "\"torch\"", unknown_context=unknown)
