@@ -72,6 +72,8 @@ BAD_CASES = [
      [("/num_processes", "num_processes", 1)]),
     ("AC108/bad.sh", "AC108", "warning", None, "accelerate launch", 1, None,
      [(None, '"no"', 1, "AC108/train_no.py"), ("/mixed_precision", "bf16", 1, "AC108/config.yaml")]),
+    ("AC109/bad.yaml", "AC109", "info", "/deepspeed_config/deepspeed_config_file", "configs/ds_confg.json", 1,
+     "configs/ds_config.json", []),
     ("AC103/bad.yaml", "AC103", "error", "/fsdp_config/fsdp_sync_module_states", "false", 1, "true", []),
     ("AC001/bad_json.json", "AC001", "error", "/num_process", '"num_process"', 1, "num_processes", []),
     ("AC006/bad_dynamo.yaml", "AC006", "error", "/dynamo_config/dynamo_backend", "INDUCTR", 1, "INDUCTOR", []),
@@ -285,3 +287,17 @@ def test_an_infinite_amax_history_with_mxfp8_raises_no_traceback(tmp_path):
     config.write_text("distributed_type: MULTI_GPU\nmixed_precision: fp8\nnum_machines: 1\nnum_processes: 8\n"
                       "fp8_config:\n  backend: TE\n  use_mxfp8_block_scaling: true\n  amax_history_len: .inf\n")
     assert [f.code for f in api.check([str(config)]).findings if f.code == "AC011"] == []
+
+
+@pytest.mark.parametrize("value, reported", [
+    ("configs/ds_confg.json", True),
+    ('\'{"zero_optimization": {"stage": 2}}\'', False),  # inline JSON: HfDeepSpeedConfig parses the string itself
+    ("eyJ6ZXJvX29wdGltaXphdGlvbiI6IHsic3RhZ2UiOiAyfX0=", False),  # base64 of that JSON
+    ("${DS_CONFIG}", False),  # a variable: only known when the job runs
+])
+def test_ac109_only_a_path_that_names_no_file(tmp_path, value, reported):
+    """Accelerate's HfDeepSpeedConfig takes a path, JSON text or base64 JSON; only a path to nothing is refused."""
+    text = (RULES / "AC109" / "bad.yaml").read_text(encoding="utf-8").replace("configs/ds_confg.json", value)
+    (tmp_path / "accelerate_config.yaml").write_text(text, encoding="utf-8")
+    _, output = check_json("--select", "AC109", str(tmp_path / "accelerate_config.yaml"))
+    assert bool(findings_with_code(output, "AC109")) is reported

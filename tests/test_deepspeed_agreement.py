@@ -657,3 +657,4 @@ def test_a_renamed_key_is_still_accepted_or_knows_its_version(deepspeed, key):
     if key.inert and key.path != Z + "/cpu_offload_use_pin_memory":  # that one: ignored with a log line in every release
         change = key_change(key.path)
         assert change is not None and change.ignored_since is not None and change.replaced_by == key.renamed_to
+

@@ -131,6 +131,8 @@ FORMS = [
     ("{\n  a:\n    '''\n    one\n      two\n    '''\n}", {"a": "one\n  two"}),
     ("", {}),
     ("// only a comment\n", {}),
+    ('{"a": Infinity\n}', {"a": "Infinity"}),  # json.load: the float (test_ss004_bare_infinity_...)
+    ('{"a": -Infinity,\n"b": NaN\n}', {"a": "-Infinity,", "b": "NaN"}),
     ('{"a": 1 "b": 2}', None),  # a quoteless value runs to the end of the line
     ("{a: {b: c}}", None),  # ... taking the closing braces with it
     ('{"a": 1,, "b": 2}', None),
@@ -374,6 +376,29 @@ def test_ss004_message_is_what_the_loaders_do():
         assert loaded == json.loads(json.dumps(parse_jsonc(text).to_hjson())), path
         with pytest.raises(ValueError):  # JSONDecodeError
             HfDeepSpeedConfig(str(path))
+
+
+def test_ss004_bare_infinity_is_an_info_that_says_what_each_loader_reads(tmp_path):
+    """A bare NaN/Infinity is no form json.load refuses: transformers' HfDeepSpeedConfig reads the float,
+    DeepSpeed's own loader the string. SS004 says that (an info), not that json.load refuses the file."""
+    import oracles
+
+    try:
+        oracles.deepspeed_module()
+        from transformers.integrations.deepspeed import HfDeepSpeedConfig
+    except ImportError as error:
+        pytest.skip(f"DeepSpeed or transformers is not installed: {error}")
+    from shardshift.formats import deepspeed
+
+    path = tmp_path / "ds_config.json"
+    path.write_text('{\n  "train_micro_batch_size_per_gpu": 1,\n  "gradient_clipping": Infinity\n}\n', encoding="utf-8")
+    assert HfDeepSpeedConfig(str(path)).config["gradient_clipping"] == float("inf")
+    assert oracles.load_file(path)["gradient_clipping"] == "Infinity"
+    assert [form for form, _, _ in deepspeed.read(path.read_text(), str(path)).root.hjson_forms] == ["non-finite"]
+    _, output = check_json("--select", "SS004", "--isolated", str(path))
+    (finding,) = output["findings"]
+    assert finding["severity"] == "info" and "reads it as a float" in finding["message"]
+    assert "refuses" not in finding["message"]
 
 
 @pytest.mark.parametrize("path", sorted(HJSON.glob("*")) + sorted((RULES / "SS004").glob("*.json")),

@@ -205,6 +205,11 @@ REFUSED = {
     "deepspeed/rules/DS446/bad_scaling.json": ("initialize", "routed_scaling_factor must be a number or 'auto'"),
     "deepspeed/rules/DS446/bad_score_apply.json": ("initialize", "score_apply must be one of"),
     "deepspeed/rules/DS446/bad_shared_flag.json": ("initialize", "has_shared_experts must be a boolean"),
+    # a preset names the MoE layers to detect: the harness's model has none, which AutoEP refuses before the check
+    "deepspeed/rules/DS446/moe/bad_scaling_bool.json": ("initialize", "AutoEP: no MoE layers detected"),
+    "deepspeed/rules/DS446/moe/bad_zero3_hpz.json": ("initialize", "AutoEP: no MoE layers detected"),
+    # DeepSpeed's loader (hjson) reads the bare Infinity as a string
+    "deepspeed/rules/DS446/moe/bad_scaling_infinite.json": ("initialize", "routed_scaling_factor must be a number"),
 }
 
 

@@ -252,21 +252,6 @@ NO_RULE_YET = {
     'deepspeed/runtime/engine.py:DeepSpeedEngine._validate_zero3_moe_compatibility:3':
         'expert_parallel.enabled, zero_optimization.stage 3 and sequence_parallel_size > 1 (with '
         'data_parallel_size, building the mesh), on a model with MoE layers AutoEP detects',
-    'deepspeed/runtime/engine.py:DeepSpeedEngine._validate_zero3_moe_compatibility:4':
-        'expert_parallel.enabled with zero_optimization.stage 3 and zero_quantized_gradients true, on a model'
-        ' with MoE layers AutoEP detects',
-    'deepspeed/runtime/engine.py:DeepSpeedEngine._validate_zero3_moe_compatibility:5':
-        'expert_parallel.enabled with zero_optimization.stage 3 and zero_hpz_partition_size > 1, on a model '
-        'with MoE layers AutoEP detects',
-    'deepspeed/module_inject/auto_ep.py:_as_finite_float:1':
-        'expert_parallel.enabled true with routed_scaling_factor a boolean (validate_autoep_config lets bools'
-        ' pass as numbers); raised for the first MoE layer AutoEP detects',
-    'deepspeed/module_inject/auto_ep.py:_as_finite_float:2':
-        'expert_parallel.enabled true with routed_scaling_factor NaN or Infinity (not \'auto\'; '
-        'validate_autoep_config only checks the type); raised for the first MoE layer AutoEP detects',
-    'deepspeed/module_inject/auto_ep_config.py:validate_autoep_post_detection:1':
-        'expert_parallel.enabled true, combine_impl "fused_weighted_sum" and score_apply "pre" (with '
-        'score_apply "auto" the preset\'s default decides); raised once an MoE layer is detected',
     'deepspeed/module_inject/auto_ep_folding.py:validate_folding_global:3':
         'expert_parallel.enabled true, tensor_parallel.autotp_size > 1 and sequence_parallel_size > 1 with '
         'data_parallel_size set (DeepSpeed\'s mesh); an mpu\'s SP size is runtime',

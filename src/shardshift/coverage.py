@@ -118,10 +118,14 @@ def render(counts: dict[str, dict[str, int]]) -> str:
     if graph:
         lines += ["", "The sites above are those of the files and functions chosen by hand (scripts/coverage/"
                       "scope_<framework>.py), so the coverage is over that denominator only. Found by call graph "
-                      "from the entry a run takes (scripts/coverage/callgraph.py; by name, so an over-approximation):",
-                  f"{'framework':<13}{'reachable':>10}{'judged':>8}{'not yet':>9}  entries"]
-        for framework in counts:
+                      "from the entry a run takes (scripts/coverage/callgraph.py; by name, so an over-approximation). "
+                      "The sites not judged yet are decidable from the files and wait for their rules, so the "
+                      "coverage here is rules / (decidable + not yet):",
+                  f"{'framework':<13}{'reachable':>10}{'judged':>8}{'not yet':>9}{'coverage':>10}  entries"]
+        for framework, by_kind in counts.items():
             if framework in graph:
                 sites, judged, _, entries = graph[framework]
-                lines.append(f"{framework:<13}{sites:>10}{judged:>8}{sites - judged:>9}  {entries}")
+                decidable = by_kind["rule"] + by_kind["todo"] + sites - judged
+                share = f"{100 * by_kind['rule'] / decidable:.0f}%" if decidable else "-"
+                lines.append(f"{framework:<13}{sites:>10}{judged:>8}{sites - judged:>9}{share:>10}  {entries}")
     return "\n".join(lines)

@@ -92,7 +92,10 @@ FORMS = {
     "empty-file": "an empty file, which hjson reads as an empty object",
     "escape": "a string escape JSON does not have",
     "non-ascii-digits": "a number with non-ASCII digits",
+    "non-finite": "a bare NaN or Infinity",
 }
+# the tokens Python's json.load reads as floats; hjson reads them as strings
+NON_FINITE = ("NaN", "Infinity", "-Infinity")
 
 
 def _took_comma(node: Node) -> bool:
@@ -294,6 +297,7 @@ class _Parser:
             raise _Fail(f"unexpected {first!r}: a value is missing", pos)
         stop = _TERMINATOR.search(text, pos)
         end = stop.start() if stop is not None else self.n
+        token = text[pos:end].strip()
         if first == "-" or "0" <= first <= "9":
             number = _NUMBER.match(text, pos)
             if number is not None and number.end() == end:
@@ -314,7 +318,8 @@ class _Parser:
         raw = text[pos:end].rstrip()
         if stop is not None and self.swallowed is None and any(c in value for c in "}]"):
             self.swallowed = pos  # the value took a closing bracket with it: said if one is missing
-        self.forms.append(("quoteless-value", pos))
+        # json.load reads a bare NaN/Infinity as a float (Python's extension): not a form it refuses
+        self.forms.append(("non-finite" if token in NON_FINITE else "quoteless-value", pos))
         return self.node("string", pos, pointer, value, raw), end
 
     def number(self, raw: str, is_float: bool, pos: int) -> int | float:

@@ -33,6 +33,15 @@ Two paths, as DeepSpeed's users take them:
   (default 4) and DeepSpeed's world size answering the same; an engine made without its __init__
   holds the parsed config, no mpu and a sequence-parallel size of 1. What follows the checks (the
   expert groups) needs those ranks and fails here, after every site the map names;
+- option `stage=moe`: what `_configure_expert_parallel` does once its expert groups exist (they need
+  those ranks, so none are made): AutoEP's own MoE detection, `AutoEP(model, config).ep_parser()`
+  (the route scale of each layer resolved), and `validate_autoep_post_detection`, on a one-layer
+  Mixtral of transformers (4 experts, top-2, hidden size 8: a model every AutoEP preset list
+  detects), the config parsed as on `world` ranks (default 4; `load=json` reads the file with
+  `json.load` first, as a script that hands DeepSpeed a dict does); then, with ZeRO stage 3, the
+  engine's own `_validate_zero3_moe_compatibility`, on an engine made without its __init__ whose
+  model holds an AutoEP layer (a stand-in for the replaced Mixtral block) and whose
+  sequence-parallel size is 1;
 - a Python script (`.py`, a DS43x fixture): the `deepspeed.initialize(...)` call it makes, read
   with `ast` (the script is never run): its `config` (a file name beside it, a literal dict, or
   none at all),
@@ -184,6 +193,34 @@ def _autoep(path: Path, world: int) -> None:
         engine_module.dist.get_world_size = saved
 
 
+def _moe(path: Path, world: int, *, json_load: bool = False) -> None:
+    import json
+
+    deepspeed, oracles, torch = _state["deepspeed"], _state["oracles"], _state["torch"]
+    from deepspeed.module_inject.auto_ep import AutoEP
+    from deepspeed.module_inject.auto_ep_config import validate_autoep_post_detection
+    from deepspeed.module_inject.auto_ep_layer import AutoEPMoELayer
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    loaded = json.loads(path.read_text(encoding="utf-8")) if json_load else oracles.load_file(path)
+    with oracles._world(world):
+        config = deepspeed.runtime.config.DeepSpeedConfig(loaded)
+    model = MixtralForCausalLM(MixtralConfig(vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+                                             num_attention_heads=2, num_key_value_heads=1, num_local_experts=4,
+                                             num_experts_per_tok=2))
+    specs = AutoEP(model, config.expert_parallel_config).ep_parser()
+    validate_autoep_post_detection(config.expert_parallel_config, specs)
+    if config.zero_optimization_stage == 3:
+        engine_class = deepspeed.runtime.engine.DeepSpeedEngine
+        replaced = AutoEPMoELayer.__new__(AutoEPMoELayer)
+        torch.nn.Module.__init__(replaced)
+        holder = torch.nn.Module()
+        holder.add_module("moe", replaced)
+        engine = engine_class.__new__(engine_class)
+        engine.__dict__.update(_config=config, has_moe_layers=True, module=holder, sequence_parallel_size=1)
+        engine._validate_zero3_moe_compatibility()
+
+
 def _script_call(path: Path) -> tuple[dict, str | None, bool]:
     """(config, the optimizer class it passes or None, passes a scheduler) of the script's
     deepspeed.initialize call. The class is DeepSpeedCPUAdam when the script names that class
@@ -219,6 +256,9 @@ def load(path: Path, **options: str) -> None:
             config = _runnable(config, {**options, "optimizer": "none"})
         _initialize(config, client_optimizer=optimizer,
                     client_scheduler=scheduler)
+        return
+    if options.get("stage") == "moe":
+        _moe(path, int(options.get("world", "4")), json_load=options.get("load") == "json")
         return
     if options.get("stage") == "autoep":
         _autoep(path, int(options.get("world", "4")))

@@ -510,3 +510,94 @@ class DeepSpeedConfigWithoutZero(PlanRule):
                                       "config in the DeepSpeed config.\") in every training process; add "
                                       "zero_optimization with the stage you mean (0 for none)",
                                       related=[self.related(target, "", "the ds_config, without zero_optimization")])
+
+
+class DeepSpeedConfigFileMissing(AccelerateRule):
+    """The `deepspeed_config_file` an Accelerate config names is neither beside it nor in the current directory.
+
+    ## What it does
+    Under `distributed_type: DEEPSPEED`, reports a `deepspeed_config_file` path that names no
+    file next to the Accelerate config or in the directory the check runs from (usually the
+    repository's root, where jobs are launched), and that is not inline JSON or base64-encoded
+    JSON either (Accelerate takes those too). It suggests a close file name that does exist. An
+    info: Accelerate opens the path relative to the directory `accelerate launch` runs in, which
+    no file states.
+
+    ## Why is this bad
+    Accelerate's DeepSpeed plugin, in every training process, raises `ValueError: Expected a
+    string path to an existing deepspeed config, or a dictionary, or a base64 encoded string.`
+    A path that only works from one directory breaks the job as soon as it is launched from
+    another.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      deepspeed_config_file: configs/ds_confg.json
+    ```
+
+    ## Use instead
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      deepspeed_config_file: configs/ds_config.json
+    ```
+    """
+
+    code = "AC109"
+    name = "deepspeed-config-file-missing"
+    severity = "info"
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict) or data.get("distributed_type") != "DEEPSPEED":
+            return
+        for reference in document.references:
+            if reference.role != "deepspeed_config" or reference.resolved is not None or reference.note:
+                continue
+            if reference.unknown is not None and "only known when the job runs" in reference.unknown:
+                continue  # a variable: not a path the file states
+            if _inline_json(reference.target):
+                continue
+            import os
+
+            from shardshift.context import UnknownContext
+            from shardshift.rules.base import did_you_mean
+
+            folder = os.path.dirname(os.path.join(os.path.dirname(document.path), reference.target))
+            try:
+                names = sorted(n for n in os.listdir(folder or ".") if n.endswith(".json"))[:500]
+            except OSError:
+                names = []
+            close = did_you_mean(os.path.basename(reference.target), names)
+            fixed = os.path.join(os.path.dirname(reference.target), close) if close else None
+            where = reference.where
+            yield self.finding(
+                document, where.pointer,
+                f"deepspeed_config_file {reference.target!r} is neither next to {os.path.basename(document.path)} nor "
+                "in the current directory: where the job does not find it either, Accelerate's DeepSpeed plugin "
+                "raises ValueError in every training process (\"Expected a string path to an existing deepspeed "
+                "config, or a dictionary, or a base64 encoded string.\")"
+                + (f"; did you mean {fixed!r}?" if fixed else ""),
+                fix=fixed, position=(where.line, where.column),
+                unknown_context=UnknownContext(
+                    "program", "the directory accelerate launch runs in, which Accelerate opens the path from",
+                    "check from the directory the job is launched in, or name the path from the repository's root"))
+
+
+def _inline_json(text: str) -> bool:
+    """Whether Accelerate's HfDeepSpeedConfig reads `text` itself as a config: JSON, or base64 of JSON."""
+    import base64
+    import binascii
+    import json
+
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        pass
+    try:
+        json.loads(base64.urlsafe_b64decode(text).decode("utf-8"))
+        return True
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return False

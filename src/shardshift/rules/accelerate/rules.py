@@ -20,6 +20,7 @@ from shardshift.rules.accelerate.config import (  # noqa: F401
     Yaml11Number,
 )
 from shardshift.rules.accelerate.launch import (  # noqa: F401
+    DeepSpeedConfigFileMissing,
     DeepSpeedConfigWithoutZero,
     InvalidFp8Config,
     InvalidParallelismConfig,

@@ -505,6 +505,8 @@ EXPERT_PARALLEL_MINIMUM: dict[str, tuple[int, str]] = {
     "num_limited_groups": (1, ">= 1"),
 }
 EXPERT_PARALLEL_BOOLS = ("validate_folding_routing", "async_split_plan")
+# a bare NaN or Infinity, as hjson reads it (a string); json.load reads the float
+NON_FINITE = ("NaN", "Infinity", "-Infinity")
 # module_inject/auto_ep_presets/registry.py PRESET_MODELS, in registry order
 # deepspeed/moe/ep_experts.py EXPERT_ACTIVATIONS (0.19.8): the built-in names; register_expert_activation adds more
 EXPERT_ACTIVATIONS = ("geglu_tanh", "swiglu", "swiglu_clamped", "swiglu_oai")
@@ -616,16 +618,54 @@ class ExpertParallelValueRefused(Rule):
                                f"expert_parallel.preset_model {json.dumps(ep_preset)} differs from tensor_parallel."
                                f"preset_model {json.dumps(tp_preset)}: {tail} (\"must match when both are set\"); "
                                "name one model in both, or leave one unset")
-        yield from self._names(document, section, tail)
+        yield from self._names(document, context, section, tail)
         yield from self._combinations(document, data, section, tail)
         yield from self._folding(document, data, section, tail)
         yield from self._activation(document, context, section, tail)
+        yield from self._detected(document, data, section)
         if section.get("comm_backend") == "deepep" and section.get("comm_max_tokens_per_rank", 0) == 0:
             where = "comm_max_tokens_per_rank" if "comm_max_tokens_per_rank" in section else "comm_backend"
             yield self.finding(document, f"/expert_parallel/{where}",
                                f"comm_backend \"deepep\" with comm_max_tokens_per_rank 0 (the default): {tail} "
                                "(\"comm_max_tokens_per_rank must be a positive integer when comm_backend='deepep'\"); "
                                "set it to the most tokens one rank can route (micro batch x padded sequence length)")
+
+    def _detected(self, document: Document, data: dict, section: dict) -> Iterable[Finding]:
+        """What deepspeed.initialize refuses once AutoEP has detected the model's MoE layers: a route scale that
+        is no finite number (_as_finite_float), fused_weighted_sum with scores applied before the experts
+        (validate_autoep_post_detection), and under ZeRO-3 quantized gradients or hpZeRO
+        (_validate_zero3_moe_compatibility). A model without MoE layers AutoEP detects only gets a warning,
+        unless preset_model or moe_layer_pattern names what to detect: then it is refused as well."""
+        unknown = self._moe_unknown(section)
+        tail = "deepspeed.initialize raises {} when AutoEP has detected the model's MoE layers"
+        factor = section.get("routed_scaling_factor")
+        if isinstance(factor, bool):
+            yield self.finding(document, "/expert_parallel/routed_scaling_factor",
+                               f"expert_parallel.routed_scaling_factor is {json.dumps(factor)}, a boolean: the config "
+                               "check lets it pass as a number, but " + tail.format("ValueError")
+                               + " (\"routed_scaling_factor must be a finite number\"); write a number, or \"auto\" "
+                               "to take the model config's", unknown_context=unknown)
+        if section.get("combine_impl") == "fused_weighted_sum" and section.get("score_apply") == "pre":
+            yield self.finding(document, "/expert_parallel/score_apply",
+                               "combine_impl \"fused_weighted_sum\" with score_apply \"pre\": "
+                               + tail.format("ValueError") + " ('combine_impl=\"fused_weighted_sum\" requires "
+                               "score_apply=\"post\"'); set score_apply to \"post\" or leave combine_impl unset",
+                               unknown_context=unknown)
+        zero = data.get("zero_optimization")
+        if not isinstance(zero, dict) or zero.get("stage") != 3:
+            return
+        zero3 = tail.format("AssertionError") + " under ZeRO stage 3"
+        if zero.get("zero_quantized_gradients") is True:
+            yield self.finding(document, "/zero_optimization/zero_quantized_gradients",
+                               f"zero_optimization.zero_quantized_gradients with AutoEP: {zero3} (\"AutoEP with ZeRO "
+                               "Stage 3 does not support zero_quantized_gradients yet.\"); turn it off, or use ZeRO "
+                               "stage 1 or 2", unknown_context=unknown)
+        hpz = zero.get("zero_hpz_partition_size")
+        if _is_int(hpz) and hpz > 1:
+            yield self.finding(document, "/zero_optimization/zero_hpz_partition_size",
+                               f"zero_optimization.zero_hpz_partition_size {hpz} with AutoEP: {zero3} (\"AutoEP with "
+                               "ZeRO Stage 3 does not support hpZeRO secondary tensor groups yet\"); set it to 1",
+                               unknown_context=unknown)
 
     def _activation(self, document: Document, context: Context, section: dict, tail: str) -> Iterable[Finding]:
         """An expert_activation that is no built-in name: refused unless the program registers it first
@@ -699,7 +739,7 @@ class ExpertParallelValueRefused(Rule):
                                    "offload with AutoEP+AutoTP folding is not validated yet\"); remove the offload "
                                    "or set autotp_size to 1", key=True)
 
-    def _names(self, document: Document, section: dict, tail: str) -> Iterable[Finding]:
+    def _names(self, document: Document, context: Context, section: dict, tail: str) -> Iterable[Finding]:
         """The single values validate_autoep_config checks by kind: names, flags, the scaling factor."""
         preset = section.get("preset_model")
         if preset is not None and preset not in EXPERT_PARALLEL_PRESETS:
@@ -728,10 +768,43 @@ class ExpertParallelValueRefused(Rule):
                                f"{tail} (\"has_shared_experts must be a boolean when set\")")
         if "routed_scaling_factor" in section:
             factor = section["routed_scaling_factor"]
-            if factor != "auto" and not isinstance(factor, (int, float)):
+            if factor in NON_FINITE:
+                yield from self._non_finite_factor(document, context, section, factor, tail)
+            elif factor != "auto" and not isinstance(factor, (int, float)):
                 yield self.finding(document, "/expert_parallel/routed_scaling_factor",
                                    f"expert_parallel.routed_scaling_factor is {json.dumps(factor)}: {tail} "
                                    "(\"routed_scaling_factor must be a number or 'auto'\")")
+
+    def _non_finite_factor(self, document: Document, context: Context, section: dict, factor: str,
+                           tail: str) -> Iterable[Finding]:
+        """A bare NaN or Infinity: hjson (DeepSpeed's loader of a path) reads the string, refused by the config
+        check; json.load (a script that hands DeepSpeed a dict) reads the float, refused only once AutoEP has
+        detected the MoE layers."""
+        from shardshift.rules.deepspeed.auto import consumers_of
+
+        readers = consumers_of(document, context)
+        by_json = bool(readers) and all(c.loader == "json" for c in readers)
+        message = (f"expert_parallel.routed_scaling_factor is {factor}, no finite number: DeepSpeed's own loader "
+                   f"reads it as the string {json.dumps(factor)}, and {tail} (\"routed_scaling_factor must be a "
+                   "number or 'auto'\"); a script that opens the file with json.load hands over the float, and "
+                   "deepspeed.initialize raises ValueError when AutoEP has detected the model's MoE layers "
+                   "(\"routed_scaling_factor must be a finite number\"); write a number, or \"auto\"")
+        unknown = self._moe_unknown(section) if by_json else None
+        yield self.finding(document, "/expert_parallel/routed_scaling_factor", message, unknown_context=unknown)
+
+    @staticmethod
+    def _moe_unknown(section: dict):
+        """None where preset_model or moe_layer_pattern names what AutoEP must detect (a model without it is
+        refused too), else what is unknown: whether the model has MoE layers AutoEP detects."""
+        from shardshift.context import UnknownContext
+
+        if section.get("preset_model") is not None or section.get("moe_layer_pattern") is not None:
+            return None
+        return UnknownContext(
+            "program", "whether the model has MoE layers AutoEP detects (with none, AutoEP only warns and never "
+                       "reaches this check) is not in the config",
+            "set expert_parallel.preset_model to the model's family (DeepSpeed then refuses a model without such "
+            "layers, too)")
 
     def _combinations(self, document: Document, data: dict, section: dict, tail: str) -> Iterable[Finding]:
         """The pairs validate_autoep_config refuses (DeepSpeed's defaults for what the file leaves out)."""

@@ -145,6 +145,12 @@ class HjsonOnlySyntax(Rule):
             return
         from shardshift.jsonc import FORMS
 
+        refused = [f for f in forms if f[0] != "non-finite"]
+        if not refused:
+            yield from self._non_finite(document, forms)
+            return
+        forms = refused
+
         form, line, column = forms[0]
         others = sorted({FORMS[f] for f, _, _ in forms[1:]} - {FORMS[form]})
         count = f"{len(forms)} such places in this file" if len(forms) > 1 else "the only such place in this file"
@@ -170,6 +176,17 @@ class HjsonOnlySyntax(Rule):
                 "consumer", f"no file in the checked tree passes {document.path} to a program, so whether json.load "
                 "or DeepSpeed's hjson opens it is not known",
                 "check the config together with the script, launch command or YAML that uses it"))
+
+
+    def _non_finite(self, document: Document, forms: list) -> Iterable[Finding]:
+        """Only bare NaN/Infinity tokens: json.load reads each as a float, hjson as a string (with what follows
+        it on the line): no loader refuses the file, but the value depends on which one opens it."""
+        _, line, column = forms[0]
+        count = f"{len(forms)} such places in this file" if len(forms) > 1 else "the only such place in this file"
+        yield self.finding(document, None, "a bare NaN or Infinity: json.load, which the Hugging Face Trainer and "
+                           "Accelerate use to open a ds_config path, reads it as a float, but DeepSpeed's own loader "
+                           "(hjson) reads it as a string, so the value depends on which loader opens the file; write "
+                           f"a finite number; {count}", position=(line, column), severity="info")
 
 
 # What each format's loader does with a repeated key.
