@@ -109,7 +109,7 @@ class MeshUse:
                 continue
             if event.name == "distribute_module":
                 self.distributed.append(Distributed(event, mesh, event.targets[0], True))
-            elif event.name == "parallelize_module":
+            elif event.name == "parallelize_module" and len(mesh.dims) == 1:  # a style refuses more dims itself
                 for key, style in _plan_entries(event) or ():
                     path = _below(event.targets[0], key)
                     if path is not None and _style(style):
@@ -246,8 +246,9 @@ class FullyShardTensorParallelMeshRefused(_base._Fsdp2Rule):
 
     @staticmethod
     def _problem(event, mesh, tp) -> str | None:
-        if mesh.device and tp.device and mesh.device != tp.device:
-            return None  # torch refuses the device types first
+        if (mesh.device and tp.device and mesh.device != tp.device) or (
+                "mesh" not in event.given and tp.device not in (None, "cuda")):
+            return None  # torch refuses the device types first (the default mesh is on the accelerator)
         if not mesh.names_given or not tp.names_given:
             return "unnamed"  # the default mesh has no names either
         found = tp_problem(mesh, tp)
@@ -462,8 +463,9 @@ class ReshardToSmallerMeshWithDTensors(_base._Fsdp2Rule):
             if size is None or value >= size or size % value:
                 continue  # equal to the group: a plain reshard; not a factor: FS006
             for path in event.targets:
-                root_call = not any(R.is_below(path, t) for other in use.shards if other is not event
-                                    for t in other.targets if not other.conds)
+                root_call = not any(R.is_below(path, t) for other in use.shards
+                                    if other is not event and not other.conds and other.flow in (0, event.flow)
+                                    for t in other.targets)
                 if root_call:
                     continue  # the root keeps its parameters after forward
                 item = next((i for i in use.managed(event, path) if tp_problem(mesh, i.mesh) == ""), None)
