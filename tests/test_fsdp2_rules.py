@@ -22,7 +22,8 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",
             "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error",
             "FS035": "error", "FS036": "error", "FS037": "error", "FS038": "error", "FS039": "error",
-            "FS040": "error", "FS041": "error"}
+            "FS040": "error", "FS041": "error",
+            "FS047": "error", "FS048": "error", "FS049": "error"}
 
 
 def expected(path):
@@ -274,3 +275,57 @@ def test_fs024_is_an_info_where_the_file_also_offers_fully_shard(tmp_path):
     _, out = check_json(str(tmp_path / "alone.py"), str(tmp_path / "both.py"), "--select", "FS024", "--isolated")
     assert sorted((Path(f["file"]).name, f["severity"]) for f in out["findings"]) == [("alone.py", "warning"),
                                                                                       ("both.py", "info")]
+
+
+def test_mesh_joins_are_judged_only_where_the_reader_ties_meshes_and_modules(tmp_path):
+    """FS047-FS049 rest on the meshes and modules the reader resolves: a plan or mesh from a parameter,
+    slices of two roots of one size that torch joins, a mesh equal to fully_shard's after other DTensors
+    were made (torch may hand them the earlier object), the root's own int reshard and a call under an
+    undecided `if` are quiet."""
+    head = ("from torch.distributed.device_mesh import init_device_mesh\n"
+            "from torch.distributed.fsdp import DataParallelMeshDims, fully_shard\n"
+            "from torch.distributed.tensor import distribute_module\n"
+            "from torch.distributed.tensor.parallel import ColwiseParallel, parallelize_module\n"
+            "a = init_device_mesh('cuda', (4, 8), mesh_dim_names=('dp', 'tp'))\n"
+            "b = init_device_mesh('cuda', (4, 8), mesh_dim_names=('dp', 'tp'))\n")
+    quiet = {
+        "plan_parameter": "def wrap(model, plan):\n    parallelize_module(model, a['tp'], plan)\n"
+                          "    fully_shard(model, mesh=a)\n",
+        "mesh_parameter": "def wrap(model, tp_mesh):\n    parallelize_module(model, tp_mesh, {'w': ColwiseParallel()})\n"
+                          "    fully_shard(model.w, mesh=a['dp'])\n",
+        "two_roots_orthogonal": "def wrap(model):\n    parallelize_module(model, b['tp'], {'w': ColwiseParallel()})\n"
+                                "    fully_shard(model.w, mesh=a['dp'])\n",
+        "equal_after_other_dtensors": "def wrap(model):\n    distribute_module(model.x, a)\n    distribute_module(model.y, b)\n"
+                                      "    fully_shard(model.y, mesh=a, dp_mesh_dims=DataParallelMeshDims(shard='dp'))\n",
+        "root_int_reshard": "def wrap(model):\n    parallelize_module(model, a['tp'], {'w': ColwiseParallel()})\n"
+                            "    fully_shard(model, mesh=a['dp'], reshard_after_forward=2)\n",
+        "undecided": "def wrap(model, tp):\n    if tp:\n        parallelize_module(model, b['tp'], {'w': ColwiseParallel()})\n"
+                     "    fully_shard(model.w, mesh=a)\n",
+    }
+    for name, body in quiet.items():
+        (tmp_path / f"{name}.py").write_text(head + body)
+    _, out = check_json(*(str(tmp_path / f"{n}.py") for n in quiet), "--select", "FS047,FS048,FS049", "--isolated")
+    assert out["findings"] == []
+    (tmp_path / "whole.py").write_text(head + "def wrap(model):\n    parallelize_module(model, a['tp'], {'w': ColwiseParallel()})\n"
+                                              "    fully_shard(model.w, mesh=a)\n"
+                                              "    fully_shard(model, mesh=a['dp'])\n")
+    (tmp_path / "other_root.py").write_text(head + "def wrap(model):\n    distribute_module(model, b)\n"
+                                                   "    fully_shard(model, mesh=a, dp_mesh_dims=DataParallelMeshDims('dp'))\n")
+    _, out = check_json(str(tmp_path / "whole.py"), str(tmp_path / "other_root.py"), "--select", "FS047,FS048",
+                        "--isolated")
+    assert sorted((Path(f["file"]).name, f["code"], f["line"]) for f in out["findings"]) == [
+        ("other_root.py", "FS048", 9), ("whole.py", "FS047", 9)]
+    assert "overlapping" in next(f["message"] for f in out["findings"] if f["code"] == "FS047")
+
+
+def test_a_1d_mesh_over_every_rank_listing_one_twice_fails_on_its_coordinates(tmp_path):
+    """FS029: with --world-size equal to the 1-D mesh's length torch takes the default group (no list
+    check) and refuses the rank's coordinates; without a world size both outcomes are named."""
+    (tmp_path / "mesh.py").write_text("from torch.distributed.device_mesh import DeviceMesh\n"
+                                      "from torch.distributed.fsdp import fully_shard\n"
+                                      "mesh = DeviceMesh('cuda', [0, 0, 2, 3])\nfully_shard(object(), mesh=mesh)\n")
+    _, out = check_json(str(tmp_path / "mesh.py"), "--select", "FS029", "--isolated", "--world-size", "4")
+    assert [f["code"] for f in out["findings"]] == ["FS029"] and "AssertionError" in out["findings"][0]["message"]
+    assert "ValueError" not in out["findings"][0]["message"]
+    _, out = check_json(str(tmp_path / "mesh.py"), "--select", "FS029", "--isolated")
+    assert "ValueError" in out["findings"][0]["message"] and "AssertionError" in out["findings"][0]["message"]

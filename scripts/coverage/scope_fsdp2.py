@@ -202,16 +202,6 @@ FILES = {
 # until their rules exist (the map would count each as a gap, "todo"), so callgraph.py counts them as
 # not in the map.
 NO_RULE_YET = {
-    'torch/distributed/device_mesh.py:DeviceMesh._compute_coordinates_from_mesh:1':
-        'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice',
-    'torch/distributed/device_mesh.py:DeviceMesh._create_flatten_mesh:1':
-        'dp_mesh_dims with a tuple of dims (shard=("dp", "cp")) on a mesh that already has a dim named their join ("dp_cp"), the name fully_shard flattens them to',
-    'torch/distributed/device_mesh.py:DeviceMesh._create_flatten_mesh:2':
-        'dp_mesh_dims with a tuple of dims whose join ("dp_cp") the script already used to flatten other dims (mesh[...]._flatten("dp_cp"))',
-    'torch/distributed/device_mesh.py:DeviceMesh._concatenate:1':
-        "fully_shard on a module the script made DTensors (parallelize_module / distribute_module) over a mesh from another init_device_mesh call than fully_shard's mesh (not slices of one root mesh)",
-    'torch/distributed/device_mesh.py:DeviceMesh._concatenate:2':
-        "one mesh dim used twice: DataParallelMeshDims naming a dim in both shard and replicate, or fully_shard's mesh overlapping the mesh the script used for TP/EP (the same slice, or a second init_device_mesh of the same ranks)",
     'torch/distributed/_composable_state.py:_insert_module_state:1':
         'replicate(m) and fully_shard(m) applied to the same module (each has its own contract registry, so contract lets the second through; both insert an FSDP-style state)',
     'torch/distributed/distributed_c10d.py:_new_process_group_helper:7':
@@ -220,14 +210,6 @@ NO_RULE_YET = {
         'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice (in one row of a dim); FS029 '
         'reports the mesh, but this is the split path of a backend that splits (NCCL with a bound device), which '
         'the CPU oracle\'s fake backend never takes (it refuses the same row in _new_group_with_tag)',
-    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam._init_sharding_spec_spmd:2':
-        'fully_shard(..., dp_mesh_dims=...) on parameters the script distributes (distribute_module / distribute_tensor) over a mesh without mesh_dim_names, a mesh other than the one passed to fully_shard',
-    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam._init_sharding_spec_spmd:3':
-        'fully_shard(..., mesh=A, dp_mesh_dims=...) on a module whose parameters the script distributed (distribute_module / parallelize_module) over another mesh object B (a second init_device_mesh or a slice)',
-    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam._init_sharding_spec_tp:2':
-        'fully_shard without dp_mesh_dims on a module whose parameters the script distributes (distribute_tensor / distribute_module / parallelize_module) over a mesh of three or more dims',
-    'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam.to_sharded_post_forward:1':
-        "fully_shard(..., reshard_after_forward=<an int between 1 and the shard group's size, both excluded>) on a module whose parameters the script made DTensors (parallelize_module / distribute_module for TP or EP)",
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup.post_backward:1':
         'set_all_reduce_hook(None, stream=...) on a module whose mesh is 1-D (a stream given with no hook)',
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_no_meta_params:1':

@@ -19,6 +19,9 @@ answers as a CUDA build with one GPU would: `torch.accelerator.current_accelerat
 patched and no CUDA call is made before the check that raises), and any other key: an int argument of
 the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
+DTensor's sharding-propagation caches are cleared after each case: they hand a new DTensor the mesh
+object of an earlier, equal mesh (one of an earlier fixture), which would decide torch's same-mesh-object
+check (FSDPParam._init_sharding_spec_spmd) by what ran before.
 """
 
 from __future__ import annotations
@@ -128,6 +131,9 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
         if forward == "1":
             model(torch.tensor([[1, 2, 3]]))
     finally:
+        from torch.distributed.tensor.debug import _clear_sharding_prop_cache
+
+        _clear_sharding_prop_cache()
         torch.accelerator.current_accelerator, torch.accelerator.device_count = saved_accelerator
         device_mesh.init_device_mesh = original
         torch.distributed.init_device_mesh = original

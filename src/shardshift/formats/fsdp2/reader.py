@@ -155,6 +155,10 @@ class Mesh:
     file: str = ""  # see Event.file
     site: tuple[int, int] | None = None
     root: bool = True  # made by init_device_mesh (False: a slice or a flattened mesh)
+    # each dim's (size, stride) pairs over the root's ranks (a flattened dim has several), where every size
+    # of the root is a literal; and the root mesh a slice or flattened mesh was taken from
+    axes: tuple[tuple[tuple[int, int], ...], ...] | None = field(default=None, compare=False, repr=False)
+    origin: Mesh | None = field(default=None, compare=False, repr=False)
 
     @property
     def size(self) -> int | None:
@@ -320,7 +324,13 @@ POSITIONAL = {
     "register_fsdp_forward_method": ("module", "method_name"),
     "DataParallelMeshDims": ("shard", "replicate"),
     "DeviceMesh": ("device_type", "mesh"),
+    "parallelize_module": ("module", "device_mesh", "parallelize_plan"),
+    "distribute_module": ("module", "device_mesh", "partition_fn", "input_fn", "output_fn"),
+    "distribute_tensor": ("tensor", "device_mesh", "placements"),
 }
+# torch's calls that make parameters DTensors over a mesh (tensor or expert parallelism, or the full SPMD
+# mesh dp_mesh_dims expects): recorded as `dtensor` events, the module (or tensor) first in targets
+DTENSOR_CALLS = frozenset({"parallelize_module", "distribute_module", "distribute_tensor"})
 POLICIES = {"MixedPrecisionPolicy": "mp", "OffloadPolicy": "offload", "CPUOffloadPolicy": "cpu_offload",
             "MixedPrecision": "fsdp1_mp", "CPUOffload": "fsdp1_offload", "DataParallelMeshDims": "dp_mesh_dims"}
 # methods of DDP and FSDP1's wrappers that an FSDP2 module (`FSDP<Class>`) does not have (FS035)
@@ -851,11 +861,14 @@ class Interpreter:
         if isinstance(base, Mesh):
             names = key.value if isinstance(key, Const) else None
             names = (names,) if isinstance(names, str) else names
+            if isinstance(names, tuple) and names == tuple(n for n, _ in base.dims):
+                return base  # torch returns the mesh itself for a slice by all its dims
             if isinstance(names, tuple) and all(isinstance(n, str) for n in names):
-                dims = tuple(d for name in names for d in base.dims if d[0] == name)
-                if len(dims) == len(names):
-                    return Mesh(dims, base.device, base.line, base.column, base.names_given, file=base.file, site=base.site,
-                                root=False)
+                picked = [i for name in names for i, d in enumerate(base.dims) if d[0] == name]
+                if len(picked) == len(names):
+                    axes = tuple(base.axes[i] for i in picked) if base.axes is not None else None
+                    return Mesh(tuple(base.dims[i] for i in picked), base.device, base.line, base.column, base.names_given,
+                                file=base.file, site=base.site, root=False, axes=axes, origin=base.origin or base)
             return UNKNOWN
         if isinstance(base, DictVal) and isinstance(key, Const) and isinstance(key.value, str):
             return base.items.get(key.value, UNKNOWN)
@@ -943,8 +956,13 @@ class Interpreter:
                 base = self._expr(node.func.value, env)
                 if isinstance(base, Mesh):
                     name = args[0].value if args and isinstance(args[0], Const) else None
+                    if name is None and "mesh_dim_name" in kwargs:
+                        name = kwargs["mesh_dim_name"].value if isinstance(kwargs["mesh_dim_name"], Const) else None
+                    given = bool(args) or "mesh_dim_name" in kwargs
+                    self._event("mesh_flatten", node, kwargs={"mesh": base, "name": name, "given": given})
+                    axes = (tuple(pair for axis in base.axes for pair in axis),) if base.axes is not None else None
                     return Mesh(((name, base.size),), base.device, base.line, base.column, file=base.file,
-                                site=base.site, root=False)
+                                site=base.site, root=False, axes=axes, origin=base.origin or base)
         return UNKNOWN
 
     def _run_function(self, func: Func, args: list[Any], kwargs: dict[str, Any], entry: bool = False,
@@ -1099,6 +1117,11 @@ class Interpreter:
             return named.get("module", UNKNOWN)
         if last == "init_device_mesh":
             return self._mesh(node, named)
+        if last in DTENSOR_CALLS and qualified.startswith("torch.distributed."):
+            first = POSITIONAL[last][0]
+            self._event("dtensor", node, name=last, targets=_paths(named.get(first, UNKNOWN)), kwargs=named, given=given,
+                        texts=texts())
+            return named.get(first, UNKNOWN) if last != "distribute_tensor" else UNKNOWN
         if last == "DeviceMesh" and qualified.startswith("torch."):
             self._event("device_mesh", node, kwargs=named, given=given, texts=texts())
             return UNKNOWN
@@ -1192,10 +1215,13 @@ class Interpreter:
             dim_names = [n if isinstance(n, str) else None for n in names.value][:len(sizes)]
             dim_names += [None] * (len(sizes) - len(dim_names))
         device = named.get("device_type", UNKNOWN)
+        known = [s for s in sizes if s is not None]
+        axes = tuple(((size, math.prod(known[i + 1:])),) for i, size in enumerate(known)) \
+            if len(known) == len(sizes) else None  # row-major over ranks 0 .. size-1
         mesh = Mesh(tuple(zip(dim_names, sizes)), device.value if isinstance(device, Const) else None, node.lineno,
                     node.col_offset + 1, names_given="mesh_dim_names" in named,
                     shape_text=_argument_texts(node, POSITIONAL["init_device_mesh"]).get("mesh_shape", ""),
-                    file=self.file, site=self.site)
+                    file=self.file, site=self.site, axes=axes)
         self._event("mesh", node, kwargs={"mesh": mesh, **named}, given=frozenset(named),
                     texts=_argument_texts(node, POSITIONAL["init_device_mesh"]))
         return mesh

@@ -179,7 +179,13 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
             if first == at:
                 continue
             differ = [d for d, (a, b) in enumerate(zip(first, at)) if a != b]
-            if len(differ) == 1:
+            whole = "AssertionError: rank_coords.size(0) must be 0 or 1, as the rank finds itself twice"
+            if len(at) == 1 and context_world == len(ranks):  # one group over the whole world: the default group
+                why = f"{whole} (a 1-D mesh over every rank takes the default group, which checks no list)"
+            elif len(at) == 1 and context_world is None:
+                why = (f"ValueError: ranks list must not contain duplicate entries; or, where the mesh spans every "
+                       f"rank, {whole}")
+            elif len(differ) == 1:
                 why = f"ValueError: ranks list must not contain duplicate entries (one group of dim {differ[0]} holds it twice)"
             else:
                 why = (f"RuntimeError: each device mesh dimension should get only one process group (rank {rank} falls "
