@@ -301,3 +301,14 @@ def test_ac109_only_a_path_that_names_no_file(tmp_path, value, reported):
     (tmp_path / "accelerate_config.yaml").write_text(text, encoding="utf-8")
     _, output = check_json("--select", "AC109", str(tmp_path / "accelerate_config.yaml"))
     assert bool(findings_with_code(output, "AC109")) is reported
+
+
+def test_ac109_a_path_from_a_folder_above_is_the_launch_directorys_business(tmp_path):
+    """configs/accelerate.yaml naming ds/zero3.json that lies at the repository's root: a job launched there finds it."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "ds").mkdir()
+    (tmp_path / "ds" / "zero3.json").write_text('{"zero_optimization": {"stage": 3}}', encoding="utf-8")
+    text = (RULES / "AC109" / "bad.yaml").read_text(encoding="utf-8").replace("configs/ds_confg.json", "ds/zero3.json")
+    (tmp_path / "configs" / "accelerate_config.yaml").write_text(text, encoding="utf-8")
+    _, output = check_json("--select", "AC109", str(tmp_path / "configs" / "accelerate_config.yaml"))
+    assert findings_with_code(output, "AC109") == []

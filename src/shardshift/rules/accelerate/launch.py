@@ -517,9 +517,9 @@ class DeepSpeedConfigFileMissing(AccelerateRule):
 
     ## What it does
     Under `distributed_type: DEEPSPEED`, reports a `deepspeed_config_file` path that names no
-    file next to the Accelerate config or in the directory the check runs from (usually the
-    repository's root, where jobs are launched), and that is not inline JSON or base64-encoded
-    JSON either (Accelerate takes those too). It suggests a close file name that does exist. An
+    file next to the Accelerate config, from a folder above it (the repository's root, where jobs
+    are usually launched) or from the directory the check runs in, and that is not inline JSON or
+    base64-encoded JSON either (Accelerate takes those too). It suggests a close file name that does exist. An
     info: Accelerate opens the path relative to the directory `accelerate launch` runs in, which
     no file states.
 
@@ -557,7 +557,7 @@ class DeepSpeedConfigFileMissing(AccelerateRule):
                 continue
             if reference.unknown is not None and "only known when the job runs" in reference.unknown:
                 continue  # a variable: not a path the file states
-            if _inline_json(reference.target):
+            if _inline_json(reference.target) or _from_a_parent(document.path, reference.target):
                 continue
             import os
 
@@ -574,8 +574,8 @@ class DeepSpeedConfigFileMissing(AccelerateRule):
             where = reference.where
             yield self.finding(
                 document, where.pointer,
-                f"deepspeed_config_file {reference.target!r} is neither next to {os.path.basename(document.path)} nor "
-                "in the current directory: where the job does not find it either, Accelerate's DeepSpeed plugin "
+                f"deepspeed_config_file {reference.target!r} is neither next to {os.path.basename(document.path)}, "
+                "nor under a folder above it, nor in the current directory: where the job does not find it either, Accelerate's DeepSpeed plugin "
                 "raises ValueError in every training process (\"Expected a string path to an existing deepspeed "
                 "config, or a dictionary, or a base64 encoded string.\")"
                 + (f"; did you mean {fixed!r}?" if fixed else ""),
@@ -583,6 +583,24 @@ class DeepSpeedConfigFileMissing(AccelerateRule):
                 unknown_context=UnknownContext(
                     "program", "the directory accelerate launch runs in, which Accelerate opens the path from",
                     "check from the directory the job is launched in, or name the path from the repository's root"))
+
+
+def _from_a_parent(referrer: str, target: str) -> bool:
+    """Whether a relative `target` names a file from a folder above the referring file (a job launched from
+    the repository's root with a config kept in a subfolder): then the directory the job runs in decides."""
+    import os
+
+    if os.path.isabs(target):
+        return False
+    folder = os.path.dirname(os.path.abspath(referrer))
+    for _ in range(8):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+        if os.path.isfile(os.path.join(folder, target)):
+            return True
+    return False
 
 
 def _inline_json(text: str) -> bool:
