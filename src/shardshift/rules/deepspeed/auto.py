@@ -181,6 +181,23 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
+def initialize_calls_of(path: str, context: Context, line: int) -> tuple[str, list] | None:
+    """(the script's text, its deepspeed.initialize calls that pass the config at `line`, or all of them when
+    none is on that line), read once per check (the document given to check, else the file), or None when the
+    script cannot be read."""
+    from shardshift.files import read_text
+    from shardshift.formats.python_script import reader
+
+    document = next((d for d in context.documents if d.path == path and d.format == "python"), None)
+    text = document.text if document is not None else read_text(path, errors="strict", bom=False)
+    if text is None:
+        return None
+    if document is None:
+        document = reader.read(text, path)
+    calls = getattr(document.data, "initialize_calls", [])
+    return text, [c for c in calls if c.config is not None and c.config.line == line] or calls
+
+
 def repository_root(path: str) -> str:
     """The nearest ancestor directory with `.git` (at most 8 levels up), else the file's directory."""
     directory = os.path.dirname(_real(path))

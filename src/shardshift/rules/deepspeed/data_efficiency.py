@@ -82,17 +82,12 @@ def _script_passes_data(path: str, context: Context, line: int) -> tuple[bool | 
     """(True / False / None, line) for the deepspeed.initialize calls of a script that pass the
     config at `line` (all of them when none is on that line): True where one certainly passes
     training_data or the script calls `deepspeed_io(...)`."""
-    from shardshift.files import read_text
-    from shardshift.formats.python_script import reader
+    from shardshift.rules.deepspeed.auto import initialize_calls_of
 
-    document = next((d for d in context.documents if d.path == path and d.format == "python"), None)
-    text = document.text if document is not None else read_text(path, errors="strict", bom=False)
-    if text is None:
+    found = initialize_calls_of(path, context, line)
+    if found is None:
         return None, line
-    if document is None:
-        document = reader.read(text, path)
-    calls = getattr(document.data, "initialize_calls", [])
-    chosen = [c for c in calls if c.config is not None and c.config.line == line] or calls
+    text, chosen = found
     verdicts = [(call.passes("training_data"), call.line) for call in chosen]
     for verdict, at in verdicts:
         if verdict:

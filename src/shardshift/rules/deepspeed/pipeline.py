@@ -71,19 +71,12 @@ def model_kind(path: str, text: str, callee: str | None) -> str:
 def _script_models(path: str, context: Context, line: int) -> list[tuple[str, int, str]]:
     """(kind, line, callee) of the model of each deepspeed.initialize call of the script at
     `path` that passes the config at `line` (all its calls when none is on that line)."""
-    from shardshift.formats.python_script import reader
+    from shardshift.rules.deepspeed.auto import initialize_calls_of
 
-    document = next((d for d in context.documents if d.path == path and d.format == "python"), None)
-    from shardshift.files import read_text
-
-    text = document.text if document is not None else read_text(path, errors="strict", bom=False)
-    if text is None:
+    found = initialize_calls_of(path, context, line)
+    if found is None:
         return []
-    if document is None:
-        document = reader.read(text, path)
-    facts = document.data
-    calls = getattr(facts, "initialize_calls", [])
-    chosen = [c for c in calls if c.config is not None and c.config.line == line] or calls
+    text, chosen = found
     out = []
     for call in chosen:
         model = call.arguments.get("model")
