@@ -153,6 +153,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
+    NewFile("fixtures/fsdp2/rules/FS043/*", "Issue 33: FS043, replicate and fully_shard on one module"),
+    NewFile("fixtures/fsdp2/rules/FS042/*", "Issue 33: FS042, a meta-device module sharded and run before to_empty"),
     NewFile("fixtures/fsdp2/rules/FS041/*", "Issue 33: FS041, a device mesh dimension written as a true division"),
     NewFile("fixtures/fsdp2/rules/FS040/*", "Issue 33: FS040, init_process_group arguments torch refuses"),
     NewFile("fixtures/fsdp2/rules/FS039/*", "Issue 33: FS039, a process group initialised after the mesh did it"),

@@ -212,8 +212,6 @@ NO_RULE_YET = {
         "fully_shard on a module the script made DTensors (parallelize_module / distribute_module) over a mesh from another init_device_mesh call than fully_shard's mesh (not slices of one root mesh)",
     'torch/distributed/device_mesh.py:DeviceMesh._concatenate:2':
         "one mesh dim used twice: DataParallelMeshDims naming a dim in both shard and replicate, or fully_shard's mesh overlapping the mesh the script used for TP/EP (the same slice, or a second init_device_mesh of the same ranks)",
-    'torch/distributed/_composable_state.py:_insert_module_state:1':
-        'replicate(m) and fully_shard(m) applied to the same module (each has its own contract registry, so contract lets the second through; both insert an FSDP-style state)',
     'torch/distributed/distributed_c10d.py:_new_process_group_helper:7':
         'init_process_group("nccl", pg_options=...) with an options object that is not ProcessGroupNCCL.Options',
     'torch/distributed/distributed_c10d.py:split_group:11':
@@ -230,8 +228,6 @@ NO_RULE_YET = {
         "fully_shard(..., reshard_after_forward=<an int between 1 and the shard group's size, both excluded>) on a module whose parameters the script made DTensors (parallelize_module / distribute_module for TP or EP)",
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup.post_backward:1':
         'set_all_reduce_hook(None, stream=...) on a module whose mesh is 1-D (a stream given with no hook)',
-    'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_no_meta_params:1':
-        'a module built on the meta device (with torch.device("meta"), device="meta") that is sharded and run forward with no to_empty or load_state_dict(..., assign=True) on it in between',
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_cpu_offload_params:1':
         'fully_shard(..., offload_policy=CPUOffloadPolicy()) on a module the script then moves to an accelerator (model.to("cuda"), .cuda(), to_empty(device="cuda")) before its first forward',
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_reduce_scatter_max_input_buffers:1':
