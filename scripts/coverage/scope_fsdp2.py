@@ -226,11 +226,7 @@ NO_RULE_YET = {
         'fully_shard without dp_mesh_dims on a module whose parameters the script distributes (distribute_tensor / distribute_module / parallelize_module) over a mesh of three or more dims',
     'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam.to_sharded_post_forward:1':
         "fully_shard(..., reshard_after_forward=<an int between 1 and the shard group's size, both excluded>) on a module whose parameters the script made DTensors (parallelize_module / distribute_module for TP or EP)",
-    'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup.post_backward:1':
-        'set_all_reduce_hook(None, stream=...) on a module whose mesh is 1-D (a stream given with no hook)',
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_cpu_offload_params:1':
         'fully_shard(..., offload_policy=CPUOffloadPolicy()) on a module the script then moves to an accelerator (model.to("cuda"), .cuda(), to_empty(device="cuda")) before its first forward',
-    'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_reduce_scatter_max_input_buffers:1':
-        'set_reduce_scatter_max_input_buffers(n > 1) on a module that also gets set_force_sum_reduction_for_comms(True) then set_symm_mem_for_comm() (the symmetric-memory reduce-scatter)',
 }
 

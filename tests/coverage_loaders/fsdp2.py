@@ -16,7 +16,11 @@ embedding's), `forward=0` (skip the forward), `pg=own` (no fake group: the fixtu
 init_process_group itself, on one rank with env:// set up as torchrun would), `accelerator=cuda` (torch
 answers as a CUDA build with one GPU would: `torch.accelerator.current_accelerator()` is cuda and
 `device_count()` 1, so init_process_group's device_id checks run as on a GPU machine; nothing else is
-patched and no CUDA call is made before the check that raises), and any other key: an int argument of
+patched and no CUDA call is made before the check that raises), `backward=1` (the forward's output is summed
+and run backward: the first backward's post-backward checks), `symm_mem=nccl` (torch's symmetric memory
+accepts the NCCL backend, as a CUDA build with NCCL's symmetric memory does: `set_symm_mem_for_comm()`
+builds FSDP's symmetric-memory collectives; nothing else is patched, and the check that raises at the
+first forward's lazy init comes before any symmetric allocation), and any other key: an int argument of
 the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
 """
@@ -84,9 +88,10 @@ def _entry(tree: ast.Module, call: str | None) -> str | None:
 
 
 def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
-         pg: str = "fake", accelerator: str = "", **arguments: str) -> None:
+         pg: str = "fake", accelerator: str = "", backward: str = "0", symm_mem: str = "", **arguments: str) -> None:
     import torch
     import torch.distributed as dist
+    import torch.distributed._symmetric_memory as symmetric
     from torch.distributed import device_mesh
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
@@ -112,6 +117,9 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     device_mesh.init_device_mesh = init_device_mesh
     torch.distributed.init_device_mesh = init_device_mesh  # `from torch.distributed import init_device_mesh`
     saved_accelerator = (torch.accelerator.current_accelerator, torch.accelerator.device_count)
+    saved_backend = symmetric.set_backend
+    if symm_mem:
+        symmetric.set_backend = lambda name: None if name.lower() == symm_mem.lower() else saved_backend(name)
     if accelerator:
         torch.accelerator.current_accelerator = lambda *args, **kwargs: torch.device(accelerator)
         torch.accelerator.device_count = lambda: 1
@@ -126,8 +134,11 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
             values = [given[p] if p in given else int(arguments[p]) for p in inspect.signature(function).parameters]
             function(*values)
         if forward == "1":
-            model(torch.tensor([[1, 2, 3]]))
+            output = model(torch.tensor([[1, 2, 3]]))
+            if backward == "1":
+                output.sum().backward()
     finally:
+        symmetric.set_backend = saved_backend
         torch.accelerator.current_accelerator, torch.accelerator.device_count = saved_accelerator
         device_mesh.init_device_mesh = original
         torch.distributed.init_device_mesh = original

@@ -12,7 +12,7 @@ bound again between two steps is another object; a module handed to code the rul
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from shardshift.rules.fsdp2 import catalog as _catalog
@@ -26,12 +26,13 @@ _name = _catalog._name
 
 @dataclass(frozen=True)
 class _Cond:
-    """One side of an undecided branch: the statement's id, the side, the test as written."""
+    """One side of an undecided branch: the test as written (two `if`s with the same test are one
+    decision: `if args.meta:` around the build and again around `to_empty`), the side, and where."""
 
-    key: int
+    key: str
     positive: bool
     text: str
-    line: int
+    line: int = field(compare=False)
 
     def describe(self) -> str:
         return f"`{self.text}` (line {self.line})" if self.positive else f"not `{self.text}` (line {self.line})"
@@ -78,8 +79,8 @@ def _steps(body: list[ast.stmt], conds: tuple[_Cond, ...] = (), loop: frozenset[
                 yield from _steps(statement.orelse, conds, loop)
                 continue
             text = ast.unparse(statement.test)
-            yield from _steps(statement.body, (*conds, _Cond(id(statement), True, text, statement.lineno)), loop)
-            yield from _steps(statement.orelse, (*conds, _Cond(id(statement), False, text, statement.lineno)), loop)
+            yield from _steps(statement.body, (*conds, _Cond(text, True, text, statement.lineno)), loop)
+            yield from _steps(statement.orelse, (*conds, _Cond(text, False, text, statement.lineno)), loop)
         elif isinstance(statement, (ast.For, ast.AsyncFor)):
             yield _Step(statement, conds)
             yield from _nodes([statement.target, statement.iter], conds)
@@ -98,14 +99,14 @@ def _steps(body: list[ast.stmt], conds: tuple[_Cond, ...] = (), loop: frozenset[
             yield from _steps(statement.body, conds, loop)
             for handler in statement.handlers:
                 text = "except " + ast.unparse(handler.type) if handler.type is not None else "except"
-                yield from _steps(handler.body, (*conds, _Cond(id(handler), True, text, handler.lineno)), loop)
+                yield from _steps(handler.body, (*conds, _Cond(f"{text} (line {handler.lineno})", True, text, handler.lineno)), loop)
             yield from _steps(statement.orelse, conds, loop)
             yield from _steps(statement.finalbody, conds, loop)
         elif isinstance(statement, ast.Match):
             yield from _nodes([statement.subject], conds)
             for case in statement.cases:
                 text = f"{ast.unparse(statement.subject)} matches {ast.unparse(case.pattern)}"
-                yield from _steps(case.body, (*conds, _Cond(id(case), True, text, case.pattern.lineno)), loop)
+                yield from _steps(case.body, (*conds, _Cond(text, True, text, case.pattern.lineno)), loop)
         else:
             yield from (_Step(n, conds) for n in walk_nodes(statement) if not _in_lambda(n, statement))
 

@@ -1,0 +1,119 @@
+"""The flow rules (rules/fsdp2/flow.py) through the real command line: what one function body's
+statement order shows is an error, what an undecided `if` or code the rule cannot see into leaves
+open is an info naming it, and what is not one object on one path is no finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import check_json
+
+META = ("import torch\nfrom torch.distributed.fsdp import fully_shard\n"
+        "def main(args, make_model, loader, init_model):\n"
+        "    with torch.device('meta'):\n        model = make_model()\n")
+REPLICATE = ("from torch.distributed._composable.replicate_with_fsdp import replicate\n"
+             "from torch.distributed.fsdp import fully_shard\n"
+             "def shard(model, args):\n")
+
+
+def _verdicts(tmp_path: Path, cases: dict[str, str], code: str) -> dict[str, tuple[str, ...]]:
+    for name, text in cases.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    _, out = check_json(*(str(tmp_path / f"{n}.py") for n in cases), "--select", code, "--isolated")
+    found: dict[str, tuple[str, ...]] = {name: () for name in cases}
+    for finding in out["findings"]:
+        found[Path(finding["file"]).stem] += ((finding["severity"], finding["line"]),)
+    return found
+
+
+def test_fs042_meta_module_run_before_materialised(tmp_path):
+    shard = "    fully_shard(model)\n"
+    cases = {
+        "plain": META + shard + "    model(x)\n",
+        "loop": META + "    for layer in model.layers:\n        fully_shard(layer)\n"
+                       "    for batch in loader:\n        model(batch).sum().backward()\n",
+        "device_kwarg": "from torch.distributed.fsdp import fully_shard\ndef main(Model, x):\n"
+                        "    model = Model(device='meta')\n    fully_shard(model)\n    model(x)\n",
+        "to_empty": META + shard + "    model.to_empty(device='cuda')\n    model.init_weights()\n    model(x)\n",
+        "assign": META + shard + "    model.load_state_dict(sd, assign=True)\n    model(x)\n",
+        "rebound": META + shard + "    model = make_model()\n    model(x)\n",
+        "no_forward": META + shard + "    return model\n",
+        "no_shard": META + "    model(x)\n",
+        "meta_branch": "import torch\nfrom torch.distributed.fsdp import fully_shard\ndef main(args, Model, x):\n"
+                       "    if args.meta:\n        with torch.device('meta'):\n            model = Model()\n"
+                       "    else:\n        model = Model()\n    fully_shard(model)\n"
+                       "    if args.meta:\n        model.to_empty(device='cuda')\n    model(x)\n",
+        "maybe_to_empty": META + shard + "    if args.resume:\n        model.to_empty(device='cuda')\n    model(x)\n",
+        "helper": META + shard + "    init_model(model)\n    model(x)\n",
+        "method": META + shard + "    model.materialise()\n    model(x)\n",
+        "maybe_shard": META + "    if args.fsdp:\n        fully_shard(model)\n    model(x)\n",
+    }
+    found = _verdicts(tmp_path, cases, "FS042")
+    assert found == {
+        "plain": (("error", 7),), "loop": (("error", 9),), "device_kwarg": (("error", 5),),
+        "to_empty": (), "assign": (), "rebound": (), "no_forward": (), "no_shard": (), "meta_branch": (),
+        "maybe_to_empty": (("info", 9),), "helper": (("info", 8),), "method": (("info", 8),),
+        "maybe_shard": (("info", 8),),
+    }
+
+
+def test_fs043_replicate_and_fully_shard_on_one_module(tmp_path):
+    cases = {
+        "same": REPLICATE + "    replicate(model)\n    fully_shard(model)\n",
+        "list": REPLICATE + "    replicate(model.output)\n    fully_shard([model.output, model.norm])\n",
+        "loop_element": REPLICATE + "    for layer in model.layers:\n        replicate(layer)\n"
+                                    "        fully_shard(layer)\n",
+        "other_modules": REPLICATE + "    for layer in model.layers:\n        replicate(layer)\n    fully_shard(model)\n",
+        "two_sides": REPLICATE + "    if args.ddp:\n        replicate(model)\n    else:\n        fully_shard(model)\n",
+        "one_side": REPLICATE + "    if args.ddp:\n        replicate(model)\n    fully_shard(model)\n",
+        "rebound": REPLICATE + "    replicate(model)\n    model = args.build()\n    fully_shard(model)\n",
+        "slices": REPLICATE + "    for i, layer in enumerate(model.layers[:2]):\n        replicate(layer)\n"
+                              "    for i, layer in enumerate(model.layers[2:]):\n        fully_shard(layer)\n",
+        "other_library": "from mylib import replicate\nfrom torch.distributed.fsdp import fully_shard\n"
+                         "def shard(model):\n    replicate(model)\n    fully_shard(model)\n",
+    }
+    found = _verdicts(tmp_path, cases, "FS043")
+    assert found == {
+        "same": (("error", 5),), "list": (("error", 5),), "loop_element": (("error", 6),), "other_modules": (),
+        "two_sides": (), "one_side": (("info", 6),), "rebound": (), "slices": (), "other_library": (),
+    }
+
+
+SHARDED = ("from torch.distributed.fsdp import fully_shard\n"
+           "def wrap(model, mesh, stream, args):\n"
+           "    fully_shard(model.output)\n    fully_shard(model)\n")
+
+
+def test_fs031_hook_stream_and_symmetric_memory_buffers(tmp_path):
+    """FS031's two run-time combinations: a stream with no hook on a 1-D mesh (the first backward asserts),
+    and input buffers above 1 on groups that use the symmetric-memory reduce-scatter, which
+    set_symm_mem_for_comm picks only when the sum-only reduction was forced before it."""
+    symm = "    model.set_force_sum_reduction_for_comms(True)\n    model.set_symm_mem_for_comm()\n"
+    cases = {
+        "hook_none": SHARDED + "    model.set_all_reduce_hook(None, stream=stream)\n",
+        "hook_none_no_stream": SHARDED + "    model.set_all_reduce_hook(None)\n",
+        "hook_unknown_mesh": "from torch.distributed.fsdp import fully_shard\ndef wrap(model, mesh, stream):\n"
+                             "    fully_shard(model, mesh=mesh)\n    model.set_all_reduce_hook(None, stream=stream)\n",
+        "buffers": SHARDED + "    model.set_reduce_scatter_max_input_buffers(4)\n" + symm,
+        "buffers_after": SHARDED + symm + "    model.set_reduce_scatter_max_input_buffers(2)\n",
+        "symm_first": SHARDED + "    model.set_reduce_scatter_max_input_buffers(2)\n"
+                                "    model.set_symm_mem_for_comm()\n    model.set_force_sum_reduction_for_comms(True)\n",
+        "one_buffer": SHARDED + "    model.set_reduce_scatter_max_input_buffers(1)\n" + symm,
+        "block_buffers": SHARDED + "    model.output.set_reduce_scatter_max_input_buffers(2)\n" + symm,
+        "root_buffers": SHARDED + "    model.set_reduce_scatter_max_input_buffers(2)\n"
+                                  "    model.output.set_force_sum_reduction_for_comms(True)\n"
+                                  "    model.output.set_symm_mem_for_comm()\n",
+        "root_buffers_alone": SHARDED + "    model.set_reduce_scatter_max_input_buffers(2, recurse=False)\n"
+                                        "    model.output.set_force_sum_reduction_for_comms(True)\n"
+                                        "    model.output.set_symm_mem_for_comm()\n",
+        "maybe_symm": SHARDED + "    model.set_reduce_scatter_max_input_buffers(2)\n"
+                                "    model.set_force_sum_reduction_for_comms(True)\n"
+                                "    if args.symm:\n        model.set_symm_mem_for_comm()\n",
+    }
+    found = _verdicts(tmp_path, cases, "FS031")
+    assert found == {
+        "hook_none": (("error", 5),), "hook_none_no_stream": (), "hook_unknown_mesh": (),
+        "buffers": (("error", 5),), "buffers_after": (("error", 7),), "symm_first": (), "one_buffer": (),
+        "block_buffers": (), "root_buffers": (("error", 5),), "root_buffers_alone": (),
+        "maybe_symm": (("info", 5),),
+    }
