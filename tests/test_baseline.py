@@ -153,6 +153,7 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
+    NewFile("fixtures/fsdp2/rules/FS044/*", "Issue 33: FS044, a CPU-offloaded module moved to the GPU"),
     NewFile("fixtures/fsdp2/rules/FS043/*", "Issue 33: FS043, replicate and fully_shard on one module"),
     NewFile("fixtures/fsdp2/rules/FS042/*", "Issue 33: FS042, a meta-device module sharded and run before to_empty"),
     NewFile("fixtures/fsdp2/rules/FS041/*", "Issue 33: FS041, a device mesh dimension written as a true division"),

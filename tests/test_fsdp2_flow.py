@@ -117,3 +117,35 @@ def test_fs031_hook_stream_and_symmetric_memory_buffers(tmp_path):
         "block_buffers": (), "root_buffers": (("error", 5),), "root_buffers_alone": (),
         "maybe_symm": (("info", 5),),
     }
+
+
+OFFLOAD = ("import torch\nfrom torch.distributed.fsdp import CPUOffloadPolicy, fully_shard\nPOLICY = CPUOffloadPolicy()\n"
+           "def main(model, args, device, x):\n    fully_shard(model, offload_policy=CPUOffloadPolicy())\n")
+
+
+def test_fs044_cpu_offload_module_moved_to_accelerator(tmp_path):
+    cases = {
+        "to_cuda": OFFLOAD + "    model.to('cuda')\n    model(x)\n",
+        "cuda": OFFLOAD + "    model.cuda()\n    for batch in args.loader:\n        model(batch)\n",
+        "bound_device": OFFLOAD + "    gpu = torch.device('cuda', args.rank)\n    model.to(gpu)\n    model(x)\n",
+        "module_policy": "from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard\nPOLICY = CPUOffloadPolicy()\n"
+                         "def main(model, x):\n    for layer in model.layers:\n"
+                         "        fully_shard(layer, offload_policy=POLICY)\n    model.to_empty(device='cuda:0')\n"
+                         "    model(x)\n",
+        "unknown_device": OFFLOAD + "    model.to(device)\n    model(x)\n",
+        "maybe_moved": OFFLOAD + "    if args.gpu:\n        model.to('cuda')\n    model(x)\n",
+        "to_empty_cpu": OFFLOAD + "    model.to_empty(device='cpu')\n    model(x)\n",
+        "dtype": OFFLOAD + "    model.to(torch.bfloat16)\n    model(x)\n",
+        "moved_back": OFFLOAD + "    model.to('cuda')\n    model.to('cpu')\n    model(x)\n",
+        "no_forward": OFFLOAD + "    model.to('cuda')\n    return model\n",
+        "no_offload": "from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard\ndef main(model, x):\n"
+                      "    fully_shard(model)\n    model.to('cuda')\n    model(x)\n",
+        "moved_before": "from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard\ndef main(model, x):\n"
+                        "    model.to('cuda')\n    fully_shard(model, offload_policy=CPUOffloadPolicy())\n    model(x)\n",
+    }
+    found = _verdicts(tmp_path, cases, "FS044")
+    assert found == {
+        "to_cuda": (("error", 7),), "cuda": (("error", 8),), "bound_device": (("error", 8),),
+        "module_policy": (("error", 7),), "unknown_device": (("info", 7),), "maybe_moved": (("info", 8),),
+        "to_empty_cpu": (), "dtype": (), "moved_back": (), "no_forward": (), "no_offload": (), "moved_before": (),
+    }

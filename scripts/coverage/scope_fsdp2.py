@@ -227,6 +227,10 @@ NO_RULE_YET = {
     'torch/distributed/fsdp/_fully_shard/_fsdp_param.py:FSDPParam.to_sharded_post_forward:1':
         "fully_shard(..., reshard_after_forward=<an int between 1 and the shard group's size, both excluded>) on a module whose parameters the script made DTensors (parallelize_module / distribute_module for TP or EP)",
     'torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:FSDPParamGroup._validate_cpu_offload_params:1':
-        'fully_shard(..., offload_policy=CPUOffloadPolicy()) on a module the script then moves to an accelerator (model.to("cuda"), .cuda(), to_empty(device="cuda")) before its first forward',
+        'fully_shard(..., offload_policy=CPUOffloadPolicy()) on a module the script then moves to an accelerator '
+        '(model.to("cuda"), .cuda(), to_empty(device="cuda")) before its first forward; FS044 reports it, but the '
+        'CPU oracle cannot reach the site: a CPU build has no accelerator to move the parameters to (the lazy-tensor '
+        'device crashes in reset_sharded_param, FakeTensorMode refuses a cuda device), and a meta device is refused '
+        'one check earlier (_validate_no_meta_params)',
 }
 

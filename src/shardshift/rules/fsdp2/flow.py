@@ -464,3 +464,173 @@ class ReplicateAndFullyShardOnOneModule(_base._Fsdp2Rule):
         return (f"fully_shard({shown}) on a module the DDP-based replicate already manages (line {line}): fully_shard "
                 "makes its parameters DTensors, and the first forward raises RuntimeError in replicate's "
                 "DistributedDataParallel", fix)
+
+
+ACCELERATORS = ("cuda", "xpu", "npu", "hpu", "mps", "mtia")
+
+
+def _offload_names(body: list[ast.stmt]) -> set[str]:
+    """Names a body binds to `CPUOffloadPolicy(...)`."""
+    return {t.id for s in body for n in walk_nodes(s) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+            and _name(n.value.func) == "CPUOffloadPolicy" for t in n.targets if isinstance(t, ast.Name)}
+
+
+def _offloads(call: ast.Call, names: set[str]) -> bool:
+    policy = next((k.value for k in call.keywords if k.arg == "offload_policy"), None)
+    return (isinstance(policy, ast.Call) and _name(policy.func) == "CPUOffloadPolicy") or \
+        (isinstance(policy, ast.Name) and policy.id in names)
+
+
+def _device(node: ast.expr | None, devices: dict[str, ast.expr]) -> str | None:
+    """The device type a device argument names: "cuda" for "cuda:0", torch.device("cuda", rank) or a
+    name bound to one of those; "" when the rule cannot tell; None for no device (a dtype)."""
+    if isinstance(node, ast.Name) and node.id in devices:
+        node = devices[node.id]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split(":")[0]
+    if isinstance(node, ast.Call) and _name(node.func) == "device" and node.args:
+        return _device(node.args[0], {})
+    if isinstance(node, ast.Attribute) and _catalog._DTYPE_WORDS.match(node.attr):
+        return None
+    if isinstance(node, ast.Name) and "dtype" in node.id.lower():
+        return None
+    return ""
+
+
+def _moved_to(call: ast.Call, name: str, devices: dict[str, ast.expr]) -> str | None:
+    """The device type `name.to(...)`, `name.cuda()` or `name.to_empty(device=...)` moves the module to
+    ("" when the rule cannot tell), or None for no move of it."""
+    if not isinstance(call.func, ast.Attribute) or not isinstance(call.func.value, ast.Name) \
+            or call.func.value.id != name:
+        return None
+    method = call.func.attr
+    if method == "cuda":
+        return "cuda"
+    if method == "cpu":
+        return "cpu"
+    if method == "to_empty":
+        return _device(next((k.value for k in call.keywords if k.arg == "device"), None), devices)
+    if method == "to":
+        given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+        return _device(given, devices) if given is not None else None
+    return None
+
+
+class CpuOffloadModuleMovedToAccelerator(_base._Fsdp2Rule):
+    """A module sharded with `CPUOffloadPolicy` is moved to an accelerator before its first forward.
+
+    ## What it does
+    Reports `model.to("cuda")`, `model.cuda()` or `model.to_empty(device="cuda")` (any accelerator,
+    written as a string, `torch.device(...)` or a name bound to one in the same function) after
+    `fully_shard(..., offload_policy=CPUOffloadPolicy())` on the module or a submodule, when the
+    module then runs forward in the same function with no move back to the CPU in between. A
+    device the rule cannot read (`model.to(device)` with `device` from elsewhere), or a step
+    under an `if` the reader cannot decide, makes it an info.
+
+    ## Why is this bad
+    With `CPUOffloadPolicy`, FSDP2 keeps the sharded parameters on the CPU and copies them to the
+    accelerator itself for each all-gather. The first forward's lazy initialisation refuses
+    sharded parameters anywhere else: torch raises `RuntimeError: FSDP parameters should be
+    materialized on CPU when enabling CPU offloading. For example, load a CPU state dict or call
+    module.to_empty(device="cpu")` (`FSDPParamGroup._validate_cpu_offload_params`).
+
+    ## Example
+    ```python
+    with torch.device("meta"):
+        model = Transformer(args)
+    fully_shard(model, offload_policy=CPUOffloadPolicy())
+    model.to_empty(device="cuda")
+    model.init_weights()
+    loss = model(tokens).sum()
+    ```
+
+    ## Use instead
+    ```python
+    with torch.device("meta"):
+        model = Transformer(args)
+    fully_shard(model, offload_policy=CPUOffloadPolicy())
+    model.to_empty(device="cpu")
+    model.init_weights()
+    loss = model(tokens.cuda()).sum()
+    ```
+    """
+
+    code = "FS044"
+    name = "cpu-offload-module-moved-to-accelerator"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        text = analysis.text
+        if "CPUOffloadPolicy" not in text or "fully_shard" not in text:
+            return
+        tree = R._parse(text)
+        if not isinstance(tree, ast.Module):
+            return
+        module_names = _offload_names(tree.body)
+        for body in _bodies(tree):
+            steps = _ordered(body)
+            names = module_names | _offload_names(body)
+            devices = {t.id: n.value for s in steps if isinstance(n := s.node, ast.Assign)
+                       for t in n.targets if isinstance(t, ast.Name)}
+            loops: dict[str, str] = {}
+            for index, step in enumerate(steps):
+                node = step.node
+                if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name):
+                    loops[node.target.id] = _head(node.iter)
+                if not isinstance(node, ast.Call) or _name(node.func) != "fully_shard" or not _offloads(node, names):
+                    continue
+                heads = {loops.get(_head(t), _head(t)) for t in _targets(node)}
+                found = next((f for h in sorted(heads) if h and (f := self._scan(h, step, steps[index + 1:], devices))),
+                             None)
+                if found is not None:
+                    yield found
+                    break  # one finding per function: the first forward raises once
+
+    def _scan(self, name: str, shard: _Step, later: list[_Step], devices: dict[str, ast.expr]):
+        base = shard.conds
+        move: tuple[_Step, str] | None = None
+        doubts: list[str] = []
+        for step in later:
+            if _exclusive(base, step.conds):
+                continue
+            node, extra = step.node, _extra(step, base)
+            if _rebinds(node, name):
+                if not extra:
+                    return None
+                doubts.append(f"whether {name} is bound again at line {step.line} (under {extra[0].describe()})")
+                continue
+            if not isinstance(node, ast.Call):
+                continue
+            device = _moved_to(node, name, devices)
+            if device is not None:
+                if device == "cpu" or device == "meta" or (device and device not in ACCELERATORS):
+                    if not extra:
+                        move = None  # back on the CPU (or off the accelerator): what the policy expects
+                    continue
+                if move is None or (_extra(move[0], base) and not extra):
+                    move = (step, device)
+                continue
+            if move is not None and _forward(node, name):
+                moved, device = move
+                if _extra(moved, base):
+                    doubts.append(f"whether the move at line {moved.line} runs (under "
+                                  f"{_extra(moved, base)[0].describe()})")
+                if not device:
+                    doubts.append(f"whether {ast.unparse(moved.node.func)}(...) at line {moved.line} names an "
+                                  "accelerator (the device is not written in the function)")
+                if extra:
+                    doubts.append(f"whether the forward at line {step.line} runs (under {extra[0].describe()})")
+                if shard.conds:
+                    doubts.append(f"whether fully_shard at line {shard.line} runs (under {shard.conds[0].describe()})")
+                shown = ast.unparse(moved.node)
+                return (step, f"{name}(...) runs forward after {shown} (line {moved.line}) moved a module sharded "
+                        f"with CPUOffloadPolicy (fully_shard at line {shard.line}) off the CPU: torch raises "
+                        "RuntimeError at the first forward (FSDP parameters should be materialized on CPU when "
+                        "enabling CPU offloading)",
+                        f"keep {name} on the CPU ({name}.to_empty(device=\"cpu\") for a meta-device model): with "
+                        "CPUOffloadPolicy, FSDP moves each group's parameters to the accelerator itself; move only "
+                        "the inputs", _unknown(doubts[0], self.code) if doubts else None)
+            if move is not None and _handed_on(node, name, KEEPS_PARAMETERS):
+                doubts.append(f"what {ast.unparse(node.func)}(...) at line {step.line} does with {name} (it may "
+                              "move it back to the CPU)")
+        return None
