@@ -149,3 +149,23 @@ def test_fs044_cpu_offload_module_moved_to_accelerator(tmp_path):
         "module_policy": (("error", 7),), "unknown_device": (("info", 7),), "maybe_moved": (("info", 8),),
         "to_empty_cpu": (), "dtype": (), "moved_back": (), "no_forward": (), "no_offload": (), "moved_before": (),
     }
+
+
+def test_fs040_nccl_options_of_another_kind(tmp_path):
+    """pg_options for an NCCL group must be a ProcessGroupNCCL.Options instance: a dict, the class itself
+    or another backend's options are refused, written in the call or bound once to the name it uses."""
+    head = "import torch.distributed as dist\nfrom torch.distributed.fsdp import fully_shard\ndef main(make_options):\n"
+    cases = {
+        "dict": head + "    dist.init_process_group('nccl', pg_options={'is_high_priority_stream': True})\n",
+        "gloo_options": head + "    opts = dist.ProcessGroupGloo._Options()\n"
+                               "    dist.init_process_group(backend='cpu:gloo,cuda:nccl', pg_options=opts)\n",
+        "class": head + "    dist.init_process_group('nccl', pg_options=dist.ProcessGroupNCCL.Options)\n",
+        "instance": head + "    opts = dist.ProcessGroupNCCL.Options()\n    dist.init_process_group('nccl', pg_options=opts)\n",
+        "gloo_group": head + "    dist.init_process_group('gloo', pg_options={'x': 1})\n",
+        "bound_twice": head + "    opts = {}\n    opts = make_options()\n"
+                              "    dist.init_process_group('nccl', pg_options=opts)\n",
+        "helper": head + "    dist.init_process_group('nccl', pg_options=make_options())\n",
+    }
+    found = _verdicts(tmp_path, cases, "FS040")
+    assert found == {"dict": (("error", 4),), "gloo_options": (("error", 5),), "class": (("error", 4),),
+                     "instance": (), "gloo_group": (), "bound_twice": (), "helper": ()}

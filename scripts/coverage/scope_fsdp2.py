@@ -212,8 +212,6 @@ NO_RULE_YET = {
         "fully_shard on a module the script made DTensors (parallelize_module / distribute_module) over a mesh from another init_device_mesh call than fully_shard's mesh (not slices of one root mesh)",
     'torch/distributed/device_mesh.py:DeviceMesh._concatenate:2':
         "one mesh dim used twice: DataParallelMeshDims naming a dim in both shard and replicate, or fully_shard's mesh overlapping the mesh the script used for TP/EP (the same slice, or a second init_device_mesh of the same ranks)",
-    'torch/distributed/distributed_c10d.py:_new_process_group_helper:7':
-        'init_process_group("nccl", pg_options=...) with an options object that is not ProcessGroupNCCL.Options',
     'torch/distributed/distributed_c10d.py:split_group:11':
         'a DeviceMesh(device_type, mesh=...) whose literal mesh lists one rank twice (in one row of a dim); FS029 '
         'reports the mesh, but this is the split path of a backend that splits (NCCL with a bound device), which '

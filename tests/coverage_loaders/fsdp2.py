@@ -20,7 +20,10 @@ patched and no CUDA call is made before the check that raises), `backward=1` (th
 and run backward: the first backward's post-backward checks), `symm_mem=nccl` (torch's symmetric memory
 accepts the NCCL backend, as a CUDA build with NCCL's symmetric memory does: `set_symm_mem_for_comm()`
 builds FSDP's symmetric-memory collectives; nothing else is patched, and the check that raises at the
-first forward's lazy init comes before any symmetric allocation), and any other key: an int argument of
+first forward's lazy init comes before any symmetric allocation), `nccl=1` (torch answers as a build with
+NCCL: `is_nccl_available()` is True and `ProcessGroupNCCL` is a stand-in whose `Options` class the NCCL
+branch of `_new_process_group_helper` checks `pg_options` against; the check raises, or the stand-in,
+which builds no group, refuses to be called, before any NCCL call), and any other key: an int argument of
 the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
 """
@@ -88,7 +91,8 @@ def _entry(tree: ast.Module, call: str | None) -> str | None:
 
 
 def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
-         pg: str = "fake", accelerator: str = "", backward: str = "0", symm_mem: str = "", **arguments: str) -> None:
+         pg: str = "fake", accelerator: str = "", backward: str = "0", symm_mem: str = "", nccl: str = "0",
+         **arguments: str) -> None:
     import torch
     import torch.distributed as dist
     import torch.distributed._symmetric_memory as symmetric
@@ -118,6 +122,18 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     torch.distributed.init_device_mesh = init_device_mesh  # `from torch.distributed import init_device_mesh`
     saved_accelerator = (torch.accelerator.current_accelerator, torch.accelerator.device_count)
     saved_backend = symmetric.set_backend
+    c10d = dist.distributed_c10d
+    saved_nccl = (c10d.is_nccl_available, c10d.__dict__.get("ProcessGroupNCCL"), dist.__dict__.get("ProcessGroupNCCL"))
+    if nccl == "1":
+        from torch._C._distributed_c10d import Backend
+
+        class ProcessGroupNCCL:  # a stand-in: its Options is what the NCCL branch checks pg_options against
+            class Options(Backend.Options):
+                def __init__(self) -> None:
+                    super().__init__("nccl")
+
+        c10d.is_nccl_available = lambda: True
+        c10d.ProcessGroupNCCL = dist.ProcessGroupNCCL = ProcessGroupNCCL
     if symm_mem:
         symmetric.set_backend = lambda name: None if name.lower() == symm_mem.lower() else saved_backend(name)
     if accelerator:
@@ -139,6 +155,12 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
                 output.sum().backward()
     finally:
         symmetric.set_backend = saved_backend
+        c10d.is_nccl_available = saved_nccl[0]
+        for module, value in ((c10d, saved_nccl[1]), (dist, saved_nccl[2])):
+            if value is None:
+                module.__dict__.pop("ProcessGroupNCCL", None)
+            else:
+                module.ProcessGroupNCCL = value
         torch.accelerator.current_accelerator, torch.accelerator.device_count = saved_accelerator
         device_mesh.init_device_mesh = original
         torch.distributed.init_device_mesh = original

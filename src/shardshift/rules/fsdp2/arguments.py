@@ -1018,6 +1018,13 @@ class ProcessGroupArgumentsRefused(_base._Fsdp2Rule):
                            f"must be {wants} if using store)", f"pass the real {name}")
         if isinstance(backend, str) and backend:
             yield from ProcessGroupArgumentsRefused._backend(backend, registered)
+            options = _not_nccl_options(event.texts.get("pg_options"), source)
+            if options and "nccl" in {part.split(":")[-1] for part in backend.lower().split(",")}:
+                yield (f"init_process_group(backend={backend!r}, pg_options={options}): the NCCL backend takes only a "
+                       "ProcessGroupNCCL.Options instance; torch raises AssertionError (Expected backend_options "
+                       "argument to be of type ProcessGroupNCCL.Options)",
+                       "pg_options=dist.ProcessGroupNCCL.Options() with its fields set (opts.is_high_priority_stream = "
+                       "True, opts.config...)")
         if isinstance(init_method, str) and "://" in init_method:
             yield from ProcessGroupArgumentsRefused._url(init_method, args, registered)
         device = _device_literal(event.texts.get("device_id"))
@@ -1103,6 +1110,53 @@ class ProcessGroupArgumentsRefused(_base._Fsdp2Rule):
             yield (f"init_process_group(init_method={url!r}, {', '.join(f'{n}=...' for n in passed)}): the URL already "
                    "holds rank or world_size; torch raises AssertionError (... has node-specific arguments(rank, "
                    "world_size) already.)", "give rank and world_size once: in the URL or as arguments")
+
+
+def _not_nccl_options(text: str | None, source: str) -> str | None:
+    """How `pg_options=` shows it is no ProcessGroupNCCL.Options instance, or None: a dict, the class
+    itself (not called), or another class's options (`ProcessGroupGloo._Options()`, `Backend.Options(...)`),
+    written in the call or bound once in the file to the name the call uses."""
+    if not text:
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    shown = text
+    if isinstance(node, ast.Name):
+        bound = re.findall(rf"^[ \t]*{re.escape(node.id)}[ \t]*(?::[^=]+)?=(?!=)(.*)$", source, re.M)
+        if len(bound) != 1:
+            return None
+        try:
+            node = ast.parse(bound[0].strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        shown = f"{text} = {bound[0].strip()}"
+    if isinstance(node, (ast.Dict, ast.DictComp)) or (isinstance(node, ast.Call) and _base_name(node.func) == "dict"):
+        return f"{shown} (a dict)"
+    dotted = _dotted_name(node.func if isinstance(node, ast.Call) else node)
+    if dotted is None or dotted.rsplit(".", 1)[-1] not in ("Options", "_Options"):
+        return None
+    owner = dotted.rsplit(".", 2)[-2] if "." in dotted else ""
+    if owner == "ProcessGroupNCCL":
+        return None if isinstance(node, ast.Call) else f"{shown} (the class, not an instance)"
+    return f"{shown} ({owner or 'another'} options)" if owner in ("ProcessGroupGloo", "Backend", "ProcessGroup",
+                                                                   "ProcessGroupUCC", "ProcessGroupMPI",
+                                                                   "ProcessGroupXCCL") else None
+
+
+def _base_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _is_store(text: str | None, source: str) -> bool:
