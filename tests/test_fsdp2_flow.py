@@ -169,3 +169,24 @@ def test_fs040_nccl_options_of_another_kind(tmp_path):
     found = _verdicts(tmp_path, cases, "FS040")
     assert found == {"dict": (("error", 4),), "gloo_options": (("error", 5),), "class": (("error", 4),),
                      "instance": (), "gloo_group": (), "bound_twice": (), "helper": ()}
+
+
+def test_fs042_materialised_on_both_sides_of_one_if(tmp_path):
+    """PyTorch's FSDP2 example: to_empty on a fresh start, a checkpoint loader on a resume; each side of the
+    `if` materialises the module, so no path reaches the forward on the meta device."""
+    body = (META + "    fully_shard(model)\n    if args.fresh:\n        model.to_empty(device='cuda')\n"
+            "        model.reset_parameters()\n    else:\n        {}(model)\n    model(x)\n")
+    found = _verdicts(tmp_path, {"loader": body.format("checkpointer.load_model"),
+                                 "unknown": body.format("inspect_model")}, "FS042")
+    assert found == {"loader": (), "unknown": (("info", 12),)}
+
+
+def test_a_call_that_returns_the_module_keeps_it_one_object(tmp_path):
+    """`model = fully_shard(model)` (fully_shard and replicate return the module they are given) and
+    `model = torch.compile(model)` (its forward runs the module) keep the flow on one module."""
+    meta = META + "    model = fully_shard(model)\n    model = torch.compile(model)\n    model(x)\n"
+    replicated = REPLICATE + "    model = replicate(model)\n    model = fully_shard(model)\n"
+    wrapped = REPLICATE + "    replicate(model)\n    model = checkpoint_wrapper(model)\n    fully_shard(model)\n"
+    assert _verdicts(tmp_path, {"meta": meta}, "FS042") == {"meta": (("error", 8),)}
+    assert _verdicts(tmp_path, {"replicated": replicated, "wrapped": wrapped}, "FS043") == {
+        "replicated": (("error", 5),), "wrapped": ()}

@@ -139,8 +139,19 @@ def _extra(step: _Step, base: tuple[_Cond, ...]) -> tuple[_Cond, ...]:
     return tuple(c for c in step.conds if c not in base)
 
 
-def _rebinds(node: ast.AST, name: str) -> bool:
-    """An assignment (or a loop, a `with ... as`) that binds `name` to another object."""
+# calls that return the module they are given (`model = fully_shard(model)`), or a wrapper whose forward
+# runs it (`model = torch.compile(model)`)
+SAME_MODULE = frozenset({"fully_shard", "replicate"})
+RUNS_MODULE = SAME_MODULE | {"compile"}
+
+
+def _rebinds(node: ast.AST, name: str, keeps: frozenset[str] = SAME_MODULE) -> bool:
+    """An assignment (or a loop, a `with ... as`) that binds `name` to another object; `name = f(name)`
+    with f in `keeps` is the same module."""
+    value = getattr(node, "value", None)
+    if isinstance(value, ast.Call) and _name(value.func) in keeps and value.args \
+            and isinstance(value.args[0], ast.Name) and value.args[0].id == name:
+        return False
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -286,6 +297,7 @@ class MetaModuleRunBeforeMaterialised(_base._Fsdp2Rule):
         aliases: set[str] = set()
         shard: _Step | None = None
         doubts: list[str] = []
+        sides: dict[str, set[bool]] = {}  # an undecided if -> its sides that materialise (or load) the module
         for step in later:
             if _exclusive(base, step.conds):
                 continue
@@ -293,7 +305,7 @@ class MetaModuleRunBeforeMaterialised(_base._Fsdp2Rule):
             if isinstance(node, (ast.For, ast.AsyncFor)) and _head(node.iter) == name:
                 aliases |= {n.id for n in walk_nodes(node.target) if isinstance(n, ast.Name)}
                 continue
-            if _rebinds(node, name):
+            if _rebinds(node, name, RUNS_MODULE):
                 if not extra:
                     return None  # another object from here on
                 doubts.append(f"whether {name} is bound again at line {step.line} (under {extra[0].describe()})")
@@ -305,6 +317,9 @@ class MetaModuleRunBeforeMaterialised(_base._Fsdp2Rule):
                     (isinstance(node.func, ast.Attribute) and node.func.attr == "cuda" and _head(node.func.value) == name):
                 if not extra:
                     return None  # materialised (or moved: FS036 reports .to / .cpu on a meta module)
+                sides.setdefault(extra[0].key, set()).add(extra[0].positive)
+                if len(sides[extra[0].key]) == 2:
+                    return None  # on both sides of one if
                 doubts.append(f"whether {ast.unparse(node.func)}(...) at line {step.line} runs (under "
                               f"{extra[0].describe()})")
                 continue
@@ -327,6 +342,10 @@ class MetaModuleRunBeforeMaterialised(_base._Fsdp2Rule):
                         f"({name}.init_weights() / reset_parameters()) or load them, before the first forward",
                         unknown)
             if _handed_on(node, name, KEEPS_PARAMETERS):
+                if extra and _catalog.INITIALISING.search(_name(node.func)):  # checkpointer.load_model(model)
+                    sides.setdefault(extra[0].key, set()).add(extra[0].positive)
+                    if len(sides[extra[0].key]) == 2:
+                        return None
                 doubts.append(f"what {ast.unparse(node.func)}(...) at line {step.line} does to {name}'s parameters "
                               "(it may materialise them)")
         return None
@@ -594,7 +613,7 @@ class CpuOffloadModuleMovedToAccelerator(_base._Fsdp2Rule):
             if _exclusive(base, step.conds):
                 continue
             node, extra = step.node, _extra(step, base)
-            if _rebinds(node, name):
+            if _rebinds(node, name, RUNS_MODULE):
                 if not extra:
                     return None
                 doubts.append(f"whether {name} is bound again at line {step.line} (under {extra[0].describe()})")
