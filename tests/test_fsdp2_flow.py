@@ -92,6 +92,8 @@ def test_fs031_hook_stream_and_symmetric_memory_buffers(tmp_path):
     cases = {
         "hook_none": SHARDED + "    model.set_all_reduce_hook(None, stream=stream)\n",
         "hook_none_no_stream": SHARDED + "    model.set_all_reduce_hook(None)\n",
+        "hook_given_later": SHARDED + "    model.set_all_reduce_hook(None, stream=stream)\n"
+                                    "    model.set_all_reduce_hook(args.hook)\n",
         "hook_unknown_mesh": "from torch.distributed.fsdp import fully_shard\ndef wrap(model, mesh, stream):\n"
                              "    fully_shard(model, mesh=mesh)\n    model.set_all_reduce_hook(None, stream=stream)\n",
         "buffers": SHARDED + "    model.set_reduce_scatter_max_input_buffers(4)\n" + symm,
@@ -99,6 +101,8 @@ def test_fs031_hook_stream_and_symmetric_memory_buffers(tmp_path):
         "symm_first": SHARDED + "    model.set_reduce_scatter_max_input_buffers(2)\n"
                                 "    model.set_symm_mem_for_comm()\n    model.set_force_sum_reduction_for_comms(True)\n",
         "one_buffer": SHARDED + "    model.set_reduce_scatter_max_input_buffers(1)\n" + symm,
+        "back_to_one": SHARDED + "    model.set_reduce_scatter_max_input_buffers(2)\n" + symm
+                                 + "    model.set_reduce_scatter_max_input_buffers(1)\n",
         "block_buffers": SHARDED + "    model.output.set_reduce_scatter_max_input_buffers(2)\n" + symm,
         "root_buffers": SHARDED + "    model.set_reduce_scatter_max_input_buffers(2)\n"
                                   "    model.output.set_force_sum_reduction_for_comms(True)\n"
@@ -112,8 +116,8 @@ def test_fs031_hook_stream_and_symmetric_memory_buffers(tmp_path):
     }
     found = _verdicts(tmp_path, cases, "FS031")
     assert found == {
-        "hook_none": (("error", 5),), "hook_none_no_stream": (), "hook_unknown_mesh": (),
-        "buffers": (("error", 5),), "buffers_after": (("error", 7),), "symm_first": (), "one_buffer": (),
+        "hook_none": (("error", 5),), "hook_none_no_stream": (), "hook_given_later": (), "hook_unknown_mesh": (),
+        "buffers": (("error", 5),), "buffers_after": (("error", 7),), "symm_first": (), "one_buffer": (), "back_to_one": (),
         "block_buffers": (), "root_buffers": (("error", 5),), "root_buffers_alone": (),
         "maybe_symm": (("info", 5),),
     }
@@ -133,6 +137,8 @@ def test_fs044_cpu_offload_module_moved_to_accelerator(tmp_path):
                          "        fully_shard(layer, offload_policy=POLICY)\n    model.to_empty(device='cuda:0')\n"
                          "    model(x)\n",
         "unknown_device": OFFLOAD + "    model.to(device)\n    model(x)\n",
+        "f_string": OFFLOAD + "    model.to(f'cuda:{args.rank}')\n    model(x)\n",
+        "bound_twice": OFFLOAD + "    gpu = 'cpu'\n    gpu = args.device\n    model.to(gpu)\n    model(x)\n",
         "maybe_moved": OFFLOAD + "    if args.gpu:\n        model.to('cuda')\n    model(x)\n",
         "to_empty_cpu": OFFLOAD + "    model.to_empty(device='cpu')\n    model(x)\n",
         "dtype": OFFLOAD + "    model.to(torch.bfloat16)\n    model(x)\n",
@@ -146,7 +152,8 @@ def test_fs044_cpu_offload_module_moved_to_accelerator(tmp_path):
     found = _verdicts(tmp_path, cases, "FS044")
     assert found == {
         "to_cuda": (("error", 7),), "cuda": (("error", 8),), "bound_device": (("error", 8),),
-        "module_policy": (("error", 7),), "unknown_device": (("info", 7),), "maybe_moved": (("info", 8),),
+        "module_policy": (("error", 7),), "unknown_device": (("info", 7),),
+        "f_string": (("error", 7),), "bound_twice": (("info", 9),), "maybe_moved": (("info", 8),),
         "to_empty_cpu": (), "dtype": (), "moved_back": (), "no_forward": (), "no_offload": (), "moved_before": (),
     }
 

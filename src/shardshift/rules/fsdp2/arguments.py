@@ -433,7 +433,10 @@ class FsdpMethodArgumentRefused(_base._Fsdp2Rule):
             flat = next((e for e in analysis.of("fully_shard") if owner in e.targets and _dp_dims(e) is None
                          and (isinstance(e.kwargs.get("mesh"), R.Mesh) and len(e.kwargs["mesh"].dims) == 1
                               or "mesh" not in e.given and "**" not in e.texts)), None)
-            if "hook" in event.given and isinstance(hook, R.Const) and hook.value is None and flat is not None:
+            later = [e for e in analysis.of("fsdp_method") if e.name == "set_all_reduce_hook" and e.seq > event.seq
+                     and e.targets == event.targets and not _none(e.kwargs.get("hook"))]
+            if "hook" in event.given and isinstance(hook, R.Const) and hook.value is None and flat is not None \
+                    and not later:  # a later call with a hook gives the stream its hook
                 yield (event, f"set_all_reduce_hook(None, stream=...) on {_show(owner)}, sharded over a 1-D mesh at line "
                        f"{flat.line}: a stream with no hook; the first backward raises AssertionError (all reduce hook "
                        "stream is specified but hook itself is missing.)",
@@ -462,6 +465,9 @@ class FsdpMethodArgumentRefused(_base._Fsdp2Rule):
             above = buffers.targets[0]
             if not (above == owner or (R.is_below(owner, above) and buffers.value("recurse", True) is not False)):
                 continue
+            if any(e.name == buffers.name and e.targets == buffers.targets and e.seq > buffers.seq
+                   and e.value("max_input_buffers") == 1 for e in methods):
+                continue  # set back to one buffer before the forward
             steps = (forced, symm, buffers)
             if any(_base._alternatives(a, b) for a in steps for b in steps):
                 continue

@@ -507,6 +507,11 @@ def _device(node: ast.expr | None, devices: dict[str, ast.expr]) -> str | None:
         node = devices[node.id]
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.split(":")[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return "cuda"  # an index of the accelerator
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant) \
+            and ":" in str(node.values[0].value):  # f"cuda:{local_rank}"
+        return str(node.values[0].value).split(":")[0]
     if isinstance(node, ast.Call) and _name(node.func) == "device" and node.args:
         return _device(node.args[0], {})
     if isinstance(node, ast.Attribute) and _catalog._DTYPE_WORDS.match(node.attr):
@@ -589,8 +594,10 @@ class CpuOffloadModuleMovedToAccelerator(_base._Fsdp2Rule):
         for body in _bodies(tree):
             steps = _ordered(body)
             names = module_names | _offload_names(body)
-            devices = {t.id: n.value for s in steps if isinstance(n := s.node, ast.Assign)
-                       for t in n.targets if isinstance(t, ast.Name)}
+            bound = [(t.id, n.value) for s in steps if isinstance(n := s.node, ast.Assign)
+                     for t in n.targets if isinstance(t, ast.Name)]
+            once = {name for name, _ in bound if sum(1 for other, _ in bound if other == name) == 1}
+            devices = {name: value for name, value in bound if name in once}  # a name bound once in the function
             loops: dict[str, str] = {}
             for index, step in enumerate(steps):
                 node = step.node
