@@ -50,6 +50,7 @@ RULE_CLAIMS = {
     "FS035": "test_fs035_an_fsdp2_module_has_no_wrapper_methods",
     "FS036": "test_fs036_a_meta_module_cannot_be_copied_with_to",
     "FS037": "test_fs037_an_averaged_model_needs_its_copy_sharded",
+    "FS043": "test_fs043_replicate_and_fully_shard_refuse_each_other",
 }
 # Rules whose messages say which argument check of torch raises: confirmed site by site by the coverage map's
 # oracle, which runs each rule's bad fixtures through torch on a fake process group of the fixture's world
@@ -57,13 +58,15 @@ RULE_CLAIMS = {
 COVERAGE_ORACLE = ("tests/test_coverage_map.py::test_framework_reaches_each_rule_site_on_its_bad_fixture_and_the_rule_"
                    "reports_it[fsdp2]")
 COVERAGE_CLAIMS = {code: COVERAGE_ORACLE for code in ("FS029", "FS030", "FS031", "FS032", "FS033", "FS034", "FS038", "FS039",
-                                                    "FS040", "FS041",
+                                                    "FS040", "FS041", "FS042",
                                                     "FS047", "FS048", "FS049")}
 # Rules whose messages state no torch behaviour this can run: numerics (FS005, FS014), another
 # library or the docs (FS007, FS020), performance over several ranks (FS017).
 NO_RUNNABLE_CLAIM = {"FS005": "bf16 accumulation precision", "FS007": "FSDP1 deprecated in the docs",
                      "FS014": "fp16 underflow without a scaler", "FS017": "extra all-gathers on recompute",
-                     "FS020": "the Transformers Trainer refuses the combination"}
+                     "FS020": "the Transformers Trainer refuses the combination",
+                     "FS044": "a module moved to an accelerator: the CPU build has none to move it to (the "
+                              "_validate_cpu_offload_params site stays in scope_fsdp2.NO_RULE_YET)"}
 
 CHILD = textwrap.dedent(r'''
     import json, os, sys, traceback, warnings
@@ -519,6 +522,38 @@ CHILD = textwrap.dedent(r'''
         model.to(torch.bfloat16)
         return sorted({str(p.device) for p in model.parameters()})
 
+    # --- FS043 replicate-and-fully-shard-one-module: each order, each replicate ----------------
+    from torch.distributed._composable import replicate as replicate_ddp
+    from torch.distributed._composable.replicate_with_fsdp import replicate as replicate_fsdp
+
+    @case("FS043-replicate-then-shard")
+    def _():
+        model = Transformer(tied=False)
+        replicate_fsdp(model, mesh=MESH)
+        fully_shard(model, mesh=MESH)
+
+    for name, replicate in (("fsdp", replicate_fsdp), ("ddp", replicate_ddp)):
+        @case(f"FS043-shard-then-{name}")
+        def _(replicate=replicate):
+            model = blocks_then_root(Transformer(tied=False))
+            replicate(model, mesh=MESH) if replicate is replicate_fsdp else replicate(model)
+
+    @case("FS043-ddp-then-shard")
+    def _():
+        model = Transformer(tied=False)
+        replicate_ddp(model)
+        fully_shard(model, mesh=MESH)
+        model(TOKENS)
+
+    @case("FS043-good")
+    def _():
+        model = Transformer(tied=False)
+        for layer in model.layers:
+            replicate_fsdp(layer, mesh=MESH)
+        fully_shard(model, mesh=MESH)
+        model(TOKENS).sum().backward()
+        return True
+
     # --- FS037 averaged-model-of-sharded-module ---------------------------------------------------
     from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
@@ -715,6 +750,15 @@ def test_fs036_a_meta_module_cannot_be_copied_with_to(ran):
         raised(ran[name], "NotImplementedError", "Cannot copy out of meta tensor; no data!")
     assert "Please use torch.nn.Module.to_empty() instead" in ran["FS036-to-sharded"]["text"]
     assert ran["FS036-good"] == {"ok": ["cpu"]}
+
+
+def test_fs043_replicate_and_fully_shard_refuse_each_other(ran):
+    raised(ran["FS043-replicate-then-shard"], "AssertionError", "more than once")
+    for name in ("fsdp", "ddp"):
+        raised(ran[f"FS043-shard-then-{name}"], "RuntimeError",
+               "Cannot apply `replicate()` on a Module already managed by `fully_shard`")
+    raised(ran["FS043-ddp-then-shard"], "RuntimeError", "DistributedDataParallel")
+    assert ran["FS043-good"] == {"ok": True}
 
 
 def test_fs037_an_averaged_model_needs_its_copy_sharded(ran):

@@ -22,7 +22,7 @@ SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warn
             "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",
             "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error",
             "FS035": "error", "FS036": "error", "FS037": "error", "FS038": "error", "FS039": "error",
-            "FS040": "error", "FS041": "error",
+            "FS040": "error", "FS041": "error", "FS042": "error", "FS043": "error", "FS044": "error",
             "FS047": "error", "FS048": "error", "FS049": "error"}
 
 

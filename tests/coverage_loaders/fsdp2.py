@@ -16,7 +16,14 @@ embedding's), `forward=0` (skip the forward), `pg=own` (no fake group: the fixtu
 init_process_group itself, on one rank with env:// set up as torchrun would), `accelerator=cuda` (torch
 answers as a CUDA build with one GPU would: `torch.accelerator.current_accelerator()` is cuda and
 `device_count()` 1, so init_process_group's device_id checks run as on a GPU machine; nothing else is
-patched and no CUDA call is made before the check that raises), and any other key: an int argument of
+patched and no CUDA call is made before the check that raises), `backward=1` (the forward's output is summed
+and run backward: the first backward's post-backward checks), `symm_mem=nccl` (torch's symmetric memory
+accepts the NCCL backend, as a CUDA build with NCCL's symmetric memory does: `set_symm_mem_for_comm()`
+builds FSDP's symmetric-memory collectives; nothing else is patched, and the check that raises at the
+first forward's lazy init comes before any symmetric allocation), `nccl=1` (torch answers as a build with
+NCCL: `is_nccl_available()` is True and `ProcessGroupNCCL` is a stand-in whose `Options` class the NCCL
+branch of `_new_process_group_helper` checks `pg_options` against; the check raises, or the stand-in,
+which builds no group, refuses to be called, before any NCCL call), and any other key: an int argument of
 the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
 DTensor's sharding-propagation caches are cleared after each case: they hand a new DTensor the mesh
@@ -87,9 +94,11 @@ def _entry(tree: ast.Module, call: str | None) -> str | None:
 
 
 def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
-         pg: str = "fake", accelerator: str = "", **arguments: str) -> None:
+         pg: str = "fake", accelerator: str = "", backward: str = "0", symm_mem: str = "", nccl: str = "0",
+         **arguments: str) -> None:
     import torch
     import torch.distributed as dist
+    import torch.distributed._symmetric_memory as symmetric
     from torch.distributed import device_mesh
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
@@ -115,6 +124,21 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     device_mesh.init_device_mesh = init_device_mesh
     torch.distributed.init_device_mesh = init_device_mesh  # `from torch.distributed import init_device_mesh`
     saved_accelerator = (torch.accelerator.current_accelerator, torch.accelerator.device_count)
+    saved_backend = symmetric.set_backend
+    c10d = dist.distributed_c10d
+    saved_nccl = (c10d.is_nccl_available, c10d.__dict__.get("ProcessGroupNCCL"), dist.__dict__.get("ProcessGroupNCCL"))
+    if nccl == "1":
+        from torch._C._distributed_c10d import Backend
+
+        class ProcessGroupNCCL:  # a stand-in: its Options is what the NCCL branch checks pg_options against
+            class Options(Backend.Options):
+                def __init__(self) -> None:
+                    super().__init__("nccl")
+
+        c10d.is_nccl_available = lambda: True
+        c10d.ProcessGroupNCCL = dist.ProcessGroupNCCL = ProcessGroupNCCL
+    if symm_mem:
+        symmetric.set_backend = lambda name: None if name.lower() == symm_mem.lower() else saved_backend(name)
     if accelerator:
         torch.accelerator.current_accelerator = lambda *args, **kwargs: torch.device(accelerator)
         torch.accelerator.device_count = lambda: 1
@@ -129,11 +153,20 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
             values = [given[p] if p in given else int(arguments[p]) for p in inspect.signature(function).parameters]
             function(*values)
         if forward == "1":
-            model(torch.tensor([[1, 2, 3]]))
+            output = model(torch.tensor([[1, 2, 3]]))
+            if backward == "1":
+                output.sum().backward()
     finally:
         from torch.distributed.tensor.debug import _clear_sharding_prop_cache
 
         _clear_sharding_prop_cache()
+        symmetric.set_backend = saved_backend
+        c10d.is_nccl_available = saved_nccl[0]
+        for module, value in ((c10d, saved_nccl[1]), (dist, saved_nccl[2])):
+            if value is None:
+                module.__dict__.pop("ProcessGroupNCCL", None)
+            else:
+                module.ProcessGroupNCCL = value
         torch.accelerator.current_accelerator, torch.accelerator.device_count = saved_accelerator
         device_mesh.init_device_mesh = original
         torch.distributed.init_device_mesh = original

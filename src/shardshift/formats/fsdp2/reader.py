@@ -337,7 +337,8 @@ POLICIES = {"MixedPrecisionPolicy": "mp", "OffloadPolicy": "offload", "CPUOffloa
 WRAPPER_METHODS = ("no_sync", "clip_grad_norm_")
 # FSDPModule methods whose arguments torch checks (FS031): recorded as `fsdp_method` events
 FSDP_METHODS = {"set_reduce_scatter_max_input_buffers": ("max_input_buffers",), "set_all_reduce_hook": ("hook",),
-                "set_modules_to_forward_prefetch": ("modules",), "set_modules_to_backward_prefetch": ("modules",)}
+                "set_modules_to_forward_prefetch": ("modules",), "set_modules_to_backward_prefetch": ("modules",),
+                "set_force_sum_reduction_for_comms": ("enable",), "set_symm_mem_for_comm": ("backend",)}
 CHECKPOINT_CALLS = frozenset({"checkpoint_wrapper", "apply_activation_checkpointing", "offload_wrapper"})
 # Names (of constants or command-line flags) whose value is a Plan setting.
 NAMED_SETTINGS: tuple[tuple[re.Pattern[str], str], ...] = (

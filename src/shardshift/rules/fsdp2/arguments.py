@@ -365,15 +365,21 @@ class FsdpMethodArgumentRefused(_base._Fsdp2Rule):
     ## What it does
     Reports `reshard_after_forward` given something other than a bool, an int or None (a string,
     a float); `set_reduce_scatter_max_input_buffers` given a non-int or a number below 1;
-    `set_all_reduce_hook(..., stream=...)` on a module sharded over a 2-D (HSDP) mesh; and
-    `set_modules_to_forward_prefetch` / `set_modules_to_backward_prefetch` / `share_comm_ctx`
-    given a module that no `fully_shard` call in the file shards.
+    `set_all_reduce_hook(..., stream=...)` on a module sharded over a 2-D (HSDP) mesh, and
+    `set_all_reduce_hook(None, stream=...)` on one sharded over a 1-D mesh;
+    `set_reduce_scatter_max_input_buffers(n)` above 1 on a module that also gets
+    `set_force_sum_reduction_for_comms(True)` then `set_symm_mem_for_comm()` (the symmetric-memory
+    reduce-scatter); and `set_modules_to_forward_prefetch` / `set_modules_to_backward_prefetch` /
+    `share_comm_ctx` given a module that no `fully_shard` call in the file shards.
 
     ## Why is this bad
     torch 2.13 raises: `ValueError: reshard_after_forward should be a bool or an int`,
     `TypeError: max_input_buffers must be an int`, `ValueError: max_input_buffers must be a
-    positive int`, `ValueError: stream cannot be set when using native HSDP`, and `ValueError:
-    Expects FSDPModule` / `Expects list of FSDPModules`.
+    positive int`, `ValueError: stream cannot be set when using native HSDP`, `AssertionError: all
+    reduce hook stream is specified but hook itself is missing.` (in the first backward),
+    `ValueError: set_reduce_scatter_max_input_buffers(>1) is not supported with the
+    symmetric-memory reduce-scatter comm` (at the first forward), and `ValueError: Expects
+    FSDPModule` / `Expects list of FSDPModules`.
 
     ## Example
     ```python
@@ -428,9 +434,65 @@ class FsdpMethodArgumentRefused(_base._Fsdp2Rule):
                 yield (event, f"set_all_reduce_hook with a stream on {_show(owner)}, sharded over a 2-D mesh at line "
                        f"{hsdp.line}: torch raises ValueError (stream cannot be set when using native HSDP)",
                        "drop stream=: with HSDP the hook runs in FSDP's own all-reduce stream")
+                return
+            hook = event.kwargs.get("hook")
+            flat = next((e for e in analysis.of("fully_shard") if owner in e.targets and _dp_dims(e) is None
+                         and (isinstance(e.kwargs.get("mesh"), R.Mesh) and len(e.kwargs["mesh"].dims) == 1
+                              or "mesh" not in e.given and "**" not in e.texts)), None)
+            later = [e for e in analysis.of("fsdp_method") if e.name == "set_all_reduce_hook" and e.seq > event.seq
+                     and e.targets == event.targets and not _none(e.kwargs.get("hook"))]
+            if "hook" in event.given and isinstance(hook, R.Const) and hook.value is None and flat is not None \
+                    and not later:  # a later call with a hook gives the stream its hook
+                yield (event, f"set_all_reduce_hook(None, stream=...) on {_show(owner)}, sharded over a 1-D mesh at line "
+                       f"{flat.line}: a stream with no hook; the first backward raises AssertionError (all reduce hook "
+                       "stream is specified but hook itself is missing.)",
+                       "pass the hook to run in that stream, or drop stream=")
         elif event.name in ("set_modules_to_forward_prefetch", "set_modules_to_backward_prefetch"):
             yield from self._modules(event, event.name, event.kwargs.get("modules"), sharded, analysis,
                                      "Expects FSDPModule")
+        elif event.name == "set_symm_mem_for_comm":
+            yield from self._symmetric_buffers(event, analysis)
+
+    def _symmetric_buffers(self, symm, analysis):
+        """Input buffers above 1 with the symmetric-memory reduce-scatter, which set_symm_mem_for_comm picks
+        only when the sum-only reduction was forced before it (both on the module's own groups);
+        set_reduce_scatter_max_input_buffers reaches the groups of the module and, by default, its submodules."""
+        owner = symm.targets[0] if symm.targets else None
+        methods = [e for e in analysis.of("fsdp_method") if e.flow == symm.flow and not e.file]
+        forced = next((e for e in methods if e.name == "set_force_sum_reduction_for_comms" and e.seq < symm.seq
+                       and e.targets == symm.targets and e.value("enable") is True), None)
+        if owner is None or forced is None or symm.file:
+            return
+        for buffers in methods:
+            value = buffers.value("max_input_buffers")
+            if buffers.name != "set_reduce_scatter_max_input_buffers" or isinstance(value, bool) \
+                    or not isinstance(value, int) or value <= 1 or not buffers.targets:
+                continue
+            above = buffers.targets[0]
+            if not (above == owner or (R.is_below(owner, above) and buffers.value("recurse", True) is not False)):
+                continue
+            if any(e.name == buffers.name and e.targets == buffers.targets and e.seq > buffers.seq
+                   and e.value("max_input_buffers") == 1 for e in methods):
+                continue  # set back to one buffer before the forward
+            steps = (forced, symm, buffers)
+            if any(_base._alternatives(a, b) for a in steps for b in steps):
+                continue
+            unknown = None
+            conds = {c for e in steps for c in e.conds}
+            if any(c not in e.conds for e in steps for c in conds):
+                from shardshift.context import UnknownContext
+
+                odd = next(c for e in steps for c in conds if c not in e.conds)
+                unknown = UnknownContext("value", f"whether all three calls run ({odd.describe()} holds for only "
+                                         "some of them)", "shardshift reads the code without running it: where they "
+                                         "do, fix it; where they do not, add `# shardshift: ignore[FS031]` on the line")
+            yield (buffers, f"set_reduce_scatter_max_input_buffers({value}) on {_show(above)}, whose groups use the "
+                   f"symmetric-memory reduce-scatter (set_force_sum_reduction_for_comms(True) at line {forced.line}, "
+                   f"then set_symm_mem_for_comm() at line {symm.line}): the first forward raises ValueError "
+                   "(set_reduce_scatter_max_input_buffers(>1) is not supported with the symmetric-memory "
+                   "reduce-scatter comm)", "keep max_input_buffers=1 with symmetric memory, or drop "
+                   "set_symm_mem_for_comm() to keep the default reduce-scatter", unknown)
+            return
 
     def _modules(self, event, call, value, sharded, analysis, raised):
         items = _module_list(value)
@@ -968,6 +1030,13 @@ class ProcessGroupArgumentsRefused(_base._Fsdp2Rule):
                            f"must be {wants} if using store)", f"pass the real {name}")
         if isinstance(backend, str) and backend:
             yield from ProcessGroupArgumentsRefused._backend(backend, registered)
+            options = _not_nccl_options(event.texts.get("pg_options"), source)
+            if options and "nccl" in {part.split(":")[-1] for part in backend.lower().split(",")}:
+                yield (f"init_process_group(backend={backend!r}, pg_options={options}): the NCCL backend takes only a "
+                       "ProcessGroupNCCL.Options instance; torch raises AssertionError (Expected backend_options "
+                       "argument to be of type ProcessGroupNCCL.Options)",
+                       "pg_options=dist.ProcessGroupNCCL.Options() with its fields set (opts.is_high_priority_stream = "
+                       "True, opts.config...)")
         if isinstance(init_method, str) and "://" in init_method:
             yield from ProcessGroupArgumentsRefused._url(init_method, args, registered)
         device = _device_literal(event.texts.get("device_id"))
@@ -1053,6 +1122,53 @@ class ProcessGroupArgumentsRefused(_base._Fsdp2Rule):
             yield (f"init_process_group(init_method={url!r}, {', '.join(f'{n}=...' for n in passed)}): the URL already "
                    "holds rank or world_size; torch raises AssertionError (... has node-specific arguments(rank, "
                    "world_size) already.)", "give rank and world_size once: in the URL or as arguments")
+
+
+def _not_nccl_options(text: str | None, source: str) -> str | None:
+    """How `pg_options=` shows it is no ProcessGroupNCCL.Options instance, or None: a dict, the class
+    itself (not called), or another class's options (`ProcessGroupGloo._Options()`, `Backend.Options(...)`),
+    written in the call or bound once in the file to the name the call uses."""
+    if not text:
+        return None
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    shown = text
+    if isinstance(node, ast.Name):
+        bound = re.findall(rf"^[ \t]*{re.escape(node.id)}[ \t]*(?::[^=]+)?=(?!=)(.*)$", source, re.M)
+        if len(bound) != 1:
+            return None
+        try:
+            node = ast.parse(bound[0].strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        shown = f"{text} = {bound[0].strip()}"
+    if isinstance(node, (ast.Dict, ast.DictComp)) or (isinstance(node, ast.Call) and _base_name(node.func) == "dict"):
+        return f"{shown} (a dict)"
+    dotted = _dotted_name(node.func if isinstance(node, ast.Call) else node)
+    if dotted is None or dotted.rsplit(".", 1)[-1] not in ("Options", "_Options"):
+        return None
+    owner = dotted.rsplit(".", 2)[-2] if "." in dotted else ""
+    if owner == "ProcessGroupNCCL":
+        return None if isinstance(node, ast.Call) else f"{shown} (the class, not an instance)"
+    return f"{shown} ({owner or 'another'} options)" if owner in ("ProcessGroupGloo", "Backend", "ProcessGroup",
+                                                                   "ProcessGroupUCC", "ProcessGroupMPI",
+                                                                   "ProcessGroupXCCL") else None
+
+
+def _base_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _is_store(text: str | None, source: str) -> bool:
