@@ -16,7 +16,11 @@ embedding's), `forward=0` (skip the forward), `pg=own` (no fake group: the fixtu
 init_process_group itself, on one rank with env:// set up as torchrun would), `accelerator=cuda` (torch
 answers as a CUDA build with one GPU would: `torch.accelerator.current_accelerator()` is cuda and
 `device_count()` 1, so init_process_group's device_id checks run as on a GPU machine; nothing else is
-patched and no CUDA call is made before the check that raises), and any other key: an int argument of
+patched and no CUDA call is made before the check that raises), `devices=written` (device types stay as
+written, "cuda" included: under the fake group init_device_mesh("cuda", ...) builds the mesh without a
+GPU, and `torch.cuda.current_device()` answers 0, so fully_shard on a "cuda" mesh gets the device cuda:0
+and its device checks run as on a GPU machine; a check that moves a tensor to CUDA still fails on the CPU
+build, so this only reaches the checks made before any move), and any other key: an int argument of
 the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
 DTensor's sharding-propagation caches are cleared after each case: they hand a new DTensor the mesh
@@ -87,7 +91,7 @@ def _entry(tree: ast.Module, call: str | None) -> str | None:
 
 
 def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
-         pg: str = "fake", accelerator: str = "", **arguments: str) -> None:
+         pg: str = "fake", accelerator: str = "", devices: str = "cpu", **arguments: str) -> None:
     import torch
     import torch.distributed as dist
     from torch.distributed import device_mesh
@@ -108,7 +112,7 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     original = device_mesh.init_device_mesh
 
     def init_device_mesh(device_type, mesh_shape, *args, **kwargs):
-        return original(_on_cpu(device_type), mesh_shape, *args, **kwargs)
+        return original(device_type if devices == "written" else _on_cpu(device_type), mesh_shape, *args, **kwargs)
 
     text = Path(path).read_text(encoding="utf-8")
     tree = ast.parse(text)
@@ -118,6 +122,9 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     if accelerator:
         torch.accelerator.current_accelerator = lambda *args, **kwargs: torch.device(accelerator)
         torch.accelerator.device_count = lambda: 1
+    saved_current_device = torch.cuda.current_device
+    if devices == "written":
+        torch.cuda.current_device = lambda: 0
     try:
         namespace = {"__name__": f"fixture_{Path(path).parent.name}", "__file__": str(path)}
         exec(compile(tree, str(path), "exec"), namespace)  # noqa: S102 - our own fixture, in the oracle only
@@ -135,6 +142,7 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
 
         _clear_sharding_prop_cache()
         torch.accelerator.current_accelerator, torch.accelerator.device_count = saved_accelerator
+        torch.cuda.current_device = saved_current_device
         device_mesh.init_device_mesh = original
         torch.distributed.init_device_mesh = original
         if dist.is_initialized():
