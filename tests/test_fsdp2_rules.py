@@ -13,7 +13,7 @@ from conftest import FIXTURES, check_json
 
 RULES = FIXTURES / "fsdp2" / "rules"
 MARKER = re.compile(r"#\s*expect:((?:\s*FS\d{3})+)")
-WORLD = ("--world-size", "32")  # FS019 needs a world size; every literal mesh in the fixtures is 32 ranks but one
+WORLD = ("--world-size", "32")  # FS019 needs a world size; no literal mesh of the fixtures is over 32 ranks but its own
 SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warning", "FS005": "warning",
             "FS006": "error", "FS007": "warning", "FS008": "error", "FS009": "warning", "FS010": "error",
             "FS011": "error", "FS012": "info", "FS013": "warning", "FS014": "warning", "FS015": "error",
@@ -352,6 +352,18 @@ def test_tp_and_fsdp_meshes_of_two_device_types_are_refused_only_where_both_type
         ("meta.py", "FS047", 12, "info"), ("reverse.py", "FS047", 10, "error")]
     reverse = next(f for f in out["findings"] if f["file"].endswith("reverse.py"))
     assert "got cuda for DTensor and cpu for FSDP" in reverse["message"] and "init_device_mesh(\"cpu\"" in reverse["fix"]
+
+
+def test_a_mesh_smaller_than_the_world_is_accepted_and_only_a_larger_one_is_refused(tmp_path):
+    """FS019 says what torch's DeviceMesh does: it refuses a mesh of more ranks than the default group
+    (RuntimeError) and accepts a smaller one."""
+    (tmp_path / "mesh.py").write_text("from torch.distributed.device_mesh import init_device_mesh\n"
+                                      "from torch.distributed.fsdp import fully_shard\n"
+                                      "small = init_device_mesh('cuda', (2, 8))\nwhole = init_device_mesh('cuda', (4, 8))\n"
+                                      "large = init_device_mesh('cuda', (8, 8))\nfully_shard(object(), mesh=whole)\n")
+    _, out = check_json(str(tmp_path / "mesh.py"), "--select", "FS019", "--isolated", "--world-size", "32")
+    assert [(f["line"], f["severity"]) for f in out["findings"]] == [(5, "error")]
+    assert "Mesh should not be bigger than default world size 32, but found 64 ranks!" in out["findings"][0]["message"]
 
 
 def test_a_1d_mesh_over_every_rank_listing_one_twice_fails_on_its_coordinates(tmp_path):
