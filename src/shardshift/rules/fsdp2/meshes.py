@@ -273,7 +273,7 @@ class FullyShardTensorParallelMeshRefused(_base._Fsdp2Rule):
             # torch compares the device types first (_move_states_to_device), where both are literals of a type
             # alone ("cuda:0" init_device_mesh refuses itself) and no ignored_params may hold the DTensors
             return "device" if "mesh" in event.given and "ignored_params" not in event.given \
-                and ":" not in mesh.device + tp.device else None
+                and all(isinstance(d, str) and d.isalpha() for d in (mesh.device, tp.device)) else None
         if "mesh" not in event.given and tp.device not in (None, "cuda"):
             return None  # the default mesh is on the accelerator: a device-type refusal the file does not decide
         if not mesh.names_given or not tp.names_given:
