@@ -194,7 +194,7 @@ def test_each_deciding_rule_has_bad_and_good_fixtures(code):
 
 def test_each_deciding_rule_reports_its_bad_fixtures():
     """Through the real CLI, in one run: every code of the table finds something in a bad fixture of
-    its own (FS019 needs a world size; every literal mesh of the FS fixtures is 32 ranks but one)."""
+    its own (FS019 needs a world size; no literal mesh of the FS fixtures is over 32 ranks but its own)."""
     folders = sorted({os.path.dirname(p) for code in DECIDING for p in _fixtures_of(code)
                       if os.path.basename(p).startswith("bad")})
     _, output = check_json("--world-size", "32", *folders)

@@ -13,7 +13,7 @@ from conftest import FIXTURES, check_json
 
 RULES = FIXTURES / "fsdp2" / "rules"
 MARKER = re.compile(r"#\s*expect:((?:\s*FS\d{3})+)")
-WORLD = ("--world-size", "32")  # FS019 needs a world size; every literal mesh in the fixtures is 32 ranks but one
+WORLD = ("--world-size", "32")  # FS019 needs a world size; no literal mesh of the fixtures is over 32 ranks but its own
 SEVERITY = {"FS001": "error", "FS002": "error", "FS003": "error", "FS004": "warning", "FS005": "warning",
             "FS006": "error", "FS007": "warning", "FS008": "error", "FS009": "warning", "FS010": "error",
             "FS011": "error", "FS012": "info", "FS013": "warning", "FS014": "warning", "FS015": "error",
@@ -316,6 +316,54 @@ def test_mesh_joins_are_judged_only_where_the_reader_ties_meshes_and_modules(tmp
     assert sorted((Path(f["file"]).name, f["code"], f["line"]) for f in out["findings"]) == [
         ("other_root.py", "FS048", 9), ("whole.py", "FS047", 9)]
     assert "overlapping" in next(f["message"] for f in out["findings"] if f["code"] == "FS047")
+
+
+def test_tp_and_fsdp_meshes_of_two_device_types_are_refused_only_where_both_types_are_literals(tmp_path):
+    """FS047's device-type case: a literal TP mesh type against the literal type of the `mesh=` fully_shard gets
+    (either way round) is an error; a type from a parameter, fully_shard's default mesh (the machine's
+    accelerator), `ignored_params` and dp_mesh_dims give nothing (FS048 names no mesh objects for torch's device
+    refusal); a file that builds on the meta device makes it an info (torch skips meta tensors)."""
+    head = ("import torch\n"
+            "from torch.distributed.device_mesh import init_device_mesh\n"
+            "from torch.distributed.fsdp import DataParallelMeshDims, fully_shard\n"
+            "from torch.distributed.tensor import distribute_module\n"
+            "from torch.distributed.tensor.parallel import ColwiseParallel, parallelize_module\n"
+            "a = init_device_mesh('cpu', (4, 8), mesh_dim_names=('dp', 'tp'))\n"
+            "b = init_device_mesh('cuda', (4, 8), mesh_dim_names=('dp', 'tp'))\n")
+    cases = {
+        "reverse": "def wrap(model):\n    parallelize_module(model, b['tp'], {'w': ColwiseParallel()})\n"
+                   "    fully_shard(model.w, mesh=a['dp'])\n",
+        "meta": "def wrap():\n    with torch.device('meta'):\n        model = torch.nn.Linear(4, 4)\n"
+                "    parallelize_module(model, a['tp'], ColwiseParallel())\n    fully_shard(model, mesh=b['dp'])\n",
+        "device_parameter": "def wrap(model, device):\n    c = init_device_mesh(device, (4, 8), mesh_dim_names=('dp', 'tp'))\n"
+                            "    parallelize_module(model, a['tp'], {'w': ColwiseParallel()})\n"
+                            "    fully_shard(model.w, mesh=c['dp'])\n",
+        "default_mesh": "def wrap(model):\n    parallelize_module(model, a['tp'], {'w': ColwiseParallel()})\n"
+                        "    fully_shard(model.w)\n",
+        "ignored": "def wrap(model):\n    parallelize_module(model, a['tp'], {'w': ColwiseParallel()})\n"
+                   "    fully_shard(model.w, mesh=b['dp'], ignored_params=set(model.w.parameters()))\n",
+        "dp_mesh_dims": "def wrap(model):\n    distribute_module(model, a)\n"
+                        "    fully_shard(model, mesh=b, dp_mesh_dims=DataParallelMeshDims(shard='dp'))\n",
+    }
+    for name, body in cases.items():
+        (tmp_path / f"{name}.py").write_text(head + body)
+    _, out = check_json(*(str(tmp_path / f"{n}.py") for n in cases), "--select", "FS047,FS048", "--isolated")
+    assert sorted((Path(f["file"]).name, f["code"], f["line"], f["severity"]) for f in out["findings"]) == [
+        ("meta.py", "FS047", 12, "info"), ("reverse.py", "FS047", 10, "error")]
+    reverse = next(f for f in out["findings"] if f["file"].endswith("reverse.py"))
+    assert "got cuda for DTensor and cpu for FSDP" in reverse["message"] and "init_device_mesh(\"cpu\"" in reverse["fix"]
+
+
+def test_a_mesh_smaller_than_the_world_is_accepted_and_only_a_larger_one_is_refused(tmp_path):
+    """FS019 says what torch's DeviceMesh does: it refuses a mesh of more ranks than the default group
+    (RuntimeError) and accepts a smaller one."""
+    (tmp_path / "mesh.py").write_text("from torch.distributed.device_mesh import init_device_mesh\n"
+                                      "from torch.distributed.fsdp import fully_shard\n"
+                                      "small = init_device_mesh('cuda', (2, 8))\nwhole = init_device_mesh('cuda', (4, 8))\n"
+                                      "large = init_device_mesh('cuda', (8, 8))\nfully_shard(object(), mesh=whole)\n")
+    _, out = check_json(str(tmp_path / "mesh.py"), "--select", "FS019", "--isolated", "--world-size", "32")
+    assert [(f["line"], f["severity"]) for f in out["findings"]] == [(5, "error")]
+    assert "Mesh should not be bigger than default world size 32, but found 64 ranks!" in out["findings"][0]["message"]
 
 
 def test_a_1d_mesh_over_every_rank_listing_one_twice_fails_on_its_coordinates(tmp_path):

@@ -23,7 +23,11 @@ builds FSDP's symmetric-memory collectives; nothing else is patched, and the che
 first forward's lazy init comes before any symmetric allocation), `nccl=1` (torch answers as a build with
 NCCL: `is_nccl_available()` is True and `ProcessGroupNCCL` is a stand-in whose `Options` class the NCCL
 branch of `_new_process_group_helper` checks `pg_options` against; the check raises, or the stand-in,
-which builds no group, refuses to be called, before any NCCL call), and any other key: an int argument of
+which builds no group, refuses to be called, before any NCCL call), `devices=written` (device types stay as
+written, "cuda" included: under the fake group init_device_mesh("cuda", ...) builds the mesh without a
+GPU, and `torch.cuda.current_device()` answers 0, so fully_shard on a "cuda" mesh gets the device cuda:0
+and its device checks run as on a GPU machine; a check that moves a tensor to CUDA still fails on the CPU
+build, so this only reaches the checks made before any move), and any other key: an int argument of
 the entry.
 The entry's `plan` gets an empty TP plan, `stream` a stand-in object, `hook` a no-op.
 DTensor's sharding-propagation caches are cleared after each case: they hand a new DTensor the mesh
@@ -95,6 +99,7 @@ def _entry(tree: ast.Module, call: str | None) -> str | None:
 
 def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0", forward: str = "1",
          pg: str = "fake", accelerator: str = "", backward: str = "0", symm_mem: str = "", nccl: str = "0",
+         devices: str = "cpu",
          **arguments: str) -> None:
     import torch
     import torch.distributed as dist
@@ -117,7 +122,7 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     original = device_mesh.init_device_mesh
 
     def init_device_mesh(device_type, mesh_shape, *args, **kwargs):
-        return original(_on_cpu(device_type), mesh_shape, *args, **kwargs)
+        return original(device_type if devices == "written" else _on_cpu(device_type), mesh_shape, *args, **kwargs)
 
     text = Path(path).read_text(encoding="utf-8")
     tree = ast.parse(text)
@@ -142,6 +147,9 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
     if accelerator:
         torch.accelerator.current_accelerator = lambda *args, **kwargs: torch.device(accelerator)
         torch.accelerator.device_count = lambda: 1
+    saved_current_device = torch.cuda.current_device
+    if devices == "written":
+        torch.cuda.current_device = lambda: 0
     try:
         namespace = {"__name__": f"fixture_{Path(path).parent.name}", "__file__": str(path)}
         exec(compile(tree, str(path), "exec"), namespace)  # noqa: S102 - our own fixture, in the oracle only
@@ -168,6 +176,7 @@ def load(path: Path, world: str = "32", call: str | None = None, tied: str = "0"
             else:
                 module.ProcessGroupNCCL = value
         torch.accelerator.current_accelerator, torch.accelerator.device_count = saved_accelerator
+        torch.cuda.current_device = saved_current_device
         device_mesh.init_device_mesh = original
         torch.distributed.init_device_mesh = original
         if dist.is_initialized():

@@ -179,6 +179,22 @@ def tp_problem(mesh, tp) -> str | None:
     return "dims" if found == "" and len(tp.dims) > 2 else found
 
 
+META = re.compile(r"""["']meta["']|\binit_empty_weights\b""")
+
+
+def _meta_unknown(text: str):
+    """The premise of a device-type refusal: the parameters are not on the meta device (torch leaves meta
+    tensors where they are and compares no mesh). Unknown where the file builds something on the meta device."""
+    if not META.search(text):
+        return None
+    from shardshift.context import UnknownContext
+
+    return UnknownContext("program", "whether the module's parameters are on the meta device when fully_shard runs "
+                          "(this file builds on the meta device; torch skips the check for meta tensors)",
+                          "if the parameters are real tensors there, this is the error; build both meshes on one "
+                          "device type either way")
+
+
 def _where(mesh) -> str:
     return f"the mesh from line {mesh.line}" if mesh.line else "the mesh"
 
@@ -195,17 +211,23 @@ class FullyShardTensorParallelMeshRefused(_base._Fsdp2Rule):
     ## What it does
     Reports `fully_shard` (without `dp_mesh_dims`) on a module whose parameters the script made
     DTensors (`parallelize_module` with a literal plan, `distribute_module`) over a mesh that torch
-    cannot join with fully_shard's: a mesh from another `init_device_mesh` call over another number
-    of ranks; a mesh sharing a dim with fully_shard's (the same slice, `mesh` for both, or no `mesh=`
-    at all: the default mesh spans every rank); or a tensor-parallel mesh of three or more dims.
-    Meshes and modules are tied only where the reader resolves them (one name, slices of one
-    `init_device_mesh` with literal sizes).
+    cannot join with fully_shard's: a mesh of another device type than the `mesh=` fully_shard gets
+    (both written as literals: TP on `init_device_mesh("cpu", ...)`, FSDP on `"cuda"`, or the reverse);
+    a mesh from another `init_device_mesh` call over another number of ranks; a mesh sharing a dim
+    with fully_shard's (the same slice, `mesh` for both, or no `mesh=` at all: the default mesh spans
+    every rank); or a tensor-parallel mesh of three or more dims. Meshes and modules are tied only
+    where the reader resolves them (one name, slices of one `init_device_mesh` with literal sizes).
+    The device types are an info where the file builds something on the meta device (torch leaves
+    meta tensors where they are and compares no mesh), and nothing with `ignored_params`.
 
     ## Why is this bad
-    For each DTensor parameter fully_shard builds one mesh from both (`DeviceMesh._concatenate`), and
-    torch 2.13 raises at the `fully_shard` call: `RuntimeError: Cannot concatenate DeviceMeshes derived
-    from different device meshs`, `RuntimeError: Cannot concatenate overlapping meshes`, or
-    `NotImplementedError: FSDP only supports 1D TP/EP or 2D EP+TP`.
+    fully_shard first moves the parameters it manages to its mesh's device and refuses a DTensor on a
+    mesh of another device type: `ValueError: Requires DTensor to have mesh of the same type as the
+    FSDP mesh but got cpu for DTensor and cuda for FSDP`. Then for each DTensor parameter it builds
+    one mesh from both (`DeviceMesh._concatenate`), and torch 2.13 raises at the `fully_shard` call:
+    `RuntimeError: Cannot concatenate DeviceMeshes derived from different device meshs`,
+    `RuntimeError: Cannot concatenate overlapping meshes`, or `NotImplementedError: FSDP only
+    supports 1D TP/EP or 2D EP+TP`.
 
     ## Example
     ```python
@@ -241,14 +263,19 @@ class FullyShardTensorParallelMeshRefused(_base._Fsdp2Rule):
                                 if (found := self._problem(event, mesh, item.mesh))), None)
                 if problem is not None:
                     failed.add(event.flow)
-                    yield (event, *self._message(event, path, mesh, *problem))
+                    yield (event, *self._message(event, path, mesh, *problem),
+                           *([_meta_unknown(analysis.text)] if problem[1] == "device" else []))
                     break
 
     @staticmethod
     def _problem(event, mesh, tp) -> str | None:
-        if (mesh.device and tp.device and mesh.device != tp.device) or (
-                "mesh" not in event.given and tp.device not in (None, "cuda")):
-            return None  # torch refuses the device types first (the default mesh is on the accelerator)
+        if mesh.device and tp.device and mesh.device != tp.device:
+            # torch compares the device types first (_move_states_to_device), where both are literals of a type
+            # alone ("cuda:0" init_device_mesh refuses itself) and no ignored_params may hold the DTensors
+            return "device" if "mesh" in event.given and "ignored_params" not in event.given \
+                and all(isinstance(d, str) and d.isalpha() for d in (mesh.device, tp.device)) else None
+        if "mesh" not in event.given and tp.device not in (None, "cuda"):
+            return None  # the default mesh is on the accelerator: a device-type refusal the file does not decide
         if not mesh.names_given or not tp.names_given:
             return "unnamed"  # the default mesh has no names either
         found = tp_problem(mesh, tp)
@@ -262,6 +289,12 @@ class FullyShardTensorParallelMeshRefused(_base._Fsdp2Rule):
         made = f"{item.event.name} at line {item.event.line}"
         fix = ('slice both meshes from one init_device_mesh: mesh = init_device_mesh(device, (dp, tp), '
                'mesh_dim_names=("dp", "tp")); give mesh["tp"] to ' + item.event.name + ' and mesh=mesh["dp"] to fully_shard')
+        if problem == "device":
+            return (f"fully_shard on {_show(path)} gets {_where(mesh)}, on {mesh.device!r}, but {made} made its "
+                    f"parameters DTensors on {_where(item.mesh)}, on {item.mesh.device!r}: torch raises ValueError "
+                    f"(Requires DTensor to have mesh of the same type as the FSDP mesh but got {item.mesh.device} for "
+                    f"DTensor and {mesh.device} for FSDP)",
+                    fix.replace("(device,", f'("{mesh.device}",'))
         if problem == "ranks":
             return (f"fully_shard on {_show(path)} joins {ours} with {theirs}, which {made} made its parameters "
                     f"DTensors on, but the two come from init_device_mesh calls over {root(mesh).size} and "
@@ -389,10 +422,13 @@ class DpMeshDimsMeshRefused(_base._Fsdp2Rule):
 
     @staticmethod
     def _objects(use, event, mesh):
+        items = [item for path in event.targets for item in use.all_dtensors(event, path)]
+        if any(i.mesh.device and mesh.device and i.mesh.device != mesh.device for i in items):
+            return None  # torch refuses the device types first, before it builds any FSDPParam
         for path in event.targets:
             for item in use.all_dtensors(event, path):
                 other = item.mesh
-                if not other.names_given and not (other.device and mesh.device and other.device != mesh.device):
+                if not other.names_given:
                     return (f"fully_shard on {_show(path)} gets dp_mesh_dims, but {item.event.name} at line "
                             f"{item.event.line} made its parameters DTensors on the mesh from line {other.line}, which "
                             "has no mesh_dim_names: torch raises AssertionError (spmd_mesh.mesh_dim_names must not be "

@@ -1008,19 +1008,21 @@ class SetReshardAfterForwardNotBool(_Fsdp2Rule):
 
 
 class MeshSizeMismatch(_Fsdp2Rule):
-    """The device mesh does not cover the world size given on the command line.
+    """The device mesh is larger than the world size given on the command line.
 
     ## What it does
     With `--world-size` (or `--nodes` and `--gpus-per-node`), reports an `init_device_mesh`
-    whose literal shape multiplies to a different number of processes.
+    whose literal shape multiplies to more processes than the job has. A smaller mesh is left
+    alone: torch accepts it (the ranks beyond it are simply not in the mesh).
 
     ## Why is this bad
-    `init_device_mesh` needs the product of the mesh shape to equal the number of processes;
-    the job fails at start-up on the real cluster.
+    `DeviceMesh` refuses a mesh bigger than the default process group: torch 2.13 raises
+    `RuntimeError: Mesh should not be bigger than default world size 32, but found 64 ranks!`
+    in `init_device_mesh`, on every rank, at start-up on the real cluster.
 
     ## Example
     ```python
-    mesh = init_device_mesh("cuda", (2, 8), mesh_dim_names=("replicate", "shard"))  # run with 32 GPUs
+    mesh = init_device_mesh("cuda", (8, 8), mesh_dim_names=("replicate", "shard"))  # run with 32 GPUs
     ```
 
     ## Use instead
@@ -1038,11 +1040,13 @@ class MeshSizeMismatch(_Fsdp2Rule):
             return
         for event in analysis.of("mesh"):
             mesh = event.kwargs.get("mesh")
-            if isinstance(mesh, R.Mesh) and mesh.size is not None and mesh.size != context.world_size:
+            if isinstance(mesh, R.Mesh) and mesh.size is not None and mesh.size > context.world_size:
                 shape = tuple(size for _, size in mesh.dims)
                 yield (event, f"init_device_mesh shape {shape} covers {mesh.size} processes but the job has "
-                       f"{context.world_size}", f"make the shape multiply to {context.world_size}, or compute it from "
-                       "dist.get_world_size()")
+                       f"{context.world_size}: torch raises RuntimeError (Mesh should not be bigger than default "
+                       f"world size {context.world_size}, but found {mesh.size} ranks!)",
+                       f"make the shape multiply to at most {context.world_size} (to {context.world_size} to use every "
+                       "process), or compute it from dist.get_world_size()")
 
 
 class DoubleActivationCheckpointing(_Fsdp2Rule):
