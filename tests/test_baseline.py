@@ -157,6 +157,8 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/fsdp2/rules/FS049/*", "Issue 33: FS049, an int reshard_after_forward on DTensor parameters"),
     NewFile("fixtures/fsdp2/rules/FS048/*", "Issue 33: FS048, dp_mesh_dims on a mesh or DTensors torch refuses"),
     NewFile("fixtures/fsdp2/rules/FS047/*", "Issue 33: FS047, fully_shard's mesh and the TP mesh torch cannot join"),
+    NewFile("fixtures/fsdp2/rules/FS019/bad_smaller.py",
+            "FS019: a mesh smaller than the world that fully_shard gets (the ranks outside it fail)"),
     NewFile("fixtures/fsdp2/rules/FS029/bad_mesh_rank_whole_world.py",
             "Issue 33: FS029, a 1-D mesh over every rank listing one twice"),
     NewFile("fixtures/fsdp2/rules/FS044/*", "Issue 33: FS044, a CPU-offloaded module moved to the GPU"),

@@ -61,6 +61,18 @@ def test_map_is_well_formed_and_names_registered_rules_with_cases(framework):
 
 
 @pytest.mark.parametrize("framework", coverage.FRAMEWORKS)
+def test_nineteen_in_twenty_decidable_sites_of_a_run_have_a_rule(framework):
+    """Issue 33's bar, over the honest denominator: the decidable sites of the map and the sites the call graph
+    reaches that no verdict judges yet (decidable from the files, kept out of the map until their rules exist:
+    scripts/coverage/scope_<framework>.py NO_RULE_YET)."""
+    counts = coverage.summary()[framework]
+    reachable, judged, _, _ = coverage.reached()[framework]
+    decidable = counts["rule"] + counts["todo"] + reachable - judged
+    assert counts["rule"] / decidable >= 0.95, (
+        f"{framework}: {counts['rule']} of {decidable} decidable sites (map and not yet judged) have a rule")
+
+
+@pytest.mark.parametrize("framework", coverage.FRAMEWORKS)
 def test_nine_in_ten_decidable_sites_have_a_rule(framework):
     counts = coverage.summary()[framework]
     decidable = counts["rule"] + counts["todo"]

@@ -8,6 +8,7 @@ same meshes and joins them as fully_shard's TP path does. Both must agree: "rank
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import random
@@ -91,3 +92,53 @@ def test_fs047_join_verdict_agrees_with_torch_on_generated_meshes():
     differ = [(case, mine, theirs) for case, mine, theirs in zip(cases, ours, torch_says) if mine != theirs]
     assert differ == []
     assert {k: len(list(g)) for k, g in itertools.groupby(sorted(torch_says))}.keys() == {"", "ranks", "overlap"}
+
+
+GLOO_CHILD = r"""
+import os, sys
+import torch, torch.distributed as dist
+import torch.multiprocessing as mp
+from torch import nn
+
+
+def run(rank, port, queue):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=4)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    try:
+        mesh = init_device_mesh("cpu", (2,))
+        model = nn.Sequential(nn.Linear(4, 4))
+        fully_shard(model, mesh=mesh)
+        model(torch.zeros(1, 4)).sum().backward()
+        queue.put((rank, ""))
+    except Exception as error:
+        queue.put((rank, f"{type(error).__name__}: {error}"))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    queue = mp.get_context("spawn").SimpleQueue()
+    procs = [mp.get_context("spawn").Process(target=run, args=(rank, port, queue)) for rank in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    print(sorted(queue.get() for _ in range(4)))
+"""
+
+
+def test_a_mesh_smaller_than_the_world_fails_fully_shard_on_the_ranks_outside_it(tmp_path):
+    """FS019's claim for a smaller mesh, with a real backend: four gloo processes, a mesh of two; ranks 0 and 1
+    train a step, ranks 2 and 3 (outside the mesh) get IndexError from fully_shard."""
+    require_installed("torch")
+    (tmp_path / "child.py").write_text(GLOO_CHILD, encoding="utf-8")
+    child = subprocess.run([sys.executable, str(tmp_path / "child.py")], capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    outcomes = dict(ast.literal_eval(child.stdout.strip().splitlines()[-1]))
+    assert outcomes[0] == outcomes[1] == ""
+    assert outcomes[2].startswith("IndexError") and outcomes[3].startswith("IndexError"), outcomes

@@ -1008,17 +1008,22 @@ class SetReshardAfterForwardNotBool(_Fsdp2Rule):
 
 
 class MeshSizeMismatch(_Fsdp2Rule):
-    """The device mesh is larger than the world size given on the command line.
+    """The device mesh does not cover the world size given on the command line.
 
     ## What it does
     With `--world-size` (or `--nodes` and `--gpus-per-node`), reports an `init_device_mesh`
-    whose literal shape multiplies to more processes than the job has. A smaller mesh is left
-    alone: torch accepts it (the ranks beyond it are simply not in the mesh).
+    whose literal shape multiplies to more processes than the job has; and one that multiplies to
+    fewer, where `fully_shard` gets that mesh (or a slice of it): an error when both calls run on
+    every rank, an info when either is under a condition the reader cannot decide (a script may
+    shard only on the ranks in the mesh). A smaller mesh used for nothing else is left alone.
 
     ## Why is this bad
     `DeviceMesh` refuses a mesh bigger than the default process group: torch 2.13 raises
     `RuntimeError: Mesh should not be bigger than default world size 32, but found 64 ranks!`
-    in `init_device_mesh`, on every rank, at start-up on the real cluster.
+    in `init_device_mesh`, on every rank, at start-up on the real cluster. A smaller mesh is
+    built on every rank from ranks 0 to its size minus one; on a rank outside it `fully_shard`
+    finds no process group for the mesh dim and raises `IndexError: list index out of range`
+    (`DeviceMesh.get_group`, confirmed with gloo on four CPU processes).
 
     ## Example
     ```python
@@ -1040,6 +1045,8 @@ class MeshSizeMismatch(_Fsdp2Rule):
             return
         for event in analysis.of("mesh"):
             mesh = event.kwargs.get("mesh")
+            if isinstance(mesh, R.Mesh) and mesh.root and mesh.size is not None and mesh.size < context.world_size:
+                yield from self._smaller(analysis, event, mesh, context.world_size)
             if isinstance(mesh, R.Mesh) and mesh.size is not None and mesh.size > context.world_size:
                 shape = tuple(size for _, size in mesh.dims)
                 yield (event, f"init_device_mesh shape {shape} covers {mesh.size} processes but the job has "
@@ -1047,6 +1054,28 @@ class MeshSizeMismatch(_Fsdp2Rule):
                        f"world size {context.world_size}, but found {mesh.size} ranks!)",
                        f"make the shape multiply to at most {context.world_size} (to {context.world_size} to use every "
                        "process), or compute it from dist.get_world_size()")
+
+
+    @staticmethod
+    def _smaller(analysis, event, mesh, world: int) -> Iterable[tuple]:
+        """A mesh of fewer ranks than the world that fully_shard gets: ranks mesh.size .. world - 1 are outside."""
+        from shardshift.context import UnknownContext
+
+        sharded = [e for e in analysis.of("fully_shard") if isinstance(m := e.kwargs.get("mesh"), R.Mesh)
+                   and (m is mesh or m.origin is mesh)]
+        if not sharded:
+            return
+        shape = tuple(size for _, size in mesh.dims)
+        conds = event.conds or sharded[0].conds
+        unknown = UnknownContext("program", "whether every rank runs init_device_mesh and fully_shard here: a "
+                                 "condition the reader cannot decide is around them (a script may shard only on the "
+                                 "ranks of the mesh)", "check that the ranks outside the mesh never reach fully_shard"
+                                 ) if conds else None
+        yield (event, f"init_device_mesh shape {shape} covers {mesh.size} processes but the job has {world}, and "
+               f"fully_shard (line {sharded[0].line}) gets this mesh: ranks {mesh.size} to {world - 1} are not in it, "
+               "and on each of them fully_shard raises IndexError (DeviceMesh.get_group finds no process group for "
+               "the mesh dim)", f"make the shape multiply to {world}, or compute it from dist.get_world_size()",
+               unknown)
 
 
 class DoubleActivationCheckpointing(_Fsdp2Rule):
