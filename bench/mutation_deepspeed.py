@@ -19,7 +19,6 @@ grouped by key and exception (what a rule would check).
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 import tempfile
@@ -29,46 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 
-EXPLICIT = ("ValueError", "AssertionError", "ValidationError", "DeepSpeedConfigError")
-
-
-def leaves(value, pointer="", lists=True):
-    """(JSON pointer, value) of every scalar; the items of lists too when `lists`."""
-    if isinstance(value, dict):
-        for key, child in value.items():
-            yield from leaves(child, f"{pointer}/{key}", lists)
-    elif isinstance(value, list):
-        if lists:
-            for index, child in enumerate(value):
-                yield from leaves(child, f"{pointer}/{index}", lists)
-    else:
-        yield pointer, value
-
-
-def neighbours(value):
-    if isinstance(value, bool):
-        return [not value, None, "true"]
-    if isinstance(value, int):
-        return [0, -1, value + 0.5, str(value), None]
-    if isinstance(value, float):
-        return [0, -1.0, str(value), None]
-    if isinstance(value, str):
-        return ["bogus", 0, None]
-    return []
-
-
-def put(config, pointer, value):
-    out = copy.deepcopy(config)
-    parts = pointer.strip("/").split("/")
-    node = out
-    for part in parts[:-1]:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    last = parts[-1]
-    if isinstance(node, list):
-        node[int(last)] = value
-    else:
-        node[last] = value
-    return out
+from implicit_sites import EXPLICIT, leaves, neighbours, put  # noqa: E402 - the mutation, shared with the test
 
 
 def verdict(findings) -> str:

@@ -152,6 +152,8 @@ EXPECTED: list[Change | NewFile] = [
             "object, refused at tp_model_init's merge (coverage map)"),
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
+    NewFile("fixtures/deepspeed/implicit/*", "Issue 33: a bad and a good ds_config per implicit failure site of "
+            "DeepSpeed's parser (src/shardshift/data/coverage/deepspeed-implicit.tsv)"),
     NewFile("fixtures/deepspeed/rules/DS456/*", "Issue 33: DS456, optimizer parameters the class DeepSpeed builds refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
     NewFile("fixtures/fsdp2/rules/FS049/*", "Issue 33: FS049, an int reshard_after_forward on DTensor parameters"),

@@ -181,6 +181,11 @@ def _same_meaning(row: Key, node: Node, fix: str | None) -> bool:
     return False
 
 
+# the raw booleans DeepSpeed's config parser joins with `|` (config.py: get_wall_clock_breakdown(...) |
+# flops_profiler_config.enabled): a string, null or float there is a TypeError, not a truth test
+OR_COMBINED = frozenset({"/wall_clock_breakdown", "/flops_profiler/enabled"})
+
+
 def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str | None] | None:
     """What is wrong with `node` as a value of `row`, given whether DeepSpeed coerces it
     (strict, pydantic lax mode) or uses it raw (permissive): (severity, problem, fix)."""
@@ -232,6 +237,10 @@ def check_value(row: Key, node: Node, strict: bool) -> tuple[Severity, str, str 
                     str(value == 1).lower()
             return "error", (f"expected true or false, found {shown}: DeepSpeed raises DeepSpeedConfigError while "
                              "parsing the config"), None
+        if row.path in OR_COMBINED and (kind in ("string", "null") or (kind == "number" and isinstance(value, float))):
+            return "error", (f"expected true or false, found {shown}: DeepSpeed keeps the value as written and "
+                             "combines wall_clock_breakdown with flops_profiler.enabled (`|`), which raises TypeError "
+                             "while parsing the config"), None
         if not strict and kind in ("string", "number"):
             return "error", (f"expected true or false, found {shown}: DeepSpeed keeps the value as written and tests "
                              "it for truth, so any non-empty string (\"false\" too) or non-zero number counts as "

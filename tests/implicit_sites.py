@@ -1,0 +1,109 @@
+"""Implicit failure sites of DeepSpeed's config parser (issue 33): where DeepSpeed fails on a config value with
+no `raise` or `assert` written for it (TypeError, ZeroDivisionError, AttributeError, KeyError: the parser
+computing with the value). A site is the exception's type and the innermost line of DeepSpeed that raised it.
+
+Used in a child process (it imports DeepSpeed): tests/test_coverage_implicit.py and bench/mutation_deepspeed.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import traceback
+
+# what DeepSpeed's parser raises on purpose (its own checks: the call-graph map's sites)
+EXPLICIT = ("ValueError", "AssertionError", "ValidationError", "DeepSpeedConfigError")
+
+
+def raising_site(error: BaseException, root: str) -> str:
+    """"<Exception> <file under the deepspeed package>:<qualified function>:<line>" of the innermost frame of
+    DeepSpeed (under `root`, the package's folder) that `error` passed through."""
+    inside = [(frame, line) for frame, line in traceback.walk_tb(error.__traceback__)
+              if frame.f_code.co_filename.startswith(root)]
+    frame, line = inside[-1]
+    where = "deepspeed/" + os.path.relpath(frame.f_code.co_filename, root).replace(os.sep, "/")
+    return f"{type(error).__name__} {where}:{frame.f_code.co_qualname}:{line}"
+
+
+def site_of(config: dict, world: int) -> str | None:
+    """The implicit site DeepSpeedConfig(config) fails at on `world` ranks, None where it accepts the config or
+    refuses it on purpose."""
+    import oracles
+
+    deepspeed = oracles.deepspeed_module()
+    root = os.path.dirname(deepspeed.__file__)
+    with oracles._world(world):
+        try:
+            deepspeed.runtime.config.DeepSpeedConfig(copy.deepcopy(config))
+        except Exception as error:  # noqa: BLE001 - every failure is a result here
+            if any(type(error).__name__.endswith(kind) for kind in EXPLICIT):
+                return None
+            if oracles.gpu_only(f"{type(error).__name__}: {error}"):
+                return None
+            return raising_site(error, root)
+    return None
+
+
+def leaves(value, pointer="", lists=True):
+    """(JSON pointer, value) of every scalar; the items of lists too when `lists`."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from leaves(child, f"{pointer}/{key}", lists)
+    elif isinstance(value, list):
+        if lists:
+            for index, child in enumerate(value):
+                yield from leaves(child, f"{pointer}/{index}", lists)
+    else:
+        yield pointer, value
+
+
+def neighbours(value):
+    if isinstance(value, bool):
+        return [not value, None, "true"]
+    if isinstance(value, int):
+        return [0, -1, value + 0.5, str(value), None]
+    if isinstance(value, float):
+        return [0, -1.0, str(value), None]
+    if isinstance(value, str):
+        return ["bogus", 0, None]
+    return []
+
+
+def put(config, pointer, value):
+    out = copy.deepcopy(config)
+    parts = pointer.strip("/").split("/")
+    node = out
+    for part in parts[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    last = parts[-1]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return out
+
+
+def mutation_sites(sources: list[dict]) -> dict[str, int]:
+    """Every implicit site DeepSpeed's parser fails at over the mutants of `sources` (each value of each config
+    DeepSpeed accepts, "auto" filled as the Trainer fills it, swapped for its neighbours), with how many
+    mutants reach it."""
+    import oracles
+
+    found: dict[str, int] = {}
+    seen: set[str] = set()
+    for config in sources:
+        world, filled, _ = oracles.first_acceptance(config)
+        if world is None:
+            continue
+        for pointer, value in leaves(filled):
+            for mutant_value in neighbours(value):
+                mutant = put(filled, pointer, mutant_value)
+                key = json.dumps(mutant, sort_keys=True)
+                if key in seen:
+                    continue
+                seen.add(key)
+                site = site_of(mutant, world)
+                if site is not None:
+                    found[site] = found.get(site, 0) + 1
+    return found

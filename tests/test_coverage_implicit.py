@@ -1,0 +1,100 @@
+"""Issue 33: failures with no `raise` of their own. DeepSpeed's config parser computes with values it never checks
+(a string batch size divided, a null boolean joined with `|`); each place that fails so is an implicit site, found
+by mutation (tests/implicit_sites.py, bench/mutation_deepspeed.py) and mapped in
+src/shardshift/data/coverage/deepspeed-implicit.tsv to the rule that reports it and a bad fixture. Here (oracle):
+
+- mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
+  the table lacks;
+- DeepSpeed fails at each row's site on its bad fixture and accepts the good fixture beside it (8 ranks);
+- `shardshift check --world-size 8` reports the row's rule on the bad fixture and no error on the good one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT, check_json
+
+TABLE = ROOT / "src" / "shardshift" / "data" / "coverage" / "deepspeed-implicit.tsv"
+CORPUS = ROOT.parent / "shared" / "corpus" / "deepspeed"
+
+
+def _rows() -> list[tuple[str, str, Path]]:
+    rows = []
+    for raw in TABLE.read_text(encoding="utf-8").splitlines():
+        if raw.strip() and not raw.startswith("#"):
+            site, rule, case = raw.split("\t")
+            assert rule.startswith("rule: "), raw
+            rows.append((site, rule.removeprefix("rule: "), FIXTURES / case))
+    return rows
+
+
+def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture():
+    from shardshift.rules import all_rules
+
+    codes = {rule.code for rule in all_rules()}
+    rows = _rows()
+    assert len(rows) == len({site for site, _, _ in rows}) >= 15
+    for site, rule, bad in rows:
+        assert rule in codes, site
+        assert bad.is_file() and (bad.parent / "good.json").is_file(), site
+
+
+CHILD = r"""
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import implicit_sites
+cases, sources = json.loads(sys.stdin.read())
+sites = {path: implicit_sites.site_of(json.loads(Path(path).read_text(encoding="utf-8")), 8) for path in cases}
+found = implicit_sites.mutation_sites(sources)
+print(json.dumps([sites, found]))
+"""
+
+
+@pytest.mark.oracle
+def test_deepspeed_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_other():
+    rows = _rows()
+    cases = [str(bad) for _, _, bad in rows] + [str(bad.parent / "good.json") for _, _, bad in rows]
+    sources = []
+    for path in sorted((FIXTURES / "deepspeed").glob("*.json")) + sorted(CORPUS.glob("*.json")):
+        try:
+            sources.append(json.loads(path.read_text(encoding="utf-8-sig")))
+        except (ValueError, UnicodeDecodeError):
+            continue
+    assert len(sources) > 100  # the corpus is there (CI has ../shared)
+    child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT / "tests")], input=json.dumps([cases, sources]),
+                           capture_output=True, text=True, timeout=600, env={**os.environ, "DS_ACCELERATOR": "cpu"})
+    assert child.returncode == 0, child.stderr[-3000:]
+    sites, found = json.loads(child.stdout.strip().splitlines()[-1])
+    for site, _, bad in rows:
+        assert sites[str(bad)] == site, (bad, sites[str(bad)])
+        assert sites[str(bad.parent / "good.json")] is None, bad.parent
+    assert set(found) <= {site for site, _, _ in rows}, sorted(set(found) - {site for site, _, _ in rows})
+
+
+def test_shardshift_reports_each_rows_rule_on_its_bad_fixture_and_no_error_on_the_good_one():
+    rows = _rows()
+    paths = [str(p) for _, _, bad in rows for p in (bad, bad.parent / "good.json")]
+    _, output = check_json("--isolated", "--world-size", "8", *paths)
+    found: dict[Path, set[tuple[str, str]]] = {}
+    for finding in output["findings"]:
+        found.setdefault((ROOT / finding["file"]).resolve(), set()).add((finding["code"], finding["severity"]))
+    for site, rule, bad in rows:
+        assert (rule, "error") in found.get(bad.resolve(), set()), (site, found.get(bad.resolve()))
+        assert not {s for _, s in found.get((bad.parent / "good.json").resolve(), set())} & {"error", "warning"}, site
+
+
+def test_a_raw_boolean_deepspeed_joins_with_or_is_said_to_raise_typeerror(tmp_path):
+    """wall_clock_breakdown and flops_profiler.enabled are joined with `|` while parsing: a string, null or float
+    there is DeepSpeed's TypeError (the table's _initialize_params site), not a truth test."""
+    _, output = check_json("--isolated", "--world-size", "8",
+                           str(FIXTURES / "deepspeed" / "implicit" / "wall_clock_breakdown_string" / "bad.json"))
+    (finding,) = [f for f in output["findings"] if f["code"] == "DS102"]
+    assert "raises TypeError" in finding["message"] and "tests it for truth" not in finding["message"]
