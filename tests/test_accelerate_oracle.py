@@ -80,7 +80,7 @@ REFUSED = {
 # rules whose fixtures tests/test_coverage_map.py runs through Accelerate instead (the check
 # sites of the coverage map, with what this oracle does not build: the Accelerator's
 # ParallelismConfig check against the launch, the FP8 recipes on a machine with a backend)
-COVERAGE_MAP_RULES = ("AC010", "AC011", "AC104", "AC105", "AC106")
+COVERAGE_MAP_RULES = ("AC010", "AC011", "AC104", "AC105", "AC106", "AC109")
 # accepted fixtures and the plugin value that shows the silent behaviour the message describes
 SILENT = {
     "AC002/bad.yaml": ("cpu_offload", False),               # fsdp_ofload_params: true has no effect
@@ -159,6 +159,23 @@ class _PrepareRefused(Exception):
     pass
 
 
+def _raising_site(error: BaseException) -> str | None:
+    """"<Exception> accelerate/<file>:<qualified function>:<line>" of the innermost frame of Accelerate that
+    `error` passed through (where a value without a check of its own fails: issue 33's implicit sites)."""
+    import traceback
+
+    import accelerate
+
+    root = os.path.dirname(accelerate.__file__)
+    inside = [(frame, line) for frame, line in traceback.walk_tb(error.__traceback__)
+              if frame.f_code.co_filename.startswith(root)]
+    if not inside:
+        return None
+    frame, line = inside[-1]
+    where = "accelerate/" + os.path.relpath(frame.f_code.co_filename, root).replace(os.sep, "/")
+    return f"{type(error).__name__} {where}:{frame.f_code.co_qualname}:{line}"
+
+
 def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
     """(In the child.) {file: {"stage": "load" | "launch" | "plugin" | None, "error": text | None,
     "mode": ..., "resolved": {...}}} for each Accelerate config file."""
@@ -178,7 +195,7 @@ def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
             loaded = load_config_from_file(config_file)
             outcome["resolved"]["mixed_precision"] = loaded.mixed_precision
         except Exception as error:  # noqa: BLE001 - a refusal is a result
-            outcome.update(stage="load", error=oracles._error_text(error))
+            outcome.update(stage="load", error=oracles._error_text(error), site=_raising_site(error))
             outcomes[config_file] = outcome
             continue
 
@@ -218,7 +235,7 @@ def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
             except _PrepareRefused as error:
                 outcome.update(stage="prepare", error=str(error))
             except Exception as error:  # noqa: BLE001
-                outcome.update(stage="plugin", error=oracles._error_text(error))
+                outcome.update(stage="plugin", error=oracles._error_text(error), site=_raising_site(error))
 
         def popen(*args, outcome=outcome, **kwargs):
             outcome["resolved"]["launcher"] = "one process"  # the simple launcher (and multi-node DeepSpeed)
@@ -239,7 +256,7 @@ def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
                 accelerate_launch.launch_command(args)
         except Exception as error:  # noqa: BLE001
             if outcome["stage"] is None:
-                outcome.update(stage="launch", error=oracles._error_text(error))
+                outcome.update(stage="launch", error=oracles._error_text(error), site=_raising_site(error))
         finally:
             os.chdir(home)
         outcomes[config_file] = outcome

@@ -152,6 +152,8 @@ EXPECTED: list[Change | NewFile] = [
             "object, refused at tp_model_init's merge (coverage map)"),
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
+    NewFile("fixtures/accelerate/implicit/*", "Issue 33: a bad and a good Accelerate config (with the launch that runs "
+            "it) per implicit failure site of accelerate launch (src/shardshift/data/coverage/accelerate-implicit.tsv)"),
     NewFile("fixtures/deepspeed/implicit/*", "Issue 33: a bad and a good ds_config per implicit failure site of "
             "DeepSpeed's parser (src/shardshift/data/coverage/deepspeed-implicit.tsv)"),
     NewFile("fixtures/deepspeed/rules/DS456/*", "Issue 33: DS456, optimizer parameters the class DeepSpeed builds refuses"),

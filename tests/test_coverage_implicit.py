@@ -1,12 +1,14 @@
-"""Issue 33: failures with no `raise` of their own. DeepSpeed's config parser computes with values it never checks
-(a string batch size divided, a null boolean joined with `|`); each place that fails so is an implicit site, found
-by mutation (tests/implicit_sites.py, bench/mutation_deepspeed.py) and mapped in
-src/shardshift/data/coverage/deepspeed-implicit.tsv to the rule that reports it and a bad fixture. Here (oracle):
+"""Issue 33: failures with no `raise` of their own. DeepSpeed's config parser and Accelerate's launcher compute
+with values they never check (a string batch size divided, a null boolean joined with `|`, a port that is a
+word); each place that fails so is an implicit site, found by mutation (bench/mutation_deepspeed.py,
+bench/mutation_accelerate.py) and mapped in src/shardshift/data/coverage/<framework>-implicit.tsv to the rule that
+reports it and a bad fixture, with a good one beside it. Here (oracle):
 
 - mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
-  the table lacks;
-- DeepSpeed fails at each row's site on its bad fixture and accepts the good fixture beside it (8 ranks);
-- `shardshift check --world-size 8` reports the row's rule on the bad fixture and no error on the good one.
+  the table lacks (Accelerate's mutation takes minutes: bench/mutation_accelerate.py lists its sites);
+- the framework fails at each row's site on its bad fixture and accepts the good fixture beside it (DeepSpeed on
+  8 ranks; `accelerate launch` as tests/test_accelerate_oracle.py runs it);
+- `shardshift check` reports the row's rule as an error on the bad fixture and no error or warning on the good one.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ import pytest
 
 from conftest import FIXTURES, ROOT, check_json
 
-TABLE = ROOT / "src" / "shardshift" / "data" / "coverage" / "deepspeed-implicit.tsv"
+TABLES = ROOT / "src" / "shardshift" / "data" / "coverage"
 CORPUS = ROOT.parent / "shared" / "corpus" / "deepspeed"
 
 
-def _rows() -> list[tuple[str, str, Path]]:
+def _rows(framework: str = "deepspeed") -> list[tuple[str, str, Path]]:
     rows = []
-    for raw in TABLE.read_text(encoding="utf-8").splitlines():
+    for raw in (TABLES / f"{framework}-implicit.tsv").read_text(encoding="utf-8").splitlines():
         if raw.strip() and not raw.startswith("#"):
             site, rule, case = raw.split("\t")
             assert rule.startswith("rule: "), raw
@@ -35,15 +37,16 @@ def _rows() -> list[tuple[str, str, Path]]:
     return rows
 
 
-def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture():
+@pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good")])
+def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture(framework, good):
     from shardshift.rules import all_rules
 
     codes = {rule.code for rule in all_rules()}
-    rows = _rows()
+    rows = _rows(framework)
     assert len(rows) == len({site for site, _, _ in rows}) >= 15
     for site, rule, bad in rows:
         assert rule in codes, site
-        assert bad.is_file() and (bad.parent / "good.json").is_file(), site
+        assert bad.exists() and (bad.parent / good).exists(), site
 
 
 CHILD = r"""
@@ -98,3 +101,31 @@ def test_a_raw_boolean_deepspeed_joins_with_or_is_said_to_raise_typeerror(tmp_pa
                            str(FIXTURES / "deepspeed" / "implicit" / "wall_clock_breakdown_string" / "bad.json"))
     (finding,) = [f for f in output["findings"] if f["code"] == "DS102"]
     assert "raises TypeError" in finding["message"] and "tests it for truth" not in finding["message"]
+
+
+ACCELERATE = [(site, rule, bad) for site, rule, bad in _rows("accelerate")]
+
+
+@pytest.mark.oracle
+def test_accelerate_fails_at_each_site_on_its_bad_fixture_and_not_on_the_good_one():
+    from test_accelerate_oracle import run_oracle
+
+    configs = [str(folder / "config.yaml") for _, _, bad in ACCELERATE for folder in (bad, bad.parent / "good")]
+    outcomes = run_oracle(configs)
+    for site, _, bad in ACCELERATE:
+        assert outcomes[str(bad / "config.yaml")].get("site") == site, (bad, outcomes[str(bad / "config.yaml")])
+        good = outcomes[str(bad.parent / "good" / "config.yaml")]
+        assert good["stage"] is None, (bad.parent, good["error"])
+
+
+def test_shardshift_reports_each_accelerate_rows_rule_on_its_bad_folder_and_nothing_on_the_good_one():
+    """Each bad folder holds the launch that leaves every value to the file (run.sh), the premise of the errors that
+    a command-line flag would override."""
+    paths = [str(folder) for _, _, bad in ACCELERATE for folder in (bad, bad.parent / "good")]
+    _, output = check_json("--isolated", *paths)
+    found: dict[Path, set[tuple[str, str]]] = {}
+    for finding in output["findings"]:
+        found.setdefault((ROOT / finding["file"]).resolve().parent, set()).add((finding["code"], finding["severity"]))
+    for site, rule, bad in ACCELERATE:
+        assert (rule, "error") in found.get(bad.resolve(), set()), (site, found.get(bad.resolve()))
+        assert not {s for _, s in found.get((bad.parent / "good").resolve(), set())} & {"error", "warning"}, site

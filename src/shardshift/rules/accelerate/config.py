@@ -695,7 +695,11 @@ class ValueOfWrongType(AccelerateRule):
     - under `DEEPSPEED`, a float `deepspeed_config.zero_stage` and a `zero3_init_flag` that
       `str_to_bool` cannot read;
     - under `FSDP`, an `fsdp_backward_prefetch` that is not BACKWARD_PRE, BACKWARD_POST or
-      NO_PREFETCH (an unquoted `no` is the boolean false).
+      NO_PREFETCH (an unquoted `no` is the boolean false);
+    - under `DEEPSPEED`, a `deepspeed_config_file` that names no file and reads as JSON that is
+      no object (`5`, `[1]`): Accelerate takes it for inline JSON and looks keys up in it;
+    - with `mixed_precision: fp8`, an `fp8_config.override_linear_precision` that is not a list
+      of three (the launcher exports items 0, 1 and 2).
 
     These were found by mutating real configs and running Accelerate on each
     (bench/mutation_accelerate.py): no `raise` in Accelerate's code names them.
@@ -766,6 +770,7 @@ class ValueOfWrongType(AccelerateRule):
                                  f"fails with ValueError (invalid truth value {str(use_cpu).lower()}); write true "
                                  "or false")
         yield from self._parallelism_sizes(document, data, context)
+        yield from self._fp8_precision(document, data, context)
         address = data.get("main_process_ip")
         spread = any(isinstance(n, (int, float)) and not isinstance(n, bool) and n > 1 for n in (machines, processes))
         if kind in (False, "NO", "MULTI_CPU") and address is not None and not isinstance(address, str) and spread:
@@ -890,6 +895,52 @@ class ValueOfWrongType(AccelerateRule):
                                  f"zero3_init_flag is {_kind_of(flag)} ({flag!r}), which Accelerate's str_to_bool "
                                  "cannot read: building the DeepSpeed plugin fails in every training process with "
                                  f"ValueError (invalid truth value {str(flag).lower()}); write true or false")
+        yield from self._config_file(document, block, context)
+
+    def _config_file(self, document: Document, block: dict, context: Context) -> Iterable[Finding]:
+        """A `deepspeed_config_file` whose text (str() of the YAML value, as the launcher exports it) Accelerate's
+        HfDeepSpeedConfig reads as JSON that is no object (a number, a list): it then looks keys up in it."""
+        import json
+        import os
+
+        if "deepspeed_config_file" not in block:
+            return
+        value = block["deepspeed_config_file"]
+        if value is None or isinstance(value, bool) or isinstance(value, dict):
+            return
+        text = str(value)
+        if text.strip().lower() == "none" or os.path.exists(os.path.join(os.path.dirname(document.path), text)):
+            return
+        try:
+            read = json.loads(text)
+        except ValueError:
+            return
+        if isinstance(read, dict):
+            return
+        yield from _premised(self, document, context, "/deepspeed_config/deepspeed_config_file", "deepspeed_config_file",
+                             f"deepspeed_config_file is {_kind_of(value)} ({value!r}), not a path: Accelerate's "
+                             f"DeepSpeed plugin reads {text!r} as inline JSON, gets no object, and fails in every "
+                             f"training process with AttributeError ('{type(read).__name__}' object has no attribute "
+                             "'get'); name the ds_config file")
+
+    def _fp8_precision(self, document: Document, data: dict, context: Context) -> Iterable[Finding]:
+        """fp8_config.override_linear_precision, which the launcher indexes [0], [1] and [2] under fp8."""
+        block = data.get("fp8_config")
+        if not isinstance(block, dict) or "override_linear_precision" not in block:
+            return
+        mixed = data.get("mixed_precision")
+        value = block["override_linear_precision"]
+        if not (isinstance(mixed, str) and mixed.lower() == "fp8") or value is None:
+            return
+        if isinstance(value, (list, tuple, str)) and len(value) >= 3:
+            return
+        error = "IndexError (list index out of range)" if isinstance(value, (list, tuple, str)) else \
+            f"TypeError ('{type(value).__name__}' object is not subscriptable)"
+        yield from _premised(self, document, context, "/fp8_config/override_linear_precision",
+                             "fp8_override_linear_precision",
+                             f"override_linear_precision is {_kind_of(value)} ({value!r}), not three booleans: with "
+                             f"mixed_precision fp8 accelerate launch exports its items [0], [1] and [2] and fails with "
+                             f"{error}; write [false, false, false] (fprop, dgrad, wgrad)")
 
 
 class Yaml11Number(AccelerateRule):

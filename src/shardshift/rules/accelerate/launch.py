@@ -604,7 +604,8 @@ def _from_a_parent(referrer: str, target: str) -> bool:
 
 
 def _inline_json(text: str) -> bool:
-    """Whether Accelerate's HfDeepSpeedConfig reads `text` itself as a config: JSON, or base64 of JSON."""
+    """Whether Accelerate's HfDeepSpeedConfig reads `text` itself as JSON (or base64 of JSON): an object is the
+    config, anything else fails there (AC012 says so), neither is a missing path."""
     import base64
     import binascii
     import json
