@@ -60,6 +60,7 @@ BAD_CASES = [
     ("AX114/bad.yaml", "AX114", "error", "/diffusion_lm/from_causal_lm", "  from_causal_lm:", None, None),
     ("AX114/bad_varlen.yaml", "AX114", "error", "/attn_implementation", "varlen", None, None),
     ("AX115/bad.yaml", "AX115", "error", "/dp_shard_size", "4", None, None),
+    ("AX116/bad.yaml", "AX116", "error", "/gradient_accumulation_steps", "gradient_accumulation_steps", None, None),
     ("AX113/bad_tp_dpo.yaml", "AX113", "error", "/tensor_parallel_size", "2", None, ("rl:", "/rl")),
 ]
 

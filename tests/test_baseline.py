@@ -152,6 +152,9 @@ EXPECTED: list[Change | NewFile] = [
             "object, refused at tp_model_init's merge (coverage map)"),
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
+    NewFile("fixtures/axolotl/implicit/*", "Issue 33: a bad and a good Axolotl config per implicit failure site of axolotl "
+            "train's config handling (src/shardshift/data/coverage/axolotl-implicit.tsv)"),
+    NewFile("fixtures/axolotl/rules/AX116/*", "Issue 33: AX116, values Axolotl computes with unchecked"),
     NewFile("fixtures/accelerate/implicit/*", "Issue 33: a bad and a good Accelerate config (with the launch that runs "
             "it) per implicit failure site of accelerate launch (src/shardshift/data/coverage/accelerate-implicit.tsv)"),
     NewFile("fixtures/deepspeed/implicit/*", "Issue 33: a bad and a good ds_config per implicit failure site of "

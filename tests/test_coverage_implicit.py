@@ -2,7 +2,8 @@
 with values they never check (a string batch size divided, a null boolean joined with `|`, a port that is a
 word); each place that fails so is an implicit site, found by mutation (bench/mutation_deepspeed.py,
 bench/mutation_accelerate.py) and mapped in src/shardshift/data/coverage/<framework>-implicit.tsv to the rule that
-reports it and a bad fixture, with a good one beside it. Here (oracle):
+reports it and a bad fixture, with a good one beside it (Axolotl's, found the same way through its schema and
+normalize_config, are mutated here too). Here (oracle):
 
 - mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
   the table lacks (Accelerate's mutation takes minutes: bench/mutation_accelerate.py lists its sites);
@@ -37,13 +38,13 @@ def _rows(framework: str = "deepspeed") -> list[tuple[str, str, Path]]:
     return rows
 
 
-@pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good")])
+@pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good"), ("axolotl", "good.yaml")])
 def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture(framework, good):
     from shardshift.rules import all_rules
 
     codes = {rule.code for rule in all_rules()}
     rows = _rows(framework)
-    assert len(rows) == len({site for site, _, _ in rows}) >= 15
+    assert len(rows) == len({site for site, _, _ in rows}) >= 5
     for site, rule, bad in rows:
         assert rule in codes, site
         assert bad.exists() and (bad.parent / good).exists(), site
@@ -129,3 +130,82 @@ def test_shardshift_reports_each_accelerate_rows_rule_on_its_bad_folder_and_noth
     for site, rule, bad in ACCELERATE:
         assert (rule, "error") in found.get(bad.resolve(), set()), (site, found.get(bad.resolve()))
         assert not {s for _, s in found.get((bad.parent / "good").resolve(), set())} & {"error", "warning"}, site
+
+
+AXOLOTL_CHILD = r"""
+import importlib.util, json, os, sys, traceback
+from pathlib import Path
+tests = Path(sys.argv[1])
+sys.path.insert(0, str(tests))
+from implicit_sites import leaves, neighbours, put
+spec = importlib.util.spec_from_file_location("axolotl_loader", tests / "coverage_loaders" / "axolotl.py")
+loader = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loader)
+loader.prepare()
+import tempfile
+import axolotl
+import yaml
+root = os.path.dirname(axolotl.__file__)
+EXPLICIT = ("ValidationError", "ValueError", "AssertionError", "DeprecationWarning")
+
+def site(path):
+    try:
+        loader.load(Path(path), stage="normalize")
+    except Exception as error:
+        if type(error).__name__ in EXPLICIT:
+            return "explicit"
+        inside = [(f, n) for f, n in traceback.walk_tb(error.__traceback__) if f.f_code.co_filename.startswith(root)]
+        frame, line = inside[-1]
+        where = "axolotl/" + os.path.relpath(frame.f_code.co_filename, root).replace(os.sep, "/")
+        return f"{type(error).__name__} {where}:{frame.f_code.co_qualname}:{line}"
+    return None
+
+cases, sources = json.loads(sys.stdin.read())
+sites = {path: site(path) for path in cases}
+found = {}
+with tempfile.TemporaryDirectory() as scratch:
+    for source in sources:
+        try:
+            config = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
+        except yaml.YAMLError:
+            continue
+        if not isinstance(config, dict) or site(source) is not None:
+            continue
+        for pointer, value in leaves(config, lists=False):
+            for mutant in neighbours(value):
+                target = Path(scratch, "mutant.yaml")
+                target.write_text(yaml.safe_dump(put(config, pointer, mutant)), encoding="utf-8")
+                where = site(target)
+                if where not in (None, "explicit"):
+                    found[where] = found.get(where, 0) + 1
+print(json.dumps([sites, found]))
+"""
+
+
+@pytest.mark.oracle
+def test_axolotl_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_other():
+    rows = _rows("axolotl")
+    cases = [str(bad) for _, _, bad in rows] + [str(bad.parent / "good.yaml") for _, _, bad in rows]
+    sources = [str(p) for p in sorted((ROOT.parent / "shared" / "corpus" / "axolotl").glob("*.y*ml"))
+               + sorted((FIXTURES / "axolotl" / "rules").rglob("good*.y*ml"))]
+    assert len(sources) > 100
+    child = subprocess.run([sys.executable, "-c", AXOLOTL_CHILD, str(ROOT / "tests")], input=json.dumps([cases, sources]),
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    sites, found = json.loads(child.stdout.strip().splitlines()[-1])
+    for site, _, bad in rows:
+        assert sites[str(bad)] == site, (bad, sites[str(bad)])
+        assert sites[str(bad.parent / "good.yaml")] is None, bad.parent
+    assert set(found) <= {site for site, _, _ in rows}, sorted(set(found) - {site for site, _, _ in rows})
+
+
+def test_shardshift_reports_each_axolotl_rows_rule_on_its_bad_fixture_and_no_error_on_the_good_one():
+    rows = _rows("axolotl")
+    paths = [str(p) for _, _, bad in rows for p in (bad, bad.parent / "good.yaml")]
+    _, output = check_json("--isolated", "--axolotl-version", "0.21.0", *paths)
+    found: dict[Path, set[tuple[str, str]]] = {}
+    for finding in output["findings"]:
+        found.setdefault((ROOT / finding["file"]).resolve(), set()).add((finding["code"], finding["severity"]))
+    for site, rule, bad in rows:
+        assert (rule, "error") in found.get(bad.resolve(), set()), (site, found.get(bad.resolve()))
+        assert not {s for _, s in found.get((bad.parent / "good.yaml").resolve(), set())} & {"error", "warning"}, site

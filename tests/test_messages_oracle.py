@@ -615,6 +615,8 @@ EXEMPT = {
              "(deepspeed.initialize on the CPU builds each fixture's optimizer)",
     "DS454": "tests/test_rules_deepspeed_tensor_parallel.py::test_the_shape_checks_are_deepspeeds and the coverage "
              "map's stage=autotp (the engine's _apply_autotp_partitioning on each fixture)",
+    "AX116": "tests/test_coverage_implicit.py::test_axolotl_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_"
+             "no_other (Axolotl's validation and normalize_config on each implicit site's fixtures)",
     "AX115": "tests/test_coverage_map.py (stage=parallel: Axolotl's own build_parallelism_config on 8 ranks' "
              "worth of world)",
     "AX114": "tests/test_coverage_map.py (stage=normalize: Axolotl's own normalize_config on each fixture, with a "

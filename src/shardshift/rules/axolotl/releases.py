@@ -60,6 +60,10 @@ CHECKS: dict[str, Since] = {
     # utils/distributed.py _get_parallel_config_kwargs as 0.21.0 has it (the expert-parallel and DeepSpeed
     # branches differ in 0.20.0)
     "AX115": Since((0, 21, 0), "axolotl 0.21.0 utils/distributed.py _get_parallel_config_kwargs (0.20.0 differs)"),
+    # values Axolotl 0.21.0 computes with unchecked (found by mutation: tests/test_coverage_implicit.py); earlier
+    # releases were not compared, so with no pin these are infos
+    "AX116": Since((0, 21, 0), "axolotl 0.21.0 utils/config/__init__.py normalize_config, utils/schemas/validation.py "
+                               "(earlier releases not compared)"),
     "AX007:evaluation_strategy": Since(OLDEST, "axolotl 0.5.2 schema (every release of the table)"),
     "AX007:gradient_checkpointing": Since((0, 12, 0), f"axolotl 0.12.0 {V} check_gradient_checkpointing_w_offload "
                                                       "(absent in 0.11.0)"),

@@ -1426,6 +1426,89 @@ class DpShardWithoutFsdp(Rule):
                                "corresponding fsdp_config!\"); configure FSDP (fsdp_version: 2 and an fsdp_config) or "
                                "remove dp_shard_size")
 
+# the names check_tokenizer_use_mistral_common (validation.py, mode="before") lower-cases when
+# tokenizer_use_mistral_common is unset: an explicit null there is None.lower()
+MISTRAL_COMMON_PROBED = ("base_model", "base_model_config", "tokenizer_config")
+
+
+class UncheckedValueFails(Rule):
+    """A value Axolotl computes with before any check refuses it: `axolotl train` fails with a TypeError.
+
+    ## What it does
+    Reports what Axolotl 0.21.0 computes with unchecked, found by mutating real configs and running
+    Axolotl's own validation and `normalize_config` on each (tests/test_coverage_implicit.py):
+
+    - an explicit null `base_model`, `base_model_config` or `tokenizer_config` while
+      `tokenizer_use_mistral_common` is unset (a schema validator lower-cases each: AttributeError);
+    - an explicit null `gradient_accumulation_steps` or `micro_batch_size` with no `batch_size`
+      (normalize_config multiplies and divides them: TypeError);
+    - `num_epochs: 0` with `saves_per_epoch` (ZeroDivisionError);
+    - a string `tensor_parallel_size` (a schema validator compares it with 1: TypeError);
+    - with `adapter: qlora` and `gradient_checkpointing_kwargs.use_reentrant: false`, a `deepspeed`
+      that is a number or a boolean (a validator searches it for "zero3": TypeError).
+
+    ## Why is this bad
+    `axolotl train` stops before the model loads, with an exception that does not name the key.
+
+    ## Example
+    ```yaml
+    micro_batch_size: 2
+    gradient_accumulation_steps:
+    ```
+
+    ## Use instead
+    ```yaml
+    micro_batch_size: 2
+    gradient_accumulation_steps: 1
+    ```
+    """
+
+    code = "AX116"
+    name = "unchecked-value-fails"
+    severity = "error"
+    formats = FORMATS
+
+    def check(self, document: Document, context: Context) -> Iterable[Finding]:
+        return _gated(self._check(document, context), "AX116", document, context)  # releases.py
+
+    def _check(self, document: Document, context: Context) -> Iterable[Finding]:
+        data = document.data
+        if not isinstance(data, dict):
+            return
+        tail = "axolotl train fails before the model loads"
+        if data.get("tokenizer_use_mistral_common") is None:
+            for key in MISTRAL_COMMON_PROBED:
+                if key in data and data[key] is None:
+                    yield self.finding(document, f"/{key}", f"{key} is null, and tokenizer_use_mistral_common is unset: "
+                                       f"{tail}, with AttributeError ('NoneType' object has no attribute 'lower': the "
+                                       f"schema lower-cases it to look for a Magistral model); give the {key} or remove "
+                                       "the key", key=True)
+        if not data.get("use_ray") and data.get("batch_size") is None:
+            for key in ("gradient_accumulation_steps", "micro_batch_size"):
+                if key in data and data[key] is None:
+                    yield self.finding(document, f"/{key}", f"{key} is null and batch_size is not given: {tail}, with "
+                                       "TypeError (normalize_config computes the batch size from micro_batch_size and "
+                                       f"gradient_accumulation_steps); give {key} a number", key=True)
+                    break
+        epochs = data.get("num_epochs")
+        if data.get("saves_per_epoch") and epochs == 0 and not isinstance(epochs, bool):
+            yield self.finding(document, "/num_epochs", f"num_epochs is 0 with saves_per_epoch: {tail}, with "
+                               "ZeroDivisionError (normalize_config divides by saves_per_epoch x num_epochs); set "
+                               "num_epochs, or max_steps and no saves_per_epoch")
+        tp = data.get("tensor_parallel_size")
+        if isinstance(tp, str):
+            yield self.finding(document, "/tensor_parallel_size", f"tensor_parallel_size is the string {tp!r}: {tail}, "
+                               "with TypeError (a schema validator compares it with 1 before the schema converts it); "
+                               "write the number unquoted")
+        kwargs = data.get("gradient_checkpointing_kwargs")
+        deepspeed = data.get("deepspeed")
+        if data.get("adapter") == "qlora" and isinstance(kwargs, dict) and kwargs.get("use_reentrant") is False \
+                and isinstance(deepspeed, (int, float)):
+            yield self.finding(document, "/deepspeed", f"deepspeed is {deepspeed!r}, not a path or an object: {tail}, "
+                               "with TypeError (with qlora and use_reentrant false a schema validator looks for "
+                               "\"zero3\" in it); name the ds_config file")
+
+
 # what Axolotl refuses to edit on a mistral-common tokenizer (validation.py,
 # check_mistral_common_incompatible_options)
 MISTRAL_COMMON_EDITS = ("added_tokens_overrides", "special_tokens", "tokens")
