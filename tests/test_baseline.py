@@ -152,6 +152,8 @@ EXPECTED: list[Change | NewFile] = [
             "object, refused at tp_model_init's merge (coverage map)"),
     NewFile("fixtures/deepspeed/rules/DS455/*", "Issue 33: DS455, random-LTD settings DeepSpeed's scheduler refuses"),
     NewFile("fixtures/deepspeed/rules/DS454/*", "Issue 33: DS454, AutoTP partition settings DeepSpeed refuses"),
+    NewFile("fixtures/torchtitan/implicit/*", "Issue 33: a bad and a good torchtitan TOML per implicit failure site of "
+            "its start-up path (src/shardshift/data/coverage/torchtitan-implicit.tsv)"),
     NewFile("fixtures/axolotl/implicit/*", "Issue 33: a bad and a good Axolotl config per implicit failure site of axolotl "
             "train's config handling (src/shardshift/data/coverage/axolotl-implicit.tsv)"),
     NewFile("fixtures/axolotl/rules/AX116/*", "Issue 33: AX116, values Axolotl computes with unchecked"),

@@ -2,8 +2,8 @@
 with values they never check (a string batch size divided, a null boolean joined with `|`, a port that is a
 word); each place that fails so is an implicit site, found by mutation (bench/mutation_deepspeed.py,
 bench/mutation_accelerate.py) and mapped in src/shardshift/data/coverage/<framework>-implicit.tsv to the rule that
-reports it and a bad fixture, with a good one beside it (Axolotl's, found the same way through its schema and
-normalize_config, are mutated here too). Here (oracle):
+reports it and a bad fixture, with a good one beside it (Axolotl's, through its schema and normalize_config,
+and torchtitan's, through its start-up path, are found the same way and mutated here too). Here (oracle):
 
 - mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
   the table lacks (Accelerate's mutation takes minutes: bench/mutation_accelerate.py lists its sites);
@@ -38,7 +38,8 @@ def _rows(framework: str = "deepspeed") -> list[tuple[str, str, Path]]:
     return rows
 
 
-@pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good"), ("axolotl", "good.yaml")])
+@pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good"), ("axolotl", "good.yaml"),
+                                            ("torchtitan", "good.toml")])
 def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture(framework, good):
     from shardshift.rules import all_rules
 
@@ -209,3 +210,99 @@ def test_shardshift_reports_each_axolotl_rows_rule_on_its_bad_fixture_and_no_err
     for site, rule, bad in rows:
         assert (rule, "error") in found.get(bad.resolve(), set()), (site, found.get(bad.resolve()))
         assert not {s for _, s in found.get((bad.parent / "good.yaml").resolve(), set())} & {"error", "warning"}, site
+
+
+TORCHTITAN_CHILD = r"""
+import importlib.util, json, os, sys, tempfile, tomllib, traceback
+from pathlib import Path
+tests = Path(sys.argv[1])
+sys.path.insert(0, str(tests))
+from implicit_sites import leaves, neighbours, put
+spec = importlib.util.spec_from_file_location("torchtitan_loader", tests / "coverage_loaders" / "torchtitan.py")
+loader = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loader)
+loader.prepare()
+import torchtitan
+root = os.path.dirname(torchtitan.__file__)
+EXPLICIT = ("ValueError", "AssertionError", "SystemExit", "NotImplementedError", "RuntimeError")
+
+def toml(config):
+    def value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v)
+        return "[" + ", ".join(value(x) for x in v) + "]"
+    lines = []
+    def table(prefix, d):
+        if prefix:
+            lines.append(f"[{prefix}]")
+        lines.extend(f"{k} = {value(v)}" for k, v in d.items() if not isinstance(v, dict))
+        for k, v in d.items():
+            if isinstance(v, dict):
+                table(f"{prefix}.{k}" if prefix else k, v)
+    table("", config)
+    return "\n".join(lines) + "\n"
+
+def site(path):
+    try:
+        loader.load(Path(path))
+    except BaseException as error:
+        if type(error).__name__ in EXPLICIT:
+            return "explicit"
+        inside = [(f, n) for f, n in traceback.walk_tb(error.__traceback__) if f.f_code.co_filename.startswith(root)]
+        if not inside:
+            return "explicit"  # outside torchtitan: a module the fixture names, not a value computed with
+        frame, line = inside[-1]
+        where = "torchtitan/" + os.path.relpath(frame.f_code.co_filename, root).replace(os.sep, "/")
+        return f"{type(error).__name__} {where}:{frame.f_code.co_qualname}:{line}"
+    return None
+
+cases, sources = json.loads(sys.stdin.read())
+sites = {path: site(path) for path in cases}
+found = {}
+with tempfile.TemporaryDirectory() as scratch:
+    for source in sources:
+        if site(source) is not None:
+            continue
+        config = tomllib.loads(Path(source).read_text(encoding="utf-8"))
+        for pointer, value in leaves(config, lists=False):
+            for mutant in neighbours(value):
+                if mutant is None:
+                    continue  # TOML has no null
+                target = Path(scratch, "mutant.toml")
+                target.write_text(toml(put(config, pointer, mutant)), encoding="utf-8")
+                where = site(target)
+                if where not in (None, "explicit"):
+                    found[where] = found.get(where, 0) + 1
+print(json.dumps([sites, found]))
+"""
+
+
+@pytest.mark.oracle
+def test_torchtitan_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_other():
+    rows = _rows("torchtitan")
+    cases = [str(bad) for _, _, bad in rows] + [str(bad.parent / "good.toml") for _, _, bad in rows]
+    sources = [str(p) for p in sorted((FIXTURES / "torchtitan" / "rules").rglob("good*.toml"))]
+    child = subprocess.run([sys.executable, "-c", TORCHTITAN_CHILD, str(ROOT / "tests")],
+                           input=json.dumps([cases, sources]), capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    sites, found = json.loads(child.stdout.strip().splitlines()[-1])
+    for site, _, bad in rows:
+        assert sites[str(bad)] == site, (bad, sites[str(bad)])
+        assert sites[str(bad.parent / "good.toml")] is None, bad.parent
+    assert set(found) <= {site for site, _, _ in rows}, sorted(set(found) - {site for site, _, _ in rows})
+
+
+def test_shardshift_reports_each_torchtitan_rows_rule_on_its_bad_fixture_and_no_error_on_the_good_one():
+    rows = _rows("torchtitan")
+    paths = [str(p) for _, _, bad in rows for p in (bad, bad.parent / "good.toml")]
+    _, output = check_json("--isolated", *paths)
+    found: dict[Path, set[tuple[str, str]]] = {}
+    for finding in output["findings"]:
+        found.setdefault((ROOT / finding["file"]).resolve(), set()).add((finding["code"], finding["severity"]))
+    for site, rule, bad in rows:
+        assert (rule, "error") in found.get(bad.resolve(), set()), (site, found.get(bad.resolve()))
+        assert not {s for _, s in found.get((bad.parent / "good.toml").resolve(), set())} & {"error", "warning"}, site

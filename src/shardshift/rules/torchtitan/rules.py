@@ -725,7 +725,8 @@ class GlobalBatchNotMultiple(_TitanRule):
     """A global batch size of 0, or one the written data-parallel degrees do not divide into local batches.
 
     ## What it does
-    Reports `training.global_batch_size = 0`, and a `global_batch_size` (not -1) that is not a
+    Reports `training.global_batch_size = 0` or `training.local_batch_size = 0` (a
+    ZeroDivisionError, found by mutation: no check names it), and a `global_batch_size` (not -1) that is not a
     multiple of `training.local_batch_size` × `data_parallel_replicate_degree` ×
     `data_parallel_shard_degree` when both degrees are written (torchtitan's batch degree, so no
     world size is needed). With the world size known, or a global batch that the local batch size
@@ -763,6 +764,13 @@ class GlobalBatchNotMultiple(_TitanRule):
             return
         plan, training = read
         total, local = training.get("global_batch_size"), known(plan.batch.micro)
+        written = training.get("local_batch_size")
+        if written == 0 and not isinstance(written, bool):
+            yield self.finding(document, "/training/local_batch_size",
+                               "local_batch_size = 0: torchtitan's Trainer divides global_batch_size by local_batch_size "
+                               "× the batch degree at start-up (ZeroDivisionError; with global_batch_size -1 it "
+                               "asserts global_batch_size > 0 instead) and stops", fix="the per-rank batch, 1 or more")
+            return
         if not isinstance(total, int) or isinstance(total, bool) or total < 0:
             return  # -1 (one accumulation step), absent, or a value TT002 reports
         pointer = "/training/global_batch_size"
