@@ -16,13 +16,16 @@ import traceback
 EXPLICIT = ("ValueError", "AssertionError", "ValidationError", "DeepSpeedConfigError")
 
 
-def raising_site(error: BaseException, root: str) -> str:
-    """"<Exception> <file under the deepspeed package>:<qualified function>:<line>" of the innermost frame of
-    DeepSpeed (under `root`, the package's folder) that `error` passed through."""
+def raising_site(error: BaseException, package) -> str | None:
+    """"<Exception> <package>/<file>:<qualified function>:<line>" of the innermost frame of `package` (a
+    framework's imported top-level module) that `error` passed through, or None where it passed through none."""
+    root = os.path.dirname(package.__file__)
     inside = [(frame, line) for frame, line in traceback.walk_tb(error.__traceback__)
               if frame.f_code.co_filename.startswith(root)]
+    if not inside:
+        return None
     frame, line = inside[-1]
-    where = "deepspeed/" + os.path.relpath(frame.f_code.co_filename, root).replace(os.sep, "/")
+    where = f"{package.__name__}/" + os.path.relpath(frame.f_code.co_filename, root).replace(os.sep, "/")
     return f"{type(error).__name__} {where}:{frame.f_code.co_qualname}:{line}"
 
 
@@ -32,7 +35,6 @@ def site_of(config: dict, world: int) -> str | None:
     import oracles
 
     deepspeed = oracles.deepspeed_module()
-    root = os.path.dirname(deepspeed.__file__)
     with oracles._world(world):
         try:
             deepspeed.runtime.config.DeepSpeedConfig(copy.deepcopy(config))
@@ -41,7 +43,7 @@ def site_of(config: dict, world: int) -> str | None:
                 return None
             if oracles.gpu_only(f"{type(error).__name__}: {error}"):
                 return None
-            return raising_site(error, root)
+            return raising_site(error, deepspeed)
     return None
 
 
@@ -106,4 +108,21 @@ def mutation_sites(sources: list[dict]) -> dict[str, int]:
                 site = site_of(mutant, world)
                 if site is not None:
                     found[site] = found.get(site, 0) + 1
+    return found
+
+
+def mutated_sites(sources: list[tuple[dict, object]], site, write) -> dict[str, int]:
+    """The implicit sites `site(path)` names (None: accepted; "explicit": refused on purpose) over the mutants of
+    `sources`, (config, its own path) pairs whose file the framework accepts, each mutant written by
+    `write(config) -> path` (None: a mutant the format cannot write); with how many mutants reach each."""
+    found: dict[str, int] = {}
+    for config, path in sources:
+        if not isinstance(config, dict) or site(path) is not None:
+            continue
+        for pointer, value in leaves(config, lists=False):
+            for mutant in neighbours(value):
+                written = write(put(config, pointer, mutant))
+                where = site(written) if written is not None else None
+                if where not in (None, "explicit"):
+                    found[where] = found.get(where, 0) + 1
     return found

@@ -160,20 +160,11 @@ class _PrepareRefused(Exception):
 
 
 def _raising_site(error: BaseException) -> str | None:
-    """"<Exception> accelerate/<file>:<qualified function>:<line>" of the innermost frame of Accelerate that
-    `error` passed through (where a value without a check of its own fails: issue 33's implicit sites)."""
-    import traceback
-
+    """Where in Accelerate `error` was raised (issue 33's implicit sites: tests/implicit_sites.py)."""
     import accelerate
+    from implicit_sites import raising_site
 
-    root = os.path.dirname(accelerate.__file__)
-    inside = [(frame, line) for frame, line in traceback.walk_tb(error.__traceback__)
-              if frame.f_code.co_filename.startswith(root)]
-    if not inside:
-        return None
-    frame, line = inside[-1]
-    where = "accelerate/" + os.path.relpath(frame.f_code.co_filename, root).replace(os.sep, "/")
-    return f"{type(error).__name__} {where}:{frame.f_code.co_qualname}:{line}"
+    return raising_site(error, accelerate)
 
 
 def launch_outcomes(config_files: list[str]) -> dict[str, dict]:
