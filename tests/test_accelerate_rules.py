@@ -312,3 +312,13 @@ def test_ac109_a_path_from_a_folder_above_is_the_launch_directorys_business(tmp_
     (tmp_path / "configs" / "accelerate_config.yaml").write_text(text, encoding="utf-8")
     _, output = check_json("--select", "AC109", str(tmp_path / "configs" / "accelerate_config.yaml"))
     assert findings_with_code(output, "AC109") == []
+
+
+@pytest.mark.parametrize("value", ['"configs/ds\\0.json"', '"' + "[" * 5000 + '"', "'" + "[" * 5000 + "1" + "]" * 5000 + "'"])
+def test_a_hostile_deepspeed_config_file_is_a_finding_or_nothing_never_a_traceback(tmp_path, value):
+    """A NUL in the path, JSON nested past the parser's depth: AC109 and AC012 read the value without failing."""
+    text = (RULES / "AC109" / "bad.yaml").read_text(encoding="utf-8").replace("configs/ds_confg.json", value)
+    (tmp_path / "accelerate_config.yaml").write_text(text, encoding="utf-8")
+    status, output = check_json("--select", "AC109,AC012", str(tmp_path / "accelerate_config.yaml"))
+    assert status in (0, 1), output
+    assert {f["code"] for f in output["findings"]} <= {"AC109", "AC012"}

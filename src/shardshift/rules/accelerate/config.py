@@ -913,7 +913,7 @@ class ValueOfWrongType(AccelerateRule):
             return
         try:
             read = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         if isinstance(read, dict):
             return

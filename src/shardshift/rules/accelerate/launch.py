@@ -567,7 +567,7 @@ class DeepSpeedConfigFileMissing(AccelerateRule):
             folder = os.path.dirname(os.path.join(os.path.dirname(document.path), reference.target))
             try:
                 names = sorted(n for n in os.listdir(folder or ".") if n.endswith(".json"))[:500]
-            except OSError:
+            except (OSError, ValueError):  # no such folder, or a NUL in the path
                 names = []
             close = did_you_mean(os.path.basename(reference.target), names)
             fixed = os.path.join(os.path.dirname(reference.target), close) if close else None
@@ -613,10 +613,12 @@ def _inline_json(text: str) -> bool:
     try:
         json.loads(text)
         return True
+    except RecursionError:
+        return True  # JSON nested past the parser's depth: Accelerate fails on it too, but not as a missing path
     except ValueError:
         pass
     try:
         json.loads(base64.urlsafe_b64decode(text).decode("utf-8"))
         return True
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
         return False
