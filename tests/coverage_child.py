@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "scripts" / "coverage")]
 
-from sites import scope, source_root  # noqa: E402
+from sites import root_of, scope  # noqa: E402
 
 from site_oracle import reached  # noqa: E402
 
@@ -36,7 +36,7 @@ def loader(framework: str):
 def main(framework: str, cases_file: str, results_file: str) -> int:
     cases = json.loads(Path(cases_file).read_text())
     chosen = scope(framework)
-    root = source_root(chosen.DISTRIBUTION)
+    root = root_of(chosen)
     within = tuple(sorted({file.split("/", 1)[0] + "/" for file in chosen.FILES}))
     module = loader(framework)
     module.prepare()

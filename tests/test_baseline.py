@@ -52,6 +52,10 @@ EXPECTED: list[Change | NewFile] = [
            "the releases before it, so with no pin the release premise is unknown and the error is an info"),
     Change("fixtures/fsdp2/migrate/zero3_mics_hybrid.json", "DS101", "changed", "Issue 30: MiCS keys, removed in a "
            "later DeepSpeed, are an info without a pin (earlier releases read them)"),
+    NewFile("fixtures/megatron/rules/MG301/*/*", "Issue 33: MG301, the argument checks of Megatron's coverage map that "
+                                                 "no other MG rule restates, one bad fixture per check"),
+    NewFile("fixtures/megatron/coverage/*/*", "Issue 33: the bad fixtures of Megatron's coverage map for the checks "
+                                              "an MG rule of its own reports"),
     NewFile("fixtures/general/rules/SS006/*", "Issue 31: SS006's fixtures (inside the checked tree when fixtures/ "
                                               "is checked whole: no SS006 there)"),
     NewFile("fixtures/fsdp2/rules/FS003/bad_helper.py", "Issue 30: FS003 across a helper that shards the blocks "

@@ -37,13 +37,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from sites import Site, scope, sites_in, source_root  # noqa: E402
+from sites import Site, root_of, scope, sites_in  # noqa: E402
 
 MAX_CANDIDATES = 3
 # folders not indexed: the model zoo (a model's own code runs on the model, not on the configuration),
-# and torchtitan's experiments (no part of the release's supported surface; their `Trainer` methods
-# were reached only because calls resolve by name)
-SKIPPED = ("transformers/models/", "torchtitan/experiments/")
+# torchtitan's experiments (no part of the release's supported surface; their `Trainer` methods
+# were reached only because calls resolve by name), and Megatron's inference engine and legacy models
+# (text generation and the pre-core models: `pretrain` runs neither, they were reached by name only)
+SKIPPED = ("transformers/models/", "torchtitan/experiments/", "megatron/core/inference/", "megatron/legacy/")
 MAX_DEPTH = 8
 
 # framework -> (package folder inside the distribution, the functions a run enters: file, qualname)
@@ -77,6 +78,8 @@ ENTRIES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py", "FSDPState._post_forward"),
         ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py", "FSDPState._pre_backward"),
         ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py", "FSDPState._root_post_backward_final_callback"))),
+    # pretrain_gpt.py's `pretrain`: arguments, the process groups, model, optimizer and data, then training
+    "megatron": ("megatron", (("megatron/training/training.py", "pretrain"),)),
 }
 
 
@@ -234,7 +237,7 @@ def _imports(tree: ast.Module, relative: str) -> dict[str, str]:
 def reachable(framework: str) -> tuple[list[Site], dict[str, int]]:
     """The check sites of the functions reachable from the framework's entries, and the counts."""
     package, entries = ENTRIES[framework]
-    root = source_root(scope(framework).DISTRIBUTION)
+    root = root_of(scope(framework))
     index = Package(root, package)
     queue = deque()
     seen: set[tuple[str, str]] = set()

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FRAMEWORKS = ("deepspeed", "transformers", "accelerate", "axolotl", "torchtitan", "fsdp2")
+FRAMEWORKS = ("deepspeed", "transformers", "accelerate", "axolotl", "torchtitan", "fsdp2", "megatron")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,13 @@ def source_root(distribution: str) -> Path:
     """The directory the distribution's top-level packages live in (site-packages), without importing it."""
     dist = metadata.distribution(distribution)
     return Path(dist.locate_file("")).resolve()
+
+
+def root_of(chosen) -> Path:
+    """Where a scope's files are read: its SOURCE folder (a framework on no package index, Megatron-LM's
+    training code: the checkout the oracles use), else its installed DISTRIBUTION's."""
+    source = getattr(chosen, "SOURCE", None)
+    return Path(source).resolve() if source is not None else source_root(chosen.DISTRIBUTION)
 
 
 class _Collector(ast.NodeVisitor):
@@ -100,7 +107,7 @@ def sites_in(path: Path, relative: str, functions: list[str] | None) -> list[Sit
 def sites(framework: str) -> list[Site]:
     """The check sites of one framework at the installed release, in file and source order."""
     chosen = scope(framework)
-    root = source_root(chosen.DISTRIBUTION)
+    root = root_of(chosen)
     found: list[Site] = []
     for relative, functions in chosen.FILES.items():
         # a scope's NO_RULE_YET: judged decidable with no rule yet, kept out of the map until one exists
@@ -111,7 +118,8 @@ def sites(framework: str) -> list[Site]:
 
 
 def installed_release(framework: str) -> str:
-    return metadata.version(scope(framework).DISTRIBUTION)
+    chosen = scope(framework)
+    return getattr(chosen, "RELEASE", None) or metadata.version(chosen.DISTRIBUTION)
 
 
 def main(argv: list[str]) -> int:

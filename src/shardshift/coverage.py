@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "coverage"
-FRAMEWORKS = ("deepspeed", "transformers", "accelerate", "axolotl", "torchtitan", "fsdp2")
+FRAMEWORKS = ("deepspeed", "transformers", "accelerate", "axolotl", "torchtitan", "fsdp2", "megatron")
 RELEASES = {"deepspeed": "deepspeed 0.19.8", "transformers": "transformers 5.24.0",
             "accelerate": "accelerate 1.15.0", "axolotl": "axolotl 0.21.0", "torchtitan": "torchtitan 0.2.2",
-            "fsdp2": "torch 2.13.0 (fully_shard)"}
+            "fsdp2": "torch 2.13.0 (fully_shard)", "megatron": "Megatron-LM (megatron-core 0.20.0)"}
 DECIDABLE = ("rule", "todo")
 UNDECIDABLE = ("environment", "model", "data", "runtime", "internal")
 KINDS = DECIDABLE + UNDECIDABLE

@@ -44,6 +44,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.megatron.flags": ("megatron",),
     "shardshift.rules.megatron.layout": ("megatron",),
     "shardshift.rules.megatron.training": ("megatron",),
+    "shardshift.rules.megatron.refused": ("megatron",),
     "shardshift.rules.accelerate.rules": ("accelerate",),
     "shardshift.rules.accelerate.script": ("launch",),
     "shardshift.rules.axolotl.rules": ("axolotl",),

@@ -1,0 +1,112 @@
+"""MG301: the checks of Megatron-LM's argument path that no other MG rule restates, one table row each.
+
+`validate_args` (megatron/training/arguments.py) and the model config's `__post_init__`
+(megatron/core/transformer/transformer_config.py) hold some four hundred checks. Most compare two or
+three flags; a rule class for each would repeat one shape. A row of the tables in `refusals/`
+names the check site it mirrors (the coverage map's id, src/shardshift/data/coverage/megatron.tsv,
+where the row's bad fixture is run through Megatron's own code), the condition, in terms of the
+values validate_args sees, and what Megatron says.
+
+A condition reads values through `Values`: a value the arguments do not decide (the script decides it
+at run time, an unresolved `$EXTRA_ARGS` may give the flag, `--use-checkpoint-args` may replace it)
+raises `Undecided`, and the row is not judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from shardshift.rules.megatron.base import Flags
+from shardshift.rules.megatron.training import CONFIG, UNKNOWN, VALIDATE, Args, TrainingRule
+
+
+class Undecided(Exception):
+    """A value the row's condition needs and the arguments do not decide."""
+
+
+class Values:
+    """What a row's condition reads: `v("dest")` is the value validate_args sees (given, else the default)."""
+
+    def __init__(self, args: Args, flags: Flags, world: int | None) -> None:
+        self.args, self.flags, self._world = args, flags, world
+
+    def __call__(self, dest: str) -> Any:
+        value = self.args(dest)
+        if value is UNKNOWN:
+            raise Undecided(dest)
+        return value
+
+    def given(self, dest: str) -> bool:
+        """Whether the flag is written (an unresolved splice may write any: undecided when not)."""
+        if self.flags.given(dest):
+            return True
+        if self.args.open:
+            raise Undecided(dest)
+        return False
+
+    def world(self) -> int:
+        if self._world is None:
+            raise Undecided("world size")
+        return self._world
+
+
+@dataclass(frozen=True)
+class Refusal:
+    site: str  # the coverage map's id of the check it mirrors
+    at: str  # the dest the finding points at
+    refused: Callable[[Values], bool]  # True when Megatron refuses the values
+    says: str  # what Megatron asserts or raises, in its words
+    fix: str  # what to write instead
+    involved: tuple[str, ...] = ()  # the other dests of the condition (shown where given)
+    stage: str = "validate"  # "validate" (validate_args) or "config" (TransformerConfig.__post_init__)
+
+
+def refusals() -> list[Refusal]:
+    from shardshift.rules.megatron.refusals import ROWS
+
+    return ROWS
+
+
+class ArgumentCheckRefused(TrainingRule):
+    """A setting one of Megatron-LM's argument checks refuses, which no other MG rule restates.
+
+    ## What it does
+    Reports arguments that fail one of the checks of `validate_args` or of the model config
+    (`TransformerConfig.__post_init__`), each check a row of a table (its message names the check,
+    the flags involved and what Megatron says).
+
+    ## Why is this bad
+    Megatron stops the launch with an AssertionError or ValueError before training starts, after the
+    job got its GPUs.
+
+    ## Example
+    ```sh
+    torchrun ... pretrain_gpt.py ... --moe-router-topk 2
+    ```
+
+    ## Use instead
+    ```sh
+    torchrun ... pretrain_gpt.py ... --num-experts 8 --moe-router-topk 2
+    ```
+    """
+
+    code = "MG301"
+    name = "argument-check-refused"
+    severity = "error"
+
+    def judge(self, args, flags, context):
+        values = Values(args, flags, flags.world_size(context))
+        for row in refusals():
+            try:
+                if not row.refused(values):
+                    continue
+            except Undecided:
+                continue
+            except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+                continue  # a value of another type than the check reads: MG004's, not this row's
+            where = VALIDATE if row.stage == "validate" else CONFIG
+            shown = ", ".join(flags.spelled(d) for d in (row.at, *row.involved))
+            yield self.at(flags, row.at, f"{shown}: {where} ({row.says}); {row.fix}",
+                          related=self.also_each(flags, *row.involved))
+

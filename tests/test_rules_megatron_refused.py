@@ -1,0 +1,63 @@
+"""MG301 (src/shardshift/rules/megatron/refused.py): Megatron's argument checks, one table row each.
+
+Each row names the coverage-map site it mirrors; the map (src/shardshift/data/coverage/megatron.tsv) gives
+that site `rule: MG301` and one bad fixture, on which tests/test_coverage_map.py runs Megatron's own code
+(it must fail at the site there and not on the good fixtures) and shardshift (it must report MG301). Here:
+the table and the map agree, each bad fixture gets exactly its row's finding and the good one none, and a
+value the arguments do not decide is not judged.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shardshift import coverage
+from shardshift.rules.megatron.refused import refusals
+
+from conftest import FIXTURES, check_json
+
+RULES = FIXTURES / "megatron" / "rules" / "MG301"
+
+
+def _mapped() -> dict[str, coverage.Verdict]:
+    return {site: v for site, v in coverage.load("megatron").items() if "MG301" in v.codes}
+
+
+def test_each_row_is_a_site_of_the_map_that_names_mg301_with_its_own_bad_fixture():
+    rows = refusals()
+    sites = [row.site for row in rows]
+    assert len(sites) == len(set(sites)), "a site with two rows"
+    mapped = _mapped()
+    assert set(sites) == set(mapped)
+    cases = [v.case.split()[0] for v in mapped.values()]
+    assert len(cases) == len(set(cases)), "two sites share a bad fixture"
+    assert {p.relative_to(FIXTURES).as_posix() for p in RULES.rglob("bad*")} == set(cases)
+
+
+def _messages(output) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for finding in output["findings"]:
+        if finding["code"] == "MG301":
+            found.setdefault(finding["file"].split("MG301/", 1)[-1], []).append(finding["message"])
+    return found
+
+
+def test_each_bad_fixture_gets_exactly_its_rows_finding_and_the_good_one_none():
+    by_site = {row.site: row for row in refusals()}
+    fixture_of = {v.case.split()[0].split("MG301/", 1)[-1]: by_site[site] for site, v in _mapped().items()}
+    _, output = check_json("--isolated", "--no-cache", *sorted(str(p) for p in RULES.rglob("*.sh")))
+    messages = _messages(output)
+    assert not any(name.endswith("good.sh") for name in messages), messages
+    for name, row in fixture_of.items():
+        assert len(messages.get(name, [])) == 1 and row.says in messages[name][0], (name, messages.get(name))
+    finding = next(f for f in output["findings"] if f["code"] == "MG301")
+    assert finding["severity"] == "error"
+
+
+@pytest.mark.parametrize("prefix, suffix", [("EXTRA_ARGS=$1\n", " $EXTRA_ARGS")])
+def test_a_flag_an_unresolved_splice_may_give_is_not_judged(tmp_path, prefix, suffix):
+    text = (RULES / "validate_a" / "bad_attention_backend_local.sh").read_text(encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text(text.replace("#!/bin/bash\n", "#!/bin/bash\n" + prefix).rstrip("\n") + suffix + "\n")
+    _, output = check_json("--isolated", "--no-cache", str(script))
+    assert _messages(output) == {}
