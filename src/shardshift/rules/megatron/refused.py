@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from shardshift.rules.megatron.base import Flags
-from shardshift.rules.megatron.training import CONFIG, UNKNOWN, VALIDATE, Args, TrainingRule
+from shardshift.rules.megatron.training import UNKNOWN, VALIDATE, Args, TrainingRule
+
+STOPS_AT_CONFIG = "building the model config (TransformerConfig) stops the launch before training starts"
 
 
 class Undecided(Exception):
@@ -56,7 +58,7 @@ class Refusal:
     site: str  # the coverage map's id of the check it mirrors
     at: str  # the dest the finding points at
     refused: Callable[[Values], bool]  # True when Megatron refuses the values
-    says: str  # what Megatron asserts or raises, in its words
+    says: str  # what Megatron does, in its words: "it asserts `cond`: <its message>" or "it raises ValueError: ..."
     fix: str  # what to write instead
     involved: tuple[str, ...] = ()  # the other dests of the condition (shown where given)
     stage: str = "validate"  # "validate" (validate_args) or "config" (TransformerConfig.__post_init__)
@@ -105,7 +107,7 @@ class ArgumentCheckRefused(TrainingRule):
                 continue
             except (TypeError, ValueError, ZeroDivisionError, AttributeError):
                 continue  # a value of another type than the check reads: MG004's, not this row's
-            where = VALIDATE if row.stage == "validate" else CONFIG
+            where = VALIDATE if row.stage == "validate" else STOPS_AT_CONFIG
             shown = ", ".join(flags.spelled(d) for d in (row.at, *row.involved))
             yield self.at(flags, row.at, f"{shown}: {where} ({row.says}); {row.fix}",
                           related=self.also_each(flags, *row.involved))
