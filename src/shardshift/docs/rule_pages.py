@@ -28,7 +28,7 @@ NAMED_RELEASE = re.compile(r"\b(DeepSpeed|Accelerate|[Aa]xolotl|torchtitan|PyTor
                            r"core_v|[Tt]ransformers|Transformer Engine)[ v]*(\d+\.\d+(?:\.\d+)?)")
 
 
-COVERAGE_FRAMEWORK = {"fsdp2": "torch"}  # coverage map name -> the framework whose release it is
+COVERAGE_FRAMEWORK = {"fsdp2": "torch", "megatron": "megatron-core"}  # coverage map name -> the framework whose release it is
 
 
 def pages(root: Path) -> dict[str, str]:
@@ -180,11 +180,13 @@ def fixture_dirs(code: str, root: Path) -> list[Path]:
 
 
 def examples(code: str, root: Path) -> list[tuple[str, Path]]:
-    """("bad" | "good", file) for every bad* and good* file of the rule's fixtures, bad first."""
+    """("bad" | "good", file) for every bad* and good* file of the rule's fixtures, bad first (a folder's own
+    files, then those of its sub-folders: a table rule keeps a folder of cases per part of its table)."""
     found = []
     for kind in ("bad", "good"):
         for directory in fixture_dirs(code, root):
-            found += [(kind, f) for f in sorted(directory.iterdir()) if f.is_file() and f.name.startswith(kind)]
+            files = [f for f in directory.rglob(kind + "*") if f.is_file()]
+            found += [(kind, f) for f in sorted(files, key=lambda f: (len(f.relative_to(directory).parts), f))]
     return found
 
 
