@@ -271,6 +271,7 @@ class Judge:
         transcript = _Transcript()
         handler = transcript.handler()
         stage, args, error, exception, where, validated = "parse", None, None, None, None, False
+        self.last_args = None
         root = logging.getLogger()
         try:
             self._reset_globals()
@@ -291,6 +292,7 @@ class Judge:
                         os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
                     self.arguments.validate_args(args, {})
                     validated = True
+                    self.last_args = args  # what a caller goes on with (tests/coverage_loaders/megatron.py)
                     stage = "config"
                     self.core_transformer_config_from_args(args)
                     stage = None

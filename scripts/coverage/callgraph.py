@@ -78,8 +78,13 @@ ENTRIES: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
         ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py", "FSDPState._post_forward"),
         ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py", "FSDPState._pre_backward"),
         ("torch/distributed/fsdp/_fully_shard/_fsdp_state.py", "FSDPState._root_post_backward_final_callback"))),
-    # pretrain_gpt.py's `pretrain`: arguments, the process groups, model, optimizer and data, then training
-    "megatron": ("megatron", (("megatron/training/training.py", "pretrain"),)),
+    # pretrain_gpt.py's `pretrain`: arguments, the process groups, model, optimizer and data, then training; and
+    # what it reaches through names the call graph does not follow: `mpu.initialize_model_parallel` (a module
+    # alias, in `_initialize_distributed`) and `set_global_variables` (the microbatch calculator, after the
+    # arguments are validated)
+    "megatron": ("megatron", (("megatron/training/training.py", "pretrain"),
+                              ("megatron/core/parallel_state.py", "initialize_model_parallel"),
+                              ("megatron/training/global_vars.py", "set_global_variables"))),
 }
 
 

@@ -1,7 +1,9 @@
 """Which sites of Megatron's coverage map (scripts/coverage/scope_megatron.py) Megatron-LM's own argument path
 reaches on each file, and what it raises (tests/coverage_loaders/megatron.py; a tool for judging the map).
 
-    python scripts/coverage/megatron_probe.py FILE... [--world N]     # one JSON line: file -> error, sites
+    python scripts/coverage/megatron_probe.py FILE... [--world N] [--startup]   # JSON: file -> error, sites
+
+`--startup`: the loader's `stage=startup` (the microbatch calculator and the process groups after the arguments).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ def main(argv: list[str]) -> int:
         at = argv.index("--world")
         options["world"] = argv[at + 1]
         del argv[at:at + 2]
+    if "--startup" in argv:
+        argv.remove("--startup")
+        options["stage"] = "startup"
     loader = coverage_child.loader("megatron")
     loader.prepare()
     root = root_of(scope("megatron"))

@@ -13,11 +13,21 @@ each with its values), as tests/test_rules_megatron_layout.py gives them to the 
 world size is the option `world`, else the one the file's launch states (torchrun's processes).
 It raises what Megatron raises (as a RuntimeError naming the stage and the message: the Judge
 catches Megatron's own exception, whose site the trace has already recorded).
+
+With `stage=startup` it goes on, with the validated arguments, as `pretrain` does before it builds
+the model: `set_global_variables(args, build_tokenizer=False)` (megatron/training/global_vars.py: the
+microbatch calculator, global batch against micro batch × data-parallel size, and the writers the
+flags ask for; the tokenizer needs its files), then the process groups: a `fake` process group of
+the world size on rank 0 (torch's FakeStore, which Megatron's own `--fake-process-group` uses) and
+`initialize_model_parallel(...)` called with the keyword arguments `_initialize_distributed`
+passes it, compiled from megatron/training/initialize.py itself (Megatron calls it only when it sees
+a GPU), with `use_gloo_process_groups` off (a fake group cannot build gloo groups beside it).
 """
 
 from __future__ import annotations
 
 import sys
+import types
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -46,6 +56,41 @@ def _words(document) -> list[str]:
     return words
 
 
+def _model_parallel_call():
+    """`mpu.initialize_model_parallel(...)` as `_initialize_distributed` writes it, compiled from its file."""
+    if "model_parallel" not in _state:
+        import ast
+
+        import megatron.training.initialize as initialize
+
+        source = Path(initialize.__file__).read_text(encoding="utf-8")
+        call = next(node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+                    and ast.unparse(node.func) == "mpu.initialize_model_parallel")
+        _state["model_parallel"] = compile(ast.Expression(call), initialize.__file__, "eval")
+    return _state["model_parallel"]
+
+
+def _start_up(args, world: int) -> None:
+    import torch
+    from megatron.core import parallel_state as mpu
+    from megatron.training import global_vars
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    judge = _state["judge"]
+    try:
+        global_vars.set_global_variables(args, build_tokenizer=False)
+        torch.distributed.init_process_group(backend="fake", store=FakeStore(), rank=0, world_size=world)
+        # without the gloo side groups: a fake group cannot build them (their checks are not reached)
+        flags = types.SimpleNamespace(**{**vars(args), "use_gloo_process_groups": False})
+        eval(_model_parallel_call(), {"mpu": mpu, "args": flags, "get_embedding_ranks": None,
+                                      "get_position_embedding_ranks": None})
+    finally:
+        mpu.destroy_model_parallel()
+        if torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
+        judge._reset_globals()
+
+
 def load(path: Path, **options: str) -> None:
     from shardshift.formats.megatron import read
 
@@ -53,6 +98,9 @@ def load(path: Path, **options: str) -> None:
     world = options.get("world") or document.plan.world.world_size
     if isinstance(world, bool) or not isinstance(world, (int, str)) or not str(world).isdigit():
         raise ValueError(f"{path}: the launch states no world size; give the case `world=N`")
-    verdict = _state["judge"](_words(document), int(world))
+    judge = _state["judge"]
+    verdict = judge(_words(document), int(world))
     if not verdict["ok"]:
         raise RuntimeError(f"Megatron refuses at {verdict['stage']}: {verdict['exception']}: {verdict['error']}")
+    if options.get("stage") == "startup":
+        _start_up(judge.last_args, int(world))
