@@ -58,6 +58,12 @@ def _experts(v) -> int | None:
     return None if experts == 0 else experts
 
 
+def _expert_tp(v) -> int:
+    """validate_args: an unset expert tensor parallel size is the tensor parallel size."""
+    size = v("expert_tensor_parallel_size")
+    return v("tensor_model_parallel_size") if size is None else size
+
+
 def _grouped_tensor(v) -> bool:
     return bool(v("moe_use_grouped_tensor")) or bool(v("use_transformer_engine_op_fuser") and v("moe_grouped_gemm"))
 
@@ -219,4 +225,189 @@ ROWS = [
             "it raises ValueError: fp4_quantizer_factory must be provided when fp4_recipe is 'custom'.",
             "add `--fp4-quantizer-factory package.module.quantizer_factory`, or use --fp4-recipe nvfp4",
             involved=("fp4_quantizer_factory",), stage="config"),
+    Refusal(SITE + "30", "expert_tensor_parallel_size",
+            lambda v: _inference_moe(v) and _expert_tp(v) > 1,
+            "it raises ValueError: Inference-optimized MoE layers does not support expert tensor parallelism.",
+            "give `--expert-tensor-parallel-size 1` (it defaults to the tensor parallel size)",
+            involved=("transformer_impl", "tensor_model_parallel_size"), stage="config"),
+    Refusal(SITE + "31", "moe_expert_capacity_factor",
+            lambda v: _inference_moe(v) and v("moe_expert_capacity_factor") is not None,
+            "it raises ValueError: Inference-optimized MoE layers only support dropless MoE",
+            "drop --moe-expert-capacity-factor (dropless MoE)", involved=("transformer_impl",), stage="config"),
+    Refusal(SITE + "32", "moe_router_padding_for_quantization",
+            lambda v: _inference_moe(v) and v("moe_router_padding_for_quantization"),
+            "it raises ValueError: Inference-optimized MoE layers do not support padded routing map for quantization.",
+            "drop --moe-router-padding-for-quantization", involved=("transformer_impl",), stage="config"),
+    Refusal(SITE + "33", "transformer_impl",
+            lambda v: _inference_moe(v) and v("moe_router_dtype") != "fp32",
+            "it raises ValueError: --transformer-impl='inference_optimized' requires --moe-router-dtype=fp32 to "
+            "avoid costly dtype conversions during decode.",
+            "add `--moe-router-dtype fp32`", involved=("moe_router_dtype",), stage="config"),
+    Refusal(SITE + "34", "inference_grouped_gemm_backend",
+            lambda v: _inference_moe(v) and _glu(v) and v("inference_grouped_gemm_backend") not in ("torch", "vllm"),
+            "it raises ValueError: --transformer-impl='inference_optimized' supports gated linear units "
+            "(SwiGLU/GeGLU) only with --inference-grouped-gemm-backend torch or vllm",
+            "give `--inference-grouped-gemm-backend torch` or vllm (the default)",
+            involved=("transformer_impl", "swiglu", "quick_geglu"), stage="config"),
+    Refusal(SITE + "39", "batch_invariant_mode",
+            lambda v: _inference_moe(v) and v("batch_invariant_mode")
+            and v("inference_grouped_gemm_backend") not in ("torch", "vllm"),
+            "it raises ValueError: batch_invariant_mode requires inference_grouped_gemm_backend 'torch' or 'vllm'.",
+            "give `--inference-grouped-gemm-backend torch` or vllm (the default)",
+            involved=("inference_grouped_gemm_backend", "transformer_impl"), stage="config"),
+    Refusal(SITE + "40", "inference_moe_token_dispatcher_type",
+            lambda v: _inference_moe(v) and v("batch_invariant_mode") and v("expert_model_parallel_size") > 1
+            and v("inference_moe_token_dispatcher_type") != "nvls",
+            "it raises ValueError: batch_invariant_mode with inference-optimized MoE and expert parallelism "
+            "requires inference_moe_token_dispatcher_type='nvls'.",
+            "give `--inference-moe-token-dispatcher-type nvls` (the default)",
+            involved=("batch_invariant_mode", "expert_model_parallel_size", "transformer_impl"), stage="config"),
+    Refusal(SITE + "41", "num_experts",
+            lambda v: _experts(v) is not None and _experts(v) <= 0,
+            "it raises ValueError: num_moe_experts must be non-negative.",
+            "give a positive --num-experts (or 0 / none for a dense model)", stage="config"),
+    Refusal(SITE + "42", "moe_ffn_hidden_size",
+            lambda v: _experts(v) is None and v("moe_ffn_hidden_size") is not None and not _mixed_moe_layer_freq(v),
+            "it raises ValueError: moe_ffn_hidden_size is set but num_moe_experts is None. Please set "
+            "num_moe_experts or remove moe_ffn_hidden_size.",
+            "add `--num-experts N`, or drop --moe-ffn-hidden-size", involved=("num_experts",), stage="config"),
+    Refusal(SITE + "43", "moe_grouped_gemm",
+            lambda v: (v("moe_single_grouped_weight") or v("moe_single_grouped_bias")) and not v("moe_grouped_gemm"),
+            "it raises ValueError: moe_single_grouped_weight and moe_single_grouped_bias require moe_grouped_gemm=True.",
+            "add `--moe-grouped-gemm`", involved=("moe_single_grouped_weight", "moe_single_grouped_bias"),
+            stage="config"),
+    Refusal(SITE + "45", "moe_single_grouped_weight",
+            lambda v: v("moe_single_grouped_weight") and (
+                (v("fp8") and _name(v("fp8_recipe")) != "mxfp8") or (v("fp4") and _name(v("fp4_recipe")) != "nvfp4")),
+            "it raises ValueError: moe_single_grouped_weight is currently supported with high-precision primary "
+            "weights, fp8_recipe='mxfp8', or fp4_recipe='nvfp4'.",
+            "use `--fp8-recipe mxfp8` (or --fp4-recipe nvfp4), or drop --moe-single-grouped-weight",
+            involved=("fp8", "fp8_recipe", "fp4", "fp4_recipe"), stage="config"),
+    Refusal(SITE + "46", "moe_single_grouped_weight",
+            lambda v: v("moe_single_grouped_weight") and v("fp4") and not v("fp4_param_gather"),
+            "it raises ValueError: moe_single_grouped_weight with FP4 compute requires fp4_param=True "
+            "(--fp4-param-gather).",
+            "add `--fp4-param-gather`", involved=("fp4", "fp4_param_gather"), stage="config"),
+    Refusal(SITE + "47", "moe_single_grouped_weight",
+            lambda v: v("moe_grouped_gemm") and v("moe_single_grouped_weight")
+            and not _grouped_tensor(v),  # without grouped GEMM site 43 raises first
+            "it raises ValueError: moe_single_grouped_weight requires moe_use_grouped_tensor=True.",
+            "add `--moe-use-grouped-tensor` (or `--use-transformer-engine-op-fuser` with --moe-grouped-gemm)",
+            involved=("moe_use_grouped_tensor",), stage="config"),
+    Refusal(SITE + "48", "moe_single_grouped_bias",
+            lambda v: v("moe_single_grouped_bias") and not v("add_bias_linear"),
+            "it raises ValueError: moe_single_grouped_bias requires add_bias_linear=True.",
+            "drop --moe-single-grouped-bias (or --disable-bias-linear)", involved=("add_bias_linear",), stage="config"),
+    Refusal(SITE + "49", "moe_single_grouped_bias",
+            lambda v: v("moe_grouped_gemm") and v("moe_single_grouped_bias")
+            and not _grouped_tensor(v),  # without grouped GEMM site 43 raises first
+            "it raises ValueError: moe_single_grouped_bias requires moe_use_grouped_tensor=True.",
+            "add `--moe-use-grouped-tensor` (or `--use-transformer-engine-op-fuser` with --moe-grouped-gemm)",
+            involved=("moe_use_grouped_tensor",), stage="config"),
+    Refusal(SITE + "50", "moe_enable_deepep",
+            lambda v: v("moe_enable_deepep") and v("moe_token_dispatcher_type") != "flex",
+            "it raises ValueError: DeepEP backend is only supported with flex token dispatcher.",
+            "add `--moe-token-dispatcher-type flex` (and prefer --moe-flex-dispatcher-backend deepep to the "
+            "deprecated --moe-enable-deepep)", involved=("moe_token_dispatcher_type",), stage="config"),
+    Refusal(SITE + "51", "moe_enable_deepep",
+            lambda v: v("moe_enable_deepep") and v("moe_flex_dispatcher_backend") == "hybridep",
+            "it raises ValueError: Only one backend is supported for flex token dispatcher.",
+            "drop --moe-enable-deepep (deprecated) to use hybridep, or drop --moe-flex-dispatcher-backend hybridep",
+            involved=("moe_flex_dispatcher_backend",), stage="config"),
+    Refusal(SITE + "52", "moe_pad_expert_input_to_capacity",
+            lambda v: v("moe_token_dispatcher_type") == "flex" and v("moe_pad_expert_input_to_capacity")
+            and (v("moe_enable_deepep") or v("moe_flex_dispatcher_backend") == "deepep"),
+            "it raises ValueError: Flex token dispatcher with deepep backend does not support "
+            "moe_pad_expert_input_to_capacity",
+            "drop --moe-pad-expert-input-to-capacity, or use --moe-flex-dispatcher-backend hybridep (the deepep "
+            "backend is the default)", involved=("moe_token_dispatcher_type", "moe_flex_dispatcher_backend"),
+            stage="config"),
+    Refusal(SITE + "53", "moe_flex_dispatcher_backend",
+            lambda v: _flex_backend(v) == "ncclep" and v("moe_token_dispatcher_type") != "flex",
+            "it raises ValueError: moe_flex_dispatcher_backend='ncclep' requires moe_token_dispatcher_type='flex'.",
+            "add `--moe-token-dispatcher-type flex`", involved=("moe_token_dispatcher_type",), stage="config"),
+    Refusal(SITE + "54", "moe_use_grouped_tensor",
+            lambda v: _flex_backend(v) == "ncclep" and _grouped_tensor(v) and not v("use_transformer_engine_op_fuser"),
+            "it raises ValueError: moe_use_grouped_tensor=True without use_transformer_engine_op_fuser is not yet "
+            "supported with the NCCL-EP dispatcher.",
+            "add `--use-transformer-engine-op-fuser`, or use the alltoall dispatcher or another flex backend",
+            involved=("moe_flex_dispatcher_backend", "use_transformer_engine_op_fuser"), stage="config"),
+    Refusal(SITE + "55", "moe_dispatch_fwd_dtype",
+            lambda v: (v("moe_dispatch_fwd_dtype") != "bf16" or v("moe_combine_bwd_dtype") != "bf16")
+            and (v("moe_token_dispatcher_type") != "flex" or _flex_backend(v) != "ncclep"),
+            "it raises ValueError: moe_dispatch_fwd_dtype / moe_combine_bwd_dtype require the 'ncclep' flex "
+            "dispatcher backend.",
+            "add `--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep`, or keep bf16",
+            involved=("moe_combine_bwd_dtype", "moe_token_dispatcher_type", "moe_flex_dispatcher_backend"),
+            stage="config"),
+    Refusal(SITE + "56", "moe_dispatch_fwd_dtype",
+            lambda v: (v("moe_dispatch_fwd_dtype") != "bf16" or v("moe_combine_bwd_dtype") != "bf16")
+            and not (v("use_transformer_engine_op_fuser") and v("moe_grouped_gemm")),
+            "it raises ValueError: moe_dispatch_fwd_dtype / moe_combine_bwd_dtype = 'mxfp8' require BOTH "
+            "use_transformer_engine_op_fuser and moe_grouped_gemm",
+            "add `--use-transformer-engine-op-fuser --moe-grouped-gemm`, or keep bf16",
+            involved=("moe_combine_bwd_dtype", "use_transformer_engine_op_fuser", "moe_grouped_gemm"),
+            stage="config"),
+    Refusal(SITE + "57", "moe_hybridep_num_sms",
+            lambda v: v("moe_flex_dispatcher_num_sms") is None and v("moe_deepep_num_sms") is not None
+            and v("moe_hybridep_num_sms") is not None and v("moe_deepep_num_sms") != v("moe_hybridep_num_sms"),
+            "it raises ValueError: Conflicting deprecated SM-count knobs; set a single moe_flex_dispatcher_num_sms "
+            "instead.",
+            "give one `--moe-flex-dispatcher-num-sms N` instead of the deprecated --moe-deepep-num-sms and "
+            "--moe-hybridep-num-sms", involved=("moe_deepep_num_sms",), stage="config"),
+    Refusal(SITE + "58", "moe_shared_expert_intermediate_size",
+            lambda v: v("moe_shared_expert_intermediate_size") is not None
+            and v("moe_shared_expert_intermediate_size") <= 0,
+            "it raises ValueError: moe_shared_expert_intermediate_size must be num_shared_experts * "
+            "ffn_size_of_each_shared_expert",
+            "give a positive --moe-shared-expert-intermediate-size, or drop it (no shared experts)", stage="config"),
+    Refusal(SITE + "59", "moe_shared_expert_overlap",
+            lambda v: v("moe_shared_expert_intermediate_size") is not None and v("moe_shared_expert_overlap")
+            and v("moe_token_dispatcher_type") not in ("alltoall", "flex"),
+            "it raises ValueError: moe_shared_expert_overlap only works with alltoall or flex token dispatcher.",
+            "add `--moe-token-dispatcher-type alltoall` (or flex), or drop --moe-shared-expert-overlap",
+            involved=("moe_token_dispatcher_type",), stage="config"),
+    Refusal(SITE + "60", "moe_aux_loss_coeff",
+            lambda v: isinstance(_lb_types(v), list) and not (
+                isinstance(_aux_coeff(v), list) and len(_aux_coeff(v)) == len(_lb_types(v))),
+            "it asserts `isinstance(self.moe_aux_loss_coeff, list) and len(self.moe_aux_loss_coeff) == "
+            "len(self.moe_router_load_balancing_type)`: moe_aux_loss_coeff must be a list of the same length as "
+            "moe_router_load_balancing_type",
+            "give --moe-aux-loss-coeff one value per --moe-router-load-balancing-type",
+            involved=("moe_router_load_balancing_type",), stage="config"),
+    Refusal(SITE + "61", "moe_router_load_balancing_type",
+            lambda v: v("moe_expert_capacity_factor") is not None and isinstance(_lb_types(v), list)
+            and any(t not in _BALANCING for t in _lb_types(v)),
+            "it raises ValueError: moe_expert_capacity_factor only works with aux_loss, seq_aux_loss, "
+            "global_aux_loss or none load balancing",
+            "drop --moe-expert-capacity-factor, or use only aux_loss, seq_aux_loss, global_aux_loss or none",
+            involved=("moe_expert_capacity_factor",), stage="config"),
+    Refusal(SITE + "62", "moe_router_load_balancing_type",
+            lambda v: v("moe_expert_capacity_factor") is not None and not isinstance(_lb_types(v), list)
+            and _lb_types(v) not in _BALANCING,
+            "it raises ValueError: moe_expert_capacity_factor only works with aux_loss, seq_aux_loss, "
+            "global_aux_loss or none load balancing",
+            "drop --moe-expert-capacity-factor, or use aux_loss, seq_aux_loss, global_aux_loss or none",
+            involved=("moe_expert_capacity_factor",), stage="config"),
+    Refusal(SITE + "63", "moe_pad_expert_input_to_capacity",
+            lambda v: v("moe_pad_expert_input_to_capacity") and (
+                v("moe_expert_capacity_factor") is None or v("moe_expert_capacity_factor") < 0),
+            "it raises ValueError: moe_expert_capacity_factor must be set to use moe_pad_expert_input_to_capacity",
+            "add `--moe-expert-capacity-factor F` (a negative factor counts as unset)",
+            involved=("moe_expert_capacity_factor",), stage="config"),
+    Refusal(SITE + "64", "moe_expert_rank_capacity_factor",
+            lambda v: v("moe_expert_rank_capacity_factor") is not None
+            and _flex_backend(v) not in ("hybridep", "ncclep"),
+            "it raises ValueError: moe_expert_rank_capacity_factor requires moe_flex_dispatcher_backend to be "
+            "'hybridep' or 'ncclep'.",
+            "add `--moe-flex-dispatcher-backend hybridep` (or ncclep; the default is deepep)",
+            involved=("moe_flex_dispatcher_backend",), stage="config"),
+    Refusal(SITE + "65", "moe_expert_rank_capacity_factor",
+            lambda v: v("moe_expert_rank_capacity_factor") is not None and _flex_backend(v) == "hybridep"
+            and not v("use_transformer_engine_op_fuser") and not _grouped_tensor(v),
+            "it raises ValueError: moe_expert_rank_capacity_factor with the 'hybridep' backend requires "
+            "use_transformer_engine_op_fuser=True or moe_use_grouped_tensor=True.",
+            "add `--use-transformer-engine-op-fuser` or `--moe-use-grouped-tensor`",
+            involved=("moe_flex_dispatcher_backend", "use_transformer_engine_op_fuser", "moe_use_grouped_tensor"),
+            stage="config"),
 ]
