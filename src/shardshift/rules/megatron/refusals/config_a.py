@@ -138,6 +138,15 @@ def _mixed_moe_layer_freq(v) -> bool:
     return (isinstance(freq, list) and 0 in freq) or (isinstance(freq, int) and freq > 1)
 
 
+def _mtp(v) -> bool:
+    """Whether the config gets an mtp_num_layers (validate_args infers one from a hybrid pattern's MTP part)."""
+    if v("mtp_num_layers") is not None:
+        return True
+    if _pattern(v) is not None:
+        raise Undecided("mtp_num_layers")
+    return False
+
+
 _BALANCING = ("aux_loss", "seq_aux_loss", "global_aux_loss", "none")
 _RECOMPUTE = {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts", "gdn_norm_out",
               "gdp_in_proj", "gdp_qkv", "mhc"}
@@ -409,5 +418,192 @@ ROWS = [
             "use_transformer_engine_op_fuser=True or moe_use_grouped_tensor=True.",
             "add `--use-transformer-engine-op-fuser` or `--moe-use-grouped-tensor`",
             involved=("moe_flex_dispatcher_backend", "use_transformer_engine_op_fuser", "moe_use_grouped_tensor"),
+            stage="config"),
+    Refusal(SITE + "75", "recompute_modules",
+            lambda v: bool(set(_selective(v)) - _RECOMPUTE),
+            "it asserts `not invalid_modules`: Invalid choices for recompute_modules",
+            "name only core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, gdn_norm_out, "
+            "gdp_in_proj, gdp_qkv or mhc in --recompute-modules", involved=("recompute_granularity",), stage="config"),
+    Refusal(SITE + "76", "recompute_modules",
+            lambda v: "moe_act" in _selective(v) and not v("moe_grouped_gemm"),
+            "it raises ValueError: moe_act in recompute_modules is only supported with moe_grouped_gemm.",
+            "add `--moe-grouped-gemm`, or drop moe_act from --recompute-modules", involved=("moe_grouped_gemm",),
+            stage="config"),
+    Refusal(SITE + "77", "recompute_modules",
+            lambda v: "mla_up_proj" in _selective(v) and not _mla(v),
+            "it raises ValueError: mla_up_proj in recompute_modules is only supported with multi_latent_attention.",
+            "add `--multi-latent-attention`, or drop mla_up_proj from --recompute-modules",
+            involved=("multi_latent_attention",), stage="config"),
+    Refusal(SITE + "78", "recompute_modules",
+            lambda v: "gdn_norm_out" in _selective(v) and not _gdn(v),
+            "it raises ValueError: gdn_norm_out in recompute_modules is only supported with "
+            "experimental_attention_variant='gdn' or 'gdn2'.",
+            "add `--experimental-attention-variant gdn` (or gdn2), or drop gdn_norm_out from --recompute-modules",
+            involved=("experimental_attention_variant",), stage="config"),
+    Refusal(SITE + "79", "recompute_modules",
+            lambda v: "shared_experts" in _selective(v) and v("moe_shared_expert_intermediate_size") is not None
+            and v("moe_shared_expert_overlap"),
+            "it raises ValueError: shared_experts recompute cannot work with --moe-shared-expert-overlap.",
+            "drop shared_experts from --recompute-modules, or drop --moe-shared-expert-overlap",
+            involved=("moe_shared_expert_overlap",), stage="config"),
+    Refusal(SITE + "80", "recompute_modules",
+            lambda v: v("fp8") and ("moe_act" in _selective(v) or "layernorm" in _selective(v))
+            and _name(v("fp8_recipe")) == "delayed",
+            "it raises ValueError: Delayed scaling does not support moe_act and layernorm recompute for fp8.",
+            "give another --fp8-recipe (tensorwise, mxfp8 or blockwise), or drop moe_act and layernorm from "
+            "--recompute-modules", involved=("fp8", "fp8_recipe"), stage="config"),
+    Refusal(SITE + "82", "moe_layer_recompute",
+            lambda v: v("moe_layer_recompute") and _granularity(v) == "full",
+            "it raises ValueError: Do not set --moe-layer-recompute with full recompute granularity.",
+            "drop --moe-layer-recompute (deprecated; use --recompute-granularity selective --recompute-modules moe)",
+            involved=("recompute_granularity",), stage="config"),
+    Refusal(SITE + "83", "recompute_modules",
+            lambda v: _mhc_recompute(v) and not v("enable_mhc_connections"),
+            "it raises ValueError: 'mhc' in recompute_modules requires enable_mhc_connections=True.",
+            "add `--enable-mhc-connections`, or drop mhc from --recompute-modules",
+            involved=("enable_mhc_connections",), stage="config"),
+    Refusal(SITE + "84", "recompute_modules",
+            lambda v: _mhc_recompute(v) and "mlp" in _modules_after_moe_layer_recompute(v),
+            "it raises ValueError: 'mhc' and 'mlp' in recompute_modules cannot be used together.",
+            "recompute either mhc or mlp", stage="config"),
+    Refusal(SITE + "85", "mhc_recompute_layer_num",
+            lambda v: _mhc_recompute(v) and v("mhc_recompute_layer_num") is not None
+            and v("mhc_recompute_layer_num") < 1,
+            "it raises ValueError: mhc_recompute_layer_num must be a positive integer when 'mhc' is in "
+            "recompute_modules.",
+            "give a positive --mhc-recompute-layer-num, or drop it", involved=("recompute_modules",), stage="config"),
+    Refusal(SITE + "86", "fine_grained_activation_offloading",
+            lambda v: _mhc_recompute(v) and v("fine_grained_activation_offloading"),
+            "it raises NotImplementedError: 'mhc' in recompute_modules + fine_grained_activation_offloading is not "
+            "yet supported.",
+            "drop mhc from --recompute-modules or drop --fine-grained-activation-offloading",
+            involved=("recompute_modules",), stage="config"),
+    Refusal(SITE + "87", "enable_mhc_connections",
+            lambda v: v("enable_mhc_connections") and _mtp(v),
+            "it raises ValueError: enable_mhc_connections is not compatible with Multi-Token Prediction (MTP).",
+            "drop --mtp-num-layers, or drop --enable-mhc-connections", involved=("mtp_num_layers",), stage="config"),
+    Refusal(SITE + "88", "enable_mhc_connections",
+            lambda v: v("enable_mhc_connections") and _granularity_after_moe_layer_recompute(v) == "full",
+            "it raises NotImplementedError: enable_mhc_connections is not yet compatible with full activation "
+            "recompute.",
+            "use `--recompute-granularity selective --recompute-modules mhc`, or no activation recompute",
+            involved=("recompute_granularity",), stage="config"),
+    Refusal(SITE + "89", "enable_mhc_connections",
+            lambda v: v("enable_mhc_connections") and v("inference_fuse_tp_communication"),
+            "it raises NotImplementedError: enable_mhc_connections is not compatible with "
+            "inference_fuse_tp_communication.",
+            "drop --inference-fuse-tp-communication, or drop --enable-mhc-connections",
+            involved=("inference_fuse_tp_communication",), stage="config"),
+    Refusal(SITE + "90", "enable_mhc_connections",
+            lambda v: v("enable_mhc_connections") and v("pipeline_model_parallel_size") > 1,
+            "it raises NotImplementedError: enable_mhc_connections does not support pipeline_model_parallel_size > 1 "
+            "yet.",
+            "use --pipeline-model-parallel-size 1 with --enable-mhc-connections",
+            involved=("pipeline_model_parallel_size",), stage="config"),
+    Refusal(SITE + "91", "enable_mhc_connections",
+            lambda v: v("enable_mhc_connections") and v("fp32_residual_connection"),
+            "it raises NotImplementedError: enable_mhc_connections is not compatible with fp32_residual_connection.",
+            "drop --fp32-residual-connection, or drop --enable-mhc-connections",
+            involved=("fp32_residual_connection",), stage="config"),
+    Refusal(SITE + "92", "mhc_sinkhorn_iterations",
+            lambda v: v("enable_mhc_connections") and v("mhc_sinkhorn_iterations") < 1,
+            "it raises ValueError: mhc_sinkhorn_iterations must be >= 1; the Sinkhorn-Knopp backward assumes at "
+            "least one row-normalization pass",
+            "give --mhc-sinkhorn-iterations 1 or more (the default is 20)", involved=("enable_mhc_connections",),
+            stage="config"),
+    Refusal(SITE + "93", "mhc_init_gating_factor",
+            lambda v: v("enable_mhc_connections") and v("mhc_init_gating_factor") < 0,
+            "it raises ValueError: mhc_init_gating_factor must be non-negative",
+            "give a non-negative --mhc-init-gating-factor (the default is 0.01)",
+            involved=("enable_mhc_connections",), stage="config"),
+    Refusal(SITE + "94", "fine_grained_activation_offloading",
+            lambda v: v("fine_grained_activation_offloading") and _cpu_offloading(v),
+            "it asserts `not self.cpu_offloading`: fine_grained_activation_offloading cannot be enabled with "
+            "cpu_offloading.",
+            "drop --cpu-offloading-num-layers, or drop --fine-grained-activation-offloading",
+            involved=("cpu_offloading_num_layers",), stage="config"),
+    Refusal(SITE + "95", "fine_grained_activation_offloading",
+            lambda v: v("fine_grained_activation_offloading") and not v("offload_modules"),
+            "it asserts `self.offload_modules is not None and len(self.offload_modules) > 0` (no message)",
+            "add `--offload-modules` with the modules to offload (e.g. core_attn)", involved=("offload_modules",),
+            stage="config"),
+    Refusal(SITE + "96", "offload_modules",
+            lambda v: bool(_offload(v) - _OFFLOAD),
+            "it asserts `not invalid_modules`: Invalid choices for offload_modules",
+            "name only core_attn, attn_proj, expert_fc1, fused_group_mlp, moe_act, attn_norm, mlp_norm, "
+            "qkv_linear or gdp_qkv in --offload-modules", involved=("fine_grained_activation_offloading",),
+            stage="config"),
+    Refusal(SITE + "97", "offload_modules",
+            lambda v: "attn_proj" in _offload(v) and "core_attn" not in _offload(v),
+            "it raises ValueError: attn_proj cannot be set to offload_modules alone without core_attn",
+            "add core_attn to --offload-modules, or drop attn_proj", stage="config"),
+    Refusal(SITE + "98", "offload_modules",
+            lambda v: "gdp_qkv" in _offload(v) and _granularity_after_moe_layer_recompute(v) == "selective"
+            and "gdp_in_proj" in _modules_after_moe_layer_recompute(v),
+            "it raises ValueError: gdp_qkv cannot be set in offload_modules together with gdp_in_proj in "
+            "recompute_modules",
+            "drop gdp_qkv from --offload-modules or gdp_in_proj from --recompute-modules",
+            involved=("recompute_modules",), stage="config"),
+    Refusal(SITE + "99", "offload_modules",
+            lambda v: _granularity_after_moe_layer_recompute(v) == "selective"
+            and "moe" in _modules_after_moe_layer_recompute(v)
+            and bool({"moe_act", "expert_fc1", "fused_group_mlp"} & _offload(v)),
+            "it asserts `not offload_inside_moe`: Cannot offload moe_act, expert_fc1 or fused_group_mlp while "
+            "recomputing the entire MoE layer.",
+            "drop moe from --recompute-modules (and --moe-layer-recompute), or drop the MoE modules from "
+            "--offload-modules", involved=("recompute_modules",), stage="config"),
+    Refusal(SITE + "100", "min_offloaded_tensor_size",
+            lambda v: v("fine_grained_activation_offloading") and v("min_offloaded_tensor_size") < 0,
+            "it asserts `self.min_offloaded_tensor_size >= 0`: min_offloaded_tensor_size must be non-negative.",
+            "give a non-negative --min-offloaded-tensor-size", involved=("fine_grained_activation_offloading",),
+            stage="config"),
+    Refusal(SITE + "101", "activation_offload_fraction",
+            lambda v: v("fine_grained_activation_offloading") and not 0 <= v("activation_offload_fraction") <= 1,
+            "it asserts `self.activation_offload_fraction >= 0 and self.activation_offload_fraction <= 1`: "
+            "activation_offload_fraction must be in range [0, 1].",
+            "give --activation-offload-fraction between 0 and 1", involved=("fine_grained_activation_offloading",),
+            stage="config"),
+    Refusal(SITE + "102", "delta_offload_bytes_across_pp_ranks",
+            lambda v: v("fine_grained_activation_offloading") and v("delta_offload_bytes_across_pp_ranks") < 0,
+            "it asserts `self.delta_offload_bytes_across_pp_ranks >= 0`: delta_offload_bytes_across_pp_ranks must "
+            "be non-negative.",
+            "give a non-negative --delta-offload-bytes-across-pp-ranks",
+            involved=("fine_grained_activation_offloading",), stage="config"),
+    Refusal(SITE + "103", "offload_modules",
+            lambda v: "fused_group_mlp" in _offload(v) and not v("use_transformer_engine_op_fuser"),
+            "it raises ValueError: fused_group_mlp requires use_transformer_engine_op_fuser.",
+            "add `--use-transformer-engine-op-fuser`, or drop fused_group_mlp from --offload-modules",
+            involved=("use_transformer_engine_op_fuser",), stage="config"),
+    Refusal(SITE + "104", "offload_modules",
+            lambda v: "fused_group_mlp" in _offload(v) and bool({"expert_fc1", "moe_act"} & _offload(v)),
+            "it raises ValueError: fused_group_mlp offloads the whole fused grouped MLP and cannot be combined with "
+            "expert_fc1 or moe_act.",
+            "drop expert_fc1 and moe_act from --offload-modules (fused_group_mlp covers them)", stage="config"),
+    Refusal(SITE + "105", "gdp_num_chunk_states_to_recompute",
+            lambda v: v("gdp_cutedsl_kernel") and not 0 <= v("gdp_num_chunk_states_to_recompute") <= 64,
+            "it asserts `0 <= self.gdp_num_chunk_states_to_recompute <= 64`: gdp_num_chunk_states_to_recompute must "
+            "be in range [0, 64]",
+            "give --gdp-num-chunk-states-to-recompute between 0 and 64 (the default is 2)",
+            involved=("gdp_cutedsl_kernel",), stage="config"),
+    Refusal(SITE + "106", "gtp_remat_opt_in_modules",
+            lambda v: bool(set(v("gtp_remat_opt_in_modules") or ()) - {"moe_latent_proj"}),
+            "it asserts `not invalid`: Invalid choices for gtp_remat_opt_in_modules",
+            "name only moe_latent_proj in --gtp-remat-opt-in-modules", stage="config"),
+    Refusal(SITE + "107", "moe_paged_stash",
+            lambda v: v("moe_paged_stash") and _cpu_offloading(v),
+            "it raises ValueError: moe_paged_stash cannot be enabled with cpu_offloading.",
+            "drop --cpu-offloading-num-layers, or drop --moe-paged-stash", involved=("cpu_offloading_num_layers",),
+            stage="config"),
+    Refusal(SITE + "108", "moe_paged_stash",
+            lambda v: v("moe_paged_stash") and v("moe_expert_rank_capacity_factor") is None,
+            "it raises ValueError: moe_paged_stash requires moe_expert_rank_capacity_factor to be set",
+            "add `--moe-expert-rank-capacity-factor F`, or drop --moe-paged-stash",
+            involved=("moe_expert_rank_capacity_factor",), stage="config"),
+    Refusal(SITE + "109", "offload_modules",
+            lambda v: v("moe_paged_stash")
+            and bool({"expert_fc1", "moe_act", "fused_group_mlp"} & set(v("offload_modules") or ())),
+            "it raises ValueError: When moe_paged_stash is enabled, offload_modules must not include expert_fc1, "
+            "moe_act, or fused_group_mlp (paged stash covers those activations).",
+            "drop expert_fc1, moe_act and fused_group_mlp from --offload-modules", involved=("moe_paged_stash",),
             stage="config"),
 ]
