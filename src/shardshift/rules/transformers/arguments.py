@@ -526,6 +526,7 @@ def _table() -> dict:
                       .read_text("utf-8"))
 
 
+@lru_cache(maxsize=1)
 def _field_table() -> tuple[list[tuple[int, ...]], dict[str, dict[str, list[list[int]]]]]:
     """The releases read and, per class, each field's ranges of release indexes
     (data/defaults/transformers_fields.json, scripts/defaults/transformers_fields.py)."""
