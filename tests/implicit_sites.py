@@ -111,18 +111,30 @@ def mutation_sites(sources: list[dict]) -> dict[str, int]:
     return found
 
 
-def mutated_sites(sources: list[tuple[dict, object]], site, write) -> dict[str, int]:
+def mutated_sites(sources: list[tuple[dict, object]], site, write, added: dict | None = None) -> dict[str, int]:
     """The implicit sites `site(path)` names (None: accepted; "explicit": refused on purpose) over the mutants of
     `sources`, (config, its own path) pairs whose file the framework accepts, each mutant written by
-    `write(config) -> path` (None: a mutant the format cannot write); with how many mutants reach each."""
+    `write(config) -> path` (None: a mutant the format cannot write); with how many mutants reach each.
+    `added`: top-level keys with a value the framework takes, each one a source lacks given it (where the
+    framework accepts that) and swapped for its neighbours too."""
     found: dict[str, int] = {}
+
+    def record(mutant):
+        written = write(mutant)
+        where = site(written) if written is not None else None
+        if where not in (None, "explicit"):
+            found[where] = found.get(where, 0) + 1
+
     for config, path in sources:
         if not isinstance(config, dict) or site(path) is not None:
             continue
         for pointer, value in leaves(config, lists=False):
             for mutant in neighbours(value):
-                written = write(put(config, pointer, mutant))
-                where = site(written) if written is not None else None
-                if where not in (None, "explicit"):
-                    found[where] = found.get(where, 0) + 1
+                record(put(config, pointer, mutant))
+        for key, value in (added or {}).items():
+            written = None if key in config else write({**config, key: value})
+            if written is None or site(written) is not None:
+                continue
+            for mutant in neighbours(value):
+                record({**config, key: mutant})
     return found

@@ -161,6 +161,10 @@ EXPECTED: list[Change | NewFile] = [
     NewFile("fixtures/axolotl/implicit/*", "Issue 33: a bad and a good Axolotl config per implicit failure site of axolotl "
             "train's config handling (src/shardshift/data/coverage/axolotl-implicit.tsv)"),
     NewFile("fixtures/axolotl/rules/AX116/*", "Issue 33: AX116, values Axolotl computes with unchecked"),
+    NewFile("fixtures/transformers/implicit/*", "Issue 33: a bad and a good TrainingArguments script per implicit failure "
+            "site of building transformers' TrainingArguments (src/shardshift/data/coverage/transformers-implicit.tsv)"),
+    NewFile("fixtures/transformers/rules/TA011/*", "Issue 33: TA011, TrainingArguments values transformers computes "
+            "with unchecked"),
     NewFile("fixtures/accelerate/implicit/*", "Issue 33: a bad and a good Accelerate config (with the launch that runs "
             "it) per implicit failure site of accelerate launch (src/shardshift/data/coverage/accelerate-implicit.tsv)"),
     NewFile("fixtures/deepspeed/implicit/*", "Issue 33: a bad and a good ds_config per implicit failure site of "

@@ -3,7 +3,8 @@ with values they never check (a string batch size divided, a null boolean joined
 word); each place that fails so is an implicit site, found by mutation (bench/mutation_deepspeed.py,
 bench/mutation_accelerate.py) and mapped in src/shardshift/data/coverage/<framework>-implicit.tsv to the rule that
 reports it and a bad fixture, with a good one beside it (Axolotl's, through its schema and normalize_config,
-and torchtitan's, through its start-up path, are found the same way and mutated here too). Here (oracle):
+torchtitan's, through its start-up path, and transformers' TrainingArguments, built from a script's literal
+keywords, are found the same way and mutated here too). Here (oracle):
 
 - mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
   the table lacks (Accelerate's mutation takes minutes: bench/mutation_accelerate.py lists its sites);
@@ -39,7 +40,7 @@ def _rows(framework: str = "deepspeed") -> list[tuple[str, str, Path]]:
 
 
 @pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good"), ("axolotl", "good.yaml"),
-                                            ("torchtitan", "good.toml")])
+                                            ("torchtitan", "good.toml"), ("transformers", "good.py")])
 def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture(framework, good):
     from shardshift.rules import all_rules
 
@@ -232,10 +233,77 @@ def test_torchtitan_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_
     _child_sites(TORCHTITAN_CHILD, _rows("torchtitan"), "good.toml", sources)
 
 
+TRANSFORMERS_CHILD = r"""
+import importlib.util, json, sys, tempfile
+from pathlib import Path
+tests = Path(sys.argv[1])
+sys.path.insert(0, str(tests))
+from implicit_sites import mutated_sites, raising_site
+spec = importlib.util.spec_from_file_location("transformers_loader", tests / "coverage_loaders" / "transformers.py")
+loader = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loader)
+loader.prepare()
+import transformers
+# what TrainingArguments raises on purpose (its own checks; an enum's value it does not know; a deepspeed file it
+# cannot find, refused by Accelerate)
+EXPLICIT = ("ValueError", "NotImplementedError", "ImportError", "RuntimeError")
+# keys a call may lack, each with a value TrainingArguments takes: given, then swapped for its neighbours
+ADDED = {"output_dir": "out", "per_device_train_batch_size": 8, "per_device_eval_batch_size": 8,
+         "gradient_accumulation_steps": 4, "num_train_epochs": 3, "max_steps": 100, "learning_rate": 5e-5,
+         "weight_decay": 0.01, "max_grad_norm": 1.0, "warmup_steps": 10, "logging_steps": 10, "save_steps": 500,
+         "eval_steps": 100, "save_total_limit": 2, "seed": 42, "dataloader_num_workers": 2,
+         "metric_for_best_model": "loss", "greater_is_better": False, "eval_strategy": "steps",
+         "save_strategy": "steps", "logging_strategy": "steps", "lr_scheduler_type": "cosine", "optim": "adamw_torch",
+         "bf16": True, "fp16": False, "gradient_checkpointing": True, "load_best_model_at_end": False,
+         "torch_empty_cache_steps": 10, "eval_accumulation_steps": 2, "label_smoothing_factor": 0.1,
+         "ddp_timeout": 1800, "run_name": "run", "do_train": True, "do_eval": True, "push_to_hub": False,
+         "remove_unused_columns": False, "dataloader_drop_last": True, "logging_first_step": True,
+         "save_only_model": False, "log_level": "info", "ddp_find_unused_parameters": False}
+
+def site(path):
+    try:
+        loader.load(Path(path), stage="arguments")
+    except Exception as error:
+        return "explicit" if type(error).__name__ in EXPLICIT else raising_site(error, transformers) or "explicit"
+    return None
+
+cases, sources = json.loads(sys.stdin.read())
+sites = {path: site(path) for path in cases}
+calls = []  # (each call's literal keywords, a deepspeed file named from the script's folder, its script)
+for path in map(Path, sources):
+    for call in loader._calls(path):
+        kwargs = loader.literal_keywords(call)
+        if isinstance(kwargs.get("deepspeed"), str) and kwargs["deepspeed"]:
+            kwargs["deepspeed"] = str(path.parent / kwargs["deepspeed"])
+        calls.append((kwargs, path))
+with tempfile.TemporaryDirectory() as scratch:
+    target = Path(scratch, "mutant.py")
+
+    def write(kwargs):
+        keywords = ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
+        target.write_text(f"from transformers import TrainingArguments\nargs = TrainingArguments({keywords})\n",
+                          encoding="utf-8")
+        return target
+
+    found = mutated_sites(calls, site, write, ADDED)
+print(json.dumps([sites, found]))
+"""
+
+
+@pytest.mark.oracle
+def test_transformers_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_other():
+    sources = sorted({str(p) for p in [*FIXTURES.rglob("good*.py"), *(FIXTURES / "transformers").rglob("*.py")]
+                      if not p.name.startswith("bad") and "TrainingArguments(" in p.read_text(encoding="utf-8")})
+    assert len(sources) > 20
+    _child_sites(TRANSFORMERS_CHILD, _rows("transformers"), "good.py", sources)
+
+
 # framework -> (the good fixture beside each bad one, what `check` is told): Axolotl's verdicts hold from 0.21.0;
-# an Accelerate case is a folder with the launch (run.sh) that leaves every value to the file
+# an Accelerate case is a folder with the launch (run.sh) that leaves every value to the file; the transformers
+# fixtures are judged by the release fixtures/transformers/requirements.txt pins (5.24.0)
 REPORTED = {"deepspeed": ("good.json", ("--world-size", "8")), "accelerate": ("good", ()),
-            "axolotl": ("good.yaml", ("--axolotl-version", "0.21.0")), "torchtitan": ("good.toml", ())}
+            "axolotl": ("good.yaml", ("--axolotl-version", "0.21.0")), "torchtitan": ("good.toml", ()),
+            "transformers": ("good.py", ())}
 
 
 @pytest.mark.parametrize("framework", sorted(REPORTED))

@@ -620,6 +620,10 @@ EXEMPT = {
              "map's stage=autotp (the engine's _apply_autotp_partitioning on each fixture)",
     "AX116": "tests/test_coverage_implicit.py::test_axolotl_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_"
              "no_other (Axolotl's validation and normalize_config on each implicit site's fixtures)",
+    "TA011": "tests/test_coverage_implicit.py::test_transformers_fails_at_each_site_on_its_bad_fixture_and_mutation_"
+             "finds_no_other (transformers 5.24.0's TrainingArguments on each implicit site's fixtures) and "
+             "tests/test_transformers_arguments.py::test_ta011_reports_exactly_the_calls_training_arguments_fails_on_"
+             "without_a_check (TA011 against TrainingArguments' TypeError and AttributeError, value type by type)",
     "AX115": "tests/test_coverage_map.py (stage=parallel: Axolotl's own build_parallelism_config on 8 ranks' "
              "worth of world)",
     "AX114": "tests/test_coverage_map.py (stage=normalize: Axolotl's own normalize_config on each fixture, with a "

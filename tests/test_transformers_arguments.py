@@ -485,3 +485,45 @@ def test_transformers_installed_without_a_version_is_judged_as_the_newest_releas
     # no pin at all: the newest release judges (--eval_strategy is fine), and the refusal is an info since older
     # releases take --evaluation_strategy
     assert [f[:2] for f in found if f[0] == "TA010"] == [("TA010", "info")]
+
+
+# -- values transformers computes with unchecked (TA011) -------------------------------------------------------------
+
+TA011_CONTEXTS = [{}, {"eval_strategy": "steps"}, {"eval_strategy": "steps", "eval_steps": 100},
+                  {"eval_strategy": "steps", "eval_steps": 0}, {"logging_strategy": "epoch", "save_strategy": "epoch"},
+                  {"load_best_model_at_end": True, "eval_strategy": "epoch", "save_strategy": "epoch"},
+                  {"greater_is_better": True}, {"dataloader_multiprocessing_context": "spawn"},
+                  {"deepspeed": {"zero_optimization": {"stage": 2}}}]
+TA011_FIELDS = ["output_dir", "logging_steps", "eval_steps", "save_steps", "warmup_steps", "dataloader_num_workers",
+                "metric_for_best_model", "per_device_train_batch_size", "gradient_accumulation_steps"]
+
+
+@pytest.mark.oracle
+def test_ta011_reports_exactly_the_calls_training_arguments_fails_on_without_a_check(tmp_path):
+    """Differential, against transformers 5.24.0's own TrainingArguments: each field TA011 reads, as a string, a null,
+    a list or a number, in contexts that decide whether transformers reaches it: TA011 reports the call exactly when
+    building it raises TypeError or AttributeError (no ValueError of its own)."""
+    transformers = pytest.importorskip("transformers")
+    if transformers.__version__ != "5.24.0":
+        pytest.skip(f"input: TA011's sites were read from 5.24.0, not {transformers.__version__}")
+    calls = [{**context, field: written} for context in TA011_CONTEXTS for field in TA011_FIELDS
+             for written in ("10", None, [1], 10) if field not in context]
+    script = "from transformers import TrainingArguments\n" + "".join(
+        f"a{n} = TrainingArguments({', '.join(f'{k}={v!r}' for k, v in {'output_dir': 'o', **kwargs}.items())})\n"
+        for n, kwargs in enumerate(calls))
+    (tmp_path / "requirements.txt").write_text("transformers==5.24.0\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(script, encoding="utf-8")
+    reported = {f.line - 2 for f in api.check([str(tmp_path / "train.py")]).findings if f.code == "TA011"}
+    disagreements = []
+    for n, kwargs in enumerate(calls):
+        try:
+            transformers.TrainingArguments(**{"output_dir": str(tmp_path / "out"), "use_cpu": True,
+                                              "report_to": "none", **kwargs})
+            fails = False
+        except (TypeError, AttributeError):
+            fails = True
+        except ValueError:
+            fails = False
+        if fails != (n in reported):
+            disagreements.append((kwargs, n in reported))
+    assert len(calls) > 250 and len(reported) > 100 and disagreements == [], disagreements[:5]

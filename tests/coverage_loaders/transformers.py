@@ -16,6 +16,9 @@ The TrainingArguments come from the fixture:
   one, building `TrainingArguments` is all the loader does: its own checks, `_validate_args`);
 - an Axolotl YAML (`.yaml`/`.yml`): its `deepspeed:` file and the arguments Axolotl derives
   (tests/oracles.py's `axolotl_training_arguments`).
+
+stage=arguments builds each TrainingArguments call of a script from its literal keywords as written
+(`output_dir` too) and nothing more (tests/test_coverage_implicit.py's implicit sites).
 """
 
 from __future__ import annotations
@@ -59,9 +62,8 @@ def _calls(path: Path) -> list[ast.Call]:
                   key=lambda node: (node.lineno, node.col_offset))
 
 
-def _script_arguments(path: Path, call: ast.Call | None = None) -> tuple[dict, dict]:
-    """(ds_config, literal TrainingArguments keywords) of the script's (first) TrainingArguments call."""
-    call = call if call is not None else _calls(path)[0]
+def literal_keywords(call: ast.Call) -> dict:
+    """The call's keywords whose values are literals, as written (`output_dir` and `deepspeed` included)."""
     kwargs = {}
     for keyword in call.keywords:
         if keyword.arg is None:
@@ -70,6 +72,13 @@ def _script_arguments(path: Path, call: ast.Call | None = None) -> tuple[dict, d
             kwargs[keyword.arg] = ast.literal_eval(keyword.value)
         except ValueError:
             continue
+    return kwargs
+
+
+def _script_arguments(path: Path, call: ast.Call | None = None) -> tuple[dict, dict]:
+    """(ds_config, literal TrainingArguments keywords) of the script's (first) TrainingArguments call."""
+    call = call if call is not None else _calls(path)[0]
+    kwargs = literal_keywords(call)
     kwargs.pop("output_dir", None)
     ds_file = kwargs.pop("deepspeed", None)
     if ds_file is None:
@@ -186,10 +195,25 @@ def _build_trainers(path: Path) -> None:
                 Trainer(model=_Tiny.build(), args=args, eval_dataset=[{"x": _state["torch"].zeros(4)}])
 
 
+def _build_arguments(path: Path) -> None:
+    """stage=arguments: each TrainingArguments call of the script built from its literal keywords as written
+    (`output_dir` too; a `deepspeed` file named beside the script), on the CPU with no report, and nothing more:
+    `__post_init__` with `_validate_args` (tests/test_coverage_implicit.py's implicit sites)."""
+    for call in _calls(path):
+        kwargs = literal_keywords(call)
+        if isinstance(kwargs.get("deepspeed"), str) and kwargs["deepspeed"]:
+            kwargs["deepspeed"] = str(path.parent / kwargs["deepspeed"])
+        _reset_accelerate()
+        _state["TrainingArguments"](**{"output_dir": "out", "use_cpu": True, "report_to": "none", **kwargs})
+
+
 def load(path: Path, **options: str) -> None:
     torch, integration = _state["torch"], _state["integration"]
     if options.get("stage") == "trainer":
         _build_trainers(path)
+        return
+    if options.get("stage") == "arguments":
+        _build_arguments(path)
         return
     if path.suffix == ".py":
         config, kwargs = _script_arguments(path)

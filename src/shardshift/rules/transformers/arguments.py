@@ -43,7 +43,9 @@ DEFAULTS = {"eval_strategy": "no", "save_strategy": "steps", "logging_steps": 50
             # since, `report_to` "all" before 5.0 and "none" since: each a value no check refuses
             "metric_for_best_model": None, "save_only_model": False, "auto_find_batch_size": False,
             "gradient_accumulation_steps": 1, "accelerator_config": None, "fsdp": None, "fsdp_config": None,
-            "deepspeed": None, "gradient_checkpointing": False, "activation_checkpointing": False, "report_to": None}
+            "deepspeed": None, "gradient_checkpointing": False, "activation_checkpointing": False, "report_to": None,
+            # read by TA011 (computed with unchecked)
+            "greater_is_better": None, "dataloader_multiprocessing_context": None, "per_device_train_batch_size": 8}
 STRATEGIES = ("no", "steps", "epoch", "best")
 
 
@@ -446,6 +448,137 @@ class IntervalStepsRefused(TrainingArgumentsCheck):
                 return
 
 
+def _uncomparable(found: Any) -> bool:
+    """A literal that `<` / `>` with a number refuses (TypeError): null, a string, a collection."""
+    return found is not UNKNOWN and (found is None or isinstance(found, (str, list, tuple, dict, set)))
+
+
+def _type_name(found: Any) -> str:
+    return type(found).__name__ if found is not None else "NoneType"
+
+
+def _as_number(field: str, found: Any) -> str:
+    """What to write instead of a string or null where transformers computes with a number."""
+    if isinstance(found, str):
+        try:
+            number = float(found.strip())
+        except ValueError:
+            number = None
+        if number is not None and math.isfinite(number):
+            return f"write the number, {field}={int(number) if number == int(number) else number!r}"
+    return f"give {field} a number"
+
+
+class UncheckedValueFails(TrainingArgumentsCheck):
+    """A `TrainingArguments` value of a type it computes with before any check of its own.
+
+    ## What it does
+    Reports, in a `TrainingArguments(...)` or `Seq2SeqTrainingArguments(...)` call (transformers' own
+    classes), a literal that building the arguments compares or computes with unchecked:
+    `logging_steps`, `eval_steps` or `save_steps` on the "steps" strategy, `warmup_steps` or
+    `dataloader_num_workers` given as a string or null (or a list, dict...); with evaluation on
+    "steps" and no `eval_steps`, a `logging_steps` of that kind; an `output_dir` that is no string; a
+    `metric_for_best_model` that is no string while `greater_is_better` is left out; and, with
+    `deepspeed` given, a null `per_device_train_batch_size` or `gradient_accumulation_steps`.
+
+    ## Why is this bad
+    `TrainingArguments.__post_init__` uses these values as they come, so a string read from the
+    environment and passed on unconverted, or a null meant as "the default", stops the run before the
+    model is loaded with an error that is no check of transformers' own: `TypeError: '>' not
+    supported between instances of 'str' and 'int'` (the intervals, since 4.30; the workers, since
+    5.18; `warmup_steps`, since 5.0, and `ValueError` from 4.42 to 4.57), `TypeError: expected str,
+    bytes or os.PathLike object, not int` (`output_dir`), `AttributeError: 'int' object has no
+    attribute 'endswith'` (the metric, since 4.42), `TypeError: unsupported operand type(s) for *`
+    (the DeepSpeed batch size, world size × micro batch × accumulation). Found by mutating the
+    fixtures' calls through transformers 5.24.0 (`data/coverage/transformers-implicit.tsv`).
+
+    ## Example
+    ```python
+    args = TrainingArguments(output_dir="out", logging_steps="50")
+    ```
+
+    ## Use instead
+    ```python
+    args = TrainingArguments(output_dir="out", logging_steps=50)
+    ```
+    """
+
+    code = "TA011"
+    name = "unchecked-value-fails"
+    formats = ("python",)
+    ALWAYS = Check((4, 10, 0), None)
+    INTERVALS = Check((4, 30, 0), (4, 27, 0))  # the `> 1` of TA006's whole-number check
+    SINCE_4_42 = Check((4, 42, 0), (4, 41, 2))  # metric_for_best_model.endswith; warmup_steps checked
+    WORKERS = Check((5, 18, 0), (5, 14, 1))  # the MPS start method reads dataloader_num_workers > 1
+    BUILT = "TrainingArguments raises {} when it is built"
+
+    def refusals(self, call):
+        # only transformers' own classes, in Python: flags are converted by HfArgumentParser, a dataclass's defaults
+        # may be replaced on the command line, and a TRL config's __post_init__ runs first
+        if hasattr(call, "written") or call.callee not in TRAINING_ARGUMENTS_CLASSES or call.defaults:
+            return
+        yield from self._first(call)
+
+    def _first(self, call):
+        """The first value transformers 5.24 fails on, in the order `__post_init__` reaches them."""
+        typeerror = self.BUILT.format("TypeError")
+        output_dir = call.keywords.get("output_dir")
+        if output_dir is not None and output_dir is not UNKNOWN and not isinstance(output_dir, (str, bytes)):
+            yield self.ALWAYS, "output_dir", (
+                f"{shown(call, 'output_dir')}: {typeerror} (os.path.expanduser: expected str, bytes or os.PathLike "
+                f"object, not {_type_name(output_dir)}); write the directory as a string, output_dir={str(output_dir)!r}")
+            return
+        logging_steps, eval_steps = value(call, "logging_steps"), value(call, "eval_steps")
+        falls_back = eval_steps is None or (eval_steps is not UNKNOWN and eval_steps == 0)  # then logging_steps
+        if value(call, "eval_strategy") == "steps" and falls_back and _uncomparable(logging_steps):
+            yield self.ALWAYS, "logging_steps", (
+                f"{shown(call, 'eval_strategy', 'eval_steps', 'logging_steps')}: {typeerror} ('>' not supported "
+                f"between instances of '{_type_name(logging_steps)}' and 'int': with no eval_steps it compares "
+                f"logging_steps with 0 to evaluate as often); {_as_number('logging_steps', logging_steps)}")
+            return
+        metric = value(call, "metric_for_best_model")
+        if metric is not UNKNOWN and metric is not None and not isinstance(metric, str) and \
+                value(call, "greater_is_better") is None:
+            yield self.SINCE_4_42, "metric_for_best_model", (
+                f"{shown(call, 'metric_for_best_model')}: {self.BUILT.format('AttributeError')} ('{_type_name(metric)}' "
+                "object has no attribute 'endswith': with no greater_is_better it reads whether the metric's name "
+                "ends in \"loss\"); name the metric as a string, e.g. metric_for_best_model=\"eval_loss\"")
+            return
+        for field, strategy in (("logging_steps", "logging_strategy"), ("eval_steps", "eval_strategy"),
+                                ("save_steps", "save_strategy")):
+            steps = value(call, field)
+            if value(call, strategy) == "steps" and _uncomparable(steps) and (field != "eval_steps" or steps is not None):
+                yield self.INTERVALS, field, (
+                    f"{shown(call, field)}: {typeerror} ('>' not supported between instances of '{_type_name(steps)}' "
+                    f"and 'int': _validate_args compares {field} with 1 unchecked); {_as_number(field, steps)}")
+                return
+        warmup = value(call, "warmup_steps")
+        if _uncomparable(warmup):
+            yield self.SINCE_4_42, "warmup_steps", (
+                f"{shown(call, 'warmup_steps')}: {typeerror} ('<' not supported between instances of "
+                f"'{_type_name(warmup)}' and 'int': _validate_args compares warmup_steps with 0 unchecked; 4.42 to 4.57 "
+                f"raise ValueError, warmup_steps must be an integer); {_as_number('warmup_steps', warmup)}")
+            return
+        workers = value(call, "dataloader_num_workers")
+        if _uncomparable(workers) and value(call, "dataloader_multiprocessing_context") is None:
+            yield self.WORKERS, "dataloader_num_workers", (
+                f"{shown(call, 'dataloader_num_workers')}: {typeerror} ('>' not supported between instances of "
+                f"'{_type_name(workers)}' and 'int': it compares dataloader_num_workers with 1 to choose the worker "
+                f"start method); {_as_number('dataloader_num_workers', workers)}")
+            return
+        deepspeed = call.keywords.get("deepspeed")
+        if isinstance(deepspeed, (str, dict)) and deepspeed:
+            for field in ("per_device_train_batch_size", "gradient_accumulation_steps"):
+                size = value(call, field)
+                if size is None or isinstance(size, (dict, set)):
+                    yield self.ALWAYS, field, (
+                        f"{shown(call, field)} with deepspeed: {typeerror} (unsupported operand type(s) for *: 'int' "
+                        f"and '{_type_name(size)}': it computes DeepSpeed's train_batch_size, world size × "
+                        f"per_device_train_batch_size × gradient_accumulation_steps, unchecked); give {field} a "
+                        "whole number")
+                    return
+
+
 # the `fsdp` words TrainingArguments 5.10+ takes (_apply_legacy_fsdp_to_config): Accelerate's sharding
 # strategies, of which FSDP2 takes the first two, written in lower case; then "offload" and "auto_wrap"
 FSDP2_STRATEGIES = ("full_shard", "shard_grad_op")
@@ -526,6 +659,7 @@ def _table() -> dict:
                       .read_text("utf-8"))
 
 
+@lru_cache(maxsize=1)
 def _field_table() -> tuple[list[tuple[int, ...]], dict[str, dict[str, list[list[int]]]]]:
     """The releases read and, per class, each field's ranges of release indexes
     (data/defaults/transformers_fields.json, scripts/defaults/transformers_fields.py)."""
