@@ -21,6 +21,7 @@ from shardshift.rules.megatron.base import Flags
 from shardshift.rules.megatron.training import UNKNOWN, VALIDATE, Args, TrainingRule
 
 STOPS_AT_CONFIG = "building the model config (TransformerConfig) stops the launch before training starts"
+STOPS_AT_STARTUP = "setting up the process groups (initialize_model_parallel) stops the launch before training starts"
 
 
 class Undecided(Exception):
@@ -61,7 +62,8 @@ class Refusal:
     says: str  # what Megatron does, in its words: "it asserts `cond`: <its message>" or "it raises ValueError: ..."
     fix: str  # what to write instead
     involved: tuple[str, ...] = ()  # the other dests of the condition (shown where given)
-    stage: str = "validate"  # "validate" (validate_args) or "config" (TransformerConfig.__post_init__)
+    stage: str = "validate"  # "validate" (validate_args), "config" (TransformerConfig.__post_init__) or "startup"
+    # (initialize_model_parallel, after the arguments)
 
 
 def refusals() -> list[Refusal]:
@@ -107,7 +109,7 @@ class ArgumentCheckRefused(TrainingRule):
                 continue
             except (TypeError, ValueError, ZeroDivisionError, AttributeError):
                 continue  # a value of another type than the check reads: MG004's, not this row's
-            where = VALIDATE if row.stage == "validate" else STOPS_AT_CONFIG
+            where = {"validate": VALIDATE, "config": STOPS_AT_CONFIG, "startup": STOPS_AT_STARTUP}[row.stage]
             shown = ", ".join(flags.spelled(d) for d in (row.at, *row.involved))
             yield self.at(flags, row.at, f"{shown}: {where} ({row.says}); {row.fix}",
                           related=self.also_each(flags, *row.involved))
