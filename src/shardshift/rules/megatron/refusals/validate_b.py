@@ -3,6 +3,10 @@
 from shardshift.rules.megatron.refused import Refusal
 
 A = "megatron/training/arguments.py:validate_args:"
+CG = "megatron/core/transformer/cuda_graph_config.py:"
+PL = "megatron/core/transformer/pipeline_parallel_layer_layout.py:PipelineParallelLayerLayout."
+HY = "megatron/core/models/hybrid/hybrid_layer_allocation.py:"
+AU = "megatron/training/argument_utils.py:core_transformer_config_from_args:"
 
 
 def _name(value):
@@ -35,6 +39,138 @@ def _gtp(v):
         if shards is not None and shards // size > 1:
             return True
     return False
+
+
+_DEPRECATED_MODULES = ("full_iteration", "full_iteration_inference")
+
+
+def _graph_impl(v):
+    """--cuda-graph-impl after validate_args moves the deprecated --enable-cuda-graph / --external-cuda-graph
+    there (their conflicts stop it earlier: ValueError, not this row's)."""
+    impl, enable, external = v("cuda_graph_impl"), bool(v("enable_cuda_graph")), bool(v("external_cuda_graph"))
+    if enable or external:
+        if impl != "none" or (enable and external):
+            raise ValueError("refused earlier")
+        return "local" if enable else "transformer_engine"
+    return impl
+
+
+def _graph_modules(v):
+    """--cuda-graph-modules as written (the hidden --cuda-graph-scope moves there; both stop validate_args earlier)."""
+    modules = [_name(m) for m in v("cuda_graph_modules") or []]
+    scope = v("cuda_graph_scope_deprecated")
+    if scope is not None:
+        if modules:
+            raise ValueError("refused earlier")
+        return [_name(m) for m in scope]
+    return modules
+
+
+def _deprecated_modules(v):
+    """The deprecated words of --cuda-graph-modules that validate_deprecated_cuda_graph_modules_migration_inputs
+    reads (None when `full` stops normalize_cuda_graph_modules first)."""
+    modules = _graph_modules(v)
+    if "full" in modules:
+        return None
+    return sorted({m for m in modules if m in _DEPRECATED_MODULES})
+
+
+def _graph_migration_site(v):
+    """Which assert of validate_deprecated_cuda_graph_modules_migration_inputs stops validate_args (1-5), or 0."""
+    deprecated = _deprecated_modules(v)
+    if not deprecated:
+        return 0
+    if len(deprecated) > 1:
+        return 1
+    impl, scope = _graph_impl(v), _name(v("inference_cuda_graph_scope"))
+    if deprecated == ["full_iteration"]:
+        if impl not in ("none", "local", "full_iteration"):
+            return 2
+        return 3 if scope not in (None, "none") else 0
+    if impl not in ("none", "local"):
+        return 4
+    return 5 if scope not in (None, "block") else 0
+
+
+def _wgrad_in_graph(v):
+    """validate_args' `wgrad_in_graph_scope` for --delay-wgrad-compute --overlap-grad-reduce (the modules
+    normalized: no deprecated word, no `full`)."""
+    modules = _graph_modules(v)
+    if "full" in modules or any(m in _DEPRECATED_MODULES for m in modules):
+        raise ValueError("not decided here")
+    return "attn" in modules or ("moe_router" in modules and v("moe_shared_expert_intermediate_size") is not None
+                                 and not v("moe_shared_expert_overlap"))
+
+
+def _delayed_wgrad_in_graph(v):
+    return (bool(v("delay_wgrad_compute")) and v("transformer_impl") == "transformer_engine"
+            and bool(v("overlap_grad_reduce")) and _wgrad_in_graph(v))
+
+
+def _layout_stages(v):
+    """--pipeline-model-parallel-layout as PipelineParallelLayerLayout.parse_str_to_list reads it: a list of
+    stages, each a list of layer characters (None when not given)."""
+    import re
+
+    text = v("pipeline_model_parallel_layout")
+    if text is None:
+        return None
+    text = str(text).replace(",", "")
+    for pattern in (r"\(([^)]+)\)\*(\d+)", r"(.)\*(\d+)"):
+        text = re.sub(pattern, lambda m: m.group(1) * int(m.group(2)), text)
+    return [list(stage) for stage in text.split("|")]
+
+
+def _layout_site(v):
+    """Which assert of PipelineParallelLayerLayout.validate_layer_layout stops the model config (2-10), or 0;
+    only for a layout validate_args accepts (known characters, stages a multiple of the pipeline size)."""
+    stages = _layout_stages(v)
+    if stages is None:
+        return 0
+    pp = v("pipeline_model_parallel_size")
+    if any(c not in "ELtm" for stage in stages for c in stage) or len(stages) % pp:
+        return 0
+    vpp = len(stages) // pp
+    grid = [[stages[r * pp + rank] for r in range(vpp)] for rank in range(pp)]  # grid[pp_rank][vpp_rank]
+    flat = [c for stage in stages for c in stage]  # layer order: every vpp stage's pp ranks in turn
+    if not flat:
+        return 0
+    mtp = v("mtp_num_layers")
+    checks = [
+        (2, flat[0] == "E"), (3, flat[-1] == "L"), (4, flat.count("E") == 1), (5, flat.count("L") == 1),
+        (6, flat.count("t") == v("num_layers")),
+        (7, flat.count("m") == mtp or (mtp is None and flat.count("m") == 0)),
+        (8, "m" not in flat or "t" not in flat[flat.index("m"):]),
+        (9, not any("m" in grid[rank][r] for rank in range(pp) for r in range(vpp - 1))),
+        (10, all(grid[rank][-1].count("m") == mtp for rank in range(pp) if "m" in grid[rank][-1])),
+    ]
+    return next((site for site, ok in checks if not ok), 0)
+
+
+_HYBRID_SYMBOLS = set("MG*D+-E")
+
+
+def _hybrid_site(v):
+    """Where the hybrid pattern stops validate_args: "_validate_pattern:1" / ":2" (a symbol it does not know,
+    attention with MLA/DSA), "parse_hybrid_pattern:1" (MTP patterns that differ), or None."""
+    pattern = _hybrid_pattern(v)
+    if pattern is None:
+        return None
+
+    def bad(part, pipe):
+        if any(c not in _HYBRID_SYMBOLS and not (pipe and c == "|") for c in part):
+            return "_validate_pattern:1"
+        if "*" in part and ("D" in part or "+" in part):
+            return "_validate_pattern:2"
+        return None
+
+    parts = pattern.split("/")
+    found = bad(parts[0], True)
+    if found or len(parts) == 1 or all(p == "" for p in parts[1:]):
+        return found
+    if any(p != parts[1] for p in parts[2:]):
+        return "parse_hybrid_pattern:1"
+    return bad(parts[1], False)
 
 
 def _hcp(v):
@@ -243,11 +379,28 @@ ROWS = [
             "it asserts `args.transformer_impl == 'transformer_engine'`: Delaying wgrad compute is only supported "
             "with transformer_engine implementation", "use --transformer-impl transformer_engine",
             involved=("transformer_impl",)),
+    Refusal(A + "190", "gradient_accumulation_fusion",
+            lambda v: _delayed_wgrad_in_graph(v) and not v("gradient_accumulation_fusion"),
+            "it asserts `args.gradient_accumulation_fusion`: CUDA graph with delay_wgrad_compute requires "
+            "gradient_accumulation_fusion to be enabled", "drop --no-gradient-accumulation-fusion",
+            involved=("delay_wgrad_compute", "cuda_graph_modules")),
+    Refusal(A + "191", "cuda_graph_modules",
+            lambda v: _delayed_wgrad_in_graph(v) and bool(v("gradient_accumulation_fusion"))
+            and "attn" in _graph_modules(v) and (bool(v("add_bias_linear")) or bool(v("add_qkv_bias"))),
+            "it asserts `not args.add_bias_linear and not args.add_qkv_bias`: CUDA graph with delay_wgrad_compute "
+            "doesn't support attn bias for now", "add --disable-bias-linear (and no --add-qkv-bias), or take attn "
+            "out of --cuda-graph-modules", involved=("delay_wgrad_compute", "add_bias_linear", "add_qkv_bias")),
     Refusal(A + "193", "fine_grained_activation_offloading",
             lambda v: bool(v("fine_grained_activation_offloading")) and v("transformer_impl") != "transformer_engine",
             "it asserts `args.transformer_impl == 'transformer_engine'`: Fine-grained activation offloading is only "
             "supported with transformer_engine implementation", "use --transformer-impl transformer_engine",
             involved=("transformer_impl",)),
+    Refusal(A + "197", "cuda_graph_modules",
+            lambda v: _graph_impl(v) == "full_iteration" and bool(_graph_modules(v))
+            and all(m not in ("full", *_DEPRECATED_MODULES) for m in _graph_modules(v)),
+            "it asserts `not (args.cuda_graph_impl == 'full_iteration' and args.cuda_graph_modules)`: "
+            "--cuda-graph-modules must be empty when --cuda-graph-impl=full_iteration",
+            "drop --cuda-graph-modules (full_iteration captures the whole iteration)", involved=("cuda_graph_impl",)),
     Refusal(A + "198", "group_query_attention",
             lambda v: _mla(v) and bool(v("group_query_attention")),
             "it asserts `not args.group_query_attention`: Group query attention is mutually exclusive with multi "
@@ -264,4 +417,86 @@ ROWS = [
             lambda v: v("moe_latent_size") is not None and v("moe_latent_size") > 0 and not v("num_experts"),
             "it asserts `args.num_experts is not None`: MoE latent projections are applicable only for MoE models",
             "add --num-experts, or drop --moe-latent-size", involved=("num_experts",)),
+    Refusal(CG + "normalize_cuda_graph_modules:1", "cuda_graph_modules",
+            lambda v: "full" in _graph_modules(v) and _graph_modules(v) != ["full"],
+            "it asserts `raw_scopes == ['full']`: full scope cannot be used with other scopes",
+            "drop `full` (an empty --cuda-graph-modules captures the whole layer)"),
+    *[Refusal(CG + f"validate_deprecated_cuda_graph_modules_migration_inputs:{n}", "cuda_graph_modules",
+              lambda v, n=n: _graph_migration_site(v) == n, says, fix, involved=involved)
+      for n, says, fix, involved in [
+          (1, "it raises AssertionError: cuda_graph_modules cannot contain multiple deprecated values at the same "
+              "time", "keep one of full_iteration and full_iteration_inference (or, better, neither)", ()),
+          (2, "it asserts `cuda_graph_impl in ('none', 'local', 'full_iteration')`: cuda_graph_modules="
+              "'full_iteration' cannot be combined with this cuda_graph_impl",
+           "use --cuda-graph-impl full_iteration instead of the deprecated module", ("cuda_graph_impl",)),
+          (3, "it asserts `inference_cuda_graph_scope in (None, InferenceCudaGraphScope.none)`: cuda_graph_modules="
+              "'full_iteration' cannot be combined with this inference_cuda_graph_scope",
+           "use --cuda-graph-impl full_iteration instead of the deprecated module, without "
+           "--inference-cuda-graph-scope", ("inference_cuda_graph_scope",)),
+          (4, "it asserts `cuda_graph_impl in ('none', 'local')`: cuda_graph_modules='full_iteration_inference' "
+              "cannot be combined with this cuda_graph_impl",
+           "use --cuda-graph-impl local --inference-cuda-graph-scope block instead of the deprecated module",
+           ("cuda_graph_impl",)),
+          (5, "it asserts `inference_cuda_graph_scope in (None, InferenceCudaGraphScope.block)`: cuda_graph_modules="
+              "'full_iteration_inference' cannot be combined with this inference_cuda_graph_scope",
+           "use --cuda-graph-impl local --inference-cuda-graph-scope block instead of the deprecated module",
+           ("inference_cuda_graph_scope",)),
+      ]],
+    *[Refusal(PL + f"validate_layer_layout:{n}", "pipeline_model_parallel_layout",
+              lambda v, n=n: _layout_site(v) == n, says, fix, involved=involved, stage="config")
+      for n, says, fix, involved in [
+          (2, "it asserts `self.flatten_layout[0] == LayerType.embedding`: The first layer must be embedding",
+           "start the layout (its first stage) with E", ()),
+          (3, "it asserts `self.flatten_layout[-1] == LayerType.loss`: The last layer must be loss",
+           "end the layout (its last stage) with L", ()),
+          (4, "it asserts the layout has one embedding: Embedding must be specified exactly once",
+           "write E once, at the start", ()),
+          (5, "it asserts the layout has one loss: Loss must be specified exactly once", "write L once, at the end", ()),
+          (6, "it asserts the layout's decoder layers (t) number --num-layers: Number of decoder layers must match "
+              "num_layers", "write as many t as --num-layers", ("num_layers",)),
+          (7, "it asserts the layout's MTP layers (m) number --mtp-num-layers: Number of mtp layers in layout must "
+              "match mtp_num_layers", "write as many m as --mtp-num-layers", ("mtp_num_layers",)),
+          (8, "it asserts no decoder layer follows an MTP layer: decoder layers must be placed before MTP layers",
+           "move the m layers after every t", ()),
+          (9, "it asserts the MTP layers are in their pipeline rank's last virtual stage: Currently we restrict "
+              "that the MTP should be always in the last virtual pipeline stage of that rank",
+           "move the m layers to a last virtual stage", ()),
+          (10, "it asserts one stage holds every MTP layer: All of the MTP layers must be in the same one virtual "
+               "pipeline stage", "put every m in one stage", ("mtp_num_layers",)),
+      ]],
+    Refusal(PL + "parse_str_to_list:1", "pipeline_model_parallel_layout",
+            lambda v: any(c not in "ELtm" for stage in _layout_stages(v) or [] for c in stage),
+            "it asserts each layer character is known: Invalid layer character (known layer characters: E, L, t, m)",
+            "write the layout with E (embedding), t (decoder), m (MTP), L (loss), | between stages"),
+    Refusal(HY + "parse_hybrid_pattern:1", "hybrid_layer_pattern",
+            lambda v: _hybrid_site(v) == "parse_hybrid_pattern:1",
+            "it raises ValueError: All MTP patterns must be identical",
+            "repeat one MTP pattern after each /"),
+    Refusal(HY + "_validate_pattern:1", "hybrid_layer_pattern",
+            lambda v: _hybrid_site(v) == "_validate_pattern:1",
+            "it raises ValueError: a symbol of the pattern is not a valid layer symbol (valid: M G * D + - E, and | "
+            "in the main pattern)", "write the pattern with M, G, *, D, +, -, E (| between pipeline stages)"),
+    Refusal(HY + "_validate_pattern:2", "hybrid_layer_pattern",
+            lambda v: _hybrid_site(v) == "_validate_pattern:2",
+            "it raises ValueError: Not supported to have both Attention and MLA/DSA in one model",
+            "use * (attention) or + / D (MLA / DSA), not both"),
+    Refusal("megatron/training/determinism.py:apply_determinism_to_args:1", "deterministic_mode",
+            lambda v: bool(v("deterministic_mode")) and (bool(v("cross_entropy_loss_fusion"))
+                                                         or bool(v("tp_comm_overlap"))),
+            "it asserts that --cross-entropy-loss-fusion and --tp-comm-overlap are off: --deterministic-mode "
+            "requires: cross_entropy_loss_fusion=False, tp_comm_overlap=False",
+            "drop --cross-entropy-loss-fusion and --tp-comm-overlap, or --deterministic-mode",
+            involved=("cross_entropy_loss_fusion", "tp_comm_overlap")),
+    Refusal(AU + "2", "squared_relu",
+            lambda v: bool(v("squared_relu")) and bool(v("swiglu")),
+            "it asserts `not args.swiglu` with --squared-relu", "keep one of --squared-relu and --swiglu",
+            involved=("swiglu",), stage="config"),
+    Refusal(AU + "3", "quick_geglu",
+            lambda v: not v("squared_relu") and bool(v("quick_geglu")) and bool(v("swiglu")),
+            "it asserts `not args.swiglu` with --quick-geglu", "keep one of --quick-geglu and --swiglu",
+            involved=("swiglu",), stage="config"),
+    Refusal(AU + "4", "rope_type",
+            lambda v: v("rope_type") is not None and v("rope_type") != "rope" and not _mla(v),
+            "it asserts `args.multi_latent_attention or args.rope_type == 'rope'`: Common attention only support "
+            "rope_type=\"rope\"", "drop --rope-type (yarn is for --multi-latent-attention)", stage="config"),
 ]
