@@ -16,8 +16,10 @@ def _name(value):
 
 def _hybrid_pattern(v):
     """--hybrid-layer-pattern as validate_args sees it (the deprecated --hybrid-override-pattern moves there)."""
-    override = v("hybrid_override_pattern")
-    return override if override is not None else v("hybrid_layer_pattern")
+    override, pattern = v("hybrid_override_pattern"), v("hybrid_layer_pattern")
+    if override is not None and pattern is not None:
+        raise ValueError("refused earlier")  # validate_args asserts that not both are given
+    return override if override is not None else pattern
 
 
 def _mla(v):
@@ -138,7 +140,7 @@ def _layout_site(v):
     mtp = v("mtp_num_layers")
     checks = [
         (2, flat[0] == "E"), (3, flat[-1] == "L"), (4, flat.count("E") == 1), (5, flat.count("L") == 1),
-        (6, flat.count("t") == v("num_layers")),
+        (6, flat.count("t") == (v("num_layers") if v("num_layers") is not None else v("encoder_num_layers"))),
         (7, flat.count("m") == mtp or (mtp is None and flat.count("m") == 0)),
         (8, "m" not in flat or "t" not in flat[flat.index("m"):]),
         (9, not any("m" in grid[rank][r] for rank in range(pp) for r in range(vpp - 1))),
@@ -207,7 +209,7 @@ ROWS = [
             "with pipeline parallelism", "use pipeline parallel size 1, or drop --hybrid-context-parallel",
             involved=("pipeline_model_parallel_size",)),
     Refusal(A + "135", "hybrid_context_parallel",
-            lambda v: _hcp(v) and bool(v("enable_cuda_graph")),
+            lambda v: _hcp(v) and bool(v("enable_cuda_graph")) and _graph_impl(v) == "local",
             "it asserts `not args.enable_cuda_graph`, an AttributeError once validate_args has moved the "
             "deprecated --enable-cuda-graph to --cuda-graph-impl local: Hybrid context parallelism not supported "
             "with CUDA Graph", "drop --enable-cuda-graph", involved=("enable_cuda_graph",)),
@@ -348,7 +350,7 @@ ROWS = [
             "setting --pipeline-model-parallel-size > 1", "drop --inference-batch-times-seqlen-threshold",
             involved=("pipeline_model_parallel_size",)),
     Refusal(A + "179", "inference_batch_times_seqlen_threshold",
-            lambda v: v("inference_batch_times_seqlen_threshold") > -1 and v("cuda_graph_impl") != "none",
+            lambda v: v("inference_batch_times_seqlen_threshold") > -1 and _graph_impl(v) != "none",
             "it asserts `args.cuda_graph_impl == 'none'`: Pipeline-parallel microbatched inference is incompatible "
             "with CUDA graphs", "drop --inference-batch-times-seqlen-threshold, or --cuda-graph-impl",
             involved=("cuda_graph_impl",)),
