@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from shardshift import coverage
-from shardshift.rules.megatron.refused import refusals
+from shardshift.rules.megatron.refused import STOPS, refusals
 
 from conftest import FIXTURES, check_json
 
@@ -42,7 +42,7 @@ def _messages(output) -> dict[str, list[str]]:
     return found
 
 
-STAGES = ("validate", "config", "startup")
+STAGES = tuple(STOPS)  # in the order pretrain meets them
 
 
 def test_each_bad_fixture_gets_its_rows_finding_and_none_of_a_check_megatron_passes_before_it():

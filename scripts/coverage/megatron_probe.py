@@ -1,9 +1,10 @@
 """Which sites of Megatron's coverage map (scripts/coverage/scope_megatron.py) Megatron-LM's own argument path
 reaches on each file, and what it raises (tests/coverage_loaders/megatron.py; a tool for judging the map).
 
-    python scripts/coverage/megatron_probe.py FILE... [--world N] [--startup]   # JSON: file -> error, sites
+    python scripts/coverage/megatron_probe.py FILE... [--world N] [--stage NAME]   # JSON: file -> error, sites
 
-`--startup`: the loader's `stage=startup` (the microbatch calculator and the process groups after the arguments).
+`--stage NAME`: the loader's `stage=NAME` (`startup`: the microbatch calculator and the process groups after the
+arguments; others: tests/coverage_loaders/megatron_stages/NAME.py). `--startup` is `--stage startup`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def main(argv: list[str]) -> int:
     if "--startup" in argv:
         argv.remove("--startup")
         options["stage"] = "startup"
+    if "--stage" in argv:
+        at = argv.index("--stage")
+        options["stage"] = argv[at + 1]
+        del argv[at:at + 2]
     loader = coverage_child.loader("megatron")
     loader.prepare()
     root = root_of(scope("megatron"))

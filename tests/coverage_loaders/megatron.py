@@ -22,6 +22,9 @@ the world size on rank 0 (torch's FakeStore, which Megatron's own `--fake-proces
 `initialize_model_parallel(...)` called with the keyword arguments `_initialize_distributed`
 passes it, compiled from megatron/training/initialize.py itself (Megatron calls it only when it sees
 a GPU), with `use_gloo_process_groups` off (a fake group cannot build gloo groups beside it).
+
+Another `stage=NAME` runs tests/coverage_loaders/megatron_stages/NAME.py's `run(args, world)` after the
+arguments are validated (each module's docstring says which of Megatron's own code it runs, and how).
 """
 
 from __future__ import annotations
@@ -102,5 +105,20 @@ def load(path: Path, **options: str) -> None:
     verdict = judge(_words(document), int(world))
     if not verdict["ok"]:
         raise RuntimeError(f"Megatron refuses at {verdict['stage']}: {verdict['exception']}: {verdict['error']}")
-    if options.get("stage") == "startup":
+    stage = options.get("stage")
+    if stage == "startup":
         _start_up(judge.last_args, int(world))
+    elif stage is not None:  # a later stage: tests/coverage_loaders/megatron_stages/<stage>.py, run(args, world)
+        _stage(stage).run(judge.last_args, int(world))
+
+
+def _stage(name: str):
+    import importlib.util
+
+    if name not in _state.setdefault("stages", {}):
+        path = Path(__file__).resolve().with_name("megatron_stages") / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(f"megatron_stage_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _state["stages"][name] = module
+    return _state["stages"][name]

@@ -22,6 +22,12 @@ from shardshift.rules.megatron.training import UNKNOWN, VALIDATE, Args, Training
 
 STOPS_AT_CONFIG = "building the model config (TransformerConfig) stops the launch before training starts"
 STOPS_AT_STARTUP = "setting up the process groups (initialize_model_parallel) stops the launch before training starts"
+# where each stage stops the run, in the order pretrain meets them (tests/test_rules_megatron_refused.py reads it)
+STOPS = {"validate": VALIDATE, "config": STOPS_AT_CONFIG, "startup": STOPS_AT_STARTUP,
+         "specs": "building the model's layer specs stops the launch before training starts",
+         "optimizer": "building the optimizer, its gradient buffers or its learning-rate schedule stops the launch "
+                      "before training starts",
+         "training": "the run stops in the training loop, after the job has started"}
 
 
 class Undecided(Exception):
@@ -62,8 +68,8 @@ class Refusal:
     says: str  # what Megatron does, in its words: "it asserts `cond`: <its message>" or "it raises ValueError: ..."
     fix: str  # what to write instead
     involved: tuple[str, ...] = ()  # the other dests of the condition (shown where given)
-    stage: str = "validate"  # "validate" (validate_args), "config" (TransformerConfig.__post_init__) or "startup"
-    # (initialize_model_parallel, after the arguments)
+    stage: str = "validate"  # a key of STOPS: "validate" (validate_args), "config" (TransformerConfig.__post_init__),
+    # "startup" (initialize_model_parallel), "specs", "optimizer", "training"
 
 
 def refusals() -> list[Refusal]:
@@ -109,7 +115,7 @@ class ArgumentCheckRefused(TrainingRule):
                 continue
             except (TypeError, ValueError, ZeroDivisionError, AttributeError):
                 continue  # a value of another type than the check reads: MG004's, not this row's
-            where = {"validate": VALIDATE, "config": STOPS_AT_CONFIG, "startup": STOPS_AT_STARTUP}[row.stage]
+            where = STOPS[row.stage]
             shown = ", ".join(flags.spelled(d) for d in (row.at, *row.involved))
             yield self.at(flags, row.at, f"{shown}: {where} ({row.says}); {row.fix}",
                           related=self.also_each(flags, *row.involved))
