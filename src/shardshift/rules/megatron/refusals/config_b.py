@@ -10,6 +10,7 @@ string). A row of a block of checks holds only where none of the block's earlier
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 
@@ -45,6 +46,14 @@ def _vpp(v):
         raise Undecided("virtual_pipeline_model_parallel_size")
     n = v("num_virtual_stages_per_pipeline_rank")
     return None if n in (None, 1) else n
+
+
+def _num_layers(v) -> int:
+    _no_hybrid(v)
+    layers = v("num_layers")
+    if layers is None:
+        raise Undecided("num_layers")  # validate_args takes it from --encoder-num-layers
+    return layers
 
 
 def _granularity(v):
@@ -131,28 +140,56 @@ def _per_layer(v) -> bool:
     return _impl(v) in ("local", "transformer_engine")
 
 
-def _layer_freq(v):
-    value = v("moe_layer_freq")
-    if isinstance(value, (int, list)):
+def _pattern(text: str):
+    """Megatron's `_eval_pattern` of a layer pattern ("([0]*3+[1])*2"): lists, ints, + and *, kept small."""
+    if re.search(r"[^,\d\[\]\(\)\+\*]", text):
+        raise Undecided("pattern")  # Megatron raises ValueError: Invalid pattern (argparse: MG004's)
+
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [value(e) for e in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Mult) and isinstance(left, int) and isinstance(right, int):
+                if max(abs(left), abs(right)) > 100_000:
+                    raise Undecided("pattern")
+                return left * right
+            if isinstance(node.op, ast.Mult):
+                count = right if isinstance(right, int) else left
+                if isinstance(count, int) and count * len(left if isinstance(right, int) else right) > 100_000:
+                    raise Undecided("pattern")
+            return left * right if isinstance(node.op, ast.Mult) else left + right
+        raise Undecided("pattern")
+
+    try:
+        return value(ast.parse(text, mode="eval").body)
+    except (SyntaxError, TypeError, RecursionError, MemoryError):
+        raise Undecided("pattern") from None
+
+
+def _freq_value(v, dest: str):
+    """A --moe-layer-freq / --no-rope-freq value as Megatron's type function reads it: an int, or a pattern."""
+    value = v(dest)
+    if value is None or isinstance(value, (int, list)):
         return value
-    text = str(value).strip()
-    if text.isdigit():
+    text = str(value)
+    if "[" in text:
+        return _pattern(text)
+    try:
         return int(text)
-    if re.fullmatch(r"[,\d\[\]\(\)\+\*]+", text):
-        return eval(text, {"__builtins__": {}})  # noqa: S307 (Megatron's own _eval_pattern, digits only)
-    raise Undecided("moe_layer_freq")
+    except ValueError:
+        raise Undecided(dest) from None
+
+
+def _layer_freq(v):
+    return _freq_value(v, "moe_layer_freq")
 
 
 def _no_rope_freq(v):
-    value = v("no_rope_freq")
-    if value is None or isinstance(value, (int, list)):
-        return value
-    text = str(value).strip()
-    if text.isdigit():
-        return int(text)
-    if "[" in text and re.fullmatch(r"[,\d\[\]\(\)\+\*]+", text):
-        return eval(text, {"__builtins__": {}})  # noqa: S307 (Megatron's own _eval_pattern, digits only)
-    raise Undecided("no_rope_freq")
+    return _freq_value(v, "no_rope_freq")
 
 
 def _padding_for_quantization(v) -> bool:
@@ -430,13 +467,12 @@ def _c204(v):
 
 def _c205(v):
     freq = _no_rope_freq(v)
-    return bool(freq) and isinstance(freq, int) and v("num_layers") % freq != 0
+    return bool(freq) and isinstance(freq, int) and _num_layers(v) % freq != 0
 
 
 def _c206(v):
-    _no_hybrid(v)
     freq = _no_rope_freq(v)
-    return bool(freq) and isinstance(freq, list) and len(freq) != v("num_layers")
+    return bool(freq) and isinstance(freq, list) and len(freq) != _num_layers(v)
 
 
 # --transformer-impl inference_optimized (sites 207-210)
@@ -802,8 +838,7 @@ ROWS = [
             "when enabling delay_wgrad_compute",
             "add `--overlap-moe-expert-parallel-comm`, or drop `--delay-wgrad-compute`", stage=CONFIG),
     Refusal(TC + "194", "overlap_dispatch_backward_with_experts_wgrad",
-            lambda v: (bool(v("overlap_dispatch_backward_with_experts_wgrad")) and _overlap(v)
-                       and not bool(v("delay_wgrad_compute"))),
+            lambda v: bool(v("overlap_dispatch_backward_with_experts_wgrad")) and _overlap(v),
             "it asserts `not self.overlap_moe_expert_parallel_comm`: overlap_moe_expert_parallel_comm must be "
             "disabled when enabling overlap_dispatch_backward_with_experts_wgrad",
             "use one of the two overlaps", involved=("overlap_moe_expert_parallel_comm",), stage=CONFIG),
@@ -814,8 +849,8 @@ ROWS = [
             "add `--overlap-moe-expert-parallel-comm`, or drop `--ep-overlap-early-attn-memory-release`",
             stage=CONFIG),
     Refusal(TC + "198", "cp_comm_type",
-            lambda v: (_no_hybrid(v) is None and v("context_parallel_size") > 1
-                       and len(_cp_comm_types(v)) != 1 and len(_cp_comm_types(v)) != v("num_layers")),
+            lambda v: (v("context_parallel_size") > 1
+                       and len(_cp_comm_types(v)) != 1 and len(_cp_comm_types(v)) != _num_layers(v)),
             "it asserts `len(self.cp_comm_type) == self.num_layers`: Length of cp_comm_type should equal to the "
             "total number of transformer layers",
             "give `--cp-comm-type` one type, or one per layer", involved=("num_layers", "context_parallel_size"),
