@@ -855,6 +855,10 @@ ROWS = [
             "total number of transformer layers",
             "give `--cp-comm-type` one type, or one per layer", involved=("num_layers", "context_parallel_size"),
             stage=CONFIG),
+    Refusal(TC + "200", "pipeline_model_parallel_size", lambda v: v("pipeline_model_parallel_size") < 0,
+            "it asserts `self.pipeline_model_parallel_size > 0`: Pipeline model parallel size must be larger than 0 "
+            "(validate_args divides by a negative size without complaint)",
+            "give `--pipeline-model-parallel-size` a positive size", stage=CONFIG),
     Refusal(TC + "204", "no_rope_freq", _c204,
             "it asserts `not self.flash_decode`: flash_decode cannot be used with no_rope",
             "drop `--flash-decode` or `--no-rope-freq`", involved=("flash_decode",), stage=CONFIG),
