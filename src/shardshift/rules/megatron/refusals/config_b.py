@@ -962,6 +962,12 @@ ROWS = [
             "tensor_model_parallel_size (the expert shards: by expert_tensor_parallel_size)",
             "give the number of weight shards a multiple of the (expert) tensor parallel size",
             involved=("expert_tensor_parallel_num_weight_shards", "tensor_model_parallel_size")),
+    Refusal(MPC + "ModelParallelConfig.__post_init__:1", "sequence_parallel",
+            lambda v: bool(v("sequence_parallel")) and v("tensor_model_parallel_size") < 0,
+            "it raises ValueError: Cannot use sequence parallelism without tensor parallelism (validate_args turns "
+            "--sequence-parallel off only at tensor parallel size 1, not below)",
+            "give `--tensor-model-parallel-size` a positive size", involved=("tensor_model_parallel_size",),
+            stage=CONFIG),
     Refusal(MPC + "ModelParallelConfig.__post_init__:3", "defer_embedding_wgrad_compute",
             lambda v: _defer(v) and v("pipeline_model_parallel_size") == 1,
             "it raises ValueError: Cannot defer embedding wgrad compute when pipeline model parallel is not used",
