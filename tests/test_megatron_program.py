@@ -302,3 +302,44 @@ def test_close_to_answers_by_the_parsers_flags_not_by_the_table_object():
     assert same.close_to("--hiden-size") == "--hidden-size"
     assert other.close_to("--hiden-size") is None
     assert other.close_to("--hidden-dropot") == "--hidden-dropout"
+
+
+@pytest.mark.parametrize("call", ["factory.build_group(parser, title='model')",
+                                  "other_module.add_model_args(parser)",
+                                  "factory.build_group(parser=parser)"])
+def test_a_fork_parser_that_hands_the_parser_to_a_call_it_does_not_follow_is_partly_unknown(tmp_path, call):
+    """A vendored parse_args that adds flags through a method or another module's function (Megatron-LM's own
+    ArgumentGroupFactory adds a config dataclass's fields as flags so) is read only in part: a flag it does not
+    find is an info naming the unread call, not an unknown-flag error."""
+    fork = tmp_path / "megatron"
+    fork.mkdir()
+    (fork / "__init__.py").write_text("", encoding="utf-8")
+    source = (CONTEXT / "fork" / "megatron" / "arguments.py").read_text(encoding="utf-8")
+    (fork / "arguments.py").write_text(source.replace(
+        "    parser = _add_training_args(parser)\n",
+        f"    parser = _add_training_args(parser)\n    {call}\n"), encoding="utf-8")
+    (tmp_path / "pretrain_fork.py").write_text((CONTEXT / "fork" / "pretrain_fork.py").read_text(), encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_fork.py --num-layers 4 --use-fork-gate "
+                      "--model-dim-from-dataclass 64\n", encoding="utf-8")
+    launch = reader.read(script.read_text(), str(script)).data.launch
+    found = program.find(str(script), launch, "megatron-lm", False)
+    assert found.fork is not None and found.unknown is not None
+    assert "does not follow it" in found.unknown.what
+    unknown = [f for f in findings(script) if f["code"] == "MG001"]
+    assert [f["severity"] for f in unknown] == ["info"] and unknown[0]["unknown_context"]
+
+
+def test_a_method_of_the_parser_itself_is_no_unread_call(tmp_path):
+    fork = tmp_path / "megatron"
+    fork.mkdir()
+    (fork / "__init__.py").write_text("", encoding="utf-8")
+    source = (CONTEXT / "fork" / "megatron" / "arguments.py").read_text(encoding="utf-8")
+    (fork / "arguments.py").write_text(source.replace(
+        "    parser = _add_training_args(parser)\n",
+        "    parser = _add_training_args(parser)\n    parser.set_defaults(parser=parser)\n"), encoding="utf-8")
+    (tmp_path / "pretrain_fork.py").write_text((CONTEXT / "fork" / "pretrain_fork.py").read_text(), encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_fork.py --num-layers 4 --zzz 1\n", encoding="utf-8")
+    launch = reader.read(script.read_text(), str(script)).data.launch
+    assert program.find(str(script), launch, "megatron-lm", False).unknown is None

@@ -213,8 +213,17 @@ class _Reader:
             if name.endswith("add_config_arguments") and name.startswith("deepspeed"):
                 self.flags.extend(_entry(dict(d)) for d in DEEPSPEED_FLAGS)
                 continue
-            passes_parser = any(isinstance(a, ast.Name) and a.id in parsers for a in sub.args)
-            if not passes_parser or name in _HARMLESS or name in skip or "." in name:
+            passes_parser = any(isinstance(a, ast.Name) and a.id in parsers
+                                 for a in [*sub.args, *(k.value for k in sub.keywords)])
+            if not passes_parser or name in _HARMLESS or name in skip:
+                continue
+            if "." in name or not name:
+                # a method or module function handed the parser (`factory.build_group(parser)`, which adds a
+                # dataclass's fields as flags; `other_module.add_args(parser)`): not followed, so the flags it
+                # adds are unknown. A method of the parser itself is not handed it.
+                if name.split(".", 1)[0] not in parsers:
+                    self.missing.append(f"{ast.unparse(sub.func)[:60]} (called with the parser at "
+                                        f"{os.path.basename(path)}:{sub.lineno}; shardshift does not follow it)")
                 continue
             if name in functions:
                 if (path, name) not in self.seen:
