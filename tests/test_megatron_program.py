@@ -343,3 +343,47 @@ def test_a_method_of_the_parser_itself_is_no_unread_call(tmp_path):
     script.write_text("torchrun --nproc_per_node 8 pretrain_fork.py --num-layers 4 --zzz 1\n", encoding="utf-8")
     launch = reader.read(script.read_text(), str(script)).data.launch
     assert program.find(str(script), launch, "megatron-lm", False).unknown is None
+
+
+ADAPTORS = {
+    "assigned": "from megatron.training import arguments\n\ndef parse_args(*a, **k):\n    pass\n\n"
+                "arguments.parse_args = parse_args\n",
+    "aliased": "import megatron.training.arguments as margs\nsetattr(margs, '_add_training_args', lambda p: p)\n",
+    "registered": "class Patches:\n    def register(self, name, fn):\n        pass\n\n"
+                  "Patches().register('megatron.training.arguments.parse_args', print)\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(ADAPTORS))
+def test_an_adaptor_the_entry_imports_that_patches_megatrons_argument_code_makes_the_program_unknown(tmp_path, how):
+    """An in-tree package the entry imports (through another module here) replaces part of Megatron's argument code,
+    the way adaptor packages add their own flags: the flags the parser accepts are unknown, so an unknown flag is an
+    info naming the file and line of the patch."""
+    package = tmp_path / "adaptor"
+    package.mkdir()
+    (package / "__init__.py").write_text("from adaptor import patches  # noqa\n", encoding="utf-8")
+    (package / "patches.py").write_text(ADAPTORS[how], encoding="utf-8")
+    (tmp_path / "pretrain_adapted.py").write_text(
+        "import adaptor\nfrom megatron.training import pretrain\n\npretrain(None, None, None, None)\n", encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_adapted.py --num-layers 4 --adaptor-only-flag 1\n",
+                      encoding="utf-8")
+    launch = reader.read(script.read_text(), str(script)).data.launch
+    found = program.find(str(script), launch, "megatron-lm", False)
+    assert found.unknown is not None and "adaptor/patches.py:" in found.unknown.what, found.unknown
+    unknown = [f for f in findings(script) if f["code"] == "MG001"]
+    assert [f["severity"] for f in unknown] == ["info"]
+
+
+def test_a_module_that_only_reads_megatrons_argument_code_is_no_patch(tmp_path):
+    package = tmp_path / "helpers"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import logging\nfrom megatron.training import arguments\n\nLOG = logging.getLogger('megatron.training.arguments')"
+        "\nDEFAULTS = arguments.parse_args\n", encoding="utf-8")
+    (tmp_path / "pretrain_plain.py").write_text(
+        "import helpers\nfrom megatron.training import pretrain\n\npretrain(None, None, None, None)\n", encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_plain.py --num-layers 4\n", encoding="utf-8")
+    launch = reader.read(script.read_text(), str(script)).data.launch
+    assert program.find(str(script), launch, "megatron-lm", False).unknown is None

@@ -468,6 +468,69 @@ def _vendored_arguments(folder: str) -> str | None:
         folder = os.path.dirname(folder)
 
 
+_ARGUMENT_MODULE = re.compile(r"^megatron(\.training)?\.arguments(\.|$)")
+_ARGUMENT_ATTRIBUTE = re.compile(r"^megatron(\.training)?\.arguments\.\w")  # a name inside it, as a patch names it
+MAX_PATCH_MODULES = 200  # repository modules searched for patches of Megatron's argument code, per entry
+
+
+def _argument_patch(path: str, roots: tuple[str, ...]) -> str | None:
+    """`file:line` where the entry, or a repository module it imports (transitively), replaces part of Megatron's
+    argument code: an assignment to an attribute of `megatron[.training].arguments` (through any name it is bound
+    to), `setattr` on it, or a string naming a function or value inside it handed to a call or a subscript (a
+    patch registry: `register("megatron.training.arguments.parse_args", ...)`). An adaptor package does this to add its own flags to `parse_args`; the flags are then not
+    upstream's or the fork's."""
+    queue, seen = [path], {os.path.abspath(path)}
+
+    def follow(target: str | None) -> None:
+        if target and os.path.abspath(target) not in seen and len(seen) < MAX_PATCH_MODULES:
+            seen.add(os.path.abspath(target))
+            queue.append(target)
+
+    while queue:
+        current = queue.pop(0)
+        tree = module(current)
+        if tree is None:
+            continue
+        bound: set[str] = set()  # names bound to the argument module in this file
+        for node in walk_nodes(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if _ARGUMENT_MODULE.match(alias.name):
+                        bound.add(alias.asname or alias.name)
+                    if not alias.name.startswith("megatron"):
+                        follow(_module_file(alias.name, 0, current, roots))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                for alias in node.names:
+                    if not node.level and _ARGUMENT_MODULE.match(f"{base}.{alias.name}"):
+                        bound.add(alias.asname or alias.name)
+                if not node.level and base.startswith("megatron"):
+                    continue
+                for name in (base, *(f"{base}.{a.name}" if base else a.name for a in node.names)):
+                    follow(_module_file(name, node.level, current, roots))
+        for node in walk_nodes(tree):
+            hit = None
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Attribute):
+                        dotted = _name(target.value)
+                        if dotted in bound or _ARGUMENT_MODULE.match(dotted + "."):
+                            hit = node
+            elif isinstance(node, ast.Call) and _name(node.func) == "setattr" and node.args:
+                dotted = _name(node.args[0])
+                if dotted in bound or _ARGUMENT_MODULE.match(dotted + "."):
+                    hit = node
+            if hit is None and isinstance(node, (ast.Call, ast.Subscript)):
+                values = [*node.args, *(k.value for k in node.keywords)] if isinstance(node, ast.Call) else [node.slice]
+                if any(isinstance(v, ast.Constant) and isinstance(v.value, str) and _ARGUMENT_ATTRIBUTE.match(v.value)
+                       for v in values):
+                    hit = node
+            if hit is not None:
+                return f"{os.path.relpath(current, os.path.dirname(path))}:{hit.lineno}"
+    return None
+
+
 def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed: bool) -> Program:
     folder = os.path.dirname(path)
     shown = _shown(path, os.path.dirname(os.path.abspath(script_path)))
@@ -529,6 +592,12 @@ def _read_program(script_path: str, name: str, path: str, launch: Any, deepspeed
         upstream = False
     program = Program(name, path=path, table=FlagTable(data), parser=parser_text, upstream=upstream,
                       fork=fork, provider=provider)
+    patched = _argument_patch(path, (folder, _top(folder)))
+    if patched is not None:
+        program.unknown = UnknownContext(
+            "program", f"{patched} replaces part of Megatron's argument code, so the flags {name}'s parser accepts "
+            "and the checks it makes are unknown", HOW.format(entry=name) + " (with the modules it imports)")
+        return program
     if missing:
         program.unknown = UnknownContext(
             "program", f"part of {name}'s parser could not be read: " + "; ".join(missing[:3]) +
