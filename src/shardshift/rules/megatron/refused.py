@@ -41,6 +41,8 @@ class Values:
         self.args, self.flags, self._world = args, flags, world
 
     def __call__(self, dest: str) -> Any:
+        if not self.flags.table.by_dest.get(dest) and not self.flags.given(dest):
+            raise Undecided(dest)  # no flag of the program's parser (a fork's without it): what it holds is unknown
         value = self.args(dest)
         if value is UNKNOWN:
             raise Undecided(dest)
