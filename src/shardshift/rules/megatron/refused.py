@@ -14,11 +14,9 @@ raises `Undecided`, and the row is not judged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
-
-from shardshift.rules.megatron.base import Flags
-from shardshift.rules.megatron.training import UNKNOWN, VALIDATE, Args, TrainingRule
+from shardshift.rules.megatron.refusals import ROWS
+from shardshift.rules.megatron.refusals.base import Refusal, Undecided, Values
+from shardshift.rules.megatron.training import VALIDATE, TrainingRule
 
 STOPS_AT_CONFIG = "building the model config (TransformerConfig) stops the launch before training starts"
 STOPS_AT_STARTUP = "setting up the process groups (initialize_model_parallel) stops the launch before training starts"
@@ -30,53 +28,7 @@ STOPS = {"validate": VALIDATE, "config": STOPS_AT_CONFIG, "startup": STOPS_AT_ST
          "training": "the run stops in the training loop, after the job has started"}
 
 
-class Undecided(Exception):
-    """A value the row's condition needs and the arguments do not decide."""
-
-
-class Values:
-    """What a row's condition reads: `v("dest")` is the value validate_args sees (given, else the default)."""
-
-    def __init__(self, args: Args, flags: Flags, world: int | None) -> None:
-        self.args, self.flags, self._world = args, flags, world
-
-    def __call__(self, dest: str) -> Any:
-        if not self.flags.table.by_dest.get(dest) and not self.flags.given(dest):
-            raise Undecided(dest)  # no flag of the program's parser (a fork's without it): what it holds is unknown
-        value = self.args(dest)
-        if value is UNKNOWN:
-            raise Undecided(dest)
-        return value
-
-    def given(self, dest: str) -> bool:
-        """Whether the flag is written (an unresolved splice may write any: undecided when not)."""
-        if self.flags.given(dest):
-            return True
-        if self.args.open:
-            raise Undecided(dest)
-        return False
-
-    def world(self) -> int:
-        if self._world is None:
-            raise Undecided("world size")
-        return self._world
-
-
-@dataclass(frozen=True)
-class Refusal:
-    site: str  # the coverage map's id of the check it mirrors
-    at: str  # the dest the finding points at
-    refused: Callable[[Values], bool]  # True when Megatron refuses the values
-    says: str  # what Megatron does, in its words: "it asserts `cond`: <its message>" or "it raises ValueError: ..."
-    fix: str  # what to write instead
-    involved: tuple[str, ...] = ()  # the other dests of the condition (shown where given)
-    stage: str = "validate"  # a key of STOPS: "validate" (validate_args), "config" (TransformerConfig.__post_init__),
-    # "startup" (initialize_model_parallel), "specs", "optimizer", "training"
-
-
 def refusals() -> list[Refusal]:
-    from shardshift.rules.megatron.refusals import ROWS
-
     return ROWS
 
 

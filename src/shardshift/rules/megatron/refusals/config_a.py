@@ -12,7 +12,7 @@ the site (`__post_init__` turns the grouped tensor on with the TE op fuser and g
 
 from __future__ import annotations
 
-from shardshift.rules.megatron.refused import Refusal, Undecided
+from shardshift.rules.megatron.refusals.base import Refusal, Undecided
 
 SITE = "megatron/core/transformer/transformer_config.py:TransformerConfig.__post_init__:"
 

@@ -14,7 +14,7 @@ import ast
 import math
 import re
 
-from shardshift.rules.megatron.refused import Refusal, Undecided
+from shardshift.rules.megatron.refusals.base import Refusal, Undecided
 
 SELECTIVE_ONLY = ("expert_fc1", "moe_act", "fused_group_mlp")  # what local CUDA graphs may offload
 

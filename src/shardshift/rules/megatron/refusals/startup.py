@@ -1,7 +1,7 @@
 """MG301 rows: what `pretrain` checks after the arguments, before it builds the model: `initialize_model_parallel`
 (megatron/core/parallel_state.py), called by `_initialize_distributed` with the validated arguments."""
 
-from shardshift.rules.megatron.refused import Refusal
+from shardshift.rules.megatron.refusals.base import Refusal
 
 
 def _sizes(v) -> tuple[int, int]:

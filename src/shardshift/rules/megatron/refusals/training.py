@@ -1,5 +1,5 @@
 """MG301 rows: the training loop and what it calls: checkpoint saving, evaluation, data loaders and samplers, the fault injector, the logits saver, timers, the vocabulary padding."""
 
-from shardshift.rules.megatron.refused import Refusal  # noqa: F401
+from shardshift.rules.megatron.refusals.base import Refusal  # noqa: F401
 
 ROWS: list = []

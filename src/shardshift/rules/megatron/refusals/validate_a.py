@@ -1,6 +1,6 @@
 """MG301 rows: `validate_args` (megatron/training/arguments.py), its sites 1-100."""
 
-from shardshift.rules.megatron.refused import Refusal, Undecided
+from shardshift.rules.megatron.refusals.base import Refusal, Undecided
 
 
 def _name(value):

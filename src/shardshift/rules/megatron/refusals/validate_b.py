@@ -1,6 +1,6 @@
 """MG301 rows: `validate_args` (megatron/training/arguments.py), its sites 101-201, and the rest of the argument path's smaller files."""
 
-from shardshift.rules.megatron.refused import Refusal
+from shardshift.rules.megatron.refusals.base import Refusal
 
 A = "megatron/training/arguments.py:validate_args:"
 CG = "megatron/core/transformer/cuda_graph_config.py:"
