@@ -18,15 +18,26 @@ megatron/training/models/):
      vocabulary and `mtp_block_spec` (the GPT decoder layer specs and the MTP block spec).
    - Hybrid: the statements of `HybridModelBuilder.build_model` (megatron/training/models/hybrid.py) before its
      `return HybridModel(...)`, then the statements of `HybridModel.__init__`
-     (megatron/core/models/hybrid/hybrid_model.py) from `parse_hybrid_pattern` up to and including
-     `select_pipeline_segment(...)` (the pattern's pipeline split), compiled from that file, with `self` a namespace
-     holding what `__init__` set before them (config, pattern, process groups).
+     (megatron/core/models/hybrid/hybrid_model.py) from its import of `select_pipeline_segment` up to and including
+     the `select_pipeline_segment(...)` call (the pattern's pipeline split), compiled from that file, with `self` a
+     namespace holding what `__init__` set before them (config, pattern, process groups).
+4. The first thing each MLA attention layer's constructor does with its spec: `QKNormConfigResolver(self.config,
+   submodules).resolve()` (MLASelfAttention._resolve_qk_norm_config, AbsorbedMLASelfAttention.__init__), called
+   with the `self_attention` submodules of each layer spec of the chunk (GPT), or of the hybrid stack spec's
+   `dsa_layer` / `mla_layer` when the stage's layer list has a D / + (hybrid).
 
-Stood in: the GPU (no weights are built: the constructors GPTModel/HybridModel are not called), Transformer Engine
-(not installed: the spec functions reference Megatron's TE wrapper classes, which exist without it), the tokenizer
-(the vocabulary size comes from `--vocab-size`/`--padded-vocab-size` as `gpt_config_from_args` reads them; with
-neither, `padded_vocab_size` is set to 1024 in a copy of the arguments, as the tokenizer would set it), and a real
-process group (fake, rank 0: only the first pipeline stage's chunks are built).
+Which model: a hybrid one when the validated arguments have a `hybrid_layer_pattern` (the judge runs every case as
+pretrain_gpt.py, which is not in this checkout), else GPT.
+
+Stood in: the GPU (no weights are built: GPTModel/HybridModel and the attention modules are not constructed; of the
+attention constructors only the Q/KV norm resolution runs, not the checks of `Attention.__init__` before it),
+Transformer Engine (not installed: while a case runs, the spec modules get the names they import when it is installed,
+`HAVE_TE` and `TESpecProvider` and the TE norm / fused MLP classes, from Megatron's own TE extension modules, which
+import without it and hold placeholders for TE's classes; restored afterwards), the tokenizer (the vocabulary size
+comes from `--vocab-size`/`--padded-vocab-size` as `gpt_config_from_args` reads them; with neither,
+`padded_vocab_size` is set to 1024 in a copy of the arguments, as the tokenizer would set it), and a real process
+group (fake, rank 0: only the first pipeline stage's chunks are built). The loader's own start-up pieces (the compiled
+`initialize_model_parallel` call, the Judge) are taken from the calling loader module's globals.
 Reset after each case: the model-parallel groups, the process group, Megatron's global variables (as `_start_up`).
 """
 
