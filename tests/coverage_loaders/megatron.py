@@ -119,6 +119,7 @@ def _stage(name: str):
         path = Path(__file__).resolve().with_name("megatron_stages") / f"{name}.py"
         spec = importlib.util.spec_from_file_location(f"megatron_stage_{name}", path)
         module = importlib.util.module_from_spec(spec)
+        module.LOADER = globals()  # what a stage reuses of this loader: _state (the judge), _model_parallel_call
         spec.loader.exec_module(module)
         _state["stages"][name] = module
     return _state["stages"][name]

@@ -1,14 +1,21 @@
 """MG301 rows: the layer specs `pretrain`'s model builder asks for (megatron/core/models/gpt/gpt_layer_specs.py, the
 experimental attention variants, the MLA/DSA norm config, the hybrid pattern's pipeline split), before any weight.
 
-from shardshift.rules.megatron.refusals.base import Refusal  # noqa: F401
+`setup_model_and_optimizer` builds the model from the config container: a GPT model (`GPTModelBuilder.build_model`,
+megatron/training/models/gpt.py) takes its layer spec from `default_layer_spec`, in this order: the inference spec
+(`--transformer-impl inference_optimized` without experts), the experimental-attention-variant block spec, the MoE
+decoder block spec (`--num-experts`), the heterogeneous spec, else the TE or local layer spec; then `mtp_block_spec`
+(`--mtp-num-layers`) builds the GPT decoder layer specs. A hybrid model (`--hybrid-layer-pattern`) splits its pattern
+by pipeline stage (`select_pipeline_segment`). Each MLA attention layer resolves its Q/KV norms from its spec first
+(`QKNormConfigResolver`). A `--spec` replaces the default spec: those rows are then not judged.
+"""
 
 from __future__ import annotations
 
+from shardshift.rules.megatron.refusals.base import Refusal, Undecided
 from shardshift.rules.megatron.refusals.config_a import _experts, _variant
 from shardshift.rules.megatron.refusals.config_b import _freq_value, _vpp
 from shardshift.rules.megatron.refusals.validate_a import _hybrid_pattern
-from shardshift.rules.megatron.refusals.base import Refusal, Undecided
 
 VARIANTS = "megatron/core/models/gpt/experimental_attention_variant_module_specs.py:"
 GPT = "megatron/core/models/gpt/gpt_layer_specs.py:"
