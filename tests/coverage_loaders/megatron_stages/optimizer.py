@@ -12,31 +12,39 @@ What runs, in `pretrain`'s order (megatron/training/training.py, megatron/traini
 3. The random seed: `_set_random_seed(...)` as `finish_mpu_init` calls it, compiled from that call in
    megatron/training/initialize.py (the per-module seed groups are None, as there outside MiMo). The CPU has no
    CUDA device, so its CUDA RNG tracker part (`torch.cuda.device_count() > 0`) is not run.
-4. The DDP wrapper's config: `get_megatron_ddp_config(args)` (training.py, DistributedDataParallelConfig's
-   `__post_init__`).
+4. Unless `--skip-train` leaves out the optimizer (as `setup_model_and_optimizer` decides; then nothing more
+   runs): the DDP wrapper's config, `get_megatron_ddp_config(args)` (training.py, DistributedDataParallelConfig's
+   `__post_init__`; with `--use-torch-fsdp2` the FSDP2 config).
 5. The optimizer config: `get_megatron_optimizer_config(args)` (training.py, OptimizerConfig's `__post_init__`).
 6. `get_megatron_optimizer`'s own checks (megatron/core/optimizer/__init__.py): its statements up to and
    including the precision-aware-optimizer check, compiled from the function's source (same file, same lines)
-   into a function with its parameters and run with the config of 5 and, as the model chunks, one tiny
-   `torch.nn.Linear` (stand-in for the DDP-wrapped model: the checks read only the config and whether the chunk
-   is a MimoModel or a Megatron-FSDP v2 module, which the stand-in is not; launches with `--use-megatron-fsdp
-   --megatron-fsdp-version 2` stop before this step, see below). An emerging optimizer (`--optimizer muon`, ...)
-   goes on into `_get_megatron_emerging_optimizer`, which raises ImportError here where the
-   emerging-optimizers package is not installed.
-7. The grad scaler: the `grad_scaler = None` statement and the `if config.fp16 or config.bf16 or
+   into a function with its parameters, called with the config of 5 and the arguments `setup_model_and_optimizer`
+   passes, and, as the model chunks, one tiny `torch.nn.Linear` (stand-in for the wrapped model: the checks read
+   only the config and whether the chunk is a MimoModel or a Megatron-FSDP v2 module, which it is not; with
+   `--use-megatron-fsdp --megatron-fsdp-version 2` steps 6 and 7 are left out, as that optimizer takes DTensor
+   parameters). An emerging optimizer (`--optimizer muon`, ...) goes on into `_get_megatron_emerging_optimizer`,
+   which raises ImportError here, where the emerging-optimizers package is not installed.
+7. For adam and sgd, the grad scaler: the `grad_scaler = None` statement and the `if config.fp16 or config.bf16 or
    config.use_distributed_optimizer:` block of `_get_megatron_optimizer_based_on_param_groups`, compiled from
    that function's source and run with the config of 5 (ConstantGradScaler / DynamicGradScaler `__init__`),
    with megatron/core/optimizer/grad_scaler.py's `torch.tensor(..., device='cuda')` making its scale tensors on
-   the CPU (stand-in for the GPU; the checks come before or do not read them).
+   the CPU (stand-in for the GPU). With the distributed optimizer (and neither CPU offload nor the
+   precision-aware optimizer, whose optimizers pass the check), the torch optimizer from
+   `_get_megatron_optimizer_based_on_param_groups(..., skip_megatron_wrapping=True)` over the tiny model's
+   parameters (torch's AdamW / SGD here, where Transformer Engine and Apex are absent: Megatron's own fallback),
+   then `DistributedOptimizer.__init__`'s statements up to and including its check of that optimizer (the class
+   compiled from megatron/core/optimizer/distrib_optimizer.py with only `__init__` cut after that check;
+   MixedPrecisionOptimizer's `__init__` runs with its CUDA tensors on the CPU; the tiny model carries the DDP
+   config of 4 as the DDP wrapper does).
 8. `get_optimizer_param_scheduler(optimizer)` (training.py; it reads the global args of 1), with a
    `torch.optim.SGD` over the tiny model's parameters standing in for the Megatron optimizer
    (OptimizerParamScheduler reads and sets only its `param_groups`).
 
-Stood in: the GPU (none of the above needs one past the stand-ins named), the process group (fake), the model
-(one `torch.nn.Linear`) and the Megatron optimizer wrapping torch's (a `torch.optim.SGD`). Not run: building
-the model and its DDP / FSDP wrapper (parameter and gradient buffers, buckets), the DistributedOptimizer and
-the layer-wise / fully-sharded optimizers, which need CUDA tensors; a launch with `--use-megatron-fsdp
---megatron-fsdp-version 2` or `--use-torch-fsdp2` stops after step 5 (its optimizer takes DTensor parameters).
+Stood in: the GPU (CUDA tensors made on the CPU where named), the process group (fake), the model (one
+`torch.nn.Linear`) and the Megatron optimizer wrapping torch's (a `torch.optim.SGD`, for the scheduler). Not run:
+building the model and its DDP / FSDP wrapper (parameter and gradient buffers, buckets), the rest of the
+DistributedOptimizer and the layer-wise / fully-sharded optimizers, which need CUDA tensors, and the CUDA RNG
+tracker of step 3.
 
 Global state Megatron sets (global vars, the microbatch calculator, process groups, the RNG) is reset after
 each case, as stage=startup's `_start_up` does.
@@ -150,25 +158,33 @@ def run(args, world: int) -> None:
         eval(_node_call(initialize, "_set_random_seed"),
              {**initialize.__dict__, "args": args, **{f"seed_{g}_group": None for g in ("pp", "dp", "tp", "ep", "etp")},
               "seed_gtp_remat_group": None, "seed_egtp_remat_group": None})
+        # setup_model_and_optimizer: no DDP wrapper and no optimizer with --skip-train (unless an RL step loads one)
+        if args.skip_train and not (args.perform_rl_step and not args.no_load_optim):
+            return
         # 4. the DDP wrapper's config
-        training.get_megatron_ddp_config(args)
+        ddp_config = training.get_megatron_ddp_config(args)
         # 5. the optimizer config
         config, config_overrides = training.get_megatron_optimizer_config(args)
-        if args.use_torch_fsdp2 or (args.use_megatron_fsdp and args.megatron_fsdp_version == 2):
-            return  # the model and optimizer take DTensor parameters: not built here
-        # 6. get_megatron_optimizer's checks, with a tiny model as the model chunks
         model = torch.nn.Linear(2, 2)
-        checks = _function(megatron_optimizer, megatron_optimizer.get_megatron_optimizer, "optimizer_checks",
-                           _unparsed("if is_mfsdp_v2:"))
-        checks(config, [model], config_overrides=config_overrides,
-               use_gloo_process_groups=args.use_gloo_process_groups,
-               dump_param_to_param_group_map=args.dump_param_to_param_group_map)
-        # 7. the grad scaler (its scale tensors on the CPU: there is no CUDA device)
-        with _cpu_tensors(grad_scaler):
-            exec(_statements(megatron_optimizer, megatron_optimizer._get_megatron_optimizer_based_on_param_groups,
-                             _unparsed("grad_scaler = None"),
-                             _unparsed("if config.fp16 or config.bf16 or config.use_distributed_optimizer:")),
-                 megatron_optimizer.__dict__, {"config": config})
+        if not (args.use_megatron_fsdp and args.megatron_fsdp_version == 2):  # its optimizer takes DTensor parameters
+            # 6. get_megatron_optimizer's checks, with a tiny model as the model chunks
+            checks = _function(megatron_optimizer, megatron_optimizer.get_megatron_optimizer, "optimizer_checks",
+                               _unparsed("if is_mfsdp_v2:"))
+            checks(config, [model], config_overrides=config_overrides,
+                   use_gloo_process_groups=args.use_gloo_process_groups,
+                   dump_param_to_param_group_map=args.dump_param_to_param_group_map)
+        if config.optimizer in ("adam", "sgd") and not (args.use_megatron_fsdp and args.megatron_fsdp_version == 2):
+            # 7. the grad scaler (its scale tensors on the CPU: there is no CUDA device)
+            scope = {"config": config}
+            with _cpu_tensors(grad_scaler):
+                exec(_statements(megatron_optimizer, megatron_optimizer._get_megatron_optimizer_based_on_param_groups,
+                                 _unparsed("grad_scaler = None"),
+                                 _unparsed("if config.fp16 or config.bf16 or config.use_distributed_optimizer:")),
+                     megatron_optimizer.__dict__, scope)
+            # 7b. the distributed optimizer's check of the torch optimizer it wraps
+            if config.use_distributed_optimizer and not (config.optimizer_cpu_offload
+                                                         or config.use_precision_aware_optimizer):
+                _distributed_optimizer_check(megatron_optimizer, config, model, ddp_config, scope["grad_scaler"])
         # 8. the learning-rate and weight-decay schedule
         training.get_optimizer_param_scheduler(torch.optim.SGD(model.parameters(), lr=args.lr))
     finally:
@@ -179,6 +195,43 @@ def run(args, world: int) -> None:
         random.setstate(rng[0])
         numpy.random.set_state(rng[1])
         torch.random.set_rng_state(rng[2])
+
+
+def _distributed_optimizer_check(megatron_optimizer, config, model, ddp_config, scaler) -> None:
+    """The torch optimizer as _get_megatron_optimizer_based_on_param_groups builds it (Megatron's function, with
+    `skip_megatron_wrapping=True`, over the tiny model's parameters), then DistributedOptimizer.__init__'s statements
+    up to and including its check of that optimizer, compiled from megatron/core/optimizer/distrib_optimizer.py
+    (the class compiled from its source with only `__init__` cut after that check; its `super().__init__` runs
+    MixedPrecisionOptimizer's, with its CUDA tensors on the CPU); the model chunk carries the DDP config as the DDP
+    wrapper does."""
+    from megatron.core.optimizer import distrib_optimizer
+    from megatron.core.optimizer import optimizer as optimizer_module
+
+    key = ("distributed optimizer",)
+    if key not in _compiled:
+        source = open(distrib_optimizer.__file__, encoding="utf-8").read()
+        cls = next(n for n in ast.walk(ast.parse(source))
+                   if isinstance(n, ast.ClassDef) and n.name == "DistributedOptimizer")
+        init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        stop = next(i for i, n in enumerate(init.body) if isinstance(n, ast.Assert)
+                    and ast.unparse(n.test).startswith("isinstance(optimizer, (Adam"))
+        init = ast.FunctionDef(name="__init__", args=init.args, body=init.body[:stop + 1], decorator_list=[],
+                               returns=None, type_params=[], lineno=init.lineno, col_offset=init.col_offset)
+        body = [init if isinstance(n, ast.FunctionDef) and n.name == "__init__" else n for n in cls.body]
+        cls = ast.ClassDef(name=cls.name, bases=cls.bases, keywords=cls.keywords, body=body,
+                           decorator_list=cls.decorator_list, type_params=[], lineno=cls.lineno,
+                           col_offset=cls.col_offset)
+        _compiled[key] = compile(ast.Module(body=[cls], type_ignores=[]), distrib_optimizer.__file__, "exec")
+    namespace = dict(distrib_optimizer.__dict__)
+    exec(_compiled[key], namespace)
+    optimizer, init_state_fn = megatron_optimizer._get_megatron_optimizer_based_on_param_groups(
+        config, [model], [{"params": list(model.parameters())}], skip_megatron_wrapping=True)
+    model.ddp_config = ddp_config
+    with _cpu_tensors(optimizer_module):
+        namespace["DistributedOptimizer"](optimizer, config, scaler, init_state_fn, model_chunks=[model],
+                                          per_model_buffers=None, data_parallel_group=None,
+                                          data_parallel_group_gloo=None, data_parallel_group_idx=None,
+                                          distributed_optimizer_instance_id=0)
 
 
 def _reset(global_vars) -> None:
