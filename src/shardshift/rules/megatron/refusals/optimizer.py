@@ -297,6 +297,12 @@ ROWS = [
           (6, "main_params_dtype", "--main-params-dtype", ("main_grads_dtype",)),
           (7, "exp_avg_dtype", "--exp-avg-dtype", ("main_grads_dtype", "main_params_dtype")),
           (8, "exp_avg_sq_dtype", "--exp-avg-sq-dtype", ("main_grads_dtype", "main_params_dtype", "exp_avg_dtype")))),
+    Refusal("megatron/core/optimizer/__init__.py:get_megatron_optimizer:3", "use_precision_aware_optimizer",
+            lambda v: _builds_optimizer(v) and bool(v("use_precision_aware_optimizer")) and v("optimizer") == "adam"
+            and not (_reuse_grad_buf(v) and v("overlap_param_gather_with_optimizer_step"))
+            and not _distributed_optimizer(v) and not (v("use_megatron_fsdp") and v("megatron_fsdp_version") == 2),
+            "it raises ValueError: --use-precision-aware-optimizer only supported with distributed optimizer",
+            "add --use-distributed-optimizer, or remove --use-precision-aware-optimizer", stage="optimizer"),
     Refusal(SCALER + "MegatronGradScaler.__init__:1", "loss_scale",
             lambda v: _builds_optimizer(v) and _adam_or_sgd(v) and _optimizer_config(v) and
             bool(v("fp16") or v("bf16") or _distributed_optimizer(v)) and
@@ -322,6 +328,15 @@ ROWS = [
           (7, "hysteresis", lambda v: v("hysteresis") <= 0,
            "it asserts `hysteresis > 0` building the dynamic grad scaler", "give a --hysteresis above 0",
            ("fp16",)))),
+    Refusal("megatron/core/optimizer/distrib_optimizer.py:DistributedOptimizer.__init__:2", "optimizer",
+            lambda v: _builds_optimizer(v) and v("optimizer") == "sgd" and _distributed_optimizer(v)
+            and not v("optimizer_cpu_offload") and not v("use_precision_aware_optimizer"),
+            "it asserts the optimizer it wraps is Adam, HybridDeviceOptimizer or has an init_state_fn: Only Adam, "
+            "HybridDeviceOptimizer, and optimizers with an init_state_fn (e.g., Lion) are currently supported, due to "
+            "checkpointing requirements. (the distributed optimizer, which Megatron-FSDP version 1 turns on, does not "
+            "take SGD)",
+            "use --optimizer adam with the distributed optimizer, or remove --use-distributed-optimizer",
+            involved=("use_distributed_optimizer",), stage="optimizer"),
     Refusal(SCHED + "1", "min_lr", _scheduler_fails(1),
             "it asserts `self.min_lr >= 0.0` building the learning-rate scheduler", "give a --min-lr of 0 or above",
             stage="optimizer"),
