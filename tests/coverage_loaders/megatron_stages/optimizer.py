@@ -20,11 +20,16 @@ What runs, in `pretrain`'s order (megatron/training/training.py, megatron/traini
    including the precision-aware-optimizer check, compiled from the function's source (same file, same lines)
    into a function with its parameters, called with the config of 5 and the arguments `setup_model_and_optimizer`
    passes, and, as the model chunks, one tiny `torch.nn.Linear` (stand-in for the wrapped model: the checks read
-   only the config and whether the chunk is a MimoModel or a Megatron-FSDP v2 module, which it is not; with
-   `--use-megatron-fsdp --megatron-fsdp-version 2` steps 6 and 7 are left out, as that optimizer takes DTensor
-   parameters). An emerging optimizer (`--optimizer muon`, ...) goes on into `_get_megatron_emerging_optimizer`,
+   only the config and whether the chunk is a MimoModel or a Megatron-FSDP v2 module). With `--use-megatron-fsdp
+   --megatron-fsdp-version 2` the chunk is an instance of Megatron's FullyShardedDataParallelV2 not built by its
+   `__init__` (its DTensor parameters need CUDA) holding the tiny model and the DDP config of 4; its own checks in
+   `__init__` are not run. An emerging optimizer (`--optimizer muon`, ...) goes on into `_get_megatron_emerging_optimizer`,
    which raises ImportError here, where the emerging-optimizers package is not installed.
-7. For adam and sgd, the grad scaler: the `grad_scaler = None` statement and the `if config.fp16 or config.bf16 or
+7. For adam and sgd with Megatron-FSDP v2: `_get_megatron_optimizer_based_on_param_groups(config=...,
+   model_chunks=[chunk], param_groups=...)` itself over the tiny model's parameters (the torch optimizer, the grad
+   scaler, FullyShardedOptimizer and its `_validate_config`), with grad_scaler.py's and optimizer.py's CUDA tensors
+   made on the CPU; with `--optimizer-cpu-offload` its HybridDeviceOptimizer needs CUDA and the case raises.
+   Otherwise, for adam and sgd, the grad scaler: the `grad_scaler = None` statement and the `if config.fp16 or config.bf16 or
    config.use_distributed_optimizer:` block of `_get_megatron_optimizer_based_on_param_groups`, compiled from
    that function's source and run with the config of 5 (ConstantGradScaler / DynamicGradScaler `__init__`),
    with megatron/core/optimizer/grad_scaler.py's `torch.tensor(..., device='cuda')` making its scale tensors on
@@ -41,7 +46,8 @@ What runs, in `pretrain`'s order (megatron/training/training.py, megatron/traini
    (OptimizerParamScheduler reads and sets only its `param_groups`).
 
 Stood in: the GPU (CUDA tensors made on the CPU where named), the process group (fake), the model (one
-`torch.nn.Linear`) and the Megatron optimizer wrapping torch's (a `torch.optim.SGD`, for the scheduler). Not run:
+`torch.nn.Linear`, in a FullyShardedDataParallelV2 shell for Megatron-FSDP v2) and the Megatron optimizer
+wrapping torch's (a `torch.optim.SGD`, for the scheduler). Not run:
 building the model and its DDP / FSDP wrapper (parameter and gradient buffers, buckets), the rest of the
 DistributedOptimizer and the layer-wise / fully-sharded optimizers, which need CUDA tensors, and the CUDA RNG
 tracker of step 3.
@@ -142,6 +148,7 @@ def run(args, world: int) -> None:
     from megatron.core import optimizer as megatron_optimizer
     from megatron.core import parallel_state as mpu
     from megatron.core.optimizer import grad_scaler
+    from megatron.core.optimizer import optimizer as optimizer_module
     from megatron.training import global_vars, initialize, training
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
@@ -166,14 +173,21 @@ def run(args, world: int) -> None:
         # 5. the optimizer config
         config, config_overrides = training.get_megatron_optimizer_config(args)
         model = torch.nn.Linear(2, 2)
-        if not (args.use_megatron_fsdp and args.megatron_fsdp_version == 2):  # its optimizer takes DTensor parameters
-            # 6. get_megatron_optimizer's checks, with a tiny model as the model chunks
-            checks = _function(megatron_optimizer, megatron_optimizer.get_megatron_optimizer, "optimizer_checks",
-                               _unparsed("if is_mfsdp_v2:"))
-            checks(config, [model], config_overrides=config_overrides,
-                   use_gloo_process_groups=args.use_gloo_process_groups,
-                   dump_param_to_param_group_map=args.dump_param_to_param_group_map)
-        if config.optimizer in ("adam", "sgd") and not (args.use_megatron_fsdp and args.megatron_fsdp_version == 2):
+        fsdp_v2 = bool(args.use_megatron_fsdp and args.megatron_fsdp_version == 2)
+        chunk = _fsdp_v2_chunk(model, ddp_config) if fsdp_v2 else model
+        # 6. get_megatron_optimizer's checks, with a tiny model as the model chunks
+        checks = _function(megatron_optimizer, megatron_optimizer.get_megatron_optimizer, "optimizer_checks",
+                           _unparsed("if is_mfsdp_v2:"))
+        checks(config, [chunk], config_overrides=config_overrides,
+               use_gloo_process_groups=args.use_gloo_process_groups,
+               dump_param_to_param_group_map=args.dump_param_to_param_group_map)
+        if config.optimizer in ("adam", "sgd") and fsdp_v2:
+            # 7 (Megatron-FSDP v2). _get_megatron_optimizer_based_on_param_groups itself: the torch optimizer, the
+            # grad scaler and FullyShardedOptimizer (whose CUDA tensors are made on the CPU)
+            with _cpu_tensors(grad_scaler), _cpu_tensors(optimizer_module):
+                megatron_optimizer._get_megatron_optimizer_based_on_param_groups(
+                    config=config, model_chunks=[chunk], param_groups=[{"params": list(model.parameters())}])
+        elif config.optimizer in ("adam", "sgd"):
             # 7. the grad scaler (its scale tensors on the CPU: there is no CUDA device)
             scope = {"config": config}
             with _cpu_tensors(grad_scaler):
@@ -195,6 +209,20 @@ def run(args, world: int) -> None:
         random.setstate(rng[0])
         numpy.random.set_state(rng[1])
         torch.random.set_rng_state(rng[2])
+
+
+def _fsdp_v2_chunk(model, ddp_config):
+    """Stand-in for the Megatron-FSDP v2 wrapper around the model (its DTensor parameters need CUDA): an instance of
+    Megatron's FullyShardedDataParallelV2 class, not built by its `__init__`, holding the tiny model and the DDP
+    config (what the optimizer path reads of it: its class and `ddp_config`)."""
+    import torch
+    from megatron.core.distributed.fsdp.mcore_fsdp_adapter import FullyShardedDataParallelV2
+
+    chunk = FullyShardedDataParallelV2.__new__(FullyShardedDataParallelV2)
+    torch.nn.Module.__init__(chunk)
+    chunk.module = model
+    chunk.ddp_config = ddp_config
+    return chunk
 
 
 def _distributed_optimizer_check(megatron_optimizer, config, model, ddp_config, scaler) -> None:
