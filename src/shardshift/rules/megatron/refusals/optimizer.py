@@ -120,6 +120,13 @@ def _distributed_optimizer(v):
     return on and _adam_or_sgd(v) and not v("freeze_all_layers")
 
 
+def _fsdp_v2_optimizer(v):
+    """get_megatron_optimizer builds FullyShardedOptimizer: Megatron-FSDP version 2 (validate_args allows it only
+    with adam or sgd and without the distributed optimizer)."""
+    return _builds_optimizer(v) and bool(v("use_megatron_fsdp")) and v("megatron_fsdp_version") == 2 and \
+        _adam_or_sgd(v) and _optimizer_config(v)
+
+
 def _optimizer_config(v):
     """OptimizerConfig.__post_init__ gets past its precision-aware / dtype checks (to the optimizer's own)."""
     if v("reuse_grad_buf_for_mxfp8_param_ag") and not v("use_megatron_fsdp") and \
@@ -337,6 +344,16 @@ ROWS = [
             "take SGD)",
             "use --optimizer adam with the distributed optimizer, or remove --use-distributed-optimizer",
             involved=("use_distributed_optimizer",), stage="optimizer"),
+    Refusal("megatron/core/optimizer/fully_sharded_optimizer.py:FullyShardedOptimizer._validate_config:3", "loss_scale",
+            lambda v: _fsdp_v2_optimizer(v) and v("loss_scale") is not None,
+            "it raises ValueError: MFSDP v2 does not currently support loss scaling.",
+            "remove --loss-scale with --megatron-fsdp-version 2 (bf16 needs none)",
+            involved=("megatron_fsdp_version",), stage="optimizer"),
+    Refusal("megatron/core/optimizer/fully_sharded_optimizer.py:FullyShardedOptimizer._validate_config:4", "fp16",
+            lambda v: _fsdp_v2_optimizer(v) and v("loss_scale") is None and bool(v("fp16")),
+            "it raises ValueError: MFSDP v2 does not currently support FP16 training because FP16 triggers loss "
+            "unscale.",
+            "use --bf16 with --megatron-fsdp-version 2", involved=("megatron_fsdp_version",), stage="optimizer"),
     Refusal(SCHED + "1", "min_lr", _scheduler_fails(1),
             "it asserts `self.min_lr >= 0.0` building the learning-rate scheduler", "give a --min-lr of 0 or above",
             stage="optimizer"),
