@@ -19,7 +19,8 @@ from shardshift.rules.megatron.refusals.base import Refusal, Undecided, Values
 from shardshift.rules.megatron.training import VALIDATE, TrainingRule
 
 STOPS_AT_CONFIG = "building the model config (TransformerConfig) stops the launch before training starts"
-STOPS_AT_STARTUP = "setting up the process groups (initialize_model_parallel) stops the launch before training starts"
+STOPS_AT_STARTUP = ("Megatron's start-up (the microbatch calculator, the random seed, the process groups) stops the launch "
+                    "before training starts")
 # where each stage stops the run, in the order pretrain meets them (tests/test_rules_megatron_refused.py reads it)
 STOPS = {"validate": VALIDATE, "config": STOPS_AT_CONFIG, "startup": STOPS_AT_STARTUP,
          "specs": "building the model's layer specs stops the launch before training starts",
