@@ -5,8 +5,8 @@ the random seed (`_set_random_seed`), the DDP wrapper's config (`get_megatron_dd
 weight-decay scheduler (`get_optimizer_param_scheduler`). The checks run before the model is built (the first
 three) are of stage "startup"."""
 
-from shardshift.rules.megatron.refusals.validate_a import _dp, _global_batch, _gtp
 from shardshift.rules.megatron.refusals.base import Refusal
+from shardshift.rules.megatron.refusals.validate_a import _dp, _global_batch, _gtp
 
 DDP = "megatron/core/distributed/distributed_data_parallel_config.py:DistributedDataParallelConfig.__post_init__:"
 MICRO = "megatron/core/num_microbatches_calculator.py:"
