@@ -23,19 +23,19 @@ loop, with Megatron-LM's own code, after tests/coverage_loaders/megatron.py has 
    `num_microbatches = get_num_microbatches()` to the assertion after them, compiled from training.py, on the
    microbatch calculator `set_global_variables` made (no checkpoint is loaded: the schedule's position is at 0
    consumed samples, where a run that loads none starts). The model and optimizer are not built.
-4b. pretrain's check of RL's separate inference model: its `inference_model = None` and its
+5. pretrain's check of RL's separate inference model: its `inference_model = None` and its
    `if args.perform_rl_step:` block with the offload check, compiled from training.py, the inference model's
    build (when the --rl-inference-* sizes or a context-parallel size above 1 ask for one) stood in by a
    placeholder (`inference_model = [object()]`: the check reads only whether there is one).
-5. The data blend: `get_blend_and_blend_per_split(args)` (megatron/training/utils/common_utils.py), which the
+6. The data blend: `get_blend_and_blend_per_split(args)` (megatron/training/utils/common_utils.py), which the
    GPT data set provider's config (pretrain_gpt.py, not in the pinned tree) calls with the arguments, with or
    without --mock-data, when `build_train_valid_test_data_loaders` builds the data sets (not with RL, which
    builds none). Not run where the blend comes from a file (--data-args-path, --per-split-data-args-path).
-6. The validation data loaders: `build_train_valid_test_data_loaders`' own `for valid_d in valid_ds:` loop,
+7. The validation data loaders: `build_train_valid_test_data_loaders`' own `for valid_d in valid_ds:` loop,
    compiled from training.py (where its enclosing test `not args.perform_rl_step` holds), with the real
    `build_pretraining_data_loader`. Stood in: the data sets (pretrain_gpt.py's provider, not in the pinned tree,
    builds them): `valid_ds = [None]`, so no sampler is made.
-7. The fault injector's configuration, at the top of `train`: its own statements building
+8. The fault injector's configuration, at the top of `train`: its own statements building
    `FaultInjectorConfig` from the arguments, compiled from training.py; then, where train's condition holds
    (`--fault-injector-ranks` or `--fault-injector-num-ranks`, set up at the start:
    `should_setup_fault_injection_at_start`), what `setup_fault_injection` does on rank 0 before it touches the
@@ -43,34 +43,34 @@ loop, with Megatron-LM's own code, after tests/coverage_loaders/megatron.py has 
    group's world size), `get_fault(config)`, `get_fault_delay(config)`. `setup_fault_injection` itself first
    requires nvidia_resiliency_ext, and `get_fault` again, before its checks; it is not installed here, so the
    run stops quietly at `get_fault`'s requirement (its checks and `get_fault_delay`'s are not reached here).
-8. `train`'s manual garbage collection check: its `if args.manual_gc:` statement compiled from training.py with
+9. `train`'s manual garbage collection check: its `if args.manual_gc:` statement compiled from training.py with
    its assertions only (`gc.disable()` / `gc.collect()` are left out, not to change this process).
-9. The first train_step's first call of the rerun state machine: the machine as initialize_megatron makes it
+10. The first train_step's first call of the rerun state machine: the machine as initialize_megatron makes it
    (its `initialize_rerun_state_machine(...)` call compiled from initialize.py, with no-op state save and
    restore functions), train's `if args.hybrid_context_parallel:` wrapping of the train data iterator
    (compiled from training.py, with the model config from `core_transformer_config_from_args(args)`), then
    the first call of `should_run_forward_backward(train_data_iterator)` (train_step's loop):
    `_sanitize_data_iterators(data_iterator)` (what follows it saves the CUDA rng state). Stood in: the data
    loader's iterator (`RerunDataIterator(iter(()))`, as build_train_valid_test_data_iterators wraps it).
-10. The first iteration's `training_log` (logged on the first iteration whatever --log-interval): its two timer
+11. The first iteration's `training_log` (logged on the first iteration whatever --log-interval): its two timer
    calls with `normalizer=args.log_interval`, compiled from training.py: `if args.log_timers_to_tensorboard:
    timers.write(...)` and `timers.log(...)`, on the timers `set_global_variables` made, with no timer names,
    `iteration=1`, `should_reset=False` (the first iteration's) and no writers. Stood in: the iteration itself
    (train_step and the statements of training_log before these calls are not run).
-10b. The step batch size schedule through the loop (--step-batch-size-schedule only): train's check
+12. The step batch size schedule through the loop (--step-batch-size-schedule only): train's check
    `if get_num_microbatches() != num_microbatches and iteration != 0:` compiled from training.py with its
    assertions only, between the loop's `update_num_microbatches(args.consumed_train_samples,
    consistency_check=False)` and `(..., consistency_check=True)` calls on Megatron's calculator, the consumed
    samples growing by data-parallel size × micro batch × microbatches an iteration, up to --train-iters (or
    past the schedule's last threshold). Stood in: the iterations themselves.
-11. The first save of params or wgrads in train_step (`--save-params-interval`, `--save-wgrads-interval`): the
+13. The first save of params or wgrads in train_step (`--save-params-interval`, `--save-wgrads-interval`): the
    iteration is found with train_step's own `save_*_in_this_iteration = ...` statements compiled from
    training.py, for iterations from 0 (`args.iteration` of a run that loads no checkpoint: none is loaded here)
-   to `args.train_iters`; there (before the first training_log
-   when it is the first iteration, else after it) `save_grads(args.save, {}, iteration + 1, label)` as
+   to `args.train_iters`; there (before the first training_log when it is the first iteration, else after it,
+   and before or after the first checkpoint save as their iterations fall) `save_grads(args.save, {}, iteration + 1, label)` as
    `_save_state_dict` calls it (wgrads before params), only where `args.save` is None: past its checks it
    writes files. Stood in: the state dict (no model), and the iterations in between.
-12. The first checkpoint save: which save comes first, persistent or not, from checkpoint_and_decide_exit's own
+14. The first checkpoint save: which save comes first, persistent or not, from checkpoint_and_decide_exit's own
    tests `args.save and args.save_interval and iteration % args.save_interval == 0` and its `elif` (the
    non-persistent save), compiled from training.py, for iterations 1 .. `args.train_iters`, else pretrain's save
    after the loop; then `save_checkpoint`'s statements from `ckpt_type = ...` to its `if args.async_save:` checks,
@@ -79,7 +79,7 @@ loop, with Megatron-LM's own code, after tests/coverage_loaders/megatron.py has 
    run: what writes or reads files or needs a model (the rng and rerun state, the checkpoint name, the
    dataloader and optimizer state, the old non-persistent checkpoints' clean-up), nor the exit-interval,
    exit-duration and signal saves.
-13. The first evaluation (`evaluate_and_print_results`, at --eval-interval or after training): its statements
+15. The first evaluation (`evaluate_and_print_results`, at --eval-interval or after training): its statements
    `data_iterators = ...`, `if not args.multiple_validation_sets: ...` and `if args.validation_set_names: ...`,
    compiled from training.py, with `data_iterator = None`, where pretrain evaluates (`args.do_valid`, as
    `build_train_valid_test_data_loaders` sets it: `args.full_validation or args.eval_iters > 0`; not RL). Not
@@ -87,11 +87,11 @@ loop, with Megatron-LM's own code, after tests/coverage_loaders/megatron.py has 
    tensor; on rank 0 it leaves them as they are), and the step with --multiple-validation-sets (the number of
    validation data sets comes from the data provider, not built here).
 
-Steps 7 to 12 run where `pretrain` calls `train`: not `--skip-train` and `(args.train_iters or 0) > 0`, with
+Steps 8 to 14 run where `pretrain` calls `train`: not `--skip-train` and `(args.train_iters or 0) > 0`, with
 `args.do_train` taken as true (the data sets, whose train split gives it, are not built here).
 
 Whatever Megatron raises propagates. Global state is reset after every case: the global variables and the
-microbatch calculator, the process groups, the fault injector's rng.
+microbatch calculator, the process groups, the rerun state machine, the fault injector's rng.
 """
 
 from __future__ import annotations

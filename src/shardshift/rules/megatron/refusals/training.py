@@ -1,4 +1,8 @@
-"""MG301 rows: the training loop and what it calls: checkpoint saving, evaluation, data loaders and samplers, the fault injector, the logits saver, timers, the vocabulary padding."""
+"""MG301 rows: what `pretrain` checks from the arguments after the process groups, around the training loop (stage
+"training", tests/coverage_loaders/megatron_stages/training.py): the wandb writer, the logits saver, the batch size
+schedule, RL's inference model, the data blend and loaders, the fault injector, manual gc, the rerun state machine,
+the timers, train_step's grads saves, checkpoint saving, evaluation; and parse_and_validate_args' check of
+--use-checkpoint-args, which the stage runs first (stage "validate": Megatron checks it before validate_args)."""
 
 from shardshift.rules.megatron.refusals.validate_a import _dp, _gtp
 from shardshift.rules.megatron.refused import Refusal
@@ -103,12 +107,6 @@ def _schedule(v) -> list[tuple[int, int]]:
     return schedule
 
 
-def _microbatches_at_start(v) -> int:
-    """get_num_microbatches() of a run that loads no checkpoint: the threshold-0 batch size over micro batch ×
-    args.data_parallel_size × gtp_weight_remat_size (what set_global_variables gives the calculator)."""
-    return _schedule(v)[0][1] // (v("micro_batch_size") * _dp(v) * _gtp(v))
-
-
 def _schedule_decreases(v) -> bool:
     """Whether train's microbatch update of a fresh run meets fewer microbatches than the iteration before: the
     consumed samples grow by micro batch × data-parallel size × microbatches each iteration, up to --train-iters
@@ -202,13 +200,6 @@ ROWS = [
             "give the inference model its own parallel sizes (`--rl-inference-tensor-model-parallel-size` ...), or "
             "remove `--rl-offload-inference-model-weights-when-idle`", involved=("perform_rl_step",),
             stage="training"),
-    Refusal("megatron/training/training.py:setup_model_and_optimizer:2", "step_batch_size_schedule",
-            lambda v: v("step_batch_size_schedule") is not None and v("load") is None
-            and not v("decrease_batch_size_if_needed") and _microbatches_at_start(v) < 1,
-            "setup_model_and_optimizer asserts `num_microbatches >= 1`: the schedule's batch size at the start is "
-            "too small for micro_batch_size * data_parallel_size",
-            "start the schedule (its threshold-0 entry) at a batch size of at least --micro-batch-size × the "
-            "data-parallel size", involved=("micro_batch_size",), stage="training"),
     Refusal("megatron/core/fault_injector.py:get_fault_ranks:1", "fault_injector_num_ranks",
             lambda v: _fault_set_up_at_start(v) and v("fault_injector_ranks") is not None
             and v("fault_injector_num_ranks") is not None,
