@@ -107,6 +107,12 @@ def _schedule(v) -> list[tuple[int, int]]:
     return schedule
 
 
+def _microbatches_at_start(v) -> int:
+    """get_num_microbatches() of a run that loads no checkpoint: the threshold-0 batch size over micro batch ×
+    args.data_parallel_size × gtp_weight_remat_size (what set_global_variables gives the calculator)."""
+    return _schedule(v)[0][1] // (v("micro_batch_size") * _dp(v) * _gtp(v))
+
+
 def _schedule_decreases(v) -> bool:
     """Whether train's microbatch update of a fresh run meets fewer microbatches than the iteration before: the
     consumed samples grow by micro batch × data-parallel size × microbatches each iteration, up to --train-iters
@@ -157,6 +163,13 @@ def _logits_saver(v) -> bool:
 
 
 ROWS = [
+    Refusal("megatron/training/training.py:setup_model_and_optimizer:2", "step_batch_size_schedule",
+            lambda v: v("step_batch_size_schedule") is not None and v("load") is None
+            and not v("decrease_batch_size_if_needed") and _microbatches_at_start(v) < 1,
+            "setup_model_and_optimizer asserts `num_microbatches >= 1`: the schedule's batch size at the start is "
+            "too small for micro_batch_size * data_parallel_size",
+            "start the schedule (its threshold-0 entry) at a batch size of at least --micro-batch-size × the "
+            "data-parallel size", involved=("micro_batch_size",), stage="training"),
     Refusal("megatron/training/arguments.py:parse_and_validate_args:1", "use_checkpoint_args",
             lambda v: bool(v("use_checkpoint_args")) and v("load") is None and v("pretrained_checkpoint") is None,
             "parse_and_validate_args, before validate_args, asserts `args.load is not None or "
