@@ -290,3 +290,21 @@ def test_megatron_maps_rotary_to_rope_and_ignores_rampup(verdicts):
     rampup = verdicts["MG003/bad_rampup.sh"]
     assert rampup.args["global_batch_size"] == 16
     assert not any("rampup" in line for line in rampup.warnings)  # ignored without a word
+
+
+@pytest.mark.parametrize("word, refused", [
+    ("2", False), ("([1]*3+[0]*1)*2", False), ("[1,0,1]", False), ("x", True), ("2.5", True),
+    ("[1,0]*x", True), ("[1, 0]", True),  # a space is no character of Megatron's pattern
+    ("(1)", True),  # no `[`: read as an int
+])
+def test_a_layer_pattern_is_refused_where_megatrons_converter_raises(tmp_path, word, refused):
+    """--moe-layer-freq and its siblings take an int, or a list expression of digits and , [ ] ( ) + * only
+    (megatron/training/arguments.py moe_freq_type, _eval_pattern: ValueError, which argparse reports)."""
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --num-experts 4 "
+                      f"--moe-layer-freq '{word}'\n", encoding="utf-8")
+    _, output = check_json("--isolated", str(script))
+    found = [f for f in output["findings"] if f["code"] == "MG004"]
+    assert bool(found) is refused, found
+    if refused:
+        assert f"invalid moe_freq_type value: {word!r}" in found[0]["message"]

@@ -51,6 +51,9 @@ def prepare() -> None:
 def _words(document) -> list[str]:
     words: list[str] = []
     for given in document.data.given:
+        if given.problem:  # a value argparse refuses: the words as written, for Megatron's parser to refuse
+            words += [str(w) for w in given.argv]
+            continue
         words.append(given.spelling)
         if isinstance(given.value, bool) and not given.flag.takes_value(given.spelling):
             continue

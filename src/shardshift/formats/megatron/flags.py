@@ -8,6 +8,7 @@ value, and a flag given twice keeps the last value."""
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ class Flag:
     """One argparse action: its spellings, dest, kind and what it accepts."""
 
     __slots__ = ("spellings", "dest", "action", "type", "default", "const", "choices", "nargs", "deprecated",
-                 "deprecation", "help", "group")
+                 "deprecation", "help", "group", "type_name")
 
     def __init__(self, entry: dict) -> None:
         self.spellings: list[str] = entry["spellings"]
@@ -34,6 +35,7 @@ class Flag:
         self.deprecation: list[str] = entry["deprecation"]
         self.help: str = entry["help"] or ""
         self.group: str = entry["group"] or ""
+        self.type_name: str | None = entry.get("type_name")  # a custom converter's qualified name (upstream's table)
 
     @property
     def name(self) -> str:
@@ -125,6 +127,26 @@ def table() -> FlagTable:
 _TRUE = {"1", "true", "yes", "y", "t", "on"}
 
 
+# Megatron-LM's converters of layer patterns (megatron/training/arguments.py): a word is an int, or, with a `[`, a
+# list expression of digits and , [ ] ( ) + * only (`_eval_pattern` raises ValueError on any other character)
+_PATTERN_TYPES = {f"megatron.training.arguments.{name}" for name in ("moe_freq_type", "no_rope_freq_type",
+                                                                       "la_freq_type")}
+_NOT_IN_PATTERN = re.compile(r"[^,\d\[\]\(\)\+\*]")
+
+
+def _pattern_problem(flag: Flag, text: str) -> str | None:
+    """argparse's rejection of a layer-pattern word (the converter raised ValueError), None when it takes it."""
+    if "[" in text:
+        bad = _NOT_IN_PATTERN.search(text) is not None
+    else:
+        try:
+            int(text)
+            bad = False
+        except ValueError:
+            bad = True
+    return f"invalid {flag.type_name.rsplit('.', 1)[-1]} value: {text!r}" if bad else None
+
+
 def convert(flag: Flag, text: Any) -> tuple[Any, str | None]:
     """(value, None) as argparse would store `text` for `flag`, or (None, why argparse rejects it).
     Custom types (Megatron's own callables) and Unknowns stay as written."""
@@ -132,6 +154,9 @@ def convert(flag: Flag, text: Any) -> tuple[Any, str | None]:
         return text, None
     kind = flag.type
     value: Any = text
+    if kind == "custom" and flag.type_name in _PATTERN_TYPES:
+        problem = _pattern_problem(flag, text)
+        return (None, problem) if problem else (text, None)
     try:
         if kind == "int":
             value = int(text)
