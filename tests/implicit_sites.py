@@ -3,6 +3,9 @@ no `raise` or `assert` written for it (TypeError, ZeroDivisionError, AttributeEr
 computing with the value). A site is the exception's type and the innermost line of DeepSpeed that raised it.
 
 Used in a child process (it imports DeepSpeed): tests/test_coverage_implicit.py and bench/mutation_deepspeed.py.
+The other frameworks' children there reuse `raising_site` and `mutated_sites`; Megatron-LM's launch scripts have
+their own helpers at the end (a flag's neighbours by its type, the script of a mutant, which failures are written
+refusals and which are this machine's).
 """
 
 from __future__ import annotations
@@ -229,8 +232,9 @@ def megatron_script(config: dict) -> str:
 
 
 def megatron_neighbours(flag, value) -> list:
-    """Values of `flag` argparse takes, beside `value`: 0, a negative, 1, the next number and a huge one for a
-    number; the other choices (four); the flag left out (None) for a switch; no value and one value for several."""
+    """Values of `flag` argparse takes, beside `value` (a float where an int goes is argparse's refusal, MG004): 0, a
+    negative, the next number (an int) and a huge one for a number; the other choices (four); the flag left out
+    (None) for a switch; no value and one value for several."""
     if flag is None:
         return []
     if isinstance(value, tuple):
@@ -242,9 +246,9 @@ def megatron_neighbours(flag, value) -> list:
     if flag.choices:
         return [choice for choice in flag.choices if choice != value][:4]
     if isinstance(value, int):
-        return [v for v in (0, -1, 1, value + 1, 2**40) if v != value]
+        return [v for v in (0, -1, value + 1, 2**40) if v != value]
     if isinstance(value, float):
-        return [v for v in (0.0, -1.0, 1.0, 1e30) if v != value]
+        return [v for v in (0.0, -1.0, 1e30) if v != value]
     if isinstance(value, str):
         return ["", "0"]
     return []

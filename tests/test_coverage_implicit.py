@@ -3,8 +3,9 @@ with values they never check (a string batch size divided, a null boolean joined
 word); each place that fails so is an implicit site, found by mutation (bench/mutation_deepspeed.py,
 bench/mutation_accelerate.py) and mapped in src/shardshift/data/coverage/<framework>-implicit.tsv to the rule that
 reports it and a bad fixture, with a good one beside it (Axolotl's, through its schema and normalize_config,
-torchtitan's, through its start-up path, and transformers' TrainingArguments, built from a script's literal
-keywords, are found the same way and mutated here too). Here (oracle):
+torchtitan's, through its start-up path, transformers' TrainingArguments, built from a script's literal
+keywords, and Megatron-LM's, each flag of a launch script through its argument path and process groups, are found
+the same way and mutated here too). Here (oracle):
 
 - mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
   the table lacks (Accelerate's mutation takes minutes: bench/mutation_accelerate.py lists its sites);
