@@ -9,6 +9,10 @@ _LAYERS_ROW = "megatron/core/utils.py:{function}:{line}"
 
 
 def _mup(v) -> bool:
+    """Whether µP's init runs (a program without `--use-mup`, an older Megatron, has only the plain one: both divide
+    by the number of layers)."""
+    if not v.flags.table.by_dest.get("use_mup") and not v.flags.given("use_mup"):
+        return False
     return bool(v("use_mup"))
 
 
