@@ -272,6 +272,7 @@ class Judge:
         handler = transcript.handler()
         stage, args, error, exception, where, validated = "parse", None, None, None, None, False
         self.last_args = None
+        self.last_error = None  # Megatron's own exception of a refused case (its traceback: implicit_sites.py)
         root = logging.getLogger()
         try:
             self._reset_globals()
@@ -308,9 +309,11 @@ class Judge:
                         error = str(code)
                     exception = "SystemExit"
                     where = _where(done, self.megatron)
+                    self.last_error = done
                 except BaseException as failure:  # isolate the case from anything (not KeyboardInterrupt)
                     exception = type(failure).__name__
                     where = _where(failure, self.megatron)
+                    self.last_error = failure
                     error = str(failure).strip() or f"{exception} (no message) at {where}"
         except KeyboardInterrupt:
             raise

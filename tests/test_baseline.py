@@ -169,6 +169,8 @@ EXPECTED: list[Change | NewFile] = [
             "it) per implicit failure site of accelerate launch (src/shardshift/data/coverage/accelerate-implicit.tsv)"),
     NewFile("fixtures/deepspeed/implicit/*", "Issue 33: a bad and a good ds_config per implicit failure site of "
             "DeepSpeed's parser (src/shardshift/data/coverage/deepspeed-implicit.tsv)"),
+    NewFile("fixtures/megatron/implicit/*", "Issue 33: a bad and a good Megatron launch script per implicit failure "
+            "site of Megatron's argument path and start-up (src/shardshift/data/coverage/megatron-implicit.tsv)"),
     NewFile("fixtures/deepspeed/rules/DS456/*", "Issue 33: DS456, optimizer parameters the class DeepSpeed builds refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
     NewFile("fixtures/fsdp2/rules/FS049/*", "Issue 33: FS049, an int reshard_after_forward on DTensor parameters"),

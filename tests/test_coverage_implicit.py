@@ -3,8 +3,9 @@ with values they never check (a string batch size divided, a null boolean joined
 word); each place that fails so is an implicit site, found by mutation (bench/mutation_deepspeed.py,
 bench/mutation_accelerate.py) and mapped in src/shardshift/data/coverage/<framework>-implicit.tsv to the rule that
 reports it and a bad fixture, with a good one beside it (Axolotl's, through its schema and normalize_config,
-torchtitan's, through its start-up path, and transformers' TrainingArguments, built from a script's literal
-keywords, are found the same way and mutated here too). Here (oracle):
+torchtitan's, through its start-up path, transformers' TrainingArguments, built from a script's literal
+keywords, and Megatron-LM's, each flag of a launch script through its argument path and process groups, are found
+the same way and mutated here too). Here (oracle):
 
 - mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
   the table lacks (Accelerate's mutation takes minutes: bench/mutation_accelerate.py lists its sites);
@@ -40,7 +41,8 @@ def _rows(framework: str = "deepspeed") -> list[tuple[str, str, Path]]:
 
 
 @pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good"), ("axolotl", "good.yaml"),
-                                            ("torchtitan", "good.toml"), ("transformers", "good.py")])
+                                            ("torchtitan", "good.toml"), ("transformers", "good.py"),
+                                            ("megatron", "good.sh")])
 def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture(framework, good):
     from shardshift.rules import all_rules
 
@@ -298,12 +300,61 @@ def test_transformers_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_n
     _child_sites(TRANSFORMERS_CHILD, _rows("transformers"), "good.py", sources)
 
 
+MEGATRON_CHILD = r"""
+import importlib.util, json, sys, tempfile
+from pathlib import Path
+tests = Path(sys.argv[1])
+sys.path.insert(0, str(tests))
+import implicit_sites
+spec = importlib.util.spec_from_file_location("megatron_loader", tests / "coverage_loaders" / "megatron.py")
+loader = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loader)
+loader.prepare()
+import megatron
+judge = loader._state["judge"]
+
+def site(path):
+    try:
+        loader.load(Path(path), stage="startup")
+    except BaseException as error:  # the loader's RuntimeError names a refusal; the Judge kept Megatron's own
+        return implicit_sites.megatron_site(judge.last_error or error, megatron) or "explicit"
+    return None
+
+cases, sources = json.loads(sys.stdin.read())
+sites = {path: site(path) for path in cases}
+configs, flags = [], {}
+for path in sources:
+    config, known = implicit_sites.megatron_flags(path)
+    configs.append((config, path))
+    flags.update(known)
+with tempfile.TemporaryDirectory() as scratch:
+    target = Path(scratch, "mutant.sh")
+
+    def write(config):
+        target.write_text(implicit_sites.megatron_script(config), encoding="utf-8")
+        return target
+
+    # each (flag, neighbour) on one source: the sources share their model flags (under a minute)
+    found = implicit_sites.mutated_sites(configs, site, write, near=implicit_sites.megatron_near(flags, 1))
+print(json.dumps([sites, found]))
+"""
+
+
+@pytest.mark.oracle
+def test_megatron_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_other():
+    """Megatron's arguments, config and process groups (tests/coverage_loaders/megatron.py, stage=startup) on each
+    row's fixtures, and on the mutants of the launch scripts it accepts among the rule fixtures' good ones."""
+    sources = sorted(str(p) for p in (FIXTURES / "megatron" / "rules").rglob("good*.sh"))
+    assert len(sources) > 40
+    _child_sites(MEGATRON_CHILD, _rows("megatron"), "good.sh", sources)
+
+
 # framework -> (the good fixture beside each bad one, what `check` is told): Axolotl's verdicts hold from 0.21.0;
 # an Accelerate case is a folder with the launch (run.sh) that leaves every value to the file; the transformers
 # fixtures are judged by the release fixtures/transformers/requirements.txt pins (5.24.0)
 REPORTED = {"deepspeed": ("good.json", ("--world-size", "8")), "accelerate": ("good", ()),
             "axolotl": ("good.yaml", ("--axolotl-version", "0.21.0")), "torchtitan": ("good.toml", ()),
-            "transformers": ("good.py", ())}
+            "transformers": ("good.py", ()), "megatron": ("good.sh", ())}
 
 
 @pytest.mark.parametrize("framework", sorted(REPORTED))

@@ -588,7 +588,9 @@ EXEMPT = {
        "(Megatron-LM)" for n in range(201, 230)},
     "MG301": "tests/test_coverage_map.py::test_framework_reaches_each_rule_site_on_its_bad_fixture_and_the_rule_"
              "reports_it[megatron] (Megatron-LM's parse_args, validate_args and core_transformer_config_from_args "
-             "fail at each row's site on its bad fixture, not on the good ones; tests/test_rules_megatron_refused.py)",
+             "fail at each row's site on its bad fixture, not on the good ones; tests/test_rules_megatron_refused.py; the "
+             "rows of implicit sites: tests/test_coverage_implicit.py::test_megatron_fails_at_each_site_on_its_bad_"
+             "fixture_and_mutation_finds_no_other, Megatron-LM up to its process groups)",
     **{code: "tests/test_training_arguments.py (transformers 5.24's Trainer and TrainingArguments on the CPU)"
        for code in ("DS435", "DS436", "DS437", "DS438", "DS439", "DS449", "DS450")},
     "AC107": "tests/test_accelerate_oracle.py::test_the_launcher_and_mode_distributed_type_chooses (Accelerate's "

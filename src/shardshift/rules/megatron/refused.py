@@ -43,7 +43,8 @@ class ArgumentCheckRefused(TrainingRule):
 
     ## Why is this bad
     Megatron stops the launch with an AssertionError or ValueError before training starts, after the
-    job got its GPUs.
+    job got its GPUs. Some rows are values Megatron computes with and never checks (`--num-layers 0`
+    divides by zero while the model config is built): it stops with that operation's error instead.
 
     ## Example
     ```sh
