@@ -143,6 +143,35 @@ def _schedule_decreases(v) -> bool:
     return False
 
 
+def _schedule_indivisible(v) -> bool:
+    """Whether train's microbatch update of a fresh run, with its consistency check, meets a batch size of the schedule
+    that micro batch × data-parallel size does not divide, before the schedule decreases (train's own check, the
+    row of _schedule_decreases) or the run ends: the loop of _schedule_decreases, stopping where the other fails."""
+    if v("step_batch_size_schedule") is None or not _first_iteration(v) or v("decrease_batch_size_if_needed"):
+        return False
+    if v("exit_interval") or v("exit_duration_in_mins") or v("phase_transition_iterations"):
+        return False
+    schedule, unit = _schedule(v), v("micro_batch_size") * _dp(v) * _gtp(v)
+
+    def batch(consumed):
+        return [size for threshold, size in schedule if threshold <= consumed][-1]
+
+    if batch(0) // unit < 1:
+        return False  # setup_model_and_optimizer refuses it first
+    consumed, microbatches = 0, batch(0) // unit
+    for iteration in range(v("train_iters")):
+        now = batch(consumed) // unit
+        if iteration != 0 and now != microbatches and now <= microbatches:
+            return False  # train's check of a decreasing schedule refuses it first
+        if batch(consumed) % unit:
+            return True
+        if consumed > schedule[-1][0]:
+            return False
+        microbatches = now
+        consumed += unit * now
+    return False
+
+
 def _fault_set_up_at_start(v) -> bool:
     """train's fault injection set-up at its start: --fault-injector-ranks or --fault-injector-num-ranks, without a
     --fault-injector-delay-start-iteration (which moves the set-up to that iteration)."""
@@ -163,6 +192,12 @@ def _logits_saver(v) -> bool:
 
 
 ROWS = [
+    Refusal("megatron/core/num_microbatches_calculator.py:StepBatchsizeNumMicroBatchesCalculator.update:2",
+            "step_batch_size_schedule", _schedule_indivisible,
+            "update_num_microbatches asserts `current_global_batch_size % micro_batch_times_data_parallel_size == 0`: "
+            "current global batch size is not divisible by micro_batch_size * data_parallel_size",
+            "give each batch size of the schedule that the run reaches as a multiple of --micro-batch-size × the "
+            "data-parallel size", involved=("micro_batch_size",), stage="training"),
     Refusal("megatron/training/training.py:setup_model_and_optimizer:2", "step_batch_size_schedule",
             lambda v: v("step_batch_size_schedule") is not None and v("load") is None
             and not v("decrease_batch_size_if_needed") and _microbatches_at_start(v) < 1,
