@@ -31,8 +31,9 @@ SCRIPTS = ROOT / "scripts" / "coverage"
 MINIMUM = 0.90
 # Issue 33's bar, not met yet where a map is new: the framework and why (the tests below expect the failure, strictly,
 # so that meeting the bar shows)
-BELOW_THE_BAR = {"megatron": "Megatron-LM's map is new (issue 33): most of validate_args' and TransformerConfig's "
-                             "checks have no rule yet, and most of what `pretrain` reaches is not judged yet"}
+BELOW_THE_BAR = {"megatron": "Megatron-LM's map (issue 33): 469 of its 494 decidable sites have a rule; most of the "
+                             "rest are reached only with a package or a GPU this machine lacks (nvidia_resiliency_ext, "
+                             "the emerging optimizers, CUDA tensors), so no oracle here confirms a rule for them"}
 
 
 def _bar(frameworks):
@@ -81,7 +82,7 @@ def test_nineteen_in_twenty_decidable_sites_of_a_run_have_a_rule(framework):
         f"{framework}: {counts['rule']} of {decidable} decidable sites (map and not yet judged) have a rule")
 
 
-@pytest.mark.parametrize("framework", _bar(coverage.FRAMEWORKS))
+@pytest.mark.parametrize("framework", coverage.FRAMEWORKS)
 def test_nine_in_ten_decidable_sites_have_a_rule(framework):
     counts = coverage.summary()[framework]
     decidable = counts["rule"] + counts["todo"]

@@ -110,7 +110,7 @@ def render(counts: dict[str, dict[str, int]]) -> str:
     for framework, by_kind in counts.items():
         sites = sum(by_kind.values())
         decidable = by_kind["rule"] + by_kind["todo"]
-        share = f"{100 * by_kind['rule'] / decidable:.0f}%" if decidable else "-"
+        share = f"{100 * by_kind['rule'] // decidable}%" if decidable else "-"  # floored: never above the bar it misses
         reasons = ", ".join(f"{kind} {by_kind[kind]}" for kind in UNDECIDABLE if by_kind[kind])
         lines.append(f"{framework:<13}{RELEASES[framework]:<46}{sites:>6}{decidable:>10}{by_kind['rule']:>7}"
                      f"{share:>9}  {reasons}")
@@ -126,6 +126,6 @@ def render(counts: dict[str, dict[str, int]]) -> str:
             if framework in graph:
                 sites, judged, _, entries = graph[framework]
                 decidable = by_kind["rule"] + by_kind["todo"] + sites - judged
-                share = f"{100 * by_kind['rule'] / decidable:.0f}%" if decidable else "-"
+                share = f"{100 * by_kind['rule'] // decidable}%" if decidable else "-"  # floored: never above the bar it misses
                 lines.append(f"{framework:<13}{sites:>10}{judged:>8}{sites - judged:>9}{share:>10}  {entries}")
     return "\n".join(lines)
