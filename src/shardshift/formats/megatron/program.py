@@ -474,11 +474,21 @@ MAX_PATCH_MODULES = 200  # repository modules searched for patches of Megatron's
 
 
 def _argument_patch(path: str, roots: tuple[str, ...]) -> str | None:
+    """Cached per entry (and its modification time): a tree's launch scripts share a few entries."""
+    try:
+        stamp = os.stat(path).st_mtime
+    except OSError:
+        return None
+    return _argument_patch_of(os.path.abspath(path), roots, stamp)
+
+
+@lru_cache(maxsize=256)
+def _argument_patch_of(path: str, roots: tuple[str, ...], stamp: float) -> str | None:
     """`file:line` where the entry, or a repository module it imports (transitively), replaces part of Megatron's
     argument code: an assignment to an attribute of `megatron[.training].arguments` (through any name it is bound
     to), `setattr` on it, or a string naming a function or value inside it handed to a call or a subscript (a
-    patch registry: `register("megatron.training.arguments.parse_args", ...)`). An adaptor package does this to add its own flags to `parse_args`; the flags are then not
-    upstream's or the fork's."""
+    patch registry: `register("megatron.training.arguments.parse_args", ...)`). An adaptor package does this to add
+    its own flags to `parse_args`; the flags are then not upstream's or the fork's."""
     queue, seen = [path], {os.path.abspath(path)}
 
     def follow(target: str | None) -> None:
