@@ -37,14 +37,17 @@ class ArgumentCheckRefused(TrainingRule):
     """A setting one of Megatron-LM's argument checks refuses, which no other MG rule restates.
 
     ## What it does
-    Reports arguments that fail one of the checks of `validate_args` or of the model config
-    (`TransformerConfig.__post_init__`), each check a row of a table (its message names the check,
-    the flags involved and what Megatron says).
+    Reports arguments that fail one of Megatron's checks on the way from the command line to training:
+    `validate_args`, the model config (`TransformerConfig.__post_init__`), the start-up (the microbatch
+    calculator, the seed, `initialize_model_parallel`), the layer specs, the DDP and optimizer configs and
+    the learning-rate schedule, and the training loop's checks of its flags. Each check is a row of a
+    table; the message says where the run stops, quotes the check and names the flags involved.
 
     ## Why is this bad
-    Megatron stops the launch with an AssertionError or ValueError before training starts, after the
-    job got its GPUs. Some rows are values Megatron computes with and never checks (`--num-layers 0`
-    divides by zero while the model config is built): it stops with that operation's error instead.
+    Megatron stops with an AssertionError, ValueError or RuntimeError: most of these before training
+    starts, after the job got its GPUs; the training loop's at its first step, log or save. Some rows are
+    values Megatron computes with and never checks (`--num-layers 0` divides by zero while the model config
+    is built): it stops with that operation's error instead.
 
     ## Example
     ```sh
