@@ -113,63 +113,36 @@ def _microbatches_at_start(v) -> int:
     return _schedule(v)[0][1] // (v("micro_batch_size") * _dp(v) * _gtp(v))
 
 
-def _schedule_decreases(v) -> bool:
-    """Whether train's microbatch update of a fresh run meets fewer microbatches than the iteration before: the
-    consumed samples grow by micro batch × data-parallel size × microbatches each iteration, up to --train-iters
-    (a schedule that first fails the calculator's divisibility check, or setup_model_and_optimizer's at the
-    start, is theirs; RL with sequence packing and runs that may exit early are not judged)."""
+def _schedule_failure(v) -> str | None:
+    """Where train's microbatch updates of a fresh run stop it: "decreases" (train's own check: fewer microbatches
+    than the iteration before) or "indivisible" (update_num_microbatches' consistency check: a batch size micro
+    batch × data-parallel size does not divide), whichever comes first; None when neither does. The consumed
+    samples grow by micro batch × data-parallel size × microbatches each iteration, up to --train-iters (a schedule
+    setup_model_and_optimizer refuses at the start is its row's; RL with sequence packing and runs that may exit
+    early are not judged)."""
     if v("step_batch_size_schedule") is None or not _first_iteration(v) or v("decrease_batch_size_if_needed"):
-        return False
+        return None
     if v("exit_interval") or v("exit_duration_in_mins") or v("phase_transition_iterations"):
-        return False
+        return None
     schedule, unit = _schedule(v), v("micro_batch_size") * _dp(v) * _gtp(v)
 
     def batch(consumed):
         return [size for threshold, size in schedule if threshold <= consumed][-1]
 
     if batch(0) // unit < 1:
-        return False
+        return None
     consumed, microbatches = 0, batch(0) // unit
     for iteration in range(v("train_iters")):
         now = batch(consumed) // unit
         if iteration != 0 and now != microbatches and now <= microbatches:
-            return True
+            return "decreases"
         if batch(consumed) % unit:
-            return False  # update_num_microbatches' consistency check refuses it first
+            return "indivisible"
         if consumed > schedule[-1][0]:
-            return False
+            return None
         microbatches = now
         consumed += unit * now
-    return False
-
-
-def _schedule_indivisible(v) -> bool:
-    """Whether train's microbatch update of a fresh run, with its consistency check, meets a batch size of the schedule
-    that micro batch × data-parallel size does not divide, before the schedule decreases (train's own check, the
-    row of _schedule_decreases) or the run ends: the loop of _schedule_decreases, stopping where the other fails."""
-    if v("step_batch_size_schedule") is None or not _first_iteration(v) or v("decrease_batch_size_if_needed"):
-        return False
-    if v("exit_interval") or v("exit_duration_in_mins") or v("phase_transition_iterations"):
-        return False
-    schedule, unit = _schedule(v), v("micro_batch_size") * _dp(v) * _gtp(v)
-
-    def batch(consumed):
-        return [size for threshold, size in schedule if threshold <= consumed][-1]
-
-    if batch(0) // unit < 1:
-        return False  # setup_model_and_optimizer refuses it first
-    consumed, microbatches = 0, batch(0) // unit
-    for iteration in range(v("train_iters")):
-        now = batch(consumed) // unit
-        if iteration != 0 and now != microbatches and now <= microbatches:
-            return False  # train's check of a decreasing schedule refuses it first
-        if batch(consumed) % unit:
-            return True
-        if consumed > schedule[-1][0]:
-            return False
-        microbatches = now
-        consumed += unit * now
-    return False
+    return None
 
 
 def _fault_set_up_at_start(v) -> bool:
@@ -193,7 +166,7 @@ def _logits_saver(v) -> bool:
 
 ROWS = [
     Refusal("megatron/core/num_microbatches_calculator.py:StepBatchsizeNumMicroBatchesCalculator.update:2",
-            "step_batch_size_schedule", _schedule_indivisible,
+            "step_batch_size_schedule", lambda v: _schedule_failure(v) == "indivisible",
             "update_num_microbatches asserts `current_global_batch_size % micro_batch_times_data_parallel_size == 0`: "
             "current global batch size is not divisible by micro_batch_size * data_parallel_size",
             "give each batch size of the schedule that the run reaches as a multiple of --micro-batch-size × the "
@@ -276,7 +249,7 @@ ROWS = [
             "add `--rerun-mode disabled`, or remove `--hybrid-context-parallel`", involved=("rerun_mode",),
             stage="training"),
     Refusal("megatron/training/training.py:train:5", "step_batch_size_schedule",
-            lambda v: _schedule_decreases(v),
+            lambda v: _schedule_failure(v) == "decreases",
             "train asserts `get_num_microbatches() > num_microbatches` when the schedule changes the batch size: "
             "Number of microbatches should not decrease",
             "make the schedule's batch sizes grow (never shrink) with the thresholds the run reaches",
