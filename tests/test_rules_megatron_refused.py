@@ -87,3 +87,15 @@ def test_a_flag_an_unresolved_splice_may_give_is_not_judged(tmp_path, prefix, su
     script.write_text(text.replace("#!/bin/bash\n", "#!/bin/bash\n" + prefix).rstrip("\n") + suffix + "\n")
     _, output = check_json("--isolated", "--no-cache", str(script))
     assert _messages(output) == {}
+
+
+@pytest.mark.parametrize("flags", [
+    "--attention-backend local --spec",  # an empty list where a row reads the first word
+    "--micro-batch-size 2 --train-iters 5 --step-batch-size-schedule '0:16 1e400:32'",  # a threshold of infinity
+    "--num-experts 4 --moe-layer-freq '[1]*99999999999999999999'",
+])
+def test_a_value_no_row_can_read_ends_in_findings_not_a_traceback(tmp_path, flags):
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 {flags}\n", encoding="utf-8")
+    code, output = check_json("--isolated", "--no-cache", str(script))
+    assert code in (0, 1) and "findings" in output

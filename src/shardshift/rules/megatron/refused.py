@@ -72,8 +72,9 @@ class ArgumentCheckRefused(TrainingRule):
                     continue
             except Undecided:
                 continue
-            except (TypeError, ValueError, ZeroDivisionError, AttributeError):
-                continue  # a value of another type than the check reads: MG004's, not this row's
+            except (TypeError, ValueError, ZeroDivisionError, AttributeError, IndexError, KeyError, OverflowError,
+                    RecursionError):
+                continue  # a value of another type or shape than the check reads (an empty list, an infinite number)
             where = STOPS[row.stage]
             shown = ", ".join(flags.spelled(d) for d in (row.at, *row.involved))
             yield self.at(flags, row.at, f"{shown}: {where} ({row.says}); {row.fix}",
