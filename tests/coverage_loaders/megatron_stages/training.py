@@ -33,8 +33,17 @@ loop, with Megatron-LM's own code, after tests/coverage_loaders/megatron.py has 
    builds none). Not run where the blend comes from a file (--data-args-path, --per-split-data-args-path).
 7. The validation data loaders: `build_train_valid_test_data_loaders`' own `for valid_d in valid_ds:` loop,
    compiled from training.py (where its enclosing test `not args.perform_rl_step` holds), with the real
-   `build_pretraining_data_loader`. Stood in: the data sets (pretrain_gpt.py's provider, not in the pinned tree,
-   builds them): `valid_ds = [None]`, so no sampler is made.
+   `build_pretraining_data_loader`, so the sampler of the validation split is made from the arguments. Stood in:
+   the data set (pretrain_gpt.py's provider, not in the pinned tree, builds it): an object with only the split
+   (`Split.valid`) and a length, the number of validation samples Megatron's own
+   `get_train_valid_test_num_samples()` asks for, where the provider's config would build a validation split
+   (`BlendedMegatronDatasetConfig`'s rule, with Megatron's own split functions: a --valid-data-path of the
+   per-split paths; a --split whose validation share is not empty, with --data-path; always with neither, where
+   the config falls back to a mock data set split "1,1,1"); else `None` (no sampler), as where that number is
+   0 or unknown here (--train-samples, whose iterations `update_train_iters` computes first; --full-validation,
+   which asks for the whole split; a blend read from a file; no --eval-interval, which the pinned
+   `get_train_valid_test_num_samples` divides by, raising TypeError, where later releases ask for no validation
+   samples).
 8. The fault injector's configuration, at the top of `train`: its own statements building
    `FaultInjectorConfig` from the arguments, compiled from training.py; then, where train's condition holds
    (`--fault-injector-ranks` or `--fault-injector-num-ranks`, set up at the start:
@@ -341,8 +350,45 @@ def _valid_data_loaders(args) -> None:
                     if isinstance(node, ast.For) and ast.unparse(node.target) == "valid_d")
         _compile_statements("valid_loaders", [loop])
     if not args.perform_rl_step:  # its enclosing `if args.perform_rl_step: ... else:`
-        exec(_compiled["valid_loaders"], {"args": args, "valid_ds": [None], "valid_dataloaders": [],
+        exec(_compiled["valid_loaders"], {"args": args, "valid_ds": [_valid_data_set(args)], "valid_dataloaders": [],
                                           "build_pretraining_data_loader": build_pretraining_data_loader})
+
+
+class _StandInDataSet:
+    """The provider's data set of one split, as build_pretraining_data_loader reads it: its split and its length."""
+
+    def __init__(self, split, length: int) -> None:
+        self.split, self._length = split, length
+
+    def __len__(self) -> int:
+        return self._length
+
+
+def _valid_data_set(args):
+    """The validation data set pretrain_gpt.py's provider would hand the loop (step 7 of the docstring), or None."""
+    from megatron.core.datasets.blended_megatron_dataset_config import (
+        convert_split_vector_to_split_matrix,
+        parse_and_normalize_split,
+    )
+    from megatron.core.datasets.utils import Split
+    from megatron.training.training import get_train_valid_test_num_samples
+    from megatron.training.utils.common_utils import get_blend_and_blend_per_split
+
+    if args.data_args_path is not None or args.per_split_data_args_path is not None:
+        return None  # the blend is read from a file
+    if args.full_validation or (not args.skip_train and (args.train_iters is None or args.eval_interval is None)):
+        # the whole split; a number of samples update_train_iters decides first; no --eval-interval, which the
+        # pinned get_train_valid_test_num_samples divides by (a TypeError; later releases ask for no samples)
+        return None
+    samples = get_train_valid_test_num_samples()[Split.valid.value]
+    blend, blend_per_split = get_blend_and_blend_per_split(args)
+    if blend_per_split is not None and any(blend_per_split):
+        built = blend_per_split[Split.valid.value] is not None
+    elif blend is not None:
+        built = convert_split_vector_to_split_matrix(parse_and_normalize_split(args.split))[Split.valid.value] is not None
+    else:
+        built = True  # BlendedMegatronDatasetConfig: a mock data set, split "1,1,1"
+    return _StandInDataSet(Split.valid, samples) if built and samples else None
 
 
 def _first_evaluation(args) -> None:

@@ -26,7 +26,7 @@ STOPS = {"validate": VALIDATE, "config": STOPS_AT_CONFIG, "startup": STOPS_AT_ST
          "specs": "building the model's layer specs stops the launch before training starts",
          "optimizer": "building the optimizer, its gradient buffers or its learning-rate schedule stops the launch "
                       "before training starts",
-         "training": "the run stops in the training loop, after the job has started"}
+         "training": "the run stops after the job has started, building its data loaders or in the training loop"}
 
 
 def refusals() -> list[Refusal]:

@@ -4,6 +4,8 @@ schedule, RL's inference model, the data blend and loaders, the fault injector, 
 the timers, train_step's grads saves, checkpoint saving, evaluation; and parse_and_validate_args' check of
 --use-checkpoint-args, which the stage runs first (stage "validate": Megatron checks it before validate_args)."""
 
+import re
+
 from shardshift.rules.megatron.refusals.base import Refusal
 from shardshift.rules.megatron.refusals.validate_a import _dp, _gtp
 
@@ -78,6 +80,35 @@ def _blend_refused(words) -> bool:
         except ValueError:
             is_none.append(True)
     return any(is_none) and not all(is_none[is_none.index(True) + 1:])
+
+
+def _validation_sampler(v) -> bool:
+    """Whether build_train_valid_test_data_loaders makes a sampler for the validation split with the eval micro batch
+    size: not RL, not --full-validation (its sampler takes one sample at a time), a number of validation samples
+    (get_train_valid_test_num_samples: evaluation points × --eval-iters × eval global batch) above 0, and a validation
+    split the data set config builds: a --valid-data-path among per-split paths; with --data-path, a --split (else
+    validate_args' '969, 30, 1') whose validation share is not empty; with neither, the mock data set's even split.
+    Not judged: a blend read from a file, --train-samples (update_train_iters decides the iterations first), no
+    --eval-interval (0.20's count divides by it; later releases count no validation samples)."""
+    if v("perform_rl_step") or v("full_validation") or v("data_args_path") is not None \
+            or v("per_split_data_args_path") is not None:
+        return False
+    if v("skip_train"):
+        points = 1
+    elif v("train_iters") is None or v("eval_interval") is None:
+        return False  # iterations update_train_iters decides; no evaluation points (Megatron after 0.20 counts none)
+    else:
+        skipped = v("start_eval_at_iter") // v("eval_interval") if v("start_eval_at_iter") is not None else 0
+        points = max(0, v("train_iters") // v("eval_interval") + 1 - skipped)
+    batch = v("eval_global_batch_size") if v("eval_global_batch_size") is not None else v("global_batch_size")
+    if batch is None or points * v("eval_iters") * batch <= 0:
+        return False
+    if any(v(dest) is not None for dest in ("train_data_path", "valid_data_path", "test_data_path")):
+        return v("valid_data_path") is not None
+    if v("data_path") is None:
+        return True
+    shares = [float(share) for share in re.findall(r"[.0-9]+", str(v("split") or "969, 30, 1"))] + [0.0, 0.0, 0.0]
+    return sum(shares) > 0 and shares[1] > 0
 
 
 def _schedule_number(text: str) -> int:
@@ -270,6 +301,23 @@ ROWS = [
             "building the validation data loaders raises NotImplementedError: --multiple-validation-sets currently "
             "requires --full-validation",
             "add `--full-validation`, or remove `--multiple-validation-sets`", stage="training"),
+    Refusal("megatron/training/datasets/data_samplers.py:MegatronPretrainingSampler.__init__:3", "eval_micro_batch_size",
+            lambda v: _validation_sampler(v) and v("dataloader_type") in (None, "single")
+            and v("eval_micro_batch_size") is not None and v("eval_micro_batch_size") < 0,
+            "building the validation data loader, MegatronPretrainingSampler asserts `self.micro_batch_size > 0` on "
+            "the eval micro batch size (validate_args checks only --micro-batch-size; a negative eval micro batch "
+            "passes its divisibility check)",
+            "give a positive `--eval-micro-batch-size`, or leave it out (it defaults to --micro-batch-size)",
+            involved=("eval_iters",), stage="training"),
+    Refusal("megatron/training/datasets/data_samplers.py:MegatronPretrainingRandomSampler.__init__:2",
+            "eval_micro_batch_size",
+            lambda v: _validation_sampler(v) and v("dataloader_type") == "cyclic"
+            and v("eval_micro_batch_size") is not None and v("eval_micro_batch_size") < 0,
+            "building the validation data loader, MegatronPretrainingRandomSampler (--dataloader-type cyclic) asserts "
+            "`self.micro_batch_size > 0` on the eval micro batch size (validate_args checks only --micro-batch-size; a "
+            "negative eval micro batch passes its divisibility check)",
+            "give a positive `--eval-micro-batch-size`, or leave it out (it defaults to --micro-batch-size)",
+            involved=("dataloader_type", "eval_iters"), stage="training"),
     Refusal("megatron/training/training.py:evaluate_and_print_results:2", "validation_set_names",
             lambda v: bool(v("validation_set_names")) and not v("multiple_validation_sets") and _evaluates(v),
             "the first evaluation (evaluate_and_print_results) asserts `args.multiple_validation_sets`: "
