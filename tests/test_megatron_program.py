@@ -330,6 +330,33 @@ def test_a_fork_parser_that_hands_the_parser_to_a_call_it_does_not_follow_is_par
     assert [f["severity"] for f in unknown] == ["info"] and unknown[0]["unknown_context"]
 
 
+def test_a_flag_left_out_of_a_parser_read_in_part_has_no_default_to_judge(tmp_path):
+    """The unread call may add --train-iters with a default of its own: MG217 (no training length) cannot say that
+    the launch gives none. With the flag in the part that was read, its absence is judged as before."""
+    fork = tmp_path / "megatron"
+    fork.mkdir()
+    (fork / "__init__.py").write_text("", encoding="utf-8")
+    iters = '    group.add_argument("--train-iters", type=int, default=None)\n'
+    source = (CONTEXT / "fork" / "megatron" / "arguments.py").read_text(encoding="utf-8").replace(
+        iters, iters + '    group.add_argument("--train-samples", type=int, default=None)\n'
+        '    group.add_argument("--skip-train", action="store_true")\n')
+    # a vendored Megatron-LM's own entry (MG217 judges Megatron-LM's pretrain_*.py scripts)
+    (tmp_path / "pretrain_gpt.py").write_text((CONTEXT / "fork" / "pretrain_fork.py").read_text(), encoding="utf-8")
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 64 "
+                      "--num-attention-heads 4 --max-position-embeddings 128 --seq-length 128 --micro-batch-size 1 "
+                      "--lr 1e-4\n", encoding="utf-8")
+    factory = "    parser = _add_training_args(parser)\n    factory.build_group(parser, title='training')\n"
+    (fork / "arguments.py").write_text(source.replace("    parser = _add_training_args(parser)\n", factory),
+                                       encoding="utf-8")
+    assert [f["severity"] for f in findings(script) if f["code"] == "MG217"] == ["info"]  # --train-iters was read
+    unread = source.replace(iters, "")
+    assert unread != source
+    (fork / "arguments.py").write_text(unread.replace("    parser = _add_training_args(parser)\n", factory),
+                                       encoding="utf-8")
+    assert [f for f in findings(script) if f["code"] == "MG217"] == []
+
+
 def test_a_method_of_the_parser_itself_is_no_unread_call(tmp_path):
     fork = tmp_path / "megatron"
     fork.mkdir()

@@ -48,7 +48,9 @@ class Args:
         if flags.undecided(dest):
             return UNKNOWN
         if not flags.given(dest):
-            return UNKNOWN if self.open else flags.default(dest)
+            if self.open or (flags.unknown_program is not None and not flags.table.by_dest.get(dest)):
+                return UNKNOWN  # a splice may give it; a parser read in part may define it, with its own default
+            return flags.default(dest)
         return flags.get(dest)
 
     def __call__(self, dest: str) -> Any:
