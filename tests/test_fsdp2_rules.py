@@ -381,3 +381,23 @@ def test_a_1d_mesh_over_every_rank_listing_one_twice_fails_on_its_coordinates(tm
     assert "ValueError" not in out["findings"][0]["message"]
     _, out = check_json(str(tmp_path / "mesh.py"), "--select", "FS029", "--isolated")
     assert "ValueError" in out["findings"][0]["message"] and "AssertionError" in out["findings"][0]["message"]
+
+
+def test_a_fully_shard_imported_from_outside_torch_is_not_judged_as_torchs(tmp_path):
+    """FS042 states what torch's fully_shard does with a meta-built module; a repository's own function of that
+    name (imported from its package, which may materialise the module first) is not torch's."""
+    body = ("import torch\nfrom torch import nn\n{imports}\n\ndef main():\n"
+            "    with torch.device('meta'):\n        model = nn.Sequential(nn.Linear(16, 16), nn.Linear(16, 16))\n"
+            "    fully_shard(model)\n    loss = model(torch.randn(4, 16)).sum()\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from torch.distributed.fsdp import fully_shard as _fs\n\n"
+                                                  "def fully_shard(module):\n    module.to_empty(device='cuda')\n"
+                                                  "    return _fs(module)\n")
+    cases = {"torch.py": "from torch.distributed.fsdp import fully_shard",
+             "composable.py": "from torch.distributed._composable.fsdp import fully_shard",
+             "own.py": "from pkg import fully_shard", "relative.py": "from .pkg import fully_shard",
+             "renamed.py": "from pkg import shard as fully_shard"}
+    for name, imports in cases.items():
+        (tmp_path / name).write_text(body.format(imports=imports))
+    _, out = check_json(*(str(tmp_path / n) for n in cases), "--select", "FS042", "--isolated")
+    assert sorted(Path(f["file"]).name for f in out["findings"]) == ["composable.py", "torch.py"]

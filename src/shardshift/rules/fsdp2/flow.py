@@ -167,6 +167,21 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 
+def _foreign_fully_shard(tree: ast.Module) -> bool:
+    """Whether the file binds the name `fully_shard` to another function than torch's: one it imports from a module
+    outside torch (a repository's or a library's function of that name, which may do anything first) or defines
+    itself. Its calls are then not torch's fully_shard, whose behaviour these rules state."""
+    for node in walk_nodes(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and (node.module or "").split(".")[0] == "torch":
+                continue
+            if any((alias.asname or alias.name) == "fully_shard" for alias in node.names):
+                return True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "fully_shard":
+            return True
+    return False
+
+
 def _shards(call: ast.Call, name: str, aliases: set[str]) -> bool:
     """`fully_shard(name...)`, of the module, a submodule, a list of them, or a loop variable over them."""
     if _name(call.func) != "fully_shard" or not call.args and not call.keywords:
@@ -283,7 +298,7 @@ class MetaModuleRunBeforeMaterialised(_base._Fsdp2Rule):
                                          and "init_empty_weights" not in text):
             return
         tree = R._parse(text)
-        if not isinstance(tree, ast.Module):
+        if not isinstance(tree, ast.Module) or _foreign_fully_shard(tree):
             return
         for body in _bodies(tree):
             steps = _ordered(body)
@@ -422,7 +437,7 @@ class ReplicateAndFullyShardOnOneModule(_base._Fsdp2Rule):
         if not isinstance(tree, ast.Module):
             return
         replicates = _replicate_names(tree)
-        if not replicates:
+        if not replicates or _foreign_fully_shard(tree):
             return
         for body in _bodies(tree):
             yield from self._body(_ordered(body), replicates)
