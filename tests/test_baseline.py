@@ -182,6 +182,12 @@ EXPECTED: list[Change | NewFile] = [
             "Issue 33: FS029, a 1-D mesh over every rank listing one twice"),
     NewFile("fixtures/fsdp2/rules/FS044/*", "Issue 33: FS044, a CPU-offloaded module moved to the GPU"),
     NewFile("fixtures/fsdp2/rules/FS043/*", "Issue 33: FS043, replicate and fully_shard on one module"),
+    NewFile("fixtures/fsdp2/rules/FS001/*_builder*.py", "Issue 33: FS001 pairs an optimizer and fully_shard only "
+            "on one object (not one local name in two calls of a builder)"),
+    NewFile("fixtures/fsdp2/rules/FS002/*_blocks*.py", "Issue 33: FS002 is silent where the model's class in the file "
+            "holds parameters only in its blocks"),
+    Change("fixtures/fsdp2/rules/FS002/bad.py", "FS002", "changed", "Issue 33: severity by outcome, FS002 is a "
+           "warning (the run goes on; the unsharded parameters drift apart silently)"),
     NewFile("fixtures/fsdp2/rules/FS042/*", "Issue 33: FS042, a meta-device module sharded and run before to_empty"),
     NewFile("fixtures/fsdp2/rules/FS041/*", "Issue 33: FS041, a device mesh dimension written as a true division"),
     NewFile("fixtures/fsdp2/rules/FS040/*", "Issue 33: FS040, init_process_group arguments torch refuses"),

@@ -7,6 +7,7 @@ sees `fully_shard` calls in the order they run.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from typing import TYPE_CHECKING, Iterable
@@ -124,8 +125,9 @@ class OptimizerBeforeFullyShard(_Fsdp2Rule):
             for index, event in enumerate(flow):
                 if event.kind != "optimizer":
                     continue
-                later = [e for e in flow[index + 1:] if e.kind == "fully_shard"
+                later = [e for e in flow[index + 1:] if e.kind == "fully_shard" and e.owner == event.owner
                          and (not event.targets or any(_related(t, p) for t in e.targets for p in event.targets))]
+                # (e.owner: the same local name in two calls of one builder is two objects)
                 if later:
                     shard = later[-1]
                     yield (event, f"the {event.name} optimizer is built at line {event.line}, before "
@@ -139,7 +141,7 @@ class OptimizerBeforeFullyShard(_Fsdp2Rule):
                 if copied is None or copied[0] != event.flow:
                     continue
                 between = [e for e in flow[:index] if e.kind == "fully_shard" and e.seq > copied[1]
-                           and any(_related(t, params.path) for t in e.targets)]
+                           and e.owner == event.owner and any(_related(t, params.path) for t in e.targets)]
                 if between:
                     shard = between[-1]
                     yield (event, f"the {event.name} optimizer gets the parameters copied into a list at line "
@@ -158,6 +160,60 @@ def _base(path: str) -> str | None:
     return ".".join(parts[:2]) if parts[0] == "self" and len(parts) > 2 else parts[0]
 
 
+# torch.nn modules that hold no parameters (activations, dropout, pooling, reshaping)
+PARAMETER_FREE = frozenset({
+    "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "SELU",
+    "CELU", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "Tanhshrink", "GLU", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "CrossEntropyLoss", "MSELoss", "NLLLoss"})
+MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
+
+
+def _only_block_parameters(text: str, base: str, target: str) -> bool:
+    """Whether the module `base` holds parameters only in the blocks `target` names (`model.layers[i]`): `base` is
+    built in the file from one class the file defines on nn.Module, and every other attribute that class sets on
+    itself is a torch module without parameters (an activation, dropout) or a constant. Anything else (a module
+    with parameters, nn.Parameter, a value handed in, register_parameter / add_module / setattr) may hold some."""
+    head = target.split("[", 1)[0]
+    if head.count(".") != 1 or not head.startswith(base + "."):
+        return False
+    block = head.split(".", 1)[1]
+    tree = R._parse(text)
+    if not isinstance(tree, ast.Module):
+        return False
+    classes = {n.name: n for n in walk_nodes(tree) if isinstance(n, ast.ClassDef)}
+    built = {ast.unparse(n.value.func) for n in walk_nodes(tree) if isinstance(n, ast.Assign)
+             and isinstance(n.value, ast.Call) and any(isinstance(t, ast.Name) and t.id == base for t in n.targets)}
+    if len(built) != 1 or next(iter(built)) not in classes:
+        return False
+    cls = classes[next(iter(built))]
+    if not cls.bases or any(ast.unparse(b) not in MODULE_BASES for b in cls.bases):
+        return False
+    for node in walk_nodes(cls):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and (
+                getattr(node.func, "attr", None) in ("register_parameter", "add_module", "register_module")
+                or getattr(node.func, "id", None) == "setattr"):
+            return False
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
+                continue
+            if t.attr == block:
+                continue
+            value = node.value
+            if isinstance(value, ast.Constant) or (isinstance(value, ast.Tuple)
+                                                   and all(isinstance(e, ast.Constant) for e in value.elts)):
+                continue
+            if isinstance(value, ast.Call) and ast.unparse(value.func).rpartition(".")[2] in PARAMETER_FREE \
+                    and ast.unparse(value.func).rpartition(".")[0] in ("nn", "torch.nn", ""):
+                continue
+            return False
+    return True
+
+
 class RootNotSharded(_Fsdp2Rule):
     """`fully_shard` is applied to blocks of a model but never to the model itself.
 
@@ -165,6 +221,8 @@ class RootNotSharded(_Fsdp2Rule):
     Reports `fully_shard` applied block by block (in a loop over `model.layers`, `model.modules()`,
     ...) when no call in the file shards the module the blocks belong to. Code that checks
     `isinstance(..., FSDPModule)` is left alone: it re-shards parts of a model sharded elsewhere.
+    So is a model whose class, defined in the file, holds parameters only in those blocks (its
+    other attributes are activations, dropout or constants): nothing is left outside them.
 
     ## Why is this bad
     Parameters outside every FSDP group (embeddings, the final norm, the output head) stay plain
@@ -189,7 +247,7 @@ class RootNotSharded(_Fsdp2Rule):
 
     code = "FS002"
     name = "root-not-sharded"
-    severity = "error"
+    severity = "warning"  # the run goes on: the unsharded parameters silently drift apart
 
     def judge(self, analysis, context):
         calls = analysis.of("fully_shard")
@@ -202,6 +260,8 @@ class RootNotSharded(_Fsdp2Rule):
                 base = _base(target)
                 if base is None or base in sharded or any(a in sharded for a in R.ancestors(base)):
                     continue
+                if _only_block_parameters(analysis.text, base, target):
+                    continue  # the class in the file holds no parameters outside the blocks
                 yield (event, f"fully_shard is applied to {_show(target)} but never to {base}: parameters outside "
                        "the blocks (embeddings, final norm, head) stay unsharded and their gradients are never "
                        "reduced across ranks",
