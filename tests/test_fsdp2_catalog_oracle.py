@@ -34,7 +34,7 @@ RULE_CLAIMS = {
     "FS010": "test_fs010_three_dim_mesh_raises_value_error",
     "FS011": "test_fs011_two_dim_mesh_without_names_raises_assertion_error",
     "FS012": "test_fs012_explicit_true_on_the_root_reshards_it_after_forward",
-    "FS013": "test_fs013_gradients_are_dtensors",
+    "FS013": "test_fs013_sharded_grad_scaler_steps_dtensor_gradients_as_grad_scaler_does",
     "FS015": "test_fs015_forward_leaves_the_root_unsharded",
     "FS016": "test_fs016_direct_forward_skips_the_hooks_and_fails",
     "FS018": "test_fs018_setter_raises_value_error_for_an_int",
@@ -463,9 +463,19 @@ CHILD = textwrap.dedent(r'''
 
     @case("FS013")
     def _():
-        model = blocks_then_root(Transformer(tied=False))
-        model(TOKENS).sum().backward()
-        return all(isinstance(p.grad, DTensor) for p in model.parameters())
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        out = {}
+        for name, scaler in (("sharded", ShardedGradScaler(device="cpu")), ("amp", torch.amp.GradScaler("cpu"))):
+            model = blocks_then_root(Transformer(tied=False))
+            before = model.norm.weight.detach().full_tensor().clone()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            scaler.scale(model(TOKENS).sum()).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            out[name] = {"dtensor_grads": all(isinstance(p.grad, DTensor) for p in model.parameters()),
+                         "stepped": not torch.equal(before, model.norm.weight.detach().full_tensor())}
+        return out
 
     @case("FS015")
     def _():
@@ -735,8 +745,10 @@ def test_fs012_explicit_true_on_the_root_reshards_it_after_forward(ran):
     assert ran["FS012"]["ok"] == {"explicit": "DTensor", "default": "Parameter"}
 
 
-def test_fs013_gradients_are_dtensors(ran):
-    assert ran["FS013"] == {"ok": True}
+def test_fs013_sharded_grad_scaler_steps_dtensor_gradients_as_grad_scaler_does(ran):
+    """FS013 is an info: ShardedGradScaler works on fully_shard's DTensor gradients, as torch.amp.GradScaler does."""
+    both = {"dtensor_grads": True, "stepped": True}
+    assert ran["FS013"] == {"ok": {"sharded": both, "amp": both}}
 
 
 def test_fs035_an_fsdp2_module_has_no_wrapper_methods(ran):

@@ -16,7 +16,7 @@ MARKER = re.compile(r"#\s*expect:((?:\s*FS\d{3})+)")
 WORLD = ("--world-size", "32")  # FS019 needs a world size; no literal mesh of the fixtures is over or (sharded) under 32 ranks but its own
 SEVERITY = {"FS001": "error", "FS002": "warning", "FS003": "error", "FS004": "warning", "FS005": "warning",
             "FS006": "error", "FS007": "warning", "FS008": "error", "FS009": "warning", "FS010": "error",
-            "FS011": "error", "FS012": "info", "FS013": "warning", "FS014": "warning", "FS015": "error",
+            "FS011": "error", "FS012": "info", "FS013": "info", "FS014": "warning", "FS015": "error",
             "FS016": "warning", "FS017": "warning", "FS018": "error", "FS019": "error", "FS020": "warning",
             "FS021": "error", "FS022": "warning", "FS023": "error", "FS024": "warning", "FS025": "warning",
             "FS026": "warning", "FS027": "info", "FS028": "error", "FS029": "error", "FS030": "error",

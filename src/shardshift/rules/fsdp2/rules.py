@@ -828,8 +828,11 @@ class ShardedGradScalerWithFullyShard(_Fsdp2Rule):
     Reports `ShardedGradScaler(...)` in a file that calls `fully_shard`.
 
     ## Why is this bad
-    `ShardedGradScaler` was written for FSDP1's flat parameters. With FSDP2 the gradients are
-    DTensors, which `torch.amp.GradScaler` handles directly (torchtitan and Accelerate use it).
+    Nothing fails: `ShardedGradScaler` was written for FSDP1 (it all-reduces the inf check over
+    its own process group, and handles CPU-offloaded gradients), and it works on FSDP2's DTensor
+    gradients too. But `torch.amp.GradScaler` handles DTensor gradients directly, as torch's own
+    FSDP2 tests, torchtitan and Accelerate use it, so this is an info: the FSDP1-era class in
+    FSDP2 code.
 
     ## Example
     ```python
@@ -844,13 +847,14 @@ class ShardedGradScalerWithFullyShard(_Fsdp2Rule):
 
     code = "FS013"
     name = "sharded-grad-scaler-with-fully-shard"
-    severity = "warning"
+    severity = "info"  # it works on DTensor gradients: unusual, not wrong
 
     def judge(self, analysis, context):
         if not analysis.of("fully_shard"):
             return
         for event in analysis.of("sharded_grad_scaler"):
-            yield (event, "ShardedGradScaler is FSDP1's loss scaler; with fully_shard the gradients are DTensors",
+            yield (event, "ShardedGradScaler is FSDP1's loss scaler; it works on fully_shard's DTensor gradients, but "
+                   "torch.amp.GradScaler handles them directly (as torch's own FSDP2 tests use it)",
                    "use torch.amp.GradScaler(device_type)")
 
 
