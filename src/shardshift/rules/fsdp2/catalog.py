@@ -160,6 +160,16 @@ def _scopes(tree: ast.Module, line: int) -> tuple[list[ast.stmt], str | None]:
     return best.body, best.name
 
 
+def _is_parameter(tree: ast.Module, line: int, name: str) -> bool:
+    """Whether `name` is a parameter of the innermost function around `line`."""
+    around = [n for n in walk_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not around:
+        return False
+    arguments = max(around, key=lambda n: n.lineno).args
+    return name in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+
+
 class ToEmptyWithoutInitialisation(_base._Fsdp2Rule):
     """`to_empty` allocates the model's memory but nothing initialises or loads it afterwards.
 
@@ -168,7 +178,8 @@ class ToEmptyWithoutInitialisation(_base._Fsdp2Rule):
     sharding) when no code after it initialises the parameters (`init_weights`,
     `reset_parameters`, `apply(init_fn)`, ...) or loads them (`load_state_dict`,
     `set_model_state_dict`, `dcp.load`, ...). When the model is passed on to code the reader
-    cannot see into, nothing is reported.
+    cannot see into, nothing is reported; nor when it comes from such code: a helper that takes
+    the model as a parameter and that nothing in the file calls leaves the next step to its caller.
 
     ## Why is this bad
     `to_empty` gives every parameter and buffer new, uninitialised storage (`torch.empty_like`):
@@ -213,8 +224,10 @@ class ToEmptyWithoutInitialisation(_base._Fsdp2Rule):
             body, function = _scopes(tree, event.line)
             verdicts = [_initialised(_after(body, event.line), name)]
             if function is not None:  # what the callers of the function that holds it do afterwards
-                for outer in walk_nodes(tree):
-                    if isinstance(outer, ast.Call) and _name(outer.func) == function:
+                callers = [n for n in walk_nodes(tree) if isinstance(n, ast.Call) and _name(n.func) == function]
+                if not callers and _is_parameter(tree, event.line, name):
+                    continue  # a helper handed the model by code not in this file: what that code does next is unseen
+                for outer in callers:
                         outer_body, _ = _scopes(tree, outer.lineno)
                         later = _after(outer_body, outer.lineno)
                         verdicts.append(_initialised(later, ""))
