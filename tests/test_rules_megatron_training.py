@@ -78,6 +78,7 @@ BAD_CASES = [
     ("MG228/bad_constant.sh", "MG228", "error", "--start-weight-decay", "--start-weight-decay", None),
     ("MG229/bad.sh", "MG229", "error", "--save", "--save", "--save-interval"),
     ("MG229/bad_retain.sh", "MG229", "error", "--save-retain-interval", "--save-retain-interval", "10"),
+    ("MG229/bad_retain_zero.sh", "MG229", "error", "--save-retain-interval", "--save-retain-interval", "5"),
 ]
 GOOD_CASES = sorted(RULES.glob("MG2*/good*.sh"))
 
@@ -233,6 +234,7 @@ REJECTED = {
     "MG228/bad_constant.sh": ("validate", "assert args.start_weight_decay is None"),
     "MG229/bad.sh": ("validate", "assert args.save_interval is not None"),
     "MG229/bad_retain.sh": ("validate", "assert args.save_retain_interval % args.save_interval == 0"),
+    "MG229/bad_retain_zero.sh": ("validate", "assert args.save_retain_interval > 0"),
 }
 # accepted, with the values the message says Megatron ends up with (of those Verdict.args reports), and the
 # warning it prints (or None)

@@ -1434,8 +1434,10 @@ class SaveIntervalMismatch(TrainingRule):
             return
         if known(retain) and isinstance(retain, int) and (retain <= 0 or retain % interval):
             multiple = interval * max(1, -(-retain // interval))  # the next multiple up
+            check = ("args.save_retain_interval > 0" if retain <= 0
+                     else "args.save_retain_interval % args.save_interval == 0")  # the first of the two that fails
             yield self.at(flags, "save_retain_interval",
                           f"{flags.spelled('save_retain_interval')} {retain} is not a positive multiple of "
                           f"{flags.spelled('save_interval')} {interval}: {VALIDATE} (it asserts "
-                          f"`args.save_retain_interval % args.save_interval == 0`); use a multiple such as {multiple}",
+                          f"`{check}`); use a multiple such as {multiple}",
                           fix=str(multiple), related=self.also(flags, "save_interval"))
