@@ -154,9 +154,22 @@ class BatchArithmetic(PlanRule):
             yield self.finding_at(where, f"{name} {total} is too small for {ranks}: {derives} {what}"
                                          + (" and asserts it is greater than 0" if deepspeed else ""))
         elif result != total:
+            megatron = plan.passthrough.get("megatron", {})
+            rounds = megatron.get("--decrease-batch-size-if-needed", False)
+            if rounds is not False and rounds is not True:
+                return  # a value not known before the job runs
+            if rounds and "--eval-global-batch-size" in megatron:
+                # Megatron's microbatch calculator rounds the training batch down instead of refusing it
+                yield self.finding_at(where, f"{name} {total} does not divide evenly over {ranks}: with "
+                                             f"--decrease-batch-size-if-needed Megatron rounds it down to {result} "
+                                             f"({what}), so the run trains on {result} samples per step, not "
+                                             f"{total}; set {name} to {result}", fix=str(result), severity="warning")
+                return
+            also = (" (--decrease-batch-size-if-needed rounds only the training batch: validate_args asserts that the "
+                    "eval global batch, which defaults to it, divides evenly)" if rounds else "")
             yield self.finding_at(where, f"{name} {total} does not divide evenly over {ranks}: {derives} "
-                                         f"{what}, then the product is {result} ≠ {total}; set {name} to {result}",
-                                  fix=str(result))
+                                         f"{what}, then the product is {result} ≠ {total}{also}; set {name} to "
+                                         f"{result}", fix=str(result))
 
     def _without_world(self, setup, total, micro, accumulation):
         plan = setup.plan
