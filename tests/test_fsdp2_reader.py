@@ -342,3 +342,19 @@ def test_argument_check_events():
     assert [p.path for p in prefetch.kwargs["modules"].items] == ["model.norm"]
     assert [p.path for p in share.kwargs["modules"].items] == ["model"]
     assert copied.targets == ["model"]
+
+
+def test_another_librarys_fully_sharded_data_parallel_is_not_torchs_fsdp1(tmp_path):
+    """Megatron-LM's FSDP adapter (and fairscale's wrapper) share the name of torch's FSDP1 class: FS007's claims
+    (FSDP1 is deprecated in torch) are about torch's only."""
+    from conftest import check_json
+
+    cases = {"torch_fsdp1.py": "from torch.distributed.fsdp import FullyShardedDataParallel",
+             "torch_module.py": "import torch.distributed.fsdp as fsdp\nFullyShardedDataParallel = None",
+             "megatron.py": "from megatron.core.distributed import FullyShardedDataParallel",
+             "fairscale.py": "from fairscale.nn import FullyShardedDataParallel"}
+    for name, imports in cases.items():
+        call = "fsdp.FullyShardedDataParallel" if "torch_module" in name else "FullyShardedDataParallel"
+        (tmp_path / name).write_text(f"{imports}\n\n\ndef wrap(model):\n    return {call}(module=model)\n")
+    _, out = check_json(*(str(tmp_path / n) for n in cases), "--select", "FS007", "--isolated")
+    assert sorted(f["file"].rsplit("/", 1)[-1] for f in out["findings"]) == ["torch_fsdp1.py", "torch_module.py"]

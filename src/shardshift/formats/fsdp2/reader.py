@@ -1112,8 +1112,11 @@ class Interpreter:
             return named.get("module", UNKNOWN)
         if last == "fully_shard":  # another library's fully_shard (or a method of that name) is not torch's
             return NOT_KNOWN
-        if last in ("FullyShardedDataParallel", "FSDP") and (not bare or last == "FullyShardedDataParallel"
-                                                            or env.lookup(last) is not None):
+        # torch's FSDP1 wrapper: a name imported from torch (another library's class of that name, such as
+        # Megatron-LM's FSDP adapter, is not it), or a bare name the file does not bind otherwise
+        if last in ("FullyShardedDataParallel", "FSDP") and (
+                (not bare and qualified.split(".")[0] == "torch")
+                or (bare and (last == "FullyShardedDataParallel" or env.lookup(last) is not None))):
             self._event("fsdp1", node, targets=_paths(named.get("module", UNKNOWN)), kwargs=named, given=given)
             return named.get("module", UNKNOWN)
         if last == "init_device_mesh":
