@@ -192,6 +192,7 @@ EXPECTED: list[Change | NewFile] = [
            "info (ShardedGradScaler works on DTensor gradients: tests/test_fsdp2_catalog_oracle.py)"),
     NewFile("fixtures/fsdp2/rules/FS022/*_helper*.py", "Issue 33: FS022 judges a helper's to_empty through the "
             "callers in the file, and leaves one nothing in the file calls to its callers"),
+    NewFile("fixtures/fsdp2/rules/FS051/*", "Issue 33: FS051, an nn.ModuleList / nn.ModuleDict passed to fully_shard"),
     NewFile("fixtures/fsdp2/rules/FS042/*", "Issue 33: FS042, a meta-device module sharded and run before to_empty"),
     NewFile("fixtures/fsdp2/rules/FS041/*", "Issue 33: FS041, a device mesh dimension written as a true division"),
     NewFile("fixtures/fsdp2/rules/FS040/*", "Issue 33: FS040, init_process_group arguments torch refuses"),

@@ -23,7 +23,7 @@ SEVERITY = {"FS001": "error", "FS002": "warning", "FS003": "error", "FS004": "wa
             "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error",
             "FS035": "error", "FS036": "error", "FS037": "error", "FS038": "error", "FS039": "error",
             "FS040": "error", "FS041": "error", "FS042": "error", "FS043": "error", "FS044": "error",
-            "FS047": "error", "FS048": "error", "FS049": "error"}
+            "FS047": "error", "FS048": "error", "FS049": "error", "FS051": "error"}
 
 
 def expected(path):

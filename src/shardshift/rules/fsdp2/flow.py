@@ -675,3 +675,117 @@ class CpuOffloadModuleMovedToAccelerator(_base._Fsdp2Rule):
                 doubts.append(f"what {ast.unparse(node.func)}(...) at line {step.line} does with {name} (it may "
                               "move it back to the CPU)")
         return None
+
+
+# torch.nn modules whose attribute is a container with no forward: nn.TransformerEncoder(...).layers
+TORCH_CONTAINER_ATTRIBUTES = {"TransformerEncoder": "layers", "TransformerDecoder": "layers"}
+CONTAINERS = ("ModuleList", "ModuleDict")
+
+
+def _torch_nn(func: ast.expr, names: tuple[str, ...]) -> str | None:
+    """`nn.X` / `torch.nn.X` / a bare `X` (of `names`): X, else None."""
+    text = ast.unparse(func)
+    head, _, last = text.rpartition(".")
+    return last if last in names and head in ("", "nn", "torch.nn") else None
+
+
+def _containers(tree: ast.Module) -> dict[str, str]:
+    """What the file binds to a plain nn.ModuleList / nn.ModuleDict, as fully_shard's argument is written: a name
+    bound once in the file (`blocks = nn.ModuleList(...)`), or `x.attr` where `x` is bound once to a class the file
+    defines on nn.Module whose own code binds `self.attr` once, to such a container (or to nn.TransformerEncoder /
+    nn.TransformerDecoder, whose `layers` is one). A name bound twice, or a class of another base, is not read."""
+    bound: dict[str, list[ast.expr]] = {}
+    for node in walk_nodes(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef)):
+            for name in _free_names(node.target) if isinstance(node, (ast.For, ast.AsyncFor)) else []:
+                bound.setdefault(name, []).append(node)  # a loop variable: more than one object
+    classes: dict[str, dict[str, str]] = {}  # class -> attribute -> container class
+    for cls in (n for n in walk_nodes(tree) if isinstance(n, ast.ClassDef)):
+        if not cls.bases or any(ast.unparse(b) not in ("nn.Module", "torch.nn.Module", "Module") for b in cls.bases):
+            continue
+        attributes: dict[str, list[ast.expr]] = {}
+        for node in walk_nodes(cls):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                            and target.value.id == "self":
+                        attributes.setdefault(target.attr, []).append(node.value)
+        classes[cls.name] = {attr: kind for attr, values in attributes.items() if len(values) == 1
+                             and isinstance(values[0], ast.Call)
+                             and (kind := _torch_nn(values[0].func, CONTAINERS))}
+    out: dict[str, str] = {}
+    for name, values in bound.items():
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            continue
+        call = values[0]
+        kind = _torch_nn(call.func, CONTAINERS)
+        if kind:
+            out[name] = kind
+        elif isinstance(call.func, ast.Name) and call.func.id in classes:
+            out.update({f"{name}.{attr}": kind for attr, kind in classes[call.func.id].items()})
+        elif (torch_class := _torch_nn(call.func, tuple(TORCH_CONTAINER_ATTRIBUTES))) is not None:
+            out[f"{name}.{TORCH_CONTAINER_ATTRIBUTES[torch_class]}"] = "ModuleList"
+    return out
+
+
+class ContainerPassedToFullyShard(_base._Fsdp2Rule):
+    """`fully_shard` is given an `nn.ModuleList` or `nn.ModuleDict` itself.
+
+    ## What it does
+    Reports `fully_shard(x)` where `x` is a plain `nn.ModuleList` or `nn.ModuleDict`, as the file
+    shows it: a name bound once to one, an attribute that a model class defined in the file sets
+    to one in its own code (`self.layers = nn.ModuleList(...)`), or the `layers` of an
+    `nn.TransformerEncoder` / `nn.TransformerDecoder`. A model whose class is not in the file, a
+    name bound more than once, and subclasses of the containers (which may define `forward`) are
+    not judged.
+
+    ## Why is this bad
+    FSDP2 runs its all-gathers in hooks around a module's `forward`, and these containers have
+    none (they are never called): `fully_shard` raises `ValueError: fully_shard does not support
+    containers that do not implement forward` in every torch release with FSDP2.
+
+    ## Example
+    ```python
+    fully_shard(model.layers)
+    fully_shard(model)
+    ```
+
+    ## Use instead
+    ```python
+    for layer in model.layers:
+        fully_shard(layer)
+    fully_shard(model)
+    ```
+    """
+
+    code = "FS051"
+    name = "container-passed-to-fully-shard"
+    severity = "error"
+
+    def judge(self, analysis, context):
+        text = analysis.text
+        if "fully_shard" not in text or ("ModuleList" not in text and "ModuleDict" not in text
+                                         and "TransformerEncoder" not in text and "TransformerDecoder" not in text):
+            return
+        tree = R._parse(text)
+        if not isinstance(tree, ast.Module) or _foreign_fully_shard(tree):
+            return
+        containers = _containers(tree)
+        if not containers:
+            return
+        for event in analysis.of("fully_shard"):
+            if event.file:
+                continue  # in a helper of another file
+            for target in event.targets:
+                kind = containers.get(target)
+                if kind is not None:
+                    yield (event, f"fully_shard({_base._show(target)}) is given an nn.{kind}, a container with no forward: "
+                           "torch raises ValueError (fully_shard does not support containers that do not implement "
+                           "forward)",
+                           f"shard each module in it (for block in {_base._show(target)}{'.values()' if kind == 'ModuleDict' else ''}: "
+                           "fully_shard(block)), then the model")
+                    break
