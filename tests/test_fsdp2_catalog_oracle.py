@@ -59,7 +59,7 @@ COVERAGE_ORACLE = ("tests/test_coverage_map.py::test_framework_reaches_each_rule
                    "reports_it[fsdp2]")
 COVERAGE_CLAIMS = {code: COVERAGE_ORACLE for code in ("FS029", "FS030", "FS031", "FS032", "FS033", "FS034", "FS038", "FS039",
                                                     "FS040", "FS041", "FS042",
-                                                    "FS047", "FS048", "FS049")}
+                                                    "FS047", "FS048", "FS049", "FS051")}
 # Rules whose messages state no torch behaviour this can run: numerics (FS005, FS014), another
 # library or the docs (FS007, FS020), performance over several ranks (FS017).
 NO_RUNNABLE_CLAIM = {"FS005": "bf16 accumulation precision", "FS007": "FSDP1 deprecated in the docs",
