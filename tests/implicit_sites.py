@@ -3,9 +3,10 @@ no `raise` or `assert` written for it (TypeError, ZeroDivisionError, AttributeEr
 computing with the value). A site is the exception's type and the innermost line of DeepSpeed that raised it.
 
 Used in a child process (it imports DeepSpeed): tests/test_coverage_implicit.py and bench/mutation_deepspeed.py.
-The other frameworks' children there reuse `raising_site` and `mutated_sites`; Megatron-LM's launch scripts have
-their own helpers at the end (a flag's neighbours by its type, the script of a mutant, which failures are written
-refusals and which are this machine's).
+The other frameworks' children there reuse `raising_site` and `mutated_sites`; Megatron-LM's launch scripts and
+FSDP2's sharding code have their own helpers at the end (a flag's neighbours by its type, the script of a mutant,
+the literal arguments of an FSDP2 call rewritten with `ast`, which failures are written refusals and which are this
+machine's).
 """
 
 from __future__ import annotations
@@ -269,3 +270,101 @@ def megatron_near(flags: dict, per_neighbour: int):
         return out
 
     return near
+
+
+# --- FSDP2: the literal arguments of fully_shard and its policies, meshes and setters in a fixture's code ----------
+
+# the calls whose literal arguments are mutated: fully_shard, its policies and mesh, and FSDPModule's setters
+FSDP2_CALLS = ("fully_shard", "MixedPrecisionPolicy", "CPUOffloadPolicy", "OffloadPolicy", "init_device_mesh",
+               "DataParallelMeshDims", "set_reshard_after_forward", "set_requires_gradient_sync",
+               "set_gradient_divide_factor", "set_reduce_scatter_max_input_buffers",
+               "set_force_sum_reduction_for_comms", "set_reshard_after_backward", "set_is_last_backward",
+               "set_unshard_in_backward", "set_requires_all_reduce")
+FSDP2_DTYPES = ("float64", "int8", "float8_e4m3fn")
+# a failure of this CPU machine, not of the value, told by its message: torch built without CUDA (a tensor, stream
+# or device moved to "cuda" that the loader's cpu mesh did not turn into "cpu"), a backend only a GPU build has
+# (NCCL, its symmetric memory), or a device index with no accelerator behind it (device type 0: torch.device(0) is
+# the current accelerator's device 0, cuda:0 on a GPU machine, "Cannot access accelerator device when none is
+# available" here)
+FSDP2_ENVIRONMENT_WORDS = ("not compiled with cuda", "cuda is not available", "no cuda gpus", "nccl",
+                           "found no nvidia driver", "cuda driver", "cannot access accelerator device")
+
+
+def _is_dtype(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch"
+            and node.attr[:1].isalpha() and any(word in node.attr for word in ("float", "int", "bool", "complex")))
+
+
+def fsdp2_neighbours(node: ast.expr) -> list[ast.expr]:
+    """The neighbours of a literal argument, as expressions: an int's 0, -1, x+0.5, its text and None; a bool's
+    negation, None, "true" and 2; a string's "bogus", 0 and None; a `torch.<dtype>`'s other dtypes, None and its
+    name as a string. Nothing for what is not a literal."""
+    if _is_dtype(node):
+        return [*(ast.Attribute(ast.Name("torch", ast.Load()), name, ast.Load()) for name in FSDP2_DTYPES
+                  if name != node.attr), ast.Constant(None), ast.Constant(node.attr)]
+    if not isinstance(node, ast.Constant):
+        return []
+    value = node.value
+    if isinstance(value, bool):
+        values = [not value, None, "true", 2]
+    elif isinstance(value, int):
+        values = [0, -1, value + 0.5, str(value), None]
+    elif isinstance(value, float):
+        values = [0, -1.0, str(value), None]
+    elif isinstance(value, str):
+        values = ["bogus", 0, None]
+    else:
+        values = []
+    return [ast.Constant(v) for v in values]
+
+
+def _callee(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    return None
+
+
+def fsdp2_mutants(text: str):
+    """(what was swapped, the mutant's source) for each literal argument of the FSDP2_CALLS in `text` (a
+    keyword's or a positional argument's value, each entry of a tuple or list of them) and each of its
+    neighbours. What was swapped: "<call>(<argument>) <old> -> <new>"."""
+    tree = ast.parse(text)
+    places = []  # (call name, argument name, the parent node, the field, the index in it or None)
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or _callee(call) not in FSDP2_CALLS:
+            continue
+        name = _callee(call)
+        slots = [(f"#{i}", call.args, i) for i in range(len(call.args))]
+        slots += [(kw.arg, kw, "value") for kw in call.keywords if kw.arg is not None]
+        for argument, parent, field in slots:
+            node = parent[field] if isinstance(field, int) else getattr(parent, field)
+            if isinstance(node, (ast.Tuple, ast.List)):
+                places += [(name, f"{argument}[{i}]", node.elts, i) for i in range(len(node.elts))]
+            else:
+                places.append((name, argument, parent, field))
+    for name, argument, parent, field in places:
+        original = parent[field] if isinstance(field, int) else getattr(parent, field)
+        for neighbour in fsdp2_neighbours(original):
+            if isinstance(field, int):
+                parent[field] = neighbour
+            else:
+                setattr(parent, field, neighbour)
+            yield f"{name}({argument}) {ast.unparse(original)} -> {ast.unparse(neighbour)}", ast.unparse(tree)
+            if isinstance(field, int):
+                parent[field] = original
+            else:
+                setattr(parent, field, original)
+
+
+def fsdp2_site(error: BaseException, torch) -> str | None:
+    """The implicit site of torch's `error`, "explicit" for a refusal torch writes (its innermost torch line is a
+    `raise` or an `assert`) or a failure outside torch's code (the fixture's own line), None for a failure of this
+    CPU machine (FSDP2_ENVIRONMENT_WORDS in its message)."""
+    message = f"{type(error).__name__}: {error}".lower()
+    if any(word in message for word in FSDP2_ENVIRONMENT_WORDS):
+        return None
+    if written_refusal(error, torch):
+        return "explicit"
+    return raising_site(error, torch) or "explicit"

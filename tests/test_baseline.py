@@ -173,6 +173,15 @@ EXPECTED: list[Change | NewFile] = [
             "site of Megatron's argument path and start-up (src/shardshift/data/coverage/megatron-implicit.tsv)"),
     NewFile("fixtures/deepspeed/rules/DS456/*", "Issue 33: DS456, optimizer parameters the class DeepSpeed builds refuses"),
     NewFile("fixtures/deepspeed/rules/DS453/*", "Issue 33: DS453, curriculum metrics DeepSpeed's sampler refuses"),
+    NewFile("fixtures/fsdp2/implicit/*", "Issue 33: a bad and a good sharding script per implicit failure site of "
+            "torch 2.13's init_device_mesh, fully_shard and first forward (src/shardshift/data/coverage/fsdp2-implicit.tsv)"),
+    NewFile("fixtures/fsdp2/rules/FS050/*", "Issue 33: FS050, a MixedPrecisionPolicy param_dtype FSDP2 cannot compute in"),
+    NewFile("fixtures/fsdp2/rules/FS029/bad_mesh_shape_*.py", "Issue 33: FS029, a mesh_shape dim torch computes with "
+            "unchecked (zero, negative, None)"),
+    NewFile("fixtures/fsdp2/rules/FS029/bad_device_type_*.py", "Issue 33: FS029, a device type fully_shard looks up "
+            "unchecked"),
+    NewFile("fixtures/fsdp2/rules/FS029/bad_last_dim_name.py", "Issue 33: FS029, an HSDP mesh's last dim name that "
+            "is no string (fully_shard slices by it)"),
     NewFile("fixtures/fsdp2/rules/FS049/*", "Issue 33: FS049, an int reshard_after_forward on DTensor parameters"),
     NewFile("fixtures/fsdp2/rules/FS048/*", "Issue 33: FS048, dp_mesh_dims on a mesh or DTensors torch refuses"),
     NewFile("fixtures/fsdp2/rules/FS047/*", "Issue 33: FS047, fully_shard's mesh and the TP mesh torch cannot join"),

@@ -4,7 +4,8 @@ word); each place that fails so is an implicit site, found by mutation (bench/mu
 bench/mutation_accelerate.py) and mapped in src/shardshift/data/coverage/<framework>-implicit.tsv to the rule that
 reports it and a bad fixture, with a good one beside it (Axolotl's, through its schema and normalize_config,
 torchtitan's, through its start-up path, transformers' TrainingArguments, built from a script's literal
-keywords, and Megatron-LM's, each flag of a launch script through its argument path and process groups, are found
+keywords, Megatron-LM's, each flag of a launch script through its argument path and process groups, and FSDP2's,
+each literal argument of fully_shard, its policies and its mesh through torch on a fake process group, are found
 the same way and mutated here too). Here (oracle):
 
 - mutating every ds_config DeepSpeed accepts (the fixtures and ../shared/corpus/deepspeed) finds no implicit site
@@ -42,7 +43,7 @@ def _rows(framework: str = "deepspeed") -> list[tuple[str, str, Path]]:
 
 @pytest.mark.parametrize("framework, good", [("deepspeed", "good.json"), ("accelerate", "good"), ("axolotl", "good.yaml"),
                                             ("torchtitan", "good.toml"), ("transformers", "good.py"),
-                                            ("megatron", "good.sh")])
+                                            ("megatron", "good.sh"), ("fsdp2", "good.py")])
 def test_each_row_names_a_registered_rule_and_a_bad_and_good_fixture(framework, good):
     from shardshift.rules import all_rules
 
@@ -349,12 +350,61 @@ def test_megatron_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_ot
     _child_sites(MEGATRON_CHILD, _rows("megatron"), "good.sh", sources)
 
 
+FSDP2_CHILD = r"""
+import importlib.util, json, os, sys, tempfile, warnings
+from pathlib import Path
+tests = Path(sys.argv[1])
+sys.path.insert(0, str(tests))
+import implicit_sites
+spec = importlib.util.spec_from_file_location("fsdp2_loader", tests / "coverage_loaders" / "fsdp2.py")
+loader = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loader)
+loader.prepare()
+import torch
+warnings.simplefilter("ignore")  # torch's deprecation and device warnings, once per mutant
+
+def site(path):
+    try:
+        loader.load(Path(path))
+    except Exception as error:  # a fixture's own failure (a module it imports, a name it lacks) is no site
+        return implicit_sites.fsdp2_site(error, torch) or "explicit"
+    return None
+
+cases, sources = json.loads(sys.stdin.read())
+sites = {path: site(path) for path in cases}
+found = {}
+with tempfile.TemporaryDirectory() as scratch:
+    target = Path(scratch, "mutant.py")
+    for path in sources:
+        if site(path) is not None:
+            continue  # a fixture the loader cannot run without options (its own process group, a model it imports)
+        for _, text in implicit_sites.fsdp2_mutants(Path(path).read_text(encoding="utf-8")):
+            target.write_text(text, encoding="utf-8")
+            where = site(target)
+            if where not in (None, "explicit"):
+                found[where] = found.get(where, 0) + 1
+print(json.dumps([sites, found]))
+"""
+
+
+@pytest.mark.oracle
+def test_fsdp2_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_other():
+    """torch 2.13's init_device_mesh, fully_shard and first forward (tests/coverage_loaders/fsdp2.py, a fake process
+    group of 32 ranks) on each row's fixtures, and on the mutants of the rule fixtures' good files the loader runs
+    without options: each literal argument of fully_shard, its policies, init_device_mesh and FSDPModule's setters
+    swapped for its neighbours (tests/implicit_sites.py, fsdp2_mutants)."""
+    sources = sorted(str(p) for p in (FIXTURES / "fsdp2" / "rules").rglob("good*.py"))
+    assert len(sources) > 40
+    # HF_HUB_OFFLINE: a fixture that loads a Hugging Face model fails at once instead of waiting on the network
+    _child_sites(FSDP2_CHILD, _rows("fsdp2"), "good.py", sources, env={"HF_HUB_OFFLINE": "1"})
+
+
 # framework -> (the good fixture beside each bad one, what `check` is told): Axolotl's verdicts hold from 0.21.0;
 # an Accelerate case is a folder with the launch (run.sh) that leaves every value to the file; the transformers
 # fixtures are judged by the release fixtures/transformers/requirements.txt pins (5.24.0)
 REPORTED = {"deepspeed": ("good.json", ("--world-size", "8")), "accelerate": ("good", ()),
             "axolotl": ("good.yaml", ("--axolotl-version", "0.21.0")), "torchtitan": ("good.toml", ()),
-            "transformers": ("good.py", ()), "megatron": ("good.sh", ())}
+            "transformers": ("good.py", ()), "megatron": ("good.sh", ()), "fsdp2": ("good.py", ())}
 
 
 @pytest.mark.parametrize("framework", sorted(REPORTED))
@@ -371,3 +421,51 @@ def test_shardshift_reports_each_rows_rule_on_its_bad_fixture_and_no_error_or_wa
         assert (rule, "error") in found.get(bad.resolve(), set()), (site, found.get(bad.resolve()))
         assert not {s for _, s in found.get((bad.parent / good).resolve(), set())} & {"error", "warning"}, site
 
+
+
+FSDP2_RAISED_CHILD = r"""
+import importlib.util, json, sys, warnings
+from pathlib import Path
+tests = Path(sys.argv[1])
+spec = importlib.util.spec_from_file_location("fsdp2_loader", tests / "coverage_loaders" / "fsdp2.py")
+loader = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(loader)
+loader.prepare()
+warnings.simplefilter("ignore")
+
+def raised(path):
+    try:
+        loader.load(Path(path))
+    except Exception as error:
+        return type(error).__name__
+    return None
+
+print(json.dumps({path: raised(path) for path in json.loads(sys.stdin.read())}))
+"""
+
+# mesh_shape literals: each dim None, 0 or negative, alone and together, in each order torch meets them
+FSDP2_SHAPES = ["(0,)", "(0, 8)", "(4, 0)", "(2, 2, 0)", "(-1,)", "(-2, 4)", "(-4, -8)", "(None,)", "(4, None)",
+                "(4, 0, -1)", "(0, -1)", "(-1, 0)", "(4, None, 0)", "(0, None)", "(2, -1, 0)", "[4, 0]"]
+
+
+@pytest.mark.oracle
+def test_fs029_names_the_exception_torch_raises_on_each_mesh_shape(tmp_path):
+    """FS029's message on a mesh_shape dim of size None, 0 or negative names the exception torch 2.13 raises on that
+    shape (tests/coverage_loaders/fsdp2.py), whichever of the dims torch meets first."""
+    paths = []
+    for index, shape in enumerate(FSDP2_SHAPES):
+        path = tmp_path / f"shape_{index}.py"
+        path.write_text("from torch.distributed.device_mesh import init_device_mesh\n"
+                        "from torch.distributed.fsdp import fully_shard\n\n"
+                        f"mesh = init_device_mesh('cuda', {shape})\n\n\n"
+                        "def wrap(model):\n    fully_shard(model, mesh=mesh)\n", encoding="utf-8")
+        paths.append(str(path))
+    done = subprocess.run([sys.executable, "-c", FSDP2_RAISED_CHILD, str(ROOT / "tests")], input=json.dumps(paths),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    raised = json.loads(done.stdout.strip().splitlines()[-1])
+    _, output = check_json("--isolated", "--select", "FS029", *paths)
+    messages = {str(Path(f["file"]).resolve()): f["message"] for f in output["findings"]}
+    for path, shape in zip(paths, FSDP2_SHAPES):
+        message = messages.get(str(Path(path).resolve()), "")
+        assert raised[path] and f"torch raises {raised[path]}" in message, (shape, raised[path], message)

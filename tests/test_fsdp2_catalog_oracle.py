@@ -18,6 +18,7 @@ import textwrap
 
 import pytest
 
+from conftest import ROOT
 from oracles import require_installed
 
 pytestmark = pytest.mark.oracle
@@ -60,6 +61,12 @@ COVERAGE_ORACLE = ("tests/test_coverage_map.py::test_framework_reaches_each_rule
 COVERAGE_CLAIMS = {code: COVERAGE_ORACLE for code in ("FS029", "FS030", "FS031", "FS032", "FS033", "FS034", "FS038", "FS039",
                                                     "FS040", "FS041", "FS042",
                                                     "FS047", "FS048", "FS049", "FS051")}
+# Rules whose messages say how torch fails on a value it computes with unchecked (no check of its own): confirmed
+# site by site by the implicit map's oracle, which runs each row's bad and good fixture through torch on a fake
+# process group (src/shardshift/data/coverage/fsdp2-implicit.tsv).
+IMPLICIT_ORACLE = ("tests/test_coverage_implicit.py::test_fsdp2_fails_at_each_site_on_its_bad_fixture_and_mutation_"
+                   "finds_no_other")
+IMPLICIT_CLAIMS = {"FS050": IMPLICIT_ORACLE}
 # Rules whose messages state no torch behaviour this can run: numerics (FS005, FS014), another
 # library or the docs (FS007, FS020), performance over several ranks (FS017).
 NO_RUNNABLE_CLAIM = {"FS005": "bf16 accumulation precision", "FS007": "FSDP1 deprecated in the docs",
@@ -624,9 +631,13 @@ def test_every_fs_rule_is_confirmed_or_says_why_not():
     from shardshift.rules import all_rules
 
     codes = {rule.code for rule in all_rules() if rule.code.startswith("FS")}
-    assert codes == set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM) | set(COVERAGE_CLAIMS)
+    assert codes == set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM) | set(COVERAGE_CLAIMS) | set(IMPLICIT_CLAIMS)
     assert not set(RULE_CLAIMS) & set(NO_RUNNABLE_CLAIM)
     assert not (set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM)) & set(COVERAGE_CLAIMS)
+    assert not (set(RULE_CLAIMS) | set(NO_RUNNABLE_CLAIM) | set(COVERAGE_CLAIMS)) & set(IMPLICIT_CLAIMS)
+    implicit = {line.split("\t")[1].removeprefix("rule: ") for line in (ROOT / "src" / "shardshift" / "data" / "coverage"
+                / "fsdp2-implicit.tsv").read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")}
+    assert set(IMPLICIT_CLAIMS) <= implicit, "a rule confirmed by the implicit oracle must name a site of its table"
     from shardshift import coverage
 
     mapped = {code for v in coverage.load("fsdp2").values() for code in v.codes}

@@ -23,7 +23,7 @@ SEVERITY = {"FS001": "error", "FS002": "warning", "FS003": "error", "FS004": "wa
             "FS031": "error", "FS032": "error", "FS033": "error", "FS034": "error",
             "FS035": "error", "FS036": "error", "FS037": "error", "FS038": "error", "FS039": "error",
             "FS040": "error", "FS041": "error", "FS042": "error", "FS043": "error", "FS044": "error",
-            "FS047": "error", "FS048": "error", "FS049": "error", "FS051": "error"}
+            "FS047": "error", "FS048": "error", "FS049": "error", "FS050": "error", "FS051": "error"}
 
 
 def expected(path):
@@ -401,3 +401,30 @@ def test_a_fully_shard_imported_from_outside_torch_is_not_judged_as_torchs(tmp_p
         (tmp_path / name).write_text(body.format(imports=imports))
     _, out = check_json(*(str(tmp_path / n) for n in cases), "--select", "FS042", "--isolated")
     assert sorted(Path(f["file"]).name for f in out["findings"]) == ["composable.py", "torch.py"]
+
+
+def test_unchecked_value_rules_stay_silent_where_torch_accepts_or_the_code_cannot_tell(tmp_path):
+    """Precision of FS029's unchecked mesh values and FS050: a device type of an out-of-tree backend, one on a mesh
+    nothing shards on, the writer's placeholders, a size or a dtype the code decides at run time, a mesh under an
+    undecided `if`, the first dim name of an HSDP mesh (fully_shard slices by the last), a 1-D mesh's name."""
+    (tmp_path / "shard.py").write_text(
+        "import torch\n"
+        "from torch.distributed.device_mesh import init_device_mesh\n"
+        "from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard\n"
+        "npu = init_device_mesh('npu', (32,))\n"
+        "unused = init_device_mesh('gpu', (32,))\n"
+        "filled = init_device_mesh('auto', (32,))\n"
+        "hsdp = init_device_mesh('cuda', (4, 8), mesh_dim_names=(None, 'shard'))\n"
+        "flat = init_device_mesh('cuda', (32,), mesh_dim_names=(None,))\n"
+        "def wrap(model, nodes, dtype, big):\n"
+        "    sized = init_device_mesh('cuda', (nodes, 0 if big else 8), mesh_dim_names=('replicate', 'shard'))\n"
+        "    if big:\n"
+        "        fully_shard(model, mesh=init_device_mesh('gpu', (-1,)))\n"
+        "    for mesh in (npu, filled, hsdp, flat, sized):\n"
+        "        fully_shard(model, mesh=mesh)\n"
+        "    fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=dtype))\n"
+        "    fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype='auto'))\n"
+        "    fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.float32, reduce_dtype=torch.float32))\n",
+        encoding="utf-8")
+    _, out = check_json(str(tmp_path), "--select", "FS029,FS050")
+    assert out["findings"] == []

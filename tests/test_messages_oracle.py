@@ -519,6 +519,7 @@ FIXTURE_EXEMPT = {
 
 # The FSDP2 rules' claims, confirmed by one torch child process in their own module.
 from test_fsdp2_catalog_oracle import COVERAGE_CLAIMS as FSDP2_COVERAGE_CLAIMS  # noqa: E402
+from test_fsdp2_catalog_oracle import IMPLICIT_CLAIMS as FSDP2_IMPLICIT_CLAIMS  # noqa: E402
 from test_fsdp2_catalog_oracle import NO_RUNNABLE_CLAIM as FSDP2_NOT_RUNNABLE  # noqa: E402
 from test_fsdp2_catalog_oracle import RULE_CLAIMS as FSDP2_CLAIMS  # noqa: E402
 
@@ -636,6 +637,8 @@ EXEMPT = {
              "map's stage=qat (prepare_model_for_qat on each fixture)",
     **{code: f"tests/test_fsdp2_catalog_oracle.py::{test} (torch on the CPU)" for code, test in FSDP2_CLAIMS.items()},
     **{code: f"{test} (torch's argument checks, site by site)" for code, test in FSDP2_COVERAGE_CLAIMS.items()},
+    **{code: f"{test} (torch computing with the value, implicit site by site)"
+       for code, test in FSDP2_IMPLICIT_CLAIMS.items()},
 }
 
 # Rules whose messages state a framework behaviour that no test confirms yet (printed by the guard).

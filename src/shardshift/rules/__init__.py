@@ -41,6 +41,7 @@ RULE_MODULES: dict[str, tuple[str, ...]] = {
     "shardshift.rules.fsdp2.arguments": ("fsdp2",),
     "shardshift.rules.fsdp2.meshes": ("fsdp2",),
     "shardshift.rules.fsdp2.flow": ("fsdp2",),
+    "shardshift.rules.fsdp2.values": ("fsdp2",),
     "shardshift.rules.megatron.flags": ("megatron",),
     "shardshift.rules.megatron.layout": ("megatron",),
     "shardshift.rules.megatron.training": ("megatron",),

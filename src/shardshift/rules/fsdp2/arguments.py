@@ -12,6 +12,7 @@ import difflib
 import re
 
 from shardshift.rules.fsdp2 import rules as _base
+from shardshift.rules.fsdp2 import values as _values
 
 R = _base.R
 _show = _base._show
@@ -65,7 +66,10 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
     `DeviceMesh(device_type)` without a mesh, or with a `backend_override` of another length than
     the mesh's dims; and slicing a mesh (`mesh["dp", "tp"]`) that has no dim names, by a name it
     does not have, by names out of the mesh's order, or by a flattened dim together with a dim it
-    was flattened from.
+    was flattened from. Also values torch computes with unchecked (no check of its own refuses
+    them): a `mesh_shape` dim of size 0, negative or None; a device type torch does not have
+    (`"gpu"`, `"CUDA"`) or no string (None, a number) on a mesh `fully_shard` or a DTensor API
+    gets; and a 2-D mesh `fully_shard` gets whose last dim name is no string.
 
     ## Why is this bad
     torch 2.13 raises at that line, before any training: `RuntimeError: Each mesh_dim_name must
@@ -73,6 +77,12 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
     is not supported`, `Found invalid keys in backend_override`, `TypeError: The mesh argument is
     required`, `RuntimeError: Cannot slice a DeviceMesh without mesh_dim_names`, `KeyError:
     Invalid mesh_dim_names`, or `KeyError: ... Mesh dim indices should be in ascending order`.
+    The unchecked values fail where torch computes with them: laying out the mesh
+    (`ZeroDivisionError` for a zero size, `RuntimeError` from `torch.arange` for a negative one,
+    `TypeError` for None), looking up the device module (`AttributeError: 'NoneType' object has no
+    attribute 'current_device'` in fully_shard; `TypeError` for a device type that is None), moving
+    a tensor to it (`RuntimeError: Expected one of cpu, cuda, ... device type`), or slicing the
+    mesh by its dim name (`TypeError`).
     The last one catches `mesh["dp_replicate", "dp_shard"]` taken from a mesh created as
     `("dp_shard", "dp_replicate")` to put the dims in fully_shard's order: a slice cannot reorder.
 
@@ -101,6 +111,7 @@ class DeviceMeshArgumentRefused(_base._Fsdp2Rule):
         flattened = _flattened(analysis.text)
         for event in analysis.of("mesh_slice"):
             yield from self._slice(event, flattened)
+        yield from _values.mesh_problems(analysis, analysis.text)
 
     def _init(self, event):
         names = _names(event.kwargs.get("mesh_dim_names"))
@@ -344,9 +355,7 @@ class DpMeshDimsRefused(_base._Fsdp2Rule):
                        "reshard)", "drop the call for replicated modules")
 
 
-# the values shardshift's own FSDP2 writer leaves for the user to fill ("auto" from a Trainer config): the
-# emitted setup() refuses to run until they are replaced, so they are not torch's refusal to report
-PLACEHOLDERS = frozenset({"auto", "FILL_IN"})
+PLACEHOLDERS = _values.PLACEHOLDERS
 
 
 def _sharded(analysis) -> set[str]:

@@ -1109,6 +1109,8 @@ class MeshSizeMismatch(_Fsdp2Rule):
             return
         for event in analysis.of("mesh"):
             mesh = event.kwargs.get("mesh")
+            if isinstance(mesh, R.Mesh) and mesh.size is not None and min(size for _, size in mesh.dims) <= 0:
+                continue  # a dim of size 0 or less: torch fails laying the mesh out, before any size check (FS029)
             if isinstance(mesh, R.Mesh) and mesh.root and mesh.size is not None and mesh.size < context.world_size:
                 yield from self._smaller(analysis, event, mesh, context.world_size)
             if isinstance(mesh, R.Mesh) and mesh.size is not None and mesh.size > context.world_size:
