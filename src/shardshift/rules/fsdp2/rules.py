@@ -170,11 +170,33 @@ PARAMETER_FREE = frozenset({
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
 
 
-def _only_block_parameters(text: str, base: str, target: str) -> bool:
+PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
+
+
+def _plain_arguments(cls: ast.ClassDef) -> set[str]:
+    """The parameters of the class's methods that are plain values by their annotation or default (`width: int`,
+    `dropout=0.1`): an attribute bound to one holds no parameters."""
+    plain: set[str] = set()
+    for function in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
+        defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+        for argument in [*positional, *arguments.kwonlyargs]:
+            annotation = ast.unparse(argument.annotation) if argument.annotation is not None else None
+            default = defaults.get(argument.arg)
+            if annotation in PLAIN_ANNOTATIONS or (annotation is None and isinstance(default, ast.Constant)
+                                                   and default.value is not None):
+                plain.add(argument.arg)
+    return plain
+
+
+def _only_block_parameters(text: str, base: str, target: str, line: int = 0) -> bool:
     """Whether the module `base` holds parameters only in the blocks `target` names (`model.layers[i]`): `base` is
-    built in the file from one class the file defines on nn.Module, and every other attribute that class sets on
-    itself is a torch module without parameters (an activation, dropout) or a constant. Anything else (a module
-    with parameters, nn.Parameter, a value handed in, register_parameter / add_module / setattr) may hold some."""
+    built in the file from one class the file defines on nn.Module (or is `self` in a method of such a class, around
+    `line`), and every other attribute that class sets on itself is a torch module without parameters (an
+    activation, dropout), a constant or a plain value it is given (`width: int`). Anything else (a module with
+    parameters, nn.Parameter, another value handed in, register_parameter / add_module / setattr) may hold some."""
     head = target.split("[", 1)[0]
     if head.count(".") != 1 or not head.startswith(base + "."):
         return False
@@ -183,13 +205,21 @@ def _only_block_parameters(text: str, base: str, target: str) -> bool:
     if not isinstance(tree, ast.Module):
         return False
     classes = {n.name: n for n in walk_nodes(tree) if isinstance(n, ast.ClassDef)}
-    built = {ast.unparse(n.value.func) for n in walk_nodes(tree) if isinstance(n, ast.Assign)
-             and isinstance(n.value, ast.Call) and any(isinstance(t, ast.Name) and t.id == base for t in n.targets)}
-    if len(built) != 1 or next(iter(built)) not in classes:
-        return False
-    cls = classes[next(iter(built))]
+    if base == "self":  # the class whose method shards its own blocks
+        around = [c for c in classes.values() if c.lineno <= line <= (c.end_lineno or c.lineno)]
+        if not around:
+            return False
+        cls = max(around, key=lambda c: c.lineno)
+    else:
+        built = {ast.unparse(n.value.func) for n in walk_nodes(tree) if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Call) and any(isinstance(t, ast.Name) and t.id == base
+                                                           for t in n.targets)}
+        if len(built) != 1 or next(iter(built)) not in classes:
+            return False
+        cls = classes[next(iter(built))]
     if not cls.bases or any(ast.unparse(b) not in MODULE_BASES for b in cls.bases):
         return False
+    plain = _plain_arguments(cls)
     for node in walk_nodes(cls):
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and (
                 getattr(node.func, "attr", None) in ("register_parameter", "add_module", "register_module")
@@ -206,6 +236,8 @@ def _only_block_parameters(text: str, base: str, target: str) -> bool:
             value = node.value
             if isinstance(value, ast.Constant) or (isinstance(value, ast.Tuple)
                                                    and all(isinstance(e, ast.Constant) for e in value.elts)):
+                continue
+            if isinstance(value, ast.Name) and value.id in plain:
                 continue
             if isinstance(value, ast.Call) and ast.unparse(value.func).rpartition(".")[2] in PARAMETER_FREE \
                     and ast.unparse(value.func).rpartition(".")[0] in ("nn", "torch.nn", ""):
@@ -260,7 +292,7 @@ class RootNotSharded(_Fsdp2Rule):
                 base = _base(target)
                 if base is None or base in sharded or any(a in sharded for a in R.ancestors(base)):
                     continue
-                if _only_block_parameters(analysis.text, base, target):
+                if _only_block_parameters(analysis.text, base, target, event.line):
                     continue  # the class in the file holds no parameters outside the blocks
                 yield (event, f"fully_shard is applied to {_show(target)} but never to {base}: parameters outside "
                        "the blocks (embeddings, final norm, head) stay unsharded and their gradients are never "
