@@ -24,6 +24,19 @@ from pathlib import Path
 EXPLICIT = ("ValueError", "AssertionError", "ValidationError", "DeepSpeedConfigError")
 
 
+def coverage_loader(framework: str):
+    """tests/coverage_loaders/<framework>.py, loaded by path (the folder is no package) and prepared: what each
+    framework's child here runs its fixtures and mutants through."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "coverage_loaders" / f"{framework}.py"
+    spec = importlib.util.spec_from_file_location(f"{framework}_loader", path)
+    loader = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loader)
+    loader.prepare()
+    return loader
+
+
 def raising_site(error: BaseException, package) -> str | None:
     """"<Exception> <package>/<file>:<qualified function>:<line>" of the innermost frame of `package` (a
     framework's imported top-level module) that `error` passed through, or None where it passed through none."""

@@ -121,15 +121,13 @@ def test_accelerate_fails_at_each_site_on_its_bad_fixture_and_not_on_the_good_on
 
 
 AXOLOTL_CHILD = r"""
-import importlib.util, json, sys, tempfile
+import json, sys, tempfile
 from pathlib import Path
 tests = Path(sys.argv[1])
 sys.path.insert(0, str(tests))
+import implicit_sites
 from implicit_sites import mutated_sites, raising_site
-spec = importlib.util.spec_from_file_location("axolotl_loader", tests / "coverage_loaders" / "axolotl.py")
-loader = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(loader)
-loader.prepare()
+loader = implicit_sites.coverage_loader("axolotl")
 import axolotl
 import yaml
 EXPLICIT = ("ValidationError", "ValueError", "AssertionError", "DeprecationWarning")
@@ -170,15 +168,13 @@ def test_axolotl_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_oth
 
 
 TORCHTITAN_CHILD = r"""
-import importlib.util, json, sys, tempfile, tomllib
+import json, sys, tempfile, tomllib
 from pathlib import Path
 tests = Path(sys.argv[1])
 sys.path.insert(0, str(tests))
+import implicit_sites
 from implicit_sites import mutated_sites, raising_site
-spec = importlib.util.spec_from_file_location("torchtitan_loader", tests / "coverage_loaders" / "torchtitan.py")
-loader = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(loader)
-loader.prepare()
+loader = implicit_sites.coverage_loader("torchtitan")
 import torchtitan
 EXPLICIT = ("ValueError", "AssertionError", "SystemExit", "NotImplementedError", "RuntimeError")
 
@@ -237,15 +233,13 @@ def test_torchtitan_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_
 
 
 TRANSFORMERS_CHILD = r"""
-import importlib.util, json, sys, tempfile
+import json, sys, tempfile
 from pathlib import Path
 tests = Path(sys.argv[1])
 sys.path.insert(0, str(tests))
+import implicit_sites
 from implicit_sites import mutated_sites, raising_site
-spec = importlib.util.spec_from_file_location("transformers_loader", tests / "coverage_loaders" / "transformers.py")
-loader = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(loader)
-loader.prepare()
+loader = implicit_sites.coverage_loader("transformers")
 import transformers
 # what TrainingArguments raises on purpose (its own checks; an enum's value it does not know; a deepspeed file it
 # cannot find, refused by Accelerate)
@@ -302,15 +296,12 @@ def test_transformers_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_n
 
 
 MEGATRON_CHILD = r"""
-import importlib.util, json, sys, tempfile
+import json, sys, tempfile
 from pathlib import Path
 tests = Path(sys.argv[1])
 sys.path.insert(0, str(tests))
 import implicit_sites
-spec = importlib.util.spec_from_file_location("megatron_loader", tests / "coverage_loaders" / "megatron.py")
-loader = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(loader)
-loader.prepare()
+loader = implicit_sites.coverage_loader("megatron")
 import megatron
 judge = loader._state["judge"]
 
@@ -351,15 +342,12 @@ def test_megatron_fails_at_each_site_on_its_bad_fixture_and_mutation_finds_no_ot
 
 
 FSDP2_CHILD = r"""
-import importlib.util, json, os, sys, tempfile, warnings
+import json, os, sys, tempfile, warnings
 from pathlib import Path
 tests = Path(sys.argv[1])
 sys.path.insert(0, str(tests))
 import implicit_sites
-spec = importlib.util.spec_from_file_location("fsdp2_loader", tests / "coverage_loaders" / "fsdp2.py")
-loader = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(loader)
-loader.prepare()
+loader = implicit_sites.coverage_loader("fsdp2")
 import torch
 warnings.simplefilter("ignore")  # torch's deprecation and device warnings, once per mutant
 
@@ -424,13 +412,12 @@ def test_shardshift_reports_each_rows_rule_on_its_bad_fixture_and_no_error_or_wa
 
 
 FSDP2_RAISED_CHILD = r"""
-import importlib.util, json, sys, warnings
+import json, sys, warnings
 from pathlib import Path
 tests = Path(sys.argv[1])
-spec = importlib.util.spec_from_file_location("fsdp2_loader", tests / "coverage_loaders" / "fsdp2.py")
-loader = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(loader)
-loader.prepare()
+sys.path.insert(0, str(tests))
+import implicit_sites
+loader = implicit_sites.coverage_loader("fsdp2")
 warnings.simplefilter("ignore")
 
 def raised(path):
