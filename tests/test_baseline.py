@@ -197,8 +197,10 @@ EXPECTED: list[Change | NewFile] = [
             "holds parameters only in its blocks"),
     NewFile("fixtures/fsdp2/rules/FS002/*_method_*.py", "Issue 33: FS002 on a class that shards its own blocks in a "
             "method (silent where it holds parameters only in them)"),
-    NewFile("fixtures/fsdp2/rules/FS002/good_root_under_condition.py", "Issue 33: FS002 sees the root call on a model "
-            "bound under an undecided if"),
+    NewFile("fixtures/fsdp2/rules/FS002/good_root_under_condition.py", "Issue 33: FS002 does not say 'never' where a "
+            "fully_shard call's module is one the reader cannot name (a model bound under an undecided if)"),
+    NewFile("fixtures/fsdp2/rules/FS003/good_unnamed_modules.py", "Issue 33: FS003 does not take two modules the "
+            "reader cannot name for parent and child"),
     Change("fixtures/fsdp2/rules/FS002/bad.py", "FS002", "changed", "Issue 33: severity by outcome, FS002 is a "
            "warning (the run goes on; the unsharded parameters drift apart silently)"),
     Change("fixtures/fsdp2/rules/FS013/bad.py", "FS013", "changed", "Issue 33: severity by outcome, FS013 is an "

@@ -29,6 +29,7 @@ arguments are validated (each module's docstring says which of Megatron's own co
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
 from pathlib import Path
@@ -76,7 +77,11 @@ def _model_parallel_call():
     return _state["model_parallel"]
 
 
-def _start_up(args, world: int) -> None:
+@contextlib.contextmanager
+def started(args, world: int):
+    """Megatron's start-up as `pretrain` does it before it builds anything (the module docstring's stage=startup),
+    undone on leaving: the process groups destroyed and the global variables reset, so that each case starts clean.
+    The later stages (megatron_stages/) run inside it."""
     import torch
     from megatron.core import parallel_state as mpu
     from megatron.training import global_vars
@@ -90,6 +95,7 @@ def _start_up(args, world: int) -> None:
         flags = types.SimpleNamespace(**{**vars(args), "use_gloo_process_groups": False})
         eval(_model_parallel_call(), {"mpu": mpu, "args": flags, "get_embedding_ranks": None,
                                       "get_position_embedding_ranks": None})
+        yield
     finally:
         mpu.destroy_model_parallel()
         if torch.distributed.is_initialized():
@@ -110,7 +116,8 @@ def load(path: Path, **options: str) -> None:
         raise RuntimeError(f"Megatron refuses at {verdict['stage']}: {verdict['exception']}: {verdict['error']}")
     stage = options.get("stage")
     if stage == "startup":
-        _start_up(judge.last_args, int(world))
+        with started(judge.last_args, int(world)):
+            pass
     elif stage is not None:  # a later stage: tests/coverage_loaders/megatron_stages/<stage>.py, run(args, world)
         _stage(stage).run(judge.last_args, int(world))
 
@@ -122,7 +129,7 @@ def _stage(name: str):
         path = Path(__file__).resolve().with_name("megatron_stages") / f"{name}.py"
         spec = importlib.util.spec_from_file_location(f"megatron_stage_{name}", path)
         module = importlib.util.module_from_spec(spec)
-        module.LOADER = globals()  # what a stage reuses of this loader: _state (the judge), _model_parallel_call
+        module.LOADER = globals()  # what a stage reuses of this loader: _state (the judge), started
         spec.loader.exec_module(module)
         _state["stages"][name] = module
     return _state["stages"][name]

@@ -61,7 +61,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import random
-import types
 
 import numpy
 
@@ -146,66 +145,57 @@ def _unparsed(text: str):
 def run(args, world: int) -> None:
     import torch
     from megatron.core import optimizer as megatron_optimizer
-    from megatron.core import parallel_state as mpu
     from megatron.core.optimizer import grad_scaler
     from megatron.core.optimizer import optimizer as optimizer_module
-    from megatron.training import global_vars, initialize, training
-    from torch.testing._internal.distributed.fake_pg import FakeStore
+    from megatron.training import initialize, training
 
     rng = (random.getstate(), numpy.random.get_state(), torch.random.get_rng_state())
     try:
-        # 1. global variables: the microbatch calculator
-        global_vars.set_global_variables(args, build_tokenizer=False)
-        # 2. the process groups (without the gloo side groups: a fake group cannot build them)
-        torch.distributed.init_process_group(backend="fake", store=FakeStore(), rank=0, world_size=world)
-        flags = types.SimpleNamespace(**{**vars(args), "use_gloo_process_groups": False})
-        eval(_node_call(initialize, "mpu.initialize_model_parallel"),
-             {"mpu": mpu, "args": flags, "get_embedding_ranks": None, "get_position_embedding_ranks": None})
-        # 3. the random seed, as finish_mpu_init calls it
-        eval(_node_call(initialize, "_set_random_seed"),
-             {**initialize.__dict__, "args": args, **{f"seed_{g}_group": None for g in ("pp", "dp", "tp", "ep", "etp")},
-              "seed_gtp_remat_group": None, "seed_egtp_remat_group": None})
-        # setup_model_and_optimizer: no DDP wrapper and no optimizer with --skip-train (unless an RL step loads one)
-        if args.skip_train and not (args.perform_rl_step and not args.no_load_optim):
-            return
-        # 4. the DDP wrapper's config
-        ddp_config = training.get_megatron_ddp_config(args)
-        # 5. the optimizer config
-        config, config_overrides = training.get_megatron_optimizer_config(args)
-        model = torch.nn.Linear(2, 2)
-        fsdp_v2 = bool(args.use_megatron_fsdp and args.megatron_fsdp_version == 2)
-        chunk = _fsdp_v2_chunk(model, ddp_config) if fsdp_v2 else model
-        # 6. get_megatron_optimizer's checks, with a tiny model as the model chunks
-        checks = _function(megatron_optimizer, megatron_optimizer.get_megatron_optimizer, "optimizer_checks",
-                           _unparsed("if is_mfsdp_v2:"))
-        checks(config, [chunk], config_overrides=config_overrides,
-               use_gloo_process_groups=args.use_gloo_process_groups,
-               dump_param_to_param_group_map=args.dump_param_to_param_group_map)
-        if config.optimizer in ("adam", "sgd") and fsdp_v2:
-            # 7 (Megatron-FSDP v2). _get_megatron_optimizer_based_on_param_groups itself: the torch optimizer, the
-            # grad scaler and FullyShardedOptimizer (whose CUDA tensors are made on the CPU)
-            with _cpu_tensors(grad_scaler), _cpu_tensors(optimizer_module):
-                megatron_optimizer._get_megatron_optimizer_based_on_param_groups(
-                    config=config, model_chunks=[chunk], param_groups=[{"params": list(model.parameters())}])
-        elif config.optimizer in ("adam", "sgd"):
-            # 7. the grad scaler (its scale tensors on the CPU: there is no CUDA device)
-            scope = {"config": config}
-            with _cpu_tensors(grad_scaler):
-                exec(_statements(megatron_optimizer, megatron_optimizer._get_megatron_optimizer_based_on_param_groups,
-                                 _unparsed("grad_scaler = None"),
-                                 _unparsed("if config.fp16 or config.bf16 or config.use_distributed_optimizer:")),
-                     megatron_optimizer.__dict__, scope)
-            # 7b. the distributed optimizer's check of the torch optimizer it wraps
-            if config.use_distributed_optimizer and not (config.optimizer_cpu_offload
-                                                         or config.use_precision_aware_optimizer):
-                _distributed_optimizer_check(megatron_optimizer, config, model, ddp_config, scope["grad_scaler"])
-        # 8. the learning-rate and weight-decay schedule
-        training.get_optimizer_param_scheduler(torch.optim.SGD(model.parameters(), lr=args.lr))
+        # 1-2. the loader's start-up: global variables (the microbatch calculator) and the process groups
+        with LOADER["started"](args, world):  # noqa: F821 - the loader's globals, set on this module before it runs
+            # 3. the random seed, as finish_mpu_init calls it
+            eval(_node_call(initialize, "_set_random_seed"),
+                 {**initialize.__dict__, "args": args,
+                  **{f"seed_{g}_group": None for g in ("pp", "dp", "tp", "ep", "etp")},
+                  "seed_gtp_remat_group": None, "seed_egtp_remat_group": None})
+            # setup_model_and_optimizer: no DDP wrapper and no optimizer with --skip-train (unless an RL step loads one)
+            if args.skip_train and not (args.perform_rl_step and not args.no_load_optim):
+                return
+            # 4. the DDP wrapper's config
+            ddp_config = training.get_megatron_ddp_config(args)
+            # 5. the optimizer config
+            config, config_overrides = training.get_megatron_optimizer_config(args)
+            model = torch.nn.Linear(2, 2)
+            fsdp_v2 = bool(args.use_megatron_fsdp and args.megatron_fsdp_version == 2)
+            chunk = _fsdp_v2_chunk(model, ddp_config) if fsdp_v2 else model
+            # 6. get_megatron_optimizer's checks, with a tiny model as the model chunks
+            checks = _function(megatron_optimizer, megatron_optimizer.get_megatron_optimizer, "optimizer_checks",
+                               _unparsed("if is_mfsdp_v2:"))
+            checks(config, [chunk], config_overrides=config_overrides,
+                   use_gloo_process_groups=args.use_gloo_process_groups,
+                   dump_param_to_param_group_map=args.dump_param_to_param_group_map)
+            if config.optimizer in ("adam", "sgd") and fsdp_v2:
+                # 7 (Megatron-FSDP v2). _get_megatron_optimizer_based_on_param_groups itself: the torch optimizer, the
+                # grad scaler and FullyShardedOptimizer (whose CUDA tensors are made on the CPU)
+                with _cpu_tensors(grad_scaler), _cpu_tensors(optimizer_module):
+                    megatron_optimizer._get_megatron_optimizer_based_on_param_groups(
+                        config=config, model_chunks=[chunk], param_groups=[{"params": list(model.parameters())}])
+            elif config.optimizer in ("adam", "sgd"):
+                # 7. the grad scaler (its scale tensors on the CPU: there is no CUDA device)
+                scope = {"config": config}
+                with _cpu_tensors(grad_scaler):
+                    exec(_statements(megatron_optimizer,
+                                     megatron_optimizer._get_megatron_optimizer_based_on_param_groups,
+                                     _unparsed("grad_scaler = None"),
+                                     _unparsed("if config.fp16 or config.bf16 or config.use_distributed_optimizer:")),
+                         megatron_optimizer.__dict__, scope)
+                # 7b. the distributed optimizer's check of the torch optimizer it wraps
+                if config.use_distributed_optimizer and not (config.optimizer_cpu_offload
+                                                             or config.use_precision_aware_optimizer):
+                    _distributed_optimizer_check(megatron_optimizer, config, model, ddp_config, scope["grad_scaler"])
+            # 8. the learning-rate and weight-decay schedule
+            training.get_optimizer_param_scheduler(torch.optim.SGD(model.parameters(), lr=args.lr))
     finally:
-        mpu.destroy_model_parallel()
-        if torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
-        _reset(global_vars)
         random.setstate(rng[0])
         numpy.random.set_state(rng[1])
         torch.random.set_rng_state(rng[2])
@@ -260,13 +250,4 @@ def _distributed_optimizer_check(megatron_optimizer, config, model, ddp_config, 
                                           per_model_buffers=None, data_parallel_group=None,
                                           data_parallel_group_gloo=None, data_parallel_group_idx=None,
                                           distributed_optimizer_instance_id=0)
-
-
-def _reset(global_vars) -> None:
-    from megatron.core import num_microbatches_calculator
-
-    for name in dir(global_vars):
-        if name.startswith("_GLOBAL_"):
-            setattr(global_vars, name, None)
-    num_microbatches_calculator._GLOBAL_NUM_MICROBATCHES_CALCULATOR = None
 

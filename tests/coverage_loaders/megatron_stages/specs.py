@@ -36,9 +36,9 @@ Transformer Engine (not installed: while a case runs, the spec modules get the n
 import without it and hold placeholders for TE's classes; restored afterwards), the tokenizer (the vocabulary size
 comes from `--vocab-size`/`--padded-vocab-size` as `gpt_config_from_args` reads them; with neither,
 `padded_vocab_size` is set to 1024 in a copy of the arguments, as the tokenizer would set it), and a real process
-group (fake, rank 0: only the first pipeline stage's chunks are built). The loader's own start-up pieces (the compiled
-`initialize_model_parallel` call, the Judge) are taken from the calling loader module's globals.
-Reset after each case: the model-parallel groups, the process group, Megatron's global variables (as `_start_up`).
+group (fake, rank 0: only the first pipeline stage's chunks are built). The start-up is the loader's own
+(`started`, taken from the calling loader module's globals), which resets after each case the model-parallel groups,
+the process group and Megatron's global variables.
 """
 
 from __future__ import annotations
@@ -179,22 +179,11 @@ _MISSING = object()
 
 
 def run(args, world: int) -> None:
-    import torch
-    from megatron.core import parallel_state as mpu
     from megatron.core.process_groups_config import ProcessGroupCollection
-    from megatron.training import argument_utils, global_vars
-    from torch.testing._internal.distributed.fake_pg import FakeStore
+    from megatron.training import argument_utils
 
-    loader = LOADER  # noqa: F821 - the loader's globals, set on this module before it runs (its judge, start-up pieces)
-    judge = loader["_state"]["judge"]
-    stack = contextlib.ExitStack()
-    try:
-        stack.enter_context(_transformer_engine())
-        global_vars.set_global_variables(args, build_tokenizer=False)
-        torch.distributed.init_process_group(backend="fake", store=FakeStore(), rank=0, world_size=world)
-        flags = types.SimpleNamespace(**{**vars(args), "use_gloo_process_groups": False})
-        eval(loader["_model_parallel_call"](), {"mpu": mpu, "args": flags, "get_embedding_ranks": None,
-                                             "get_position_embedding_ranks": None})
+    loader = LOADER  # noqa: F821 - the loader's globals, set on this module before it runs (its start-up)
+    with _transformer_engine(), loader["started"](args, world):
         given = args
         if args.padded_vocab_size is None and args.vocab_size is None:  # the tokenizer's stand-in
             given = types.SimpleNamespace(**{**vars(args), "padded_vocab_size": 1024})
@@ -213,10 +202,4 @@ def run(args, world: int) -> None:
                 chunk(builder, pg_collection, vp_stage)
         else:
             chunk(builder, pg_collection, None)
-    finally:
-        stack.close()
-        mpu.destroy_model_parallel()
-        if torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
-        judge._reset_globals()
 

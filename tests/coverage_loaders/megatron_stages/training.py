@@ -136,17 +136,6 @@ def _compile_statements(key: str, statements: list, mode: str = "exec"):
     return _compiled[key]
 
 
-def _model_parallel_call():
-    if "model_parallel" not in _compiled:
-        import megatron.training.initialize as initialize
-
-        source = Path(initialize.__file__).read_text(encoding="utf-8")
-        call = next(node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
-                    and ast.unparse(node.func) == "mpu.initialize_model_parallel")
-        _compiled["model_parallel"] = compile(ast.Expression(call), initialize.__file__, "eval")
-    return _compiled["model_parallel"]
-
-
 def _checkpoint_args(args) -> None:
     """parse_and_validate_args' `if args.use_checkpoint_args or args_defaults.get(...):` with its assertions only."""
     if "checkpoint_args" not in _compiled:
@@ -504,59 +493,38 @@ def _save_checkpoint(args, non_persistent_ckpt: bool) -> None:
 
 
 def run(args, world: int) -> None:
-    import torch
-    from megatron.core import parallel_state as mpu
-    from megatron.training import global_vars
-    from torch.testing._internal.distributed.fake_pg import FakeStore
-
     try:
         _checkpoint_args(args)
         _wandb_writer(args, world)
-        global_vars.set_global_variables(args, build_tokenizer=False)
-        torch.distributed.init_process_group(backend="fake", store=FakeStore(), rank=0, world_size=world)
-        flags = types.SimpleNamespace(**{**vars(args), "use_gloo_process_groups": False})
-        eval(_model_parallel_call(), {"mpu": mpu, "args": flags, "get_embedding_ranks": None,
-                                      "get_position_embedding_ranks": None})
-        _logits_saver(args)
-        _batch_size_at_start(args)
-        _rl_inference_model(args)
-        _data_blend(args)
-        _valid_data_loaders(args)
-        # pretrain calls train when not --skip-train and `args.do_train and (args.train_iters or 0) > 0`;
-        # do_train (a train split with samples) is taken as given: the data sets are not built here
-        if not args.skip_train and (args.train_iters or 0) > 0:
-            _fault_injector(args)
-            _manual_gc(args)
-            _rerun_first_step(args)
-            first_save, labels = _grads_saves(args)
-            checkpoint, non_persistent = _first_checkpoint(args)
-            if first_save == 0:  # in the first iteration's train_step, before its training_log
-                _save_grads(args, first_save, labels)
-            _first_training_log(args)
-            _batch_size_schedule(args)
-            # the later of them: train_step's save at 0-indexed iteration i comes before the checkpoint after
-            # iteration i + 1 (checkpoint_and_decide_exit's iterations count from 1)
-            grads_first = first_save is not None and (checkpoint is None or first_save + 1 <= checkpoint)
-            if first_save is not None and first_save != 0 and grads_first:
-                _save_grads(args, first_save, labels)
-            if checkpoint is not None:
-                _save_checkpoint(args, non_persistent)
-            if first_save is not None and first_save != 0 and not grads_first:
-                _save_grads(args, first_save, labels)
-        _first_evaluation(args)
+        with LOADER["started"](args, world):  # noqa: F821 - the loader's globals, set on this module before it runs
+            _logits_saver(args)
+            _batch_size_at_start(args)
+            _rl_inference_model(args)
+            _data_blend(args)
+            _valid_data_loaders(args)
+            # pretrain calls train when not --skip-train and `args.do_train and (args.train_iters or 0) > 0`;
+            # do_train (a train split with samples) is taken as given: the data sets are not built here
+            if not args.skip_train and (args.train_iters or 0) > 0:
+                _fault_injector(args)
+                _manual_gc(args)
+                _rerun_first_step(args)
+                first_save, labels = _grads_saves(args)
+                checkpoint, non_persistent = _first_checkpoint(args)
+                if first_save == 0:  # in the first iteration's train_step, before its training_log
+                    _save_grads(args, first_save, labels)
+                _first_training_log(args)
+                _batch_size_schedule(args)
+                # the later of them: train_step's save at 0-indexed iteration i comes before the checkpoint after
+                # iteration i + 1 (checkpoint_and_decide_exit's iterations count from 1)
+                grads_first = first_save is not None and (checkpoint is None or first_save + 1 <= checkpoint)
+                if first_save is not None and first_save != 0 and grads_first:
+                    _save_grads(args, first_save, labels)
+                if checkpoint is not None:
+                    _save_checkpoint(args, non_persistent)
+                if first_save is not None and first_save != 0 and not grads_first:
+                    _save_grads(args, first_save, labels)
+            _first_evaluation(args)
     finally:
-        mpu.destroy_model_parallel()
-        if torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
         from megatron.core import rerun_state_machine
 
         rerun_state_machine.destroy_rerun_state_machine()
-        for name in dir(global_vars):
-            if name.startswith("_GLOBAL_"):
-                setattr(global_vars, name, None)
-        try:
-            from megatron.core import num_microbatches_calculator as microbatches
-
-            microbatches._GLOBAL_NUM_MICROBATCHES_CALCULATOR = None
-        except ImportError:
-            pass

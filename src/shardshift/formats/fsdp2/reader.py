@@ -1280,8 +1280,6 @@ def _paths(value: Any) -> list[str]:
         return [value.path]
     if isinstance(value, ListVal):
         return [p for item in value.items for p in _paths(item)]
-    if isinstance(value, Choice):  # a name bound under an undecided `if`: each module it may be
-        return list(dict.fromkeys(p for _, option in value.options for p in _paths(option)))
     return []
 
 

@@ -287,6 +287,8 @@ class RootNotSharded(_Fsdp2Rule):
         if not calls or roots or "FSDPModule" in analysis.text:
             return
         sharded = {t for e in calls for t in e.targets}
+        if any(not e.targets or any(t == "?" or t.startswith("?") for t in e.targets) for e in calls):
+            return  # a call on a module the reader cannot name may be the root's: "never" is not established
         for event in (e for e in calls if e.in_loop):
             for target in event.targets:
                 base = _base(target)
@@ -342,8 +344,11 @@ class BlockShardedAfterRoot(_Fsdp2Rule):
                     continue
                 # ordered only when both calls can run in one execution (not opposite branches) and name
                 # the same object (not the locals of two calls of one builder)
-                parent = next((d for t in event.targets for a in R.ancestors(t) for d in done.get(a, ())
-                               if d.owner == event.owner and not _alternatives(d, event)), None)
+                # a module the reader cannot name ("?": a call's result, an element of a list built at run
+                # time) is no known object: two of them are not parent and child
+                parent = next((d for t in event.targets if not t.startswith("?") for a in R.ancestors(t)
+                               for d in done.get(a, ()) if d.owner == event.owner and not _alternatives(d, event)),
+                              None)
                 if parent is not None:
                     yield (event, f"fully_shard({_show(_target(event))}) runs after fully_shard({_show(_target(parent))}) "
                            f"at line {parent.line}, which already took these parameters into its group",
