@@ -428,3 +428,18 @@ def test_unchecked_value_rules_stay_silent_where_torch_accepts_or_the_code_canno
         encoding="utf-8")
     _, out = check_json(str(tmp_path), "--select", "FS029,FS050")
     assert out["findings"] == []
+
+
+def test_fs051_judges_only_a_container_the_file_binds_once(tmp_path):
+    """A name that is also a function's parameter, a loop variable or bound twice may be another module; a subclass
+    of ModuleList (which may define forward) is not judged."""
+    (tmp_path / "shard.py").write_text(
+        "from torch import nn\nfrom torch.distributed.fsdp import fully_shard\n"
+        "blocks = nn.ModuleList([nn.Linear(4, 4)])\n"
+        "def wrap(blocks):\n    fully_shard(blocks)\n"
+        "twice = nn.ModuleList([nn.Linear(4, 4)])\ntwice = nn.Sequential(nn.Linear(4, 4))\nfully_shard(twice)\n"
+        "class Stack(nn.ModuleList):\n    def forward(self, x):\n        return x\n"
+        "stack = Stack([nn.Linear(4, 4)])\nfully_shard(stack)\n"
+        "plain = nn.ModuleDict({'a': nn.Linear(4, 4)})\nfully_shard(plain)  # the one finding\n", encoding="utf-8")
+    _, out = check_json(str(tmp_path / "shard.py"), "--select", "FS051", "--isolated")
+    assert [f["line"] for f in out["findings"]] == [15]

@@ -700,9 +700,18 @@ def _containers(tree: ast.Module) -> dict[str, str]:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 if isinstance(target, ast.Name):
                     bound.setdefault(target.id, []).append(node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef)):
-            for name in _free_names(node.target) if isinstance(node, (ast.For, ast.AsyncFor)) else []:
-                bound.setdefault(name, []).append(node)  # a loop variable: more than one object
+        # other bindings of a name (a loop variable, a `with ... as`, a function's parameter): not one object
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            for name in _free_names(node.target):
+                bound.setdefault(name, []).append(node)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                for name in _free_names(item.optional_vars) if item.optional_vars is not None else ():
+                    bound.setdefault(name, []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                bound.setdefault(argument.arg, []).append(node)
     classes: dict[str, dict[str, str]] = {}  # class -> attribute -> container class
     for cls in (n for n in walk_nodes(tree) if isinstance(n, ast.ClassDef)):
         if not cls.bases or any(ast.unparse(b) not in ("nn.Module", "torch.nn.Module", "Module") for b in cls.bases):

@@ -168,8 +168,6 @@ PARAMETER_FREE = frozenset({
     "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "CrossEntropyLoss", "MSELoss", "NLLLoss"})
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
-
-
 PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
 
@@ -254,7 +252,10 @@ class RootNotSharded(_Fsdp2Rule):
     ...) when no call in the file shards the module the blocks belong to. Code that checks
     `isinstance(..., FSDPModule)` is left alone: it re-shards parts of a model sharded elsewhere.
     So is a model whose class, defined in the file, holds parameters only in those blocks (its
-    other attributes are activations, dropout or constants): nothing is left outside them.
+    other attributes are activations, dropout, constants or plain values it is given): nothing is
+    left outside them. Where a `fully_shard` call's module is one the reader cannot name (a call's
+    result, a model bound under an `if` it cannot decide), that call may be the root's: nothing
+    is reported.
 
     ## Why is this bad
     Parameters outside every FSDP group (embeddings, the final norm, the output head) stay plain
@@ -287,7 +288,7 @@ class RootNotSharded(_Fsdp2Rule):
         if not calls or roots or "FSDPModule" in analysis.text:
             return
         sharded = {t for e in calls for t in e.targets}
-        if any(not e.targets or any(t == "?" or t.startswith("?") for t in e.targets) for e in calls):
+        if any(not e.targets or any(t.startswith("?") for t in e.targets) for e in calls):
             return  # a call on a module the reader cannot name may be the root's: "never" is not established
         for event in (e for e in calls if e.in_loop):
             for target in event.targets:
