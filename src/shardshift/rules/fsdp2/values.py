@@ -140,13 +140,30 @@ def _dtype_problem(value, text: str) -> tuple[str, str] | None:
     return None
 
 
+def _reduce_problem(value) -> tuple[str, str] | None:
+    """(what torch does, the fix) for a reduce_dtype torch fails on at the first backward, None for one it takes or
+    the code leaves unknown (a float8 one fails only where the gradients are pre-divided: not judged)."""
+    if isinstance(value, R.Qual) and value.name in INTEGER_DTYPES:
+        return ("FSDP2 reduce-scatters the gradients into a buffer of it, and torch raises TypeError at the first "
+                "backward (torch.cat(): input types can't be cast to the desired output type)",
+                "reduce_dtype=torch.float32")
+    if isinstance(value, R.Const) and isinstance(value.value, str) and value.value not in PLACEHOLDERS:
+        name = value.value.removeprefix("torch.")
+        return ("a string, not a torch.dtype: torch raises TypeError at the first backward's reduce-scatter (empty(): "
+                "argument 'dtype' must be torch.dtype, not str)", f"reduce_dtype=torch.{name}" if name.isidentifier()
+                else "reduce_dtype=torch.float32")
+    return None
+
+
 class MixedPrecisionDtypeRefused(_base._Fsdp2Rule):
     """`MixedPrecisionPolicy(param_dtype=...)` names a dtype FSDP2 cannot compute in.
 
     ## What it does
     Reports a `MixedPrecisionPolicy` that `fully_shard` gets (in a call that runs for certain) whose
     `param_dtype` is an integer or boolean dtype (`torch.int8`), a float8 dtype
-    (`torch.float8_e4m3fn`), or a string (`"bfloat16"`).
+    (`torch.float8_e4m3fn`), or a string (`"bfloat16"`); or whose `reduce_dtype` is an integer or
+    boolean dtype or a string, which fails at the first backward instead (torch.cat or torch.empty
+    into a buffer of that dtype for the reduce-scatter: TypeError).
 
     ## Why is this bad
     torch 2.13 checks none of these when the policy is built or passed; the first forward fails:
@@ -182,10 +199,13 @@ class MixedPrecisionDtypeRefused(_base._Fsdp2Rule):
             policy = event.kwargs.get("mp_policy")
             if not isinstance(policy, R.Policy) or policy.kind != "mp" or policy.file or event.conds:
                 continue
-            problem = _dtype_problem(policy.kwargs.get("param_dtype"), analysis.text)
             made = policies.get((policy.line, policy.column))
-            if problem is None or made is None:
+            if made is None:
                 continue
-            shown = policy.texts.get("param_dtype", "...")
-            yield (made, f"MixedPrecisionPolicy(param_dtype={shown}) is given to fully_shard: {problem[0]}",
-                   problem[1])
+            for field, problem in (("param_dtype", _dtype_problem(policy.kwargs.get("param_dtype"), analysis.text)),
+                                   ("reduce_dtype", _reduce_problem(policy.kwargs.get("reduce_dtype")))):
+                if problem is not None:
+                    shown = policy.texts.get(field, "...")
+                    yield (made, f"MixedPrecisionPolicy({field}={shown}) is given to fully_shard: {problem[0]}",
+                           problem[1])
+                    break
