@@ -167,6 +167,13 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 
+def _torch_tree(text: str) -> ast.Module | None:
+    """The file's tree for these rules, which state what torch's fully_shard does: None where it does not parse, or
+    where `fully_shard` in it is another function (`_foreign_fully_shard`)."""
+    tree = R._parse(text)
+    return tree if isinstance(tree, ast.Module) and not _foreign_fully_shard(tree) else None
+
+
 def _foreign_fully_shard(tree: ast.Module) -> bool:
     """Whether the file binds the name `fully_shard` to another function than torch's: one it imports from a module
     outside torch (a repository's or a library's function of that name, which may do anything first) or defines
@@ -297,8 +304,8 @@ class MetaModuleRunBeforeMaterialised(_base._Fsdp2Rule):
         if "fully_shard" not in text or ('"meta"' not in text and "'meta'" not in text
                                          and "init_empty_weights" not in text):
             return
-        tree = R._parse(text)
-        if not isinstance(tree, ast.Module) or _foreign_fully_shard(tree):
+        tree = _torch_tree(text)
+        if tree is None:
             return
         for body in _bodies(tree):
             steps = _ordered(body)
@@ -433,11 +440,11 @@ class ReplicateAndFullyShardOnOneModule(_base._Fsdp2Rule):
         text = analysis.text
         if "replicate" not in text or "fully_shard" not in text or "_composable" not in text:
             return
-        tree = R._parse(text)
-        if not isinstance(tree, ast.Module):
+        tree = _torch_tree(text)
+        if tree is None:
             return
         replicates = _replicate_names(tree)
-        if not replicates or _foreign_fully_shard(tree):
+        if not replicates:
             return
         for body in _bodies(tree):
             yield from self._body(_ordered(body), replicates)
@@ -602,8 +609,8 @@ class CpuOffloadModuleMovedToAccelerator(_base._Fsdp2Rule):
         text = analysis.text
         if "CPUOffloadPolicy" not in text or "fully_shard" not in text:
             return
-        tree = R._parse(text)
-        if not isinstance(tree, ast.Module):
+        tree = _torch_tree(text)
+        if tree is None:
             return
         module_names = _offload_names(tree.body)
         for body in _bodies(tree):
@@ -682,13 +689,6 @@ TORCH_CONTAINER_ATTRIBUTES = {"TransformerEncoder": "layers", "TransformerDecode
 CONTAINERS = ("ModuleList", "ModuleDict")
 
 
-def _torch_nn(func: ast.expr, names: tuple[str, ...]) -> str | None:
-    """`nn.X` / `torch.nn.X` / a bare `X` (of `names`): X, else None."""
-    text = ast.unparse(func)
-    head, _, last = text.rpartition(".")
-    return last if last in names and head in ("", "nn", "torch.nn") else None
-
-
 def _containers(tree: ast.Module) -> dict[str, str]:
     """What the file binds to a plain nn.ModuleList / nn.ModuleDict, as fully_shard's argument is written: a name
     bound once in the file (`blocks = nn.ModuleList(...)`), or `x.attr` where `x` is bound once to a class the file
@@ -714,29 +714,22 @@ def _containers(tree: ast.Module) -> dict[str, str]:
                 bound.setdefault(argument.arg, []).append(node)
     classes: dict[str, dict[str, str]] = {}  # class -> attribute -> container class
     for cls in (n for n in walk_nodes(tree) if isinstance(n, ast.ClassDef)):
-        if not cls.bases or any(ast.unparse(b) not in ("nn.Module", "torch.nn.Module", "Module") for b in cls.bases):
-            continue
-        attributes: dict[str, list[ast.expr]] = {}
-        for node in walk_nodes(cls):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                            and target.value.id == "self":
-                        attributes.setdefault(target.attr, []).append(node.value)
-        classes[cls.name] = {attr: kind for attr, values in attributes.items() if len(values) == 1
-                             and isinstance(values[0], ast.Call)
-                             and (kind := _torch_nn(values[0].func, CONTAINERS))}
+        attributes = _base.self_attributes(cls)
+        if attributes is not None:
+            classes[cls.name] = {attr: kind for attr, values in attributes.items() if len(values) == 1
+                                 and isinstance(values[0], ast.Call)
+                                 and (kind := _base.torch_nn(values[0].func, CONTAINERS))}
     out: dict[str, str] = {}
     for name, values in bound.items():
         if len(values) != 1 or not isinstance(values[0], ast.Call):
             continue
         call = values[0]
-        kind = _torch_nn(call.func, CONTAINERS)
+        kind = _base.torch_nn(call.func, CONTAINERS)
         if kind:
             out[name] = kind
         elif isinstance(call.func, ast.Name) and call.func.id in classes:
             out.update({f"{name}.{attr}": kind for attr, kind in classes[call.func.id].items()})
-        elif (torch_class := _torch_nn(call.func, tuple(TORCH_CONTAINER_ATTRIBUTES))) is not None:
+        elif (torch_class := _base.torch_nn(call.func, TORCH_CONTAINER_ATTRIBUTES)) is not None:
             out[f"{name}.{TORCH_CONTAINER_ATTRIBUTES[torch_class]}"] = "ModuleList"
     return out
 
@@ -780,8 +773,8 @@ class ContainerPassedToFullyShard(_base._Fsdp2Rule):
         if "fully_shard" not in text or ("ModuleList" not in text and "ModuleDict" not in text
                                          and "TransformerEncoder" not in text and "TransformerDecoder" not in text):
             return
-        tree = R._parse(text)
-        if not isinstance(tree, ast.Module) or _foreign_fully_shard(tree):
+        tree = _torch_tree(text)
+        if tree is None:
             return
         containers = _containers(tree)
         if not containers:

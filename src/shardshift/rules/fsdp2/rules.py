@@ -168,6 +168,34 @@ PARAMETER_FREE = frozenset({
     "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "CrossEntropyLoss", "MSELoss", "NLLLoss"})
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
+
+
+def torch_nn(func: ast.expr, names) -> str | None:
+    """The class name X of a call's function written `nn.X`, `torch.nn.X` or `X`, when X is one of `names`."""
+    head, _, last = ast.unparse(func).rpartition(".")
+    return last if last in names and head in ("", "nn", "torch.nn") else None
+
+
+def self_attributes(cls: ast.ClassDef) -> dict[str, list[ast.expr]] | None:
+    """The values a class defined on nn.Module binds to `self.<attr>` anywhere in its code, by attribute; None for a
+    class on another base (which may bind more), or one that binds attributes in ways not read here
+    (register_parameter, add_module, register_module, setattr)."""
+    if not cls.bases or any(ast.unparse(b) not in MODULE_BASES for b in cls.bases):
+        return None
+    attributes: dict[str, list[ast.expr]] = {}
+    for node in walk_nodes(cls):
+        if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Attribute)
+                 and node.func.attr in ("register_parameter", "add_module", "register_module"))
+                or (isinstance(node.func, ast.Name) and node.func.id == "setattr")):
+            return None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    attributes.setdefault(target.attr, []).append(node.value)
+    return attributes
+
+
 PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
 
@@ -215,30 +243,20 @@ def _only_block_parameters(text: str, base: str, target: str, line: int = 0) -> 
         if len(built) != 1 or next(iter(built)) not in classes:
             return False
         cls = classes[next(iter(built))]
-    if not cls.bases or any(ast.unparse(b) not in MODULE_BASES for b in cls.bases):
+    attributes = self_attributes(cls)
+    if attributes is None:
         return False
     plain = _plain_arguments(cls)
-    for node in walk_nodes(cls):
-        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and (
-                getattr(node.func, "attr", None) in ("register_parameter", "add_module", "register_module")
-                or getattr(node.func, "id", None) == "setattr"):
-            return False
-        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+    for attr, values in attributes.items():
+        if attr == block:
             continue
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for t in targets:
-            if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
-                continue
-            if t.attr == block:
-                continue
-            value = node.value
+        for value in values:
             if isinstance(value, ast.Constant) or (isinstance(value, ast.Tuple)
                                                    and all(isinstance(e, ast.Constant) for e in value.elts)):
                 continue
             if isinstance(value, ast.Name) and value.id in plain:
                 continue
-            if isinstance(value, ast.Call) and ast.unparse(value.func).rpartition(".")[2] in PARAMETER_FREE \
-                    and ast.unparse(value.func).rpartition(".")[0] in ("nn", "torch.nn", ""):
+            if isinstance(value, ast.Call) and torch_nn(value.func, PARAMETER_FREE):
                 continue
             return False
     return True

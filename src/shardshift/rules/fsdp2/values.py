@@ -132,12 +132,17 @@ def _dtype_problem(value, text: str) -> tuple[str, str] | None:
                 "norm or an activation (NotImplementedError at the first forward, e.g. \"add_stub\" not implemented for "
                 "'Float8_e4m3fn'); float8 training goes through torchao's Float8Linear",
                 "param_dtype=torch.bfloat16 (and torchao.float8.convert_to_float8_training)")
-    if isinstance(value, R.Const) and isinstance(value.value, str) and value.value not in PLACEHOLDERS:
-        name = value.value.removeprefix("torch.")
-        return ("a string, not a torch.dtype: torch raises TypeError at the first forward's all-gather (empty(): "
-                "argument 'dtype' must be torch.dtype, not str)", f"param_dtype=torch.{name}" if name.isidentifier()
-                else "param_dtype=torch.bfloat16")
-    return None
+    return _string_dtype(value, "param_dtype", "the first forward's all-gather", "torch.bfloat16")
+
+
+def _string_dtype(value, field: str, where: str, default: str) -> tuple[str, str] | None:
+    """(what torch does, the fix) for a dtype written as a string (not the writer's placeholders): torch.empty
+    refuses it where FSDP2 allocates the buffer of that dtype."""
+    if not (isinstance(value, R.Const) and isinstance(value.value, str) and value.value not in PLACEHOLDERS):
+        return None
+    name = value.value.removeprefix("torch.")
+    return (f"a string, not a torch.dtype: torch raises TypeError at {where} (empty(): argument 'dtype' must be "
+            "torch.dtype, not str)", f"{field}=torch.{name}" if name.isidentifier() else f"{field}={default}")
 
 
 def _reduce_problem(value) -> tuple[str, str] | None:
@@ -147,12 +152,7 @@ def _reduce_problem(value) -> tuple[str, str] | None:
         return ("FSDP2 reduce-scatters the gradients into a buffer of it, and torch raises TypeError at the first "
                 "backward (torch.cat(): input types can't be cast to the desired output type)",
                 "reduce_dtype=torch.float32")
-    if isinstance(value, R.Const) and isinstance(value.value, str) and value.value not in PLACEHOLDERS:
-        name = value.value.removeprefix("torch.")
-        return ("a string, not a torch.dtype: torch raises TypeError at the first backward's reduce-scatter (empty(): "
-                "argument 'dtype' must be torch.dtype, not str)", f"reduce_dtype=torch.{name}" if name.isidentifier()
-                else "reduce_dtype=torch.float32")
-    return None
+    return _string_dtype(value, "reduce_dtype", "the first backward's reduce-scatter", "torch.float32")
 
 
 class MixedPrecisionDtypeRefused(_base._Fsdp2Rule):
